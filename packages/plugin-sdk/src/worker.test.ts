@@ -1,0 +1,73 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createWorker, ToolError, z } from './index';
+
+function harness() {
+  const input = new PassThrough();
+  const lines: Array<Record<string, unknown>> = [];
+  let waiters: Array<() => void> = [];
+  const worker = createWorker()
+    .method('add', { description: 'adds', input: z.object({ a: z.number(), b: z.number() }), output: z.object({ sum: z.number() }) }, (i, ctx) => {
+      ctx.progress({ current: 1, total: 1 });
+      return { sum: i.a + i.b };
+    })
+    .method('boom', { description: 'fails', input: z.object({}), output: z.object({}) }, () => {
+      throw new ToolError('exploded', { why: 'test' });
+    })
+    .method('wait', { description: 'waits for cancel', input: z.object({}), output: z.object({}) }, (_i, ctx) =>
+      new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    )
+    .method('bad_output', { description: 'lies', input: z.object({}), output: z.object({ n: z.number() }) }, () => ({ n: 'x' }) as never);
+  worker.start({
+    input,
+    argv: [],
+    env: { FENGYU_PLUGIN_ROOT: '/root', FENGYU_PLUGIN_DATA: '/data' },
+    exit: () => {},
+    write: (line) => {
+      lines.push(JSON.parse(line));
+      for (const w of waiters) w();
+      waiters = [];
+    },
+  });
+  const next = async (pred: (m: Record<string, unknown>) => boolean) => {
+    for (;;) {
+      const found = lines.find(pred);
+      if (found) return found;
+      await new Promise<void>((r) => waiters.push(r));
+    }
+  };
+  const send = (m: unknown) => input.write(typeof m === 'string' ? m : `${JSON.stringify(m)}\n`);
+  return { worker, send, next, lines };
+}
+
+describe('worker runtime', () => {
+  it('answers typed calls, progress and validation errors', async () => {
+    const h = harness();
+    h.send({ jsonrpc: '2.0', id: 1, method: 'add', params: { a: 2, b: 3 } });
+    expect((await h.next((m) => m.id === 1)).result).toEqual({ sum: 5 });
+    expect(h.lines.some((m) => m.method === '$/progress')).toBe(true);
+    h.send({ jsonrpc: '2.0', id: 2, method: 'add', params: { a: 'x' } });
+    expect(((await h.next((m) => m.id === 2)).error as { code: number }).code).toBe(-32602);
+    h.send({ jsonrpc: '2.0', id: 3, method: 'nope' });
+    expect(((await h.next((m) => m.id === 3)).error as { code: number }).code).toBe(-32601);
+    h.send('not json\n');
+    expect(((await h.next((m) => m.id === null)).error as { code: number }).code).toBe(-32700);
+    h.send({ jsonrpc: '2.0', id: 4, method: 'boom' });
+    expect((await h.next((m) => m.id === 4)).error).toMatchObject({ message: 'exploded', data: { why: 'test' } });
+    h.send({ jsonrpc: '2.0', id: 5, method: 'bad_output' });
+    expect(((await h.next((m) => m.id === 5)).error as { code: number }).code).toBe(-32603);
+  });
+
+  it('aborts the handler on $/cancelRequest', async () => {
+    const h = harness();
+    h.send({ jsonrpc: '2.0', id: 7, method: 'wait' });
+    h.send({ jsonrpc: '2.0', method: '$/cancelRequest', params: { id: 7 } });
+    expect(((await h.next((m) => m.id === 7)).error as { code: number }).code).toBe(-32800);
+  });
+
+  it('describes its methods as JSON Schema', () => {
+    const d = harness().worker.describe();
+    expect(Object.keys(d.methods)).toEqual(['add', 'boom', 'wait', 'bad_output']);
+    expect(d.methods.add?.inputSchema).toMatchObject({ type: 'object', required: ['a', 'b'] });
+  });
+});

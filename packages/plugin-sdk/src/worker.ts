@@ -1,0 +1,224 @@
+import { z } from 'zod';
+import {
+  CANCEL_METHOD,
+  DESCRIBE_FLAG,
+  DESCRIBE_METHOD,
+  type Description,
+  LOG_METHOD,
+  PROGRESS_METHOD,
+  RpcErrorCode,
+  type RpcError,
+  type RpcRequest,
+} from './wire';
+
+/**
+ * The worker runtime: register typed methods, then `start()` to serve newline-delimited
+ * JSON-RPC 2.0 on stdin/stdout. Input is parsed with the method's zod schema before the
+ * handler runs; the handler's return value is checked against the output schema.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Progress {
+  message?: string;
+  current?: number;
+  total?: number;
+}
+
+export interface MethodContext {
+  /** Aborted when the host cancels the call (timeout, run cancelled) or shuts the worker down. */
+  signal: AbortSignal;
+  log: (level: LogLevel, message: string) => void;
+  progress: (progress: Progress) => void;
+  /** The plugin's install directory (read-only). */
+  pluginRoot: string;
+  /** The plugin's private, writable data directory (kept across upgrades). */
+  dataDir: string;
+  /** JSON-RPC id of the call. */
+  requestId: number | string;
+}
+
+export interface MethodSpec<I extends z.ZodType, O extends z.ZodType> {
+  description: string;
+  input: I;
+  output: O;
+}
+
+export type Handler<I extends z.ZodType, O extends z.ZodType> = (
+  input: z.output<I>,
+  ctx: MethodContext,
+) => Promise<z.input<O>> | z.input<O>;
+
+interface Registered {
+  spec: MethodSpec<z.ZodType, z.ZodType>;
+  handler: Handler<z.ZodType, z.ZodType>;
+}
+
+/** Thrown by a handler to fail a call with a chosen message and optional data. */
+export class ToolError extends Error {
+  constructor(
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}
+
+export interface WorkerIo {
+  input: NodeJS.ReadableStream;
+  write: (line: string) => void;
+  env: Readonly<Record<string, string | undefined>>;
+  argv: readonly string[];
+  exit: (code: number) => void;
+}
+
+export class Worker {
+  private readonly methods = new Map<string, Registered>();
+  private readonly inflight = new Map<number | string, AbortController>();
+  private io?: WorkerIo;
+
+  /** Registers a method. Types of `input` and the return value are inferred from the schemas. */
+  method<I extends z.ZodType, O extends z.ZodType>(name: string, spec: MethodSpec<I, O>, handler: Handler<I, O>): this {
+    if (this.methods.has(name)) throw new Error(`method ${name} registered twice`);
+    if (name.startsWith('$/')) throw new Error(`method names starting with $/ are reserved: ${name}`);
+    this.methods.set(name, { spec, handler: handler as Handler<z.ZodType, z.ZodType> });
+    return this;
+  }
+
+  /** The `rpc.methods` block of the manifest, generated from the registered schemas. */
+  describe(): Description {
+    const methods: Description['methods'] = {};
+    for (const [name, { spec }] of this.methods) {
+      methods[name] = {
+        description: spec.description,
+        inputSchema: jsonSchemaOf(spec.input, 'input'),
+        outputSchema: jsonSchemaOf(spec.output, 'output'),
+      };
+    }
+    return { methods };
+  }
+
+  /** Serves JSON-RPC on stdio (or the given streams) until stdin ends. */
+  start(io: Partial<WorkerIo> = {}): void {
+    const full: WorkerIo = {
+      input: io.input ?? process.stdin,
+      write: io.write ?? ((line) => void process.stdout.write(line)),
+      env: io.env ?? process.env,
+      argv: io.argv ?? process.argv,
+      exit: io.exit ?? ((code) => process.exit(code)),
+    };
+    this.io = full;
+    if (full.argv.includes(DESCRIBE_FLAG)) {
+      full.write(`${JSON.stringify(this.describe())}\n`);
+      full.exit(0);
+      return;
+    }
+    let buffer = '';
+    full.input.setEncoding?.('utf8');
+    full.input.on('data', (chunk: string | Buffer) => {
+      buffer += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      let nl = buffer.indexOf('\n');
+      while (nl >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        if (line.trim()) this.onLine(line);
+        nl = buffer.indexOf('\n');
+      }
+    });
+    full.input.on('end', () => {
+      for (const c of this.inflight.values()) c.abort();
+      full.exit(0);
+    });
+  }
+
+  private send(message: Record<string, unknown>): void {
+    this.io?.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+  }
+
+  private fail(id: RpcRequest['id'], error: RpcError): void {
+    this.send({ id: id ?? null, error });
+  }
+
+  private onLine(line: string): void {
+    let msg: RpcRequest;
+    try {
+      msg = JSON.parse(line) as RpcRequest;
+    } catch {
+      this.fail(null, { code: RpcErrorCode.parseError, message: 'invalid JSON' });
+      return;
+    }
+    if (!msg || typeof msg !== 'object' || typeof msg.method !== 'string') {
+      this.fail(msg?.id, { code: RpcErrorCode.invalidRequest, message: 'not a JSON-RPC request' });
+      return;
+    }
+    if (msg.method === CANCEL_METHOD) {
+      const id = (msg.params as { id?: number | string } | undefined)?.id;
+      if (id !== undefined) this.inflight.get(id)?.abort();
+      return;
+    }
+    if (msg.id === undefined || msg.id === null) return; // other notifications are ignored
+    if (msg.method === DESCRIBE_METHOD) {
+      this.send({ id: msg.id, result: this.describe() });
+      return;
+    }
+    void this.call(msg.id, msg.method, msg.params);
+  }
+
+  private async call(id: number | string, name: string, params: unknown): Promise<void> {
+    const registered = this.methods.get(name);
+    if (!registered) {
+      this.fail(id, { code: RpcErrorCode.methodNotFound, message: `unknown method ${name}` });
+      return;
+    }
+    const parsed = registered.spec.input.safeParse(params ?? {});
+    if (!parsed.success) {
+      this.fail(id, { code: RpcErrorCode.invalidParams, message: z.prettifyError(parsed.error), data: parsed.error.issues });
+      return;
+    }
+    const controller = new AbortController();
+    this.inflight.set(id, controller);
+    try {
+      const output = await registered.handler(parsed.data, this.context(id, controller.signal));
+      if (controller.signal.aborted) {
+        this.fail(id, { code: RpcErrorCode.cancelled, message: 'cancelled' });
+        return;
+      }
+      const checked = registered.spec.output.safeParse(output);
+      if (!checked.success) {
+        this.fail(id, { code: RpcErrorCode.internalError, message: `output of ${name} does not match its schema: ${z.prettifyError(checked.error)}` });
+        return;
+      }
+      this.send({ id, result: checked.data });
+    } catch (e) {
+      const code = controller.signal.aborted ? RpcErrorCode.cancelled : RpcErrorCode.toolFailed;
+      const data = e instanceof ToolError ? e.data : undefined;
+      this.fail(id, { code, message: e instanceof Error ? e.message : String(e), ...(data === undefined ? {} : { data }) });
+    } finally {
+      this.inflight.delete(id);
+    }
+  }
+
+  private context(id: number | string, signal: AbortSignal): MethodContext {
+    const env = this.io?.env ?? {};
+    return {
+      signal,
+      requestId: id,
+      pluginRoot: env.FENGYU_PLUGIN_ROOT ?? process.cwd(),
+      dataDir: env.FENGYU_PLUGIN_DATA ?? process.cwd(),
+      log: (level, message) => this.send({ method: LOG_METHOD, params: { level, message } }),
+      progress: (p) => this.send({ method: PROGRESS_METHOD, params: { id, ...p } }),
+    };
+  }
+}
+
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  delete json.$schema;
+  return json;
+}
+
+/** Creates a worker. Chain `.method(...)` calls, then `.start()`. */
+export function createWorker(): Worker {
+  return new Worker();
+}

@@ -1,0 +1,168 @@
+import type { z } from 'zod';
+import type { Problem } from './errors';
+import {
+  isPackagePath,
+  ManifestSchema,
+  METHOD_NAME_PATTERN,
+  PLUGIN_EFFECTS,
+  type PluginManifest,
+} from './manifest';
+import { isCompilableSchema } from './schema-check';
+
+/**
+ * `validateManifest`: every problem of a manifest at once, each with a stable code (messages in
+ * `i18n/plugins.ts`). Structural problems come from the zod schema, mapped to codes by where
+ * they occur; cross-field problems (methods, duplicates, paths, flow nodes) are checked on the
+ * raw input as far as its shape allows, so one typo does not hide the rest.
+ */
+
+export interface ManifestCheckOptions {
+  /** Tool names already taken (built-ins, other installed plugins' aiTools). */
+  existingToolNames?: ReadonlySet<string> | readonly string[];
+  /** Files of the package (POSIX relative paths), when known: referenced files must exist. */
+  files?: ReadonlySet<string>;
+}
+
+export type ManifestCheckResult = { ok: true; manifest: PluginManifest } | { ok: false; problems: Problem[] };
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const fieldOf = (path: readonly PropertyKey[]) =>
+  path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const p of path) v = isObj(v) || Array.isArray(v) ? (v as Obj)[p as string] : undefined;
+  return v;
+}
+
+function toolNameAt(root: unknown, index: unknown): string {
+  const name = valueAt(root, ['aiTools', index as number, 'name']);
+  return typeof name === 'string' ? name : `#${String(index)}`;
+}
+
+/** Maps one zod issue to a coded problem. */
+function issueProblem(root: unknown, issue: z.core.$ZodIssue): Problem[] {
+  const path = issue.path;
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((k) => ({ code: 'manifest_unknown_field', field: fieldOf([...path, k]), params: { field: fieldOf([...path, k]) } }));
+  }
+  const field = fieldOf(path) || '(root)';
+  const value = valueAt(root, path);
+  const [head, index, leaf] = path;
+  if (path.length === 0) return [{ code: 'manifest_not_object', field, params: {} }];
+  if (head === 'aiTools' && leaf === 'effect') {
+    const tool = toolNameAt(root, index);
+    if (value === undefined) return [{ code: 'manifest_tool_effect_missing', field, params: { tool } }];
+    return [{ code: 'manifest_tool_effect_unknown', field, params: { tool, effect: value, allowed: PLUGIN_EFFECTS.join(', ') } }];
+  }
+  if (value === undefined) return [{ code: 'manifest_missing_field', field, params: { field } }];
+  if (path.length === 1 && head === 'id') return [{ code: 'manifest_bad_id', field, params: { id: value } }];
+  if (path.length === 1 && head === 'version') return [{ code: 'manifest_bad_version', field, params: { version: value } }];
+  if (head === 'aiTools' && leaf === 'name') return [{ code: 'manifest_tool_name_bad', field, params: { name: value } }];
+  if (head === 'aiTools' && leaf === 'timeoutSeconds') return [{ code: 'manifest_timeout_invalid', field, params: { tool: toolNameAt(root, index), value } }];
+  if (head === 'rpc' && (path[3] === 'inputSchema' || path[3] === 'outputSchema') && path.length === 4) {
+    return [{ code: 'manifest_schema_not_object', field, params: { field } }];
+  }
+  return [{ code: 'manifest_bad_field', field, params: { field, reason: issue.message } }];
+}
+
+function pathProblems(m: Obj, files: ReadonlySet<string> | undefined): Problem[] {
+  const out: Problem[] = [];
+  for (const key of ['worker', 'hooks'] as const) {
+    const p = m[key];
+    if (typeof p !== 'string') continue;
+    const norm = p.replace(/^(\.\/)+/, '');
+    if (!isPackagePath(p)) out.push({ code: 'manifest_bad_path', field: key, params: { field: key, path: p } });
+    else if (key === 'worker' && !/\.(m|c)?js$/.test(p)) out.push({ code: 'manifest_worker_not_js', field: key, params: { path: p } });
+    else if (files && !files.has(norm)) out.push({ code: 'manifest_file_missing', field: key, params: { field: key, path: p } });
+  }
+  return out;
+}
+
+function methodProblems(m: Obj): Problem[] {
+  const out: Problem[] = [];
+  const methods = isObj(m.rpc) && isObj(m.rpc.methods) ? m.rpc.methods : {};
+  for (const [name, def] of Object.entries(methods)) {
+    const at = `rpc.methods.${name}`;
+    if (!METHOD_NAME_PATTERN.test(name)) out.push({ code: 'manifest_bad_method_name', field: at, params: { method: name } });
+    if (!isObj(def)) continue;
+    for (const key of ['inputSchema', 'outputSchema'] as const) {
+      const schema = def[key];
+      if (!isObj(schema)) continue; // absence / wrong type is a structural problem
+      if (key === 'inputSchema' && schema.type !== 'object') {
+        out.push({ code: 'manifest_schema_not_object', field: `${at}.${key}`, params: { field: `${at}.${key}` } });
+      } else if (!isCompilableSchema(schema)) {
+        out.push({ code: 'manifest_schema_invalid', field: `${at}.${key}`, params: { field: `${at}.${key}` } });
+      }
+    }
+  }
+  return out;
+}
+
+function toolProblems(m: Obj, existing: ReadonlySet<string>): Problem[] {
+  const out: Problem[] = [];
+  const methods = isObj(m.rpc) && isObj(m.rpc.methods) ? m.rpc.methods : undefined;
+  const tools = Array.isArray(m.aiTools) ? m.aiTools : [];
+  const seen = new Set<string>();
+  tools.forEach((t, i) => {
+    if (!isObj(t)) return;
+    const name = typeof t.name === 'string' ? t.name : undefined;
+    if (typeof t.method === 'string' && methods && !Object.hasOwn(methods, t.method)) {
+      out.push({ code: 'manifest_tool_method_missing', field: `aiTools[${i}].method`, params: { tool: name ?? `#${i}`, method: t.method } });
+    }
+    if (name === undefined) return;
+    if (seen.has(name)) out.push({ code: 'manifest_tool_duplicate', field: `aiTools[${i}].name`, params: { tool: name } });
+    else if (existing.has(name)) out.push({ code: 'manifest_tool_conflict', field: `aiTools[${i}].name`, params: { tool: name } });
+    seen.add(name);
+  });
+  return out;
+}
+
+function flowNodeProblems(m: Obj): Problem[] {
+  const out: Problem[] = [];
+  const tools = new Map<string, Obj>();
+  for (const t of Array.isArray(m.aiTools) ? m.aiTools : []) if (isObj(t) && typeof t.name === 'string') tools.set(t.name, t);
+  const methods = isObj(m.rpc) && isObj(m.rpc.methods) ? m.rpc.methods : {};
+  const seen = new Set<string>();
+  (Array.isArray(m.flowNodes) ? m.flowNodes : []).forEach((n, i) => {
+    if (!isObj(n) || typeof n.tool !== 'string') return;
+    const tool = tools.get(n.tool);
+    if (!tool) {
+      out.push({ code: 'manifest_flow_tool_unknown', field: `flowNodes[${i}].tool`, params: { tool: n.tool } });
+      return;
+    }
+    if (seen.has(n.tool)) out.push({ code: 'manifest_flow_duplicate', field: `flowNodes[${i}].tool`, params: { tool: n.tool } });
+    seen.add(n.tool);
+    const method = typeof tool.method === 'string' ? methods[tool.method] : undefined;
+    const props = isObj(method) && isObj(method.inputSchema) && isObj(method.inputSchema.properties) ? method.inputSchema.properties : undefined;
+    if (!props || !isObj(n.inputs)) return;
+    for (const key of Object.keys(n.inputs)) {
+      if (!Object.hasOwn(props, key)) out.push({ code: 'manifest_flow_field_unknown', field: `flowNodes[${i}].inputs.${key}`, params: { tool: n.tool, field: key } });
+    }
+  });
+  return out;
+}
+
+/** Checks a parsed `manifest.json`; every problem is reported. */
+export function validateManifest(json: unknown, options: ManifestCheckOptions = {}): ManifestCheckResult {
+  const parsed = ManifestSchema.safeParse(json);
+  const problems: Problem[] = parsed.success ? [] : parsed.error.issues.flatMap((i) => issueProblem(json, i));
+  if (isObj(json)) {
+    const existing = new Set(options.existingToolNames ?? []);
+    problems.push(...pathProblems(json, options.files), ...methodProblems(json), ...toolProblems(json, existing), ...flowNodeProblems(json));
+  }
+  const unique = dedupe(problems);
+  if (unique.length > 0 || !parsed.success) return { ok: false, problems: unique };
+  return { ok: true, manifest: parsed.data };
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.code}|${p.field}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,74 @@
+import type { Connection, Edge, Node } from '@vue-flow/core';
+import { type GraphEdge, newEdgeId, type Position, type WorkflowGraph } from './graph';
+
+/**
+ * The ONE mapping between FengYu's saved graph and vue-flow's canvas model. vue-flow nodes carry
+ * only `{ nodeId }`; their components read the document from the builder store. Nothing in
+ * vue-flow's format is ever persisted.
+ */
+
+export const CANVAS_TYPES = { start: 'fy-start', step: 'fy-step', note: 'fy-note', edge: 'fy-edge' } as const;
+
+export interface CanvasNodeData {
+  nodeId: string;
+}
+
+export function toCanvasNodes(graph: WorkflowGraph, selected?: string): Node<CanvasNodeData>[] {
+  const nodes: Node<CanvasNodeData>[] = graph.nodes.map((n) => ({
+    id: n.id,
+    type: n.type === 'start' ? CANVAS_TYPES.start : CANVAS_TYPES.step,
+    position: { ...n.position },
+    data: { nodeId: n.id },
+    selected: n.id === selected,
+    deletable: n.type !== 'start',
+  }));
+  for (const note of graph.notes) {
+    nodes.push({
+      id: note.id,
+      type: CANVAS_TYPES.note,
+      position: { ...note.position },
+      data: { nodeId: note.id },
+      selected: note.id === selected,
+      zIndex: -1,
+    });
+  }
+  return nodes;
+}
+
+export function toCanvasEdges(graph: WorkflowGraph): Edge[] {
+  return graph.edges.map((e) => ({
+    id: e.id,
+    source: e.source,
+    target: e.target,
+    sourceHandle: e.sourceHandle ?? 'out',
+    targetHandle: 'in',
+    type: CANVAS_TYPES.edge,
+  }));
+}
+
+/** Applies finished drags to the document; returns whether anything moved. */
+export function applyPositions(graph: WorkflowGraph, moved: ReadonlyArray<{ id: string; position: Position }>): boolean {
+  let changed = false;
+  for (const m of moved) {
+    const target = graph.nodes.find((n) => n.id === m.id) ?? graph.notes.find((n) => n.id === m.id);
+    if (!target) continue;
+    const x = Math.round(m.position.x);
+    const y = Math.round(m.position.y);
+    if (target.position.x !== x || target.position.y !== y) {
+      target.position = { x, y };
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** A canvas connection as a document edge, or undefined when it is not allowed. */
+export function connectionToEdge(graph: WorkflowGraph, c: Connection): GraphEdge | undefined {
+  if (!c.source || !c.target || c.source === c.target) return undefined;
+  const target = graph.nodes.find((n) => n.id === c.target);
+  const source = graph.nodes.find((n) => n.id === c.source);
+  if (!source || !target || target.type === 'start') return undefined;
+  if (graph.edges.some((e) => e.source === c.source && e.target === c.target)) return undefined;
+  const sourceHandle = c.sourceHandle && c.sourceHandle !== 'out' ? c.sourceHandle : undefined;
+  return { id: newEdgeId(graph, c.source, c.target), source: c.source, target: c.target, ...(sourceHandle ? { sourceHandle } : {}) };
+}

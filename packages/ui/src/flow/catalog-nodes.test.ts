@@ -1,0 +1,49 @@
+import type { CatalogEntry } from '@fengyu/protocol';
+import { describe, expect, it } from 'vitest';
+import { COLORS, nodeColor, paletteItems, reconcileArguments, syncWithCatalog } from './catalog-nodes';
+import { emptyGraph } from './graph';
+
+const entry = (over: Partial<CatalogEntry>): CatalogEntry => ({
+  name: 't',
+  description: '',
+  inputSchema: { type: 'object', properties: { a: { type: 'string' } } },
+  effect: 'read',
+  source: 'plugin',
+  id: 'p:t',
+  schemaRevision: 'r1',
+  idempotent: false,
+  available: true,
+  origin: 'p',
+  ...over,
+});
+
+describe('catalog nodes', () => {
+  it('declared nodes first; the rest only behind "show all tools"', () => {
+    const cat = [entry({ name: 'plain', id: 'p:plain' }), entry({ name: 'decl', id: 'p:decl', flowNode: { label: 'Declared' } }), entry({ name: 'gone', id: 'p:gone', available: false })];
+    expect(paletteItems(cat, false).map((i) => i.label)).toEqual(['Declared']);
+    expect(paletteItems(cat, true).map((i) => i.label)).toEqual(['Declared', 'plain']);
+  });
+
+  it('keeps a node whose tool disappeared, marked unavailable and gray', () => {
+    const g = emptyGraph();
+    g.nodes.push({ id: 'n', type: 'tool', tool: { name: 't', id: 'p:t', schemaRevision: 'r1' }, position: { x: 0, y: 0 }, data: { arguments: { a: 'x' } } });
+    const sync = syncWithCatalog(g, []);
+    expect(sync.unavailable).toEqual(['n']);
+    expect(g.nodes).toHaveLength(2);
+    expect(g.nodes[1]).toMatchObject({ data: { arguments: { a: 'x' } } });
+    expect(nodeColor(g.nodes[1] as never, undefined)).toBe(COLORS.unavailable);
+  });
+
+  it('reconciles a returning tool to its latest schema', () => {
+    const g = emptyGraph();
+    g.nodes.push({ id: 'n', type: 'tool', tool: { name: 't', id: 'p:t', schemaRevision: 'r1' }, position: { x: 0, y: 0 }, data: { arguments: { a: 'x', old: 1 } } });
+    const next = entry({ schemaRevision: 'r2', inputSchema: { type: 'object', properties: { a: { type: 'string' }, mode: { type: 'string', default: 'fast' } } } });
+    const sync = syncWithCatalog(g, [next]);
+    expect(sync.reconciled).toEqual([{ nodeId: 'n', arguments: { a: 'x', mode: 'fast' }, dropped: ['old'], added: ['mode'] }]);
+    expect(g.nodes[1]).toMatchObject({ tool: { schemaRevision: 'r2' }, data: { arguments: { a: 'x', mode: 'fast' } } });
+  });
+
+  it('leaves arguments alone when the schema allows anything', () => {
+    expect(reconcileArguments({ z: 1 }, { type: 'object' }).arguments).toEqual({ z: 1 });
+  });
+});

@@ -1,0 +1,86 @@
+import type { CatalogEntry } from '@fengyu/protocol';
+import { describe, expect, it } from 'vitest';
+import { emptyGraph, type WorkflowGraph } from './graph';
+import { flattenRows, variableTree } from './variables';
+import { compatible } from './value-kinds';
+
+const splitEntry: CatalogEntry = {
+  name: 'excel_execute',
+  description: '',
+  inputSchema: { type: 'object' },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      count: { type: 'integer', examples: [3] },
+      files: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, path: { type: 'string', format: 'fengyu-file' } } } },
+    },
+  },
+  effect: 'write',
+  source: 'plugin',
+  id: 'fan.summer.excel:excel_execute',
+  schemaRevision: '1',
+  idempotent: false,
+  available: true,
+};
+
+function graph(): WorkflowGraph {
+  const g = emptyGraph();
+  g.nodes[0] = { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: { fields: [{ name: 'subject', type: 'text' }, { name: 'limit', type: 'number' }] } };
+  g.nodes.push(
+    { id: 'split', type: 'tool', tool: { name: 'excel_execute' }, position: { x: 1, y: 0 }, data: { arguments: {} } },
+    { id: 'send', type: 'tool', tool: { name: 'email_send' }, position: { x: 2, y: 0 }, data: { arguments: {} } },
+    { id: 'after', type: 'tool', tool: { name: 'email_send' }, position: { x: 3, y: 0 }, data: { arguments: {} } },
+  );
+  g.edges.push({ id: 'e', source: 'send', target: 'after' });
+  return g;
+}
+
+const ctx = (lastResults?: Map<string, unknown>) => ({ graph: graph(), tool: (n: string) => (n === 'excel_execute' ? splitEntry : undefined), lastResults });
+
+describe('variable tree', () => {
+  it('lists inputs and candidate upstream nodes, never downstream ones or itself', () => {
+    const groups = variableTree(ctx(), 'send', 'any');
+    expect(groups.map((g) => g.id)).toEqual(['inputs', 'split']);
+    expect(groups.find((g) => g.id === 'split')?.connected).toBe(false);
+  });
+
+  it('expands object fields and [0] samples of arrays into reference paths', () => {
+    const rows = flattenRows(variableTree(ctx(), 'send', 'any')[1]?.rows ?? []);
+    expect(rows.map((r) => r.ref)).toEqual([
+      '{{node.split.result}}',
+      '{{node.split.result.count}}',
+      '{{node.split.result.files}}',
+      '{{node.split.result.files[0]}}',
+      '{{node.split.result.files[0].name}}',
+      '{{node.split.result.files[0].path}}',
+    ]);
+    expect(rows[1]?.example).toBe(3);
+  });
+
+  it('filters by the expected type: mismatches are grayed with the kinds', () => {
+    const rows = flattenRows(variableTree(ctx(), 'send', 'list')[1]?.rows ?? []);
+    const byRef = new Map(rows.map((r) => [r.ref, r]));
+    expect(byRef.get('{{node.split.result.files}}')?.compatible).toBe(true);
+    expect(byRef.get('{{node.split.result.count}}')).toMatchObject({ compatible: false, mismatch: { expected: 'list', actual: 'number' } });
+    const inputs = variableTree(ctx(), 'send', 'number')[0]?.rows ?? [];
+    expect(inputs.map((r) => [r.ref, r.compatible])).toEqual([
+      ['{{inputs.subject}}', false],
+      ['{{inputs.limit}}', true],
+    ]);
+  });
+
+  it('upgrades to last-run values, discovering undeclared fields', () => {
+    const last = new Map<string, unknown>([['split', { count: 2, files: [{ name: 'a.xlsx', path: '/x' }], extra: true }]]);
+    const rows = flattenRows(variableTree(ctx(last), 'send', 'any')[1]?.rows ?? []);
+    const extra = rows.find((r) => r.ref === '{{node.split.result.extra}}');
+    expect(extra).toMatchObject({ kind: 'boolean', hasLast: true, lastValue: true });
+    expect(rows.find((r) => r.ref === '{{node.split.result.files[0].name}}')?.lastValue).toBe('a.xlsx');
+  });
+
+  it('compatibility rules', () => {
+    expect(compatible('text', 'number').ok).toBe(true);
+    expect(compatible('file', 'text').ok).toBe(true);
+    expect(compatible('object', 'list').ok).toBe(false);
+    expect(compatible('number', 'any').ok).toBe(true);
+  });
+});

@@ -1,0 +1,171 @@
+import type { CatalogEntry, JsonSchema, PathPart } from '@fengyu/protocol';
+import { dependencies } from './compile';
+import { isStepNode, startNode, type WorkflowGraph } from './graph';
+import { inputRef, nodeRef } from './input-source';
+import { fieldSchema } from './start-fields';
+import { childSchema, compatible, schemaExample, schemaKind, type ValueKind, valueKind } from './value-kinds';
+
+/**
+ * The variable tree of the Reference source: workflow inputs plus the outputs of every node that
+ * may feed the current one, as a recursive tree (object fields and `[0]` sample children), each
+ * row typed and checked against the input's expected kind. Values degrade declared → example →
+ * last run.
+ */
+
+export interface VariableRow {
+  key: string;
+  label: string;
+  ref: string;
+  path: PathPart[];
+  kind: ValueKind;
+  description?: string;
+  example?: unknown;
+  lastValue?: unknown;
+  hasLast: boolean;
+  compatible: boolean;
+  /** Why the row does not fit the expected kind (e.g. "list ≠ text"). */
+  mismatch?: { expected: ValueKind; actual: ValueKind };
+  children: VariableRow[];
+}
+
+export interface VariableGroup {
+  /** `inputs` or a node id. */
+  id: string;
+  nodeId?: string;
+  label: string;
+  /** Already a (transitive) prerequisite; picking from an unconnected group creates the edge. */
+  connected: boolean;
+  rows: VariableRow[];
+}
+
+export interface TreeContext {
+  graph: WorkflowGraph;
+  tool: (name: string) => CatalogEntry | undefined;
+  lastResults?: ReadonlyMap<string, unknown>;
+}
+
+const MAX_DEPTH = 5;
+
+export function outputSchemaOf(entry: CatalogEntry | undefined): JsonSchema | undefined {
+  if (!entry) return undefined;
+  if (entry.outputSchema) return entry.outputSchema;
+  const declared = entry.flowNode?.outputSchema;
+  return declared && typeof declared === 'object' ? (declared as JsonSchema) : undefined;
+}
+
+function childKeys(schema: JsonSchema | undefined, ...values: unknown[]): string[] {
+  const keys = new Set<string>(Object.keys((schema?.properties as object) ?? {}));
+  for (const v of values) if (v && typeof v === 'object' && !Array.isArray(v)) for (const k of Object.keys(v)) keys.add(k);
+  return [...keys];
+}
+
+function pick(value: unknown, part: PathPart): unknown {
+  if (value === null || value === undefined || typeof value !== 'object') return undefined;
+  return (value as Record<string | number, unknown>)[part];
+}
+
+interface BuildArgs {
+  makeRef: (path: PathPart[]) => string;
+  label: string;
+  path: PathPart[];
+  schema: JsonSchema | undefined;
+  example: unknown;
+  last: unknown;
+  hasLast: boolean;
+  expected: ValueKind;
+  depth: number;
+}
+
+function buildRow(a: BuildArgs): VariableRow {
+  const declared = schemaKind(a.schema);
+  const kind = declared !== 'any' ? declared : valueKind(a.hasLast ? a.last : a.example);
+  const fit = compatible(a.expected, kind);
+  const row: VariableRow = {
+    key: a.makeRef(a.path),
+    label: a.label,
+    ref: a.makeRef(a.path),
+    path: a.path,
+    kind,
+    ...(typeof a.schema?.description === 'string' ? { description: a.schema.description } : {}),
+    example: a.example,
+    lastValue: a.last,
+    hasLast: a.hasLast,
+    compatible: fit.ok,
+    ...(fit.ok ? {} : { mismatch: { expected: a.expected, actual: kind } }),
+    children: [],
+  };
+  if (a.depth >= MAX_DEPTH) return row;
+  const child = (part: PathPart, label: string): VariableRow => {
+    const schema = childSchema(a.schema, part);
+    const example = pick(a.example, part) ?? schemaExample(schema);
+    return buildRow({ ...a, label, path: [...a.path, part], schema, example, last: pick(a.last, part), depth: a.depth + 1 });
+  };
+  if (kind === 'object') row.children = childKeys(a.schema, a.example, a.last).map((k) => child(k, k));
+  if (kind === 'list') {
+    const sample = Array.isArray(a.last) ? a.last[0] : Array.isArray(a.example) ? a.example[0] : undefined;
+    if (childSchema(a.schema, 0) || sample !== undefined) row.children = [child(0, '[0]')];
+  }
+  return row;
+}
+
+/** Node ids downstream of `nodeId` (offering them would create a cycle). */
+export function descendants(graph: WorkflowGraph, nodeId: string): Set<string> {
+  const out = new Set<string>();
+  const walk = (id: string) => {
+    for (const e of graph.edges) if (e.source === id && !out.has(e.target)) (out.add(e.target), walk(e.target));
+  };
+  walk(nodeId);
+  return out;
+}
+
+export function ancestors(graph: WorkflowGraph, nodeId: string): Set<string> {
+  const deps = dependencies(graph);
+  const out = new Set<string>();
+  const walk = (id: string) => {
+    for (const d of deps.get(id) ?? []) if (!out.has(d)) (out.add(d), walk(d));
+  };
+  walk(nodeId);
+  return out;
+}
+
+export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKind): VariableGroup[] {
+  const groups: VariableGroup[] = [];
+  const fields = startNode(ctx.graph)?.data.fields ?? [];
+  groups.push({
+    id: 'inputs',
+    label: 'inputs',
+    connected: true,
+    rows: fields.map((f) => {
+      const schema = fieldSchema(f);
+      const example = f.example ?? schemaExample(schema);
+      return buildRow({ makeRef: (p) => inputRef(f.name, p), label: f.label || f.name, path: [], schema, example, last: undefined, hasLast: false, expected, depth: 0 });
+    }),
+  });
+  const below = descendants(ctx.graph, nodeId);
+  const above = ancestors(ctx.graph, nodeId);
+  for (const node of ctx.graph.nodes) {
+    if (!isStepNode(node) || node.id === nodeId || below.has(node.id)) continue;
+    const entry = node.type === 'tool' ? ctx.tool(node.tool.name) : undefined;
+    const schema = outputSchemaOf(entry);
+    const hasLast = ctx.lastResults?.has(node.id) ?? false;
+    const last = ctx.lastResults?.get(node.id);
+    const row = buildRow({
+      makeRef: (p) => nodeRef(node.id, p),
+      label: 'result',
+      path: [],
+      schema,
+      example: schemaExample(schema),
+      last,
+      hasLast,
+      expected,
+      depth: 0,
+    });
+    groups.push({ id: node.id, nodeId: node.id, label: node.data.title || node.id, connected: above.has(node.id), rows: [row] });
+  }
+  return groups;
+}
+
+/** Flattens a tree (depth-first), for tests and keyboard navigation. */
+export function flattenRows(rows: VariableRow[]): VariableRow[] {
+  return rows.flatMap((r) => [r, ...flattenRows(r.children)]);
+}

@@ -1,0 +1,31 @@
+import { fileURLToPath } from 'node:url';
+import vue from '@vitejs/plugin-vue';
+import { defineConfig } from 'vite';
+
+const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
+
+/** Builds the web UI into packages/ui/dist; the host serves it at `/` with an SPA fallback. */
+export default defineConfig({
+  root: here('.'),
+  base: '/',
+  plugins: [vue()],
+  resolve: {
+    alias: { '@fengyu/protocol': here('../protocol/src/index.ts') },
+  },
+  define: {
+    __VUE_OPTIONS_API__: 'false',
+    __VUE_PROD_DEVTOOLS__: 'false',
+    __VUE_PROD_HYDRATION_MISMATCH_DETAILS__: 'false',
+    __VUE_I18N_FULL_INSTALL__: 'false',
+    __VUE_I18N_LEGACY_API__: 'false',
+    __INTLIFY_PROD_DEVTOOLS__: 'false',
+  },
+  build: {
+    outDir: here('dist'),
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 2000,
+  },
+  server: {
+    proxy: { '/api': 'http://127.0.0.1:7878' },
+  },
+});

@@ -1,0 +1,110 @@
+import type { PermissionMode } from '@fengyu/protocol';
+import type { FloorHit } from './floor';
+import { modeDefault } from './mode-default';
+import { type CallFacts, COMMAND_TOOL, commandRuleMatches, type Rule, type RuleSet, ruleMatchesCall, type SegmentWords } from './rules';
+import type { Segment, ShellAnalysis } from './shell';
+import { basename } from './wrappers';
+import type { GuardDecision } from './types';
+
+/**
+ * The guard's decision, pure (seed 000): PreToolUse hooks → deny rules → ask rules → allow
+ * rules → the permission mode's default. Deny beats allow whatever the order of the lines.
+ *
+ * For `execute_command`, a deny or ask rule matches when ANY segment (any layer of it: the
+ * wrapper, the wrapped command, `/bin/rm` as `rm`) could match; an allow rule set grants only
+ * when EVERY segment is covered by some allow rule, nothing is opaque and nothing is on the
+ * dangerous-command floor. Floor and opaque commands ask in every mode but full-access.
+ */
+
+export interface HookVerdict {
+  decision: 'deny' | 'ask';
+  hook: string;
+  reason: string;
+}
+
+export interface DecideInput {
+  call: CallFacts;
+  mode: PermissionMode;
+  rules: RuleSet;
+  /** The analysed command line (execute_command only). */
+  shell?: ShellAnalysis;
+  /** Its floor hit, if any (`floorHit(shell)`). */
+  floor?: FloorHit;
+  /** The first pre_tool_use hook that did not let the call proceed. */
+  hook?: HookVerdict;
+}
+
+export function decide(input: DecideInput): GuardDecision {
+  const { call, rules, hook } = input;
+  if (hook?.decision === 'deny') return { decision: 'deny', source: 'hook', rule: hook.hook, reason: hook.reason };
+  const isCommand = call.name === COMMAND_TOOL;
+  const shell = isCommand ? input.shell : undefined;
+
+  const denied = firstMatch(rules.deny, call, shell);
+  if (denied) return { decision: 'deny', source: 'deny', rule: denied.rule.text, reason: `denied by rule ${denied.rule.text}${denied.where}` };
+  if (hook) return { decision: 'ask', source: 'hook', rule: hook.hook, reason: hook.reason };
+  const asked = firstMatch(rules.ask, call, shell);
+  if (asked) return { decision: 'ask', source: 'ask', rule: asked.rule.text, reason: `rule ${asked.rule.text} asks${asked.where}` };
+
+  if (isCommand) {
+    const unsafe = unsafeReason(input);
+    if (unsafe) {
+      if (input.mode === 'full-access') return modeDefault(input.mode, call.effect);
+      return { decision: 'ask', source: 'floor', reason: unsafe };
+    }
+    const covering = coverAll(rules.allow, call, shell);
+    if (covering) return { decision: 'allow', source: 'allow', rule: covering, reason: `every command is allowed by ${covering}` };
+    return modeDefault(input.mode, call.effect);
+  }
+  const allowed = rules.allow.find((r) => ruleMatchesCall(r, call));
+  if (allowed) return { decision: 'allow', source: 'allow', rule: allowed.text, reason: `allowed by rule ${allowed.text}` };
+  return modeDefault(input.mode, call.effect);
+}
+
+function unsafeReason(input: DecideInput): string | undefined {
+  if (!input.shell) return 'the command could not be analysed';
+  const opaque = input.shell.opaque[0] ?? input.shell.segments.find((s) => s.opaque)?.opaque;
+  if (opaque) return `the command cannot be fully analysed (${opaque}); it needs approval`;
+  if (input.floor) return `"${input.floor.command}" is on the dangerous-command floor (${input.floor.reason}); it always needs approval`;
+  return undefined;
+}
+
+/** Deny/ask: the first rule matching the call, or any layer of any segment. */
+function firstMatch(list: Rule[], call: CallFacts, shell: ShellAnalysis | undefined): { rule: Rule; where: string } | undefined {
+  for (const rule of list) {
+    if (ruleMatchesCall(rule, call)) return { rule, where: '' };
+    if (rule.kind !== 'command' || !shell) continue;
+    for (const seg of shell.segments) {
+      const layer = seg.layers.find((l) => maybeMatches(rule, l));
+      if (layer) return { rule, where: ` (matches "${display(layer)}")` };
+    }
+  }
+  return undefined;
+}
+
+function maybeMatches(rule: Rule & { kind: 'command' }, layer: SegmentWords): boolean {
+  if (commandRuleMatches(rule.match, layer, 'maybe')) return true;
+  const first = layer.words[0] ?? '';
+  const base = basename(first.normalize('NFKC'));
+  if (base === first) return false;
+  return commandRuleMatches(rule.match, { ...layer, words: [base, ...layer.words.slice(1)] }, 'maybe');
+}
+
+/** Allow: the rule text when every segment is covered (joined when several rules cover). */
+function coverAll(allow: Rule[], call: CallFacts, shell: ShellAnalysis | undefined): string | undefined {
+  const blanket = allow.find((r) => ruleMatchesCall(r, call));
+  if (blanket) return blanket.text;
+  if (!shell || shell.segments.length === 0) return undefined;
+  const used = new Set<string>();
+  for (const seg of shell.segments) {
+    const rule = allow.find((r) => r.kind === 'command' && commandRuleMatches(r.match, seg, 'surely'));
+    if (!rule) return undefined;
+    used.add(rule.text);
+  }
+  return [...used].join(', ');
+}
+
+function display(seg: SegmentWords | Segment): string {
+  const text = seg.words.join(' ');
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}

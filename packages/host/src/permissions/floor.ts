@@ -1,0 +1,183 @@
+import type { SegmentWords } from './rules';
+import type { ShellAnalysis } from './shell';
+import { basename, POSIX_SHELLS } from './wrappers';
+
+/**
+ * The dangerous-command floor (seed 000, issue 4): commands that always ask, whatever allow
+ * rule would cover them. Checked on every layer of every segment (so `sudo`, `env rm`,
+ * `/bin/rm`, `sh -c 'rm …'` and `$(rm …)` all hit it) by the command's basename. The list is
+ * documented in docs/permissions.md; keep the two in step.
+ */
+
+/** basename → why it is on the floor. */
+export const FLOOR_COMMANDS: Readonly<Record<string, string>> = {
+  rm: 'deletes files',
+  shred: 'destroys file contents',
+  unlink: 'deletes files',
+  sudo: 'runs a command as another user',
+  doas: 'runs a command as another user',
+  su: 'switches user',
+  runuser: 'runs a command as another user',
+  pkexec: 'runs a command as another user',
+  kill: 'signals processes',
+  pkill: 'signals processes',
+  killall: 'signals processes',
+  shutdown: 'stops the machine',
+  reboot: 'restarts the machine',
+  halt: 'stops the machine',
+  poweroff: 'stops the machine',
+  init: 'changes the run level',
+  telinit: 'changes the run level',
+  mkswap: 'formats a device',
+  fdisk: 'repartitions a disk',
+  sfdisk: 'repartitions a disk',
+  parted: 'repartitions a disk',
+  wipefs: 'erases file-system signatures',
+  mount: 'mounts file systems',
+  umount: 'unmounts file systems',
+  insmod: 'loads kernel modules',
+  rmmod: 'unloads kernel modules',
+  modprobe: 'loads kernel modules',
+  crontab: 'schedules commands',
+  at: 'schedules commands',
+  batch: 'schedules commands',
+  eval: 'runs a string as shell code',
+  exec: 'replaces the shell with another program',
+  source: 'runs a file as shell code',
+  '.': 'runs a file as shell code',
+  trap: 'runs shell code on a signal',
+  alias: 'redefines commands',
+  hash: 'redefines where commands are found',
+  enable: 'loads or disables shell builtins',
+  python: 'interpreter: runs arbitrary code',
+  node: 'interpreter: runs arbitrary code',
+  nodejs: 'interpreter: runs arbitrary code',
+  deno: 'interpreter: runs arbitrary code',
+  bun: 'interpreter: runs arbitrary code',
+  bunx: 'downloads and runs packages',
+  npx: 'downloads and runs packages',
+  ruby: 'interpreter: runs arbitrary code',
+  irb: 'interpreter: runs arbitrary code',
+  perl: 'interpreter: runs arbitrary code',
+  php: 'interpreter: runs arbitrary code',
+  pwsh: 'interpreter: runs arbitrary code',
+  powershell: 'interpreter: runs arbitrary code',
+  osascript: 'interpreter: runs arbitrary code',
+  lua: 'interpreter: runs arbitrary code',
+  luajit: 'interpreter: runs arbitrary code',
+  tclsh: 'interpreter: runs arbitrary code',
+  wish: 'interpreter: runs arbitrary code',
+  Rscript: 'interpreter: runs arbitrary code',
+  julia: 'interpreter: runs arbitrary code',
+  zsh: 'shell: runs arbitrary code',
+  fish: 'shell: runs arbitrary code',
+  csh: 'shell: runs arbitrary code',
+  tcsh: 'shell: runs arbitrary code',
+  busybox: 'multi-call binary: runs any applet',
+};
+
+/** Families matched by pattern: python3.12, mkfs.ext4, perl5.36, … */
+const FLOOR_PATTERNS: Array<[RegExp, string]> = [
+  [/^python[0-9.]*$/, 'interpreter: runs arbitrary code'],
+  [/^pypy[0-9.]*$/, 'interpreter: runs arbitrary code'],
+  [/^perl[0-9.]+$/, 'interpreter: runs arbitrary code'],
+  [/^ruby[0-9.]+$/, 'interpreter: runs arbitrary code'],
+  [/^php[0-9.]+$/, 'interpreter: runs arbitrary code'],
+  [/^mkfs(\..+)?$/, 'formats a device'],
+  [/^mke2fs$|^mkdosfs$/, 'formats a device'],
+];
+
+export interface FloorHit {
+  command: string;
+  reason: string;
+}
+
+/** The first floor hit of an analysed command line, if any. */
+export function floorHit(analysis: ShellAnalysis): FloorHit | undefined {
+  const dev = analysis.deviceWrites[0];
+  if (dev) return { command: `> ${dev}`, reason: 'writes to a device' };
+  for (const seg of analysis.segments) {
+    for (const layer of seg.layers) {
+      const hit = layerHit(layer);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+/** Whether one program invocation is on the floor. */
+export function layerHit(layer: SegmentWords): FloorHit | undefined {
+  const name = basename((layer.words[0] ?? '').normalize('NFKC'));
+  const args = layer.words.slice(1);
+  const direct = FLOOR_COMMANDS[name] ?? FLOOR_PATTERNS.find(([re]) => re.test(name))?.[1];
+  if (direct) return { command: name, reason: direct };
+  if (POSIX_SHELLS.has(name) && !args.some((a) => /^-[A-Za-z]*c[A-Za-z]*$/.test(a))) {
+    return { command: name, reason: 'shell: runs a script or its standard input' };
+  }
+  const special = argumentHit(name, layer);
+  return special ? { command: special.command, reason: special.reason } : undefined;
+}
+
+function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
+  const args = layer.words.slice(1);
+  switch (name) {
+    case 'git': {
+      const sub = gitSubcommand(layer);
+      if (sub === 'push') return { command: 'git push', reason: 'publishes commits to a remote' };
+      if (sub === undefined) return { command: 'git', reason: 'git subcommand known only at run time' };
+      return undefined;
+    }
+    case 'dd':
+      if (args.some((a, i) => a.startsWith('of=/dev/') || (layer.dynamic[i + 1] && a.startsWith('of=')))) {
+        return { command: 'dd of=/dev/…', reason: 'writes to a device' };
+      }
+      return undefined;
+    case 'chmod':
+    case 'chown':
+    case 'chgrp':
+      if (recursive(args) && args.some((a, i) => !a.startsWith('-') && (layer.dynamic[i + 1] || broadPath(a)))) {
+        return { command: `${name} -R`, reason: 'changes ownership or modes of a whole tree' };
+      }
+      return undefined;
+    case 'find':
+      if (args.includes('-delete')) return { command: 'find -delete', reason: 'deletes files' };
+      return undefined;
+    case 'systemctl':
+      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'suspend', 'hibernate', 'rescue', 'emergency'].includes(a))) {
+        return { command: 'systemctl', reason: 'stops or restarts the machine' };
+      }
+      return undefined;
+    case 'awk':
+    case 'gawk':
+    case 'mawk':
+    case 'nawk':
+      if (args.some((a, i) => layer.dynamic[i + 1] || /system|getline|\|/.test(a))) {
+        return { command: name, reason: 'awk program runs commands' };
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/** git's subcommand after its global options; undefined when not statically known. */
+function gitSubcommand(layer: SegmentWords): string | null | undefined {
+  const withValue = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env']);
+  for (let i = 1; i < layer.words.length; i++) {
+    if (layer.dynamic[i]) return undefined;
+    const w = layer.words[i] as string;
+    if (withValue.has(w)) i += 1;
+    else if (!w.startsWith('-')) return w;
+  }
+  return null;
+}
+
+function recursive(args: string[]): boolean {
+  return args.some((a) => a === '--recursive' || /^-[A-Za-z]*R/.test(a));
+}
+
+/** `/`, `/*`, `/etc`, `~`, `~/`, `..`-escapes: a tree too broad to change recursively. */
+function broadPath(p: string): boolean {
+  const clean = p.replace(/\/+$/, '');
+  return clean === '' || clean === '/*' || clean === '~' || clean === '~/*' || clean === '*' || /^\/[^/]*$/.test(clean);
+}

@@ -1,0 +1,282 @@
+import type { SegmentWords } from './rules';
+import type { BashParser, SyntaxNode } from './shell-parser';
+import { isSensitiveVariable, type Words, unwrap } from './wrappers';
+
+/**
+ * Splits a command line into every command a shell would run (seed 000: "shell chains are
+ * checked per segment"), using the tree-sitter bash grammar: lists, pipelines, `&`, newlines,
+ * subshells, `$(…)`, backticks, `<(…)`, here-docs, compound statements, function bodies,
+ * `sh -c` / `eval` payloads (parsed again) and wrappers (`env`, `nice`, `xargs`, `find -exec`…).
+ *
+ * Whatever it cannot account for makes the analysis "opaque": a parse error, an unknown node,
+ * an expansion or glob in command position, a non-ASCII command name, a sensitive environment
+ * assignment (PATH=…), a line continuation that joins words. Opaque commands are never allowed
+ * by a rule.
+ */
+
+export interface Segment extends SegmentWords {
+  /** Each program of the segment as written, outermost wrapper first; the last is `words`. */
+  layers: SegmentWords[];
+  /** How the segment was reached: `$(…)`, `sh -c`, `xargs`, `find -exec`, … (outermost first). */
+  via: string[];
+  /** Why this segment cannot be fully analysed. */
+  opaque?: string;
+}
+
+export interface ShellAnalysis {
+  source: string;
+  segments: Segment[];
+  /** Reasons the command as a whole (or a part of it) cannot be accounted for. */
+  opaque: string[];
+  /** Redirections to a device (`> /dev/sda`), for the floor. */
+  deviceWrites: string[];
+}
+
+const MAX_DEPTH = 8;
+const MAX_SOURCE = 64 * 1024;
+
+/** Node types that only group other nodes; their children are walked. */
+const GROUPING = new Set([
+  'program', 'list', 'pipeline', 'subshell', 'compound_statement', 'redirected_statement', 'negated_command',
+  'if_statement', 'elif_clause', 'else_clause', 'while_statement', 'for_statement', 'c_style_for_statement',
+  'do_group', 'case_statement', 'case_item', 'function_definition', 'test_command', 'variable_assignments',
+  'heredoc_redirect', 'heredoc_body', 'herestring_redirect', 'file_redirect', 'string', 'translated_string',
+  'concatenation', 'expansion', 'simple_expansion', 'arithmetic_expansion', 'binary_expression',
+  'unary_expression', 'ternary_expression', 'postfix_expression', 'parenthesized_expression', 'subscript',
+  'array', 'command_name', 'brace_expression',
+]);
+/** Leaves that run nothing. */
+const LEAVES = new Set([
+  'word', 'raw_string', 'string_content', 'number', 'variable_name', 'special_variable_name', 'ansi_c_string',
+  'file_descriptor', 'heredoc_start', 'heredoc_content', 'heredoc_end', 'test_operator', 'regex',
+  'extglob_pattern', 'comment',
+]);
+
+/** The pure analysis: parse `source` with `parser` and collect every segment. */
+export function analyzeShell(parser: BashParser, source: string): ShellAnalysis {
+  const out: ShellAnalysis = { source, segments: [], opaque: [], deviceWrites: [] };
+  analyzeInto(parser, source, { via: [], layers: [], depth: 0 }, out);
+  if (out.segments.length === 0 && out.opaque.length === 0) out.opaque.push('no command to run');
+  return out;
+}
+
+interface Scope {
+  via: string[];
+  layers: SegmentWords[];
+  depth: number;
+}
+
+function analyzeInto(parser: BashParser, source: string, scope: Scope, out: ShellAnalysis): void {
+  if (scope.depth > MAX_DEPTH) return void out.opaque.push('commands nested too deeply');
+  if (source.length > MAX_SOURCE) return void out.opaque.push('command longer than 64 KiB');
+  if (source.includes('\0')) return void out.opaque.push('NUL byte in the command');
+  // bash joins `a\<newline>b` into one word; the grammar splits it: never trust such a line.
+  if (/[^\s\\]\\\r?\n[^\s]/.test(source)) out.opaque.push('a line continuation joins two words');
+  parser.parse(source, (root) => {
+    if (root.hasError) out.opaque.push('the shell grammar cannot parse the command');
+    walk(root, scope, out, parser);
+  });
+}
+
+function walk(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  if (node.isMissing || node.type === 'ERROR') return void out.opaque.push(`unparsable text near "${clip(node.text)}"`);
+  if (!node.isNamed) return;
+  switch (node.type) {
+    case 'command':
+      return command(node, scope, out, parser);
+    case 'declaration_command':
+    case 'unset_command':
+      return declaration(node, scope, out, parser);
+    case 'variable_assignment':
+      checkAssignment(node, out);
+      return walkChildren(node, scope, out, parser);
+    case 'command_substitution':
+    case 'process_substitution':
+      return walkChildren(node, { ...scope, via: [...scope.via, node.type === 'command_substitution' ? '$(…)' : '<(…)'] }, out, parser);
+    case 'file_redirect':
+      checkRedirect(node, out);
+      return walkChildren(node, scope, out, parser);
+    default:
+      if (GROUPING.has(node.type)) return walkChildren(node, scope, out, parser);
+      if (LEAVES.has(node.type)) return;
+      out.opaque.push(`unsupported shell construct "${node.type}"`);
+  }
+}
+
+function walkChildren(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  for (const child of node.children) if (child) walk(child, scope, out, parser);
+}
+
+function command(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  const words: Word[] = [];
+  let opaque: string | undefined;
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    walk(child, scope, out, parser);
+    if (child.type === 'variable_assignment') {
+      const name = child.childForFieldName('name')?.text ?? child.namedChildren[0]?.text ?? '';
+      if (isSensitiveVariable(name)) opaque = `the command sets ${name}, which changes what it runs`;
+    } else if (!REDIRECTS.has(child.type)) {
+      words.push(child.type === 'command_name' ? commandName(child) : evalWord(child));
+    }
+  }
+  if (words.length === 0) return;
+  const seg: Words = { words: words.map((w) => w.value), dynamic: words.map((w) => w.dynamic), trailingDynamic: false };
+  const problem = opaque ?? commandWordProblem(words[0] as Word);
+  if (problem) seg.words[0] = (seg.words[0] as string).normalize('NFKC');
+  expand(seg, problem, scope, out, parser);
+}
+
+const REDIRECTS = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect']);
+
+function commandName(node: SyntaxNode): Word {
+  const parts = node.namedChildren.filter((c): c is SyntaxNode => c !== null).map(evalWord);
+  return {
+    value: parts.map((p) => p.value).join(''),
+    dynamic: parts.some((p) => p.dynamic),
+    glob: parts.some((p) => p.glob),
+  };
+}
+
+/** Applies wrappers and inline shells; pushes the resulting segments. */
+function expand(seg: Words, opaque: string | undefined, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  if (scope.depth > MAX_DEPTH) return void out.opaque.push('commands nested too deeply');
+  const layers = [...scope.layers, seg];
+  const u = opaque ? ({ kind: 'plain' } as const) : unwrap(seg);
+  switch (u.kind) {
+    case 'plain':
+      out.segments.push({ ...seg, layers, via: scope.via, ...(opaque ? { opaque } : {}) });
+      return;
+    case 'opaque':
+      out.segments.push({ ...seg, layers, via: scope.via, opaque: u.reason });
+      return;
+    case 'wrap': {
+      const first = u.inner.words[0] ?? '';
+      const problem = u.inner.dynamic[0] ? `expansion in command position after "${u.via}"` : innerWordProblem(first);
+      return expand(u.inner, problem, { via: [...scope.via, u.via], layers, depth: scope.depth + 1 }, out, parser);
+    }
+    case 'shell':
+      if (u.payload === undefined) {
+        out.segments.push({ ...seg, layers, via: scope.via, opaque: `"${u.via}" runs shell code known only at run time` });
+        return;
+      }
+      return analyzeInto(parser, u.payload, { via: [...scope.via, u.via], layers, depth: scope.depth + 1 }, out);
+    case 'spawns':
+      out.segments.push({ ...seg, layers, via: scope.via });
+      for (const inner of u.commands) {
+        const problem = inner.dynamic[0] ? `expansion in command position after "${u.via}"` : innerWordProblem(inner.words[0] ?? '');
+        expand(inner, problem, { via: [...scope.via, u.via], layers: [], depth: scope.depth + 1 }, out, parser);
+      }
+  }
+}
+
+function declaration(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  const words: Word[] = [{ value: node.child(0)?.text ?? node.type, dynamic: false, glob: false }];
+  let opaque: string | undefined;
+  for (const child of node.namedChildren) {
+    if (!child) continue;
+    walk(child, scope, out, parser);
+    if (child.type === 'variable_assignment') {
+      const name = child.childForFieldName('name')?.text ?? child.namedChildren[0]?.text ?? '';
+      if (isSensitiveVariable(name)) opaque = `"${words[0]?.value}" sets ${name}, which changes what later commands run`;
+      words.push({ value: child.text, dynamic: /[$`]/.test(child.text), glob: false });
+    } else words.push(evalWord(child));
+  }
+  const seg: Words = { words: words.map((w) => w.value), dynamic: words.map((w) => w.dynamic), trailingDynamic: false };
+  out.segments.push({ ...seg, layers: [...scope.layers, seg], via: scope.via, ...(opaque ? { opaque } : {}) });
+}
+
+function checkAssignment(node: SyntaxNode, out: ShellAnalysis): void {
+  const name = node.childForFieldName('name')?.text ?? node.namedChildren[0]?.text ?? '';
+  if (isSensitiveVariable(name)) out.opaque.push(`assigns ${name}, which changes what later commands run`);
+}
+
+const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|fd\/\d+|full|random|urandom)$/;
+
+function checkRedirect(node: SyntaxNode, out: ShellAnalysis): void {
+  const op = node.children.find((c) => c && !c.isNamed)?.text ?? '';
+  if (op.startsWith('<') && !op.includes('>')) return;
+  const target = node.namedChildren.find((c) => c && c.type !== 'file_descriptor');
+  if (!target) return;
+  const w = evalWord(target);
+  if (!w.dynamic && w.value.startsWith('/dev/') && !SAFE_DEVICES.test(w.value)) out.deviceWrites.push(w.value);
+}
+
+interface Word {
+  value: string;
+  dynamic: boolean;
+  /** Unquoted glob or brace characters: the shell may turn the word into other words. */
+  glob: boolean;
+}
+
+/** The value a word has after quote removal, or its source text when known only at run time. */
+export function evalWord(node: SyntaxNode): Word {
+  switch (node.type) {
+    case 'word':
+      return unquotedWord(node.text);
+    case 'raw_string':
+      return { value: node.text.slice(1, -1), dynamic: false, glob: false };
+    case 'number':
+      return { value: node.text, dynamic: false, glob: false };
+    case 'string':
+    case 'translated_string': {
+      let value = '';
+      let dynamic = node.type === 'translated_string';
+      for (const c of node.namedChildren) {
+        if (!c) continue;
+        if (c.type === 'string_content') value += c.text.replace(/\\([$`"\\\n])/g, (_m, ch: string) => (ch === '\n' ? '' : ch));
+        else if (c.type === 'string') value += evalWord(c).value;
+        else {
+          value += c.text;
+          dynamic = true;
+        }
+      }
+      return { value, dynamic, glob: false };
+    }
+    case 'concatenation': {
+      const parts = node.namedChildren.filter((c): c is SyntaxNode => c !== null).map(evalWord);
+      return { value: parts.map((p) => p.value).join(''), dynamic: parts.some((p) => p.dynamic), glob: parts.some((p) => p.glob) };
+    }
+    default:
+      return { value: node.text, dynamic: true, glob: node.type === 'brace_expression' || node.type === 'extglob_pattern' };
+  }
+}
+
+function unquotedWord(text: string): Word {
+  let value = '';
+  let glob = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (ch === '\\' && i + 1 < text.length) {
+      value += text[i + 1];
+      i += 1;
+      continue;
+    }
+    if ('*?['.includes(ch)) glob = true;
+    if (ch === '{' && /[,]|\.\./.test(text.slice(i))) glob = true;
+    value += ch;
+  }
+  return { value, dynamic: text.startsWith('~'), glob };
+}
+
+function commandWordProblem(word: Word): string | undefined {
+  if (word.dynamic) return 'expansion in command position';
+  if (word.glob) return 'glob or brace pattern in command position';
+  return asciiProblem(word.value);
+}
+
+function asciiProblem(name: string): string | undefined {
+  if (name === '') return 'empty command name';
+  if (name.normalize('NFKC') !== name || /[^\x21-\x7e]/.test(name)) return 'non-ASCII or invisible characters in the command name';
+  return undefined;
+}
+
+/** A wrapped command's name is a plain word already unquoted: a glob there is literal to us only. */
+function innerWordProblem(name: string): string | undefined {
+  if (/[*?[{]/.test(name)) return 'glob or brace pattern in command position';
+  return asciiProblem(name);
+}
+
+function clip(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}

@@ -1,0 +1,30 @@
+import { defineConfig } from 'vitest/config';
+
+// One test command for the whole repository. Node-side tests run in the `node` project;
+// the UI package adds its own project (happy-dom) in packages/ui/vitest.config.ts.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: [
+            'packages/protocol/src/**/*.test.ts',
+            'packages/host/src/**/*.test.ts',
+            'packages/host/test/**/*.test.ts',
+            'packages/plugin-sdk/src/**/*.test.ts',
+            'packages/plugin-sdk/test/**/*.test.ts',
+            'packages/plugins/*/test/**/*.test.ts',
+            'packages/plugins/*/src/**/*.test.ts',
+          ],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          pool: 'forks',
+        },
+      },
+      'packages/ui/vitest.config.ts',
+      'e2e/vitest.config.ts',
+    ],
+  },
+});

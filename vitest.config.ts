@@ -1,4 +1,7 @@
+import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+
+const optional = ['packages/ui/vitest.config.ts', 'e2e/vitest.config.ts'].filter((f) => existsSync(f));
 
 // One test command for the whole repository. Node-side tests run in the `node` project;
 // the UI package adds its own project (happy-dom) in packages/ui/vitest.config.ts.
@@ -23,8 +26,7 @@ export default defineConfig({
           pool: 'forks',
         },
       },
-      'packages/ui/vitest.config.ts',
-      'e2e/vitest.config.ts',
+      ...optional,
     ],
   },
 });

@@ -1,0 +1,136 @@
+import { FengYuError, type RunStatus } from '@fengyu/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { HostContext } from '../context';
+import { streamRun } from '../events/sse';
+import { batchBody, listQuery, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
+import { parsePlan, type RunRepository, type RunRow } from './run.repository';
+
+/** HTTP surface of the agent (SPEC §3). */
+
+type StartBody = { goal?: string; config?: unknown; workflow?: unknown; inputs?: Record<string, unknown>; files?: unknown };
+
+function encodeCursor(row: RunRow): string {
+  return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url');
+}
+
+function decodeCursor(c: string | undefined): { createdAt: string; id: string } | undefined {
+  if (!c) return undefined;
+  const [createdAt, id] = Buffer.from(c, 'base64url').toString('utf8').split('|');
+  if (!createdAt || !id) throw new FengYuError('invalid_request', { reason: 'cursor is malformed' });
+  return { createdAt, id };
+}
+
+function summaryOf(row: RunRow) {
+  const plan = parsePlan(row);
+  return {
+    id: row.id,
+    goal: row.goal,
+    status: row.status,
+    summary: row.summary,
+    error: row.error,
+    origin: row.origin,
+    parentRunId: row.parent_run_id,
+    workflowId: row.workflow_id,
+    workflowVersion: row.workflow_version,
+    stepCount: plan?.steps.length ?? 0,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunRow) {
+  const [executions, events] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id)]);
+  const config = JSON.parse(row.config) as Record<string, unknown>;
+  return {
+    ...summaryOf(row),
+    plan: parsePlan(row) ?? null,
+    config: {
+      permissionMode: config.permissionMode,
+      planApproval: config.planApproval,
+      stepApproval: config.stepApproval,
+      capabilityMode: config.readOnly ? 'read-only' : undefined,
+      backend: config.backend,
+      model: config.model,
+    },
+    inputs: JSON.parse(row.inputs),
+    result: row.result ? JSON.parse(row.result) : null,
+    gate: row.gate ? JSON.parse(row.gate) : null,
+    sandbox: JSON.parse(row.sandbox),
+    executions,
+    events: events.filter((e) => e.type !== 'plan_token'),
+  };
+}
+
+export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo: RunRepository): void {
+  const agent = ctx.agent;
+  const tags = ['agent'];
+
+  app.post('/api/agent/run', { schema: { summary: 'Start a run (plan from goal, or a supplied workflow)', tags, body: startBody, response: runIdReply } }, async (req) => {
+    const b = (req.body ?? {}) as StartBody;
+    const runId = await agent.start({ owner: req.owner, goal: b.goal, workflow: b.workflow, config: b.config, inputs: b.inputs, files: b.files, origin: 'api' });
+    return { runId };
+  });
+
+  app.get('/api/agent/stream', { schema: { summary: 'SSE stream of a run (replay, then live)', tags, querystring: streamQuery } }, async (req, reply) => {
+    const q = req.query as { runId: string; lastEventId?: number };
+    const row = await repo.get(q.runId);
+    if (!row || row.owner !== req.owner) throw new FengYuError('run_not_found', { runId: q.runId });
+    const header = Number(req.headers['last-event-id']);
+    const after = Number.isFinite(header) && header > 0 ? header : (q.lastEventId ?? 0);
+    await streamRun(ctx.events, q.runId, after, req, reply);
+  });
+
+  app.post('/api/agent/:runId/approve', { schema: { summary: 'Release the pending plan or step gate (optional edited AgentPlan body)', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params as { runId: string };
+    const gate = await agent.approve(req.owner, runId, req.body);
+    return { runId, approved: gate };
+  });
+
+  app.post('/api/agent/:runId/cancel', { schema: { summary: 'Cancel a run (cooperative)', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params as { runId: string };
+    return { runId, ...(await agent.cancel(req.owner, runId)) };
+  });
+
+  app.get('/api/agent/runs', { schema: { summary: 'Run history, newest first', tags, querystring: listQuery } }, async (req) => {
+    const q = req.query as { q?: string; status?: string; limit?: number; cursor?: string };
+    const limit = q.limit ?? 50;
+    const rows = await repo.list({ owner: req.owner, q: q.q?.trim() || undefined, status: q.status ? (q.status.split(',') as RunStatus[]) : undefined, limit: limit + 1, cursor: decodeCursor(q.cursor) });
+    const page = rows.slice(0, limit);
+    return { runs: page.map(summaryOf), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1] as RunRow) : null };
+  });
+
+  app.get('/api/agent/runs/:runId', { schema: { summary: 'A run: plan, executions, audit events', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params as { runId: string };
+    const row = await repo.get(runId);
+    if (!row || row.owner !== req.owner) throw new FengYuError('run_not_found', { runId });
+    return runDetail(ctx, repo, row);
+  });
+
+  app.post('/api/agent/runs/:runId/resume', { schema: { summary: 'Resume a failed, cancelled or interrupted run (plan review first)', tags, params: runIdParams, response: runIdReply } }, async (req) => {
+    const { runId } = req.params as { runId: string };
+    return { runId: await agent.resume(req.owner, runId) };
+  });
+
+  app.post('/api/agent/runs/:runId/fork', { schema: { summary: 'Copy a finished run’s plan into a new run (plan review first)', tags, params: runIdParams, response: runIdReply } }, async (req) => {
+    const { runId } = req.params as { runId: string };
+    return { runId: await agent.fork(req.owner, runId) };
+  });
+
+  app.post('/api/agent/runs/:runId/rewind', { schema: { summary: 'A new run with the first keepSteps steps and their completed executions', tags, params: runIdParams, body: rewindBody, response: runIdReply } }, async (req) => {
+    const { runId } = req.params as { runId: string };
+    return { runId: await agent.rewind(req.owner, runId, (req.body as { keepSteps: number }).keepSteps) };
+  });
+
+  app.post('/api/agent/batch', { schema: { summary: 'Start 1–8 isolated runs', tags, body: batchBody } }, async (req) => {
+    const b = req.body as { runs: unknown[]; capabilityMode?: string };
+    return { runIds: await agent.batch(req.owner, b.runs, b.capabilityMode) };
+  });
+
+  app.get('/api/agent/tools', { schema: { summary: 'The orchestrable tool catalog', tags, querystring: { type: 'object', properties: { include: { type: 'string', enum: ['status'] } } } } }, async (req) => {
+    const snapshot = await ctx.catalog.snapshot(req.owner);
+    const tools = snapshot.entries();
+    if ((req.query as { include?: string }).include === 'status') return { tools, sources: await ctx.catalog.status() };
+    return tools;
+  });
+}

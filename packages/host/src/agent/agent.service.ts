@@ -1,0 +1,348 @@
+import { randomUUID } from 'node:crypto';
+import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, validatePlan } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { Clock, SandboxPosture } from '../context';
+import type { EventLog } from '../events/event-log';
+import type { PermissionGuard } from '../permissions/types';
+import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
+import type { FileGrant } from '../tools/tool';
+import { ActiveRun, type ResolvedConfig, type RunDeps } from './active-run';
+import type { ModelStepRunner, Planner } from './contracts';
+import { type Execution, parsePlan, type RunRepository, type RunRow } from './run.repository';
+
+/**
+ * The agent's lifecycle API: start, approve, cancel, history, resume, fork, rewind, batch.
+ * Everything is validated before the run exists; a run row and its first event are written
+ * together; live runs are driven by `ActiveRun`.
+ */
+
+export interface StartRequest {
+  owner: string;
+  goal?: string;
+  workflow?: unknown;
+  config?: unknown;
+  inputs?: Record<string, unknown>;
+  /** Declared inputs (a workflow's schema); default: the keys of `inputs`. */
+  inputNames?: string[];
+  fileInputNames?: string[];
+  /** Raw `files` array of the request, resolved to grants by the files resolver. */
+  files?: unknown;
+  grants?: FileGrant[];
+  origin?: string;
+  workflowId?: string;
+  workflowVersion?: number;
+  /** Catalog to validate and run against (default: a fresh snapshot for the owner). */
+  catalog?: CatalogSnapshot;
+  /** Extra plan checks (workflows forbid nested workflow tools). */
+  extraStepCheck?: (step: PlanStep) => Problem[];
+  /** Invoked as a tool: never pauses (gates fail their step), no plan gate. */
+  noGates?: boolean;
+}
+
+export type FilesResolver = (owner: string, runId: string, files: unknown) => Promise<{ grants: FileGrant[]; names: string[] }>;
+
+export interface AgentServiceDeps {
+  events: EventLog;
+  repo: RunRepository;
+  catalog: ToolCatalog;
+  clock: Clock;
+  logger: Logger;
+  guard: () => PermissionGuard;
+  posture: () => SandboxPosture;
+  maxStepConcurrency: number;
+  callTimeoutSeconds: number;
+}
+
+export class AgentService {
+  private readonly active = new Map<string, ActiveRun>();
+  private planner?: Planner;
+  private modelSteps?: ModelStepRunner;
+  private filesResolver?: FilesResolver;
+  private readonly checks = new Map<string, (step: PlanStep) => Problem[]>();
+
+  constructor(private readonly deps: AgentServiceDeps) {}
+
+  setPlanner(p: Planner): void {
+    this.planner = p;
+  }
+  setModelStepRunner(r: ModelStepRunner): void {
+    this.modelSteps = r;
+  }
+  setFilesResolver(f: FilesResolver): void {
+    this.filesResolver = f;
+  }
+
+  private runDeps(): RunDeps {
+    return {
+      events: this.deps.events,
+      repo: this.deps.repo,
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      guard: this.deps.guard,
+      planner: () => this.planner,
+      modelSteps: () => this.modelSteps,
+      callTimeoutSeconds: this.deps.callTimeoutSeconds,
+      validate: (plan, run) => this.validate(plan, run.catalog, run.config, this.checks.get(run.id)),
+    };
+  }
+
+  validate(plan: unknown, catalog: CatalogSnapshot, cfg: Pick<ResolvedConfig, 'inputNames' | 'fileInputNames' | 'readOnly'>, extra?: (step: PlanStep) => Problem[]): AgentPlan {
+    const result = validatePlan(plan, {
+      tool: (name) => catalog.get(name),
+      inputNames: new Set(cfg.inputNames),
+      fileInputNames: new Set([...cfg.fileInputNames, ...cfg.inputNames]),
+      readOnly: cfg.readOnly,
+      extraStepCheck: extra ? (s) => extra(s) : undefined,
+    });
+    if (!result.ok) throw new FengYuError('invalid_plan', { count: result.problems.length }, result.problems);
+    return result.plan;
+  }
+
+  private resolveConfig(raw: unknown, req: StartRequest): ResolvedConfig {
+    const parsed = AgentConfigSchema.safeParse(raw ?? {});
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((i) => ({ code: 'plan_schema', field: `config.${i.path.join('.')}`, params: { path: `config.${i.path.join('.')}`, reason: i.message } }));
+      throw new FengYuError('invalid_request', { reason: problems.map((p) => `${p.params.path}: ${p.params.reason}`).join('; ') }, problems);
+    }
+    const c: AgentConfig = parsed.data;
+    return {
+      permissionMode: c.permissionMode ?? 'ask',
+      planApproval: req.noGates ? false : (c.planApproval ?? true),
+      stepApproval: c.stepApproval ?? false,
+      maxConcurrency: c.maxConcurrency ?? this.deps.maxStepConcurrency,
+      readOnly: c.capabilityMode === 'read-only',
+      backend: c.backend,
+      model: c.model,
+      noGates: req.noGates ?? false,
+      inputNames: req.inputNames ?? Object.keys(req.inputs ?? {}),
+      fileInputNames: req.fileInputNames ?? [],
+    };
+  }
+
+  /** Everything checked before any side effect; returns what `launch` needs. */
+  async prepare(req: StartRequest) {
+    const config = this.resolveConfig(req.config, req);
+    const catalog = req.catalog ?? (await this.deps.catalog.snapshot(req.owner));
+    const runId = randomUUID();
+    const hasFiles = Array.isArray(req.files) && req.files.length > 0;
+    if (hasFiles && !this.filesResolver) throw new FengYuError('invalid_request', { reason: 'file grants are not available on this host' });
+    const fileNames = hasFiles ? ((req.files as Array<{ name?: unknown }>).map((f) => f?.name).filter((n) => typeof n === 'string') as string[]) : [];
+    config.fileInputNames = [...new Set([...config.fileInputNames, ...fileNames, ...(req.grants ?? []).map((g) => g.name)])];
+    let plan: AgentPlan | undefined;
+    if (req.workflow !== undefined && req.workflow !== null) plan = this.validate(req.workflow, catalog, config, req.extraStepCheck);
+    else if (!this.planner || !(await this.planner.available(req.owner, config.backend))) throw new FengYuError('no_chat_backend');
+    if (req.goal !== undefined && typeof req.goal !== 'string') throw new FengYuError('invalid_request', { reason: 'goal must be a string' });
+    return { runId, config, catalog, plan };
+  }
+
+  async start(req: StartRequest): Promise<string> {
+    const p = await this.prepare(req);
+    return this.launch(req, p);
+  }
+
+  async launch(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, extra: { parentRunId?: string; reuse?: Map<string, Execution>; forceReview?: boolean } = {}): Promise<string> {
+    const { runId, config, catalog, plan } = p;
+    let grants = req.grants ?? [];
+    if (Array.isArray(req.files) && req.files.length > 0 && this.filesResolver) {
+      grants = [...grants, ...(await this.filesResolver(req.owner, runId, req.files)).grants];
+    }
+    if (extra.forceReview) config.planApproval = true;
+    const now = new Date(this.deps.clock.now()).toISOString();
+    const goal = req.goal ?? plan?.goal;
+    const status: RunStatus = plan ? 'running' : 'planning';
+    const row: RunRow = {
+      id: runId,
+      owner: req.owner,
+      goal: goal ?? null,
+      status,
+      plan: plan ? JSON.stringify(plan) : null,
+      config: JSON.stringify(config),
+      inputs: JSON.stringify(req.inputs ?? {}),
+      files: JSON.stringify(grants),
+      gate: null,
+      summary: null,
+      error: null,
+      result: null,
+      parent_run_id: extra.parentRunId ?? null,
+      origin: req.origin ?? 'api',
+      sandbox: JSON.stringify(this.deps.posture()),
+      workflow_id: req.workflowId ?? null,
+      workflow_version: req.workflowVersion ?? null,
+      last_seq: 0,
+      created_at: now,
+      updated_at: now,
+      finished_at: null,
+    };
+    await this.deps.events.commit(runId, [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }], (trx) => this.deps.repo.insert(row, trx));
+    if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
+    const run = new ActiveRun(
+      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse: extra.reuse ?? new Map(), announceReuse: true },
+      this.runDeps(),
+    );
+    this.track(run);
+    void run.begin();
+    return runId;
+  }
+
+  private track(run: ActiveRun): void {
+    this.active.set(run.id, run);
+    void run.ended.then(() => {
+      this.active.delete(run.id);
+      this.checks.delete(run.id);
+      this.deps.events.forget(run.id);
+    });
+  }
+
+  private async owned(owner: string, runId: string): Promise<RunRow> {
+    const row = await this.deps.repo.get(runId);
+    if (!row || row.owner !== owner) throw new FengYuError('run_not_found', { runId });
+    return row;
+  }
+
+  async approve(owner: string, runId: string, body: unknown): Promise<{ gateId: string; kind: string }> {
+    await this.owned(owner, runId);
+    const run = this.active.get(runId);
+    if (!run) throw new FengYuError('no_pending_gate', { runId });
+    const gate = await run.approve(body);
+    return { gateId: gate.id, kind: gate.kind };
+  }
+
+  async cancel(owner: string, runId: string): Promise<{ status: RunStatus }> {
+    const row = await this.owned(owner, runId);
+    const run = this.active.get(runId);
+    if (!run) return { status: row.status };
+    await run.cancel();
+    return { status: 'cancelled' };
+  }
+
+  /** Resolves when the run reaches a terminal status (immediately if it already has). */
+  async waitForEnd(runId: string): Promise<RunStatus> {
+    const run = this.active.get(runId);
+    if (run) return run.ended;
+    const row = await this.deps.repo.get(runId);
+    return row?.status ?? 'failed';
+  }
+
+  isActive(runId: string): boolean {
+    return this.active.has(runId);
+  }
+
+  /** Marks runs that were live when the host died as interrupted (called once at start). */
+  async interruptOrphans(): Promise<number> {
+    const rows = await this.deps.repo.listNonTerminal();
+    for (const row of rows) {
+      if (this.active.has(row.id)) continue;
+      const now = new Date(this.deps.clock.now()).toISOString();
+      await this.deps.events.commit(row.id, [{ type: 'interrupted', reason: 'the host stopped while this run was live' }], async (trx) => {
+        await this.deps.repo.update(row.id, { status: 'interrupted', gate: null, updated_at: now, finished_at: now, error: 'interrupted: the host stopped while this run was live' }, trx);
+        await trx.updateTable('step_executions').set({ status: 'failed', error: 'interrupted' }).where('run_id', '=', row.id).where('status', '=', 'running').execute();
+      });
+      this.deps.events.forget(row.id);
+    }
+    return rows.length;
+  }
+
+  private checkPosture(row: RunRow): void {
+    const was = JSON.parse(row.sandbox) as SandboxPosture;
+    if (was.mode === 'sandboxed' && this.deps.posture().mode !== 'sandboxed') throw new FengYuError('sandbox_weakened', { runId: row.id });
+  }
+
+  /** Continues a failed/cancelled/interrupted run in place: done steps are reused, plan review first. */
+  async resume(owner: string, runId: string): Promise<string> {
+    const row = await this.owned(owner, runId);
+    if (!['failed', 'cancelled', 'interrupted'].includes(row.status) || this.active.has(runId)) throw new FengYuError('run_not_resumable', { runId, status: row.status });
+    this.checkPosture(row);
+    const plan = parsePlan(row);
+    if (!plan) throw new FengYuError('run_not_resumable', { runId, status: `${row.status} (it has no plan yet)` });
+    const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: true };
+    const executions = await this.deps.repo.steps(runId);
+    const reuse = new Map(executions.filter((e) => e.status === 'done').map((e) => [e.stepId, e]));
+    const catalog = await this.deps.catalog.snapshot(owner);
+    await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.keys()] }], (trx) =>
+      this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: new Date(this.deps.clock.now()).toISOString() }, trx),
+    );
+    const run = new ActiveRun(
+      { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, announceReuse: false },
+      this.runDeps(),
+    );
+    this.track(run);
+    void run.begin();
+    return runId;
+  }
+
+  private async replay(owner: string, runId: string, keep?: number): Promise<string> {
+    const row = await this.owned(owner, runId);
+    if (!isTerminal(row.status)) throw new FengYuError('run_not_finished', { runId, status: row.status });
+    this.checkPosture(row);
+    const plan = parsePlan(row);
+    if (!plan) throw new FengYuError('run_not_finished', { runId, status: `${row.status} (it has no plan)` });
+    let steps = plan.steps;
+    let reuse = new Map<string, Execution>();
+    if (keep !== undefined) {
+      if (!Number.isInteger(keep) || keep < 1 || keep > plan.steps.length) throw new FengYuError('invalid_keep_steps', { max: plan.steps.length });
+      steps = plan.steps.slice(0, keep);
+      const kept = new Set(steps.map((s) => s.id));
+      reuse = new Map((await this.deps.repo.steps(runId)).filter((e) => e.status === 'done' && kept.has(e.stepId)).map((e) => [e.stepId, e]));
+    }
+    const config = JSON.parse(row.config) as ResolvedConfig;
+    const req: StartRequest = {
+      owner,
+      goal: row.goal ?? undefined,
+      workflow: { ...plan, steps },
+      config: { permissionMode: config.permissionMode, stepApproval: config.stepApproval, maxConcurrency: config.maxConcurrency, ...(config.readOnly ? { capabilityMode: 'read-only' } : {}), ...(config.backend ? { backend: config.backend } : {}), ...(config.model ? { model: config.model } : {}) },
+      inputs: JSON.parse(row.inputs),
+      inputNames: config.inputNames,
+      fileInputNames: config.fileInputNames,
+      grants: JSON.parse(row.files ?? '[]'),
+      origin: keep === undefined ? 'fork' : 'rewind',
+      workflowId: row.workflow_id ?? undefined,
+      workflowVersion: row.workflow_version ?? undefined,
+    };
+    const p = await this.prepare(req);
+    return this.launch(req, p, { parentRunId: runId, reuse, forceReview: true });
+  }
+
+  fork(owner: string, runId: string): Promise<string> {
+    return this.replay(owner, runId);
+  }
+
+  rewind(owner: string, runId: string, keepSteps: unknown): Promise<string> {
+    return this.replay(owner, runId, typeof keepSteps === 'number' ? keepSteps : Number.NaN);
+  }
+
+  /** Starts 1..8 isolated runs; every one is validated before any starts. */
+  async batch(owner: string, runs: unknown, capabilityMode?: unknown): Promise<string[]> {
+    if (!Array.isArray(runs) || runs.length < 1 || runs.length > 8) throw new FengYuError('batch_size', { count: Array.isArray(runs) ? runs.length : 0 });
+    if (capabilityMode !== undefined && capabilityMode !== 'read-only') throw new FengYuError('invalid_request', { reason: 'capabilityMode must be "read-only"' });
+    const reqs: StartRequest[] = runs.map((r: Record<string, unknown>) => ({
+      owner,
+      goal: r?.goal as string | undefined,
+      workflow: r?.workflow,
+      config: { ...((r?.config as object) ?? {}), ...(capabilityMode ? { capabilityMode } : {}) },
+      inputs: r?.inputs as Record<string, unknown> | undefined,
+      files: r?.files,
+      origin: 'batch',
+    }));
+    const prepared = [];
+    const problems: unknown[] = [];
+    for (const [i, req] of reqs.entries()) {
+      try {
+        prepared.push(await this.prepare(req));
+      } catch (err) {
+        problems.push({ index: i, code: (err as FengYuError).code, details: (err as FengYuError).details });
+      }
+    }
+    if (problems.length) throw new FengYuError('invalid_plan', { count: problems.length }, problems);
+    const ids: string[] = [];
+    for (const [i, req] of reqs.entries()) ids.push(await this.launch(req, prepared[i] as Awaited<ReturnType<AgentService['prepare']>>));
+    return ids;
+  }
+
+  /** Graceful stop: live runs stop writing and are recorded as interrupted (resumable). */
+  async close(): Promise<void> {
+    const live = [...this.active.values()];
+    for (const run of live) run.shutdown();
+    this.active.clear();
+    await this.interruptOrphans();
+  }
+}

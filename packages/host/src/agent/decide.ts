@@ -1,0 +1,61 @@
+import type { PlanStep } from '@fengyu/protocol';
+
+/**
+ * The runner's pure decision: given the state of a run's steps, which steps to launch now and
+ * whether the run is over. The executor (`runner.ts`) performs the effects and calls this again
+ * after every change. No I/O, no clock.
+ */
+
+export type StepStatus = 'pending' | 'active' | 'done' | 'failed';
+
+export interface DecisionInput {
+  steps: readonly PlanStep[];
+  status: ReadonlyMap<string, StepStatus>;
+  maxConcurrency: number;
+  cancelRequested: boolean;
+}
+
+export type Decision =
+  | { kind: 'launch'; stepIds: string[] }
+  | { kind: 'wait' }
+  | { kind: 'finish'; outcome: 'completed' | 'failed' | 'cancelled' };
+
+export function decide(input: DecisionInput): Decision {
+  const { steps, status } = input;
+  let active = 0;
+  let failed = false;
+  let done = 0;
+  for (const s of steps) {
+    const st = status.get(s.id) ?? 'pending';
+    if (st === 'active') active += 1;
+    else if (st === 'failed') failed = true;
+    else if (st === 'done') done += 1;
+  }
+  if (input.cancelRequested) return active === 0 ? { kind: 'finish', outcome: 'cancelled' } : { kind: 'wait' };
+  if (failed) return active === 0 ? { kind: 'finish', outcome: 'failed' } : { kind: 'wait' };
+  if (done === steps.length) return { kind: 'finish', outcome: 'completed' };
+  const room = input.maxConcurrency - active;
+  const ready: string[] = [];
+  for (const s of steps) {
+    if (ready.length >= room) break;
+    if ((status.get(s.id) ?? 'pending') !== 'pending') continue;
+    if ((s.dependsOn ?? []).every((d) => status.get(d) === 'done')) ready.push(s.id);
+  }
+  if (ready.length > 0) return { kind: 'launch', stepIds: ready };
+  return { kind: 'wait' };
+}
+
+/** Whether a step must pause at a gate before it runs (beyond the guard's own `ask`). */
+export function needsStepGate(step: PlanStep, cfg: { stepApproval: boolean; permissionMode: string }): string | undefined {
+  if (cfg.stepApproval) return 'per-step approval is on';
+  if (step.requiresApproval && cfg.permissionMode !== 'full-access') return 'the step is marked requiresApproval';
+  return undefined;
+}
+
+/** The result of a finished run: the single sink step's result, or sink results by step id. */
+export function runResult(steps: readonly PlanStep[], results: ReadonlyMap<string, unknown>): unknown {
+  const used = new Set(steps.flatMap((s) => s.dependsOn ?? []));
+  const sinks = steps.filter((s) => !used.has(s.id));
+  if (sinks.length === 1) return results.get((sinks[0] as PlanStep).id) ?? null;
+  return Object.fromEntries(sinks.map((s) => [s.id, results.get(s.id) ?? null]));
+}

@@ -1,0 +1,154 @@
+import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import { type Kysely, sql } from 'kysely';
+import type { Trx } from '../events/event-log';
+import type { Db } from '../storage/database';
+
+/** Run and step-execution rows: projections of the event log, written inside its commits. */
+
+export interface RunRow {
+  id: string;
+  owner: string;
+  goal: string | null;
+  status: RunStatus;
+  plan: string | null;
+  config: string;
+  inputs: string;
+  files: string | null;
+  gate: string | null;
+  summary: string | null;
+  error: string | null;
+  result: string | null;
+  parent_run_id: string | null;
+  origin: string;
+  sandbox: string;
+  workflow_id: string | null;
+  workflow_version: number | null;
+  last_seq: number;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface StepRow {
+  run_id: string;
+  step_id: string;
+  status: 'running' | 'done' | 'failed';
+  attempts: number;
+  result: string | null;
+  error: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  fingerprint: string | null;
+  reused: number;
+}
+
+type Tables = {
+  runs: RunRow;
+  step_executions: StepRow;
+}
+
+export interface Execution {
+  stepId: string;
+  status: 'running' | 'done' | 'failed';
+  attempts: number;
+  result?: unknown;
+  error?: string;
+  startedAt?: string;
+  finishedAt?: string;
+  durationMs?: number;
+  fingerprint?: string;
+  reused: boolean;
+}
+
+export function toExecution(r: StepRow): Execution {
+  return {
+    stepId: r.step_id,
+    status: r.status,
+    attempts: r.attempts,
+    ...(r.result !== null ? { result: JSON.parse(r.result) } : {}),
+    ...(r.error !== null ? { error: r.error } : {}),
+    ...(r.started_at ? { startedAt: r.started_at } : {}),
+    ...(r.finished_at ? { finishedAt: r.finished_at } : {}),
+    ...(r.duration_ms !== null ? { durationMs: r.duration_ms } : {}),
+    ...(r.fingerprint ? { fingerprint: r.fingerprint } : {}),
+    reused: r.reused === 1,
+  };
+}
+
+export interface ListQuery {
+  owner: string;
+  q?: string;
+  status?: RunStatus[];
+  limit: number;
+  cursor?: { createdAt: string; id: string };
+}
+
+export class RunRepository {
+  private readonly db: Kysely<Tables>;
+
+  constructor(db: Db) {
+    this.db = db.withTables<Tables>();
+  }
+
+  private t(trx?: Trx): Kysely<Tables> {
+    return (trx as unknown as Kysely<Tables>) ?? this.db;
+  }
+
+  async insert(row: RunRow, trx?: Trx): Promise<void> {
+    await this.t(trx).insertInto('runs').values(row).execute();
+  }
+
+  async update(id: string, patch: Partial<RunRow>, trx?: Trx): Promise<void> {
+    await this.t(trx).updateTable('runs').set(patch).where('id', '=', id).execute();
+  }
+
+  async get(id: string): Promise<RunRow | undefined> {
+    return this.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async list(query: ListQuery): Promise<RunRow[]> {
+    let q = this.db.selectFrom('runs').selectAll().where('owner', '=', query.owner);
+    if (query.q) {
+      const like = `%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q = q.where(sql<boolean>`(goal like ${like} escape '\\' or summary like ${like} escape '\\' or error like ${like} escape '\\')`);
+    }
+    if (query.status?.length) q = q.where('status', 'in', query.status);
+    if (query.cursor) {
+      const { createdAt, id } = query.cursor;
+      q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
+    }
+    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+  }
+
+  async listNonTerminal(): Promise<RunRow[]> {
+    return this.db
+      .selectFrom('runs')
+      .selectAll()
+      .where('status', 'in', ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval'])
+      .execute();
+  }
+
+  async upsertStep(row: StepRow, trx?: Trx): Promise<void> {
+    await this.t(trx)
+      .insertInto('step_executions')
+      .values(row)
+      .onConflict((oc) => oc.columns(['run_id', 'step_id']).doUpdateSet({ ...row }))
+      .execute();
+  }
+
+  async deleteSteps(runId: string, keep: string[], trx?: Trx): Promise<void> {
+    let q = this.t(trx).deleteFrom('step_executions').where('run_id', '=', runId);
+    if (keep.length) q = q.where('step_id', 'not in', keep);
+    await q.execute();
+  }
+
+  async steps(runId: string): Promise<Execution[]> {
+    const rows = await this.db.selectFrom('step_executions').selectAll().where('run_id', '=', runId).execute();
+    return rows.map(toExecution);
+  }
+}
+
+export function parsePlan(row: RunRow): AgentPlan | undefined {
+  return row.plan ? (JSON.parse(row.plan) as AgentPlan) : undefined;
+}

@@ -1,0 +1,285 @@
+import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
+import type { NewEvent, Trx } from '../events/event-log';
+import type { GuardDecision, ToolCall } from '../permissions/types';
+import type { Tool, ToolContext } from '../tools/tool';
+import { type ActiveRun, errorText, fingerprint } from './active-run';
+import { needsStepGate } from './decide';
+import type { Execution } from './run.repository';
+
+/**
+ * Runs one step of a live run: resolve references, pass the guard (which may open a gate),
+ * invoke the tool with timeout, cancellation and retries, and commit each transition.
+ */
+
+/** Results above this size fail the step instead of bloating the log (bounded outputs). */
+export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
+
+type Outcome = { ok: true; result: unknown } | { ok: false; error: string };
+
+export class StepRunner {
+  constructor(private readonly active: ActiveRun) {}
+
+  private index(step: PlanStep): number {
+    return (this.active.plan?.steps.indexOf(step) ?? -1) + 1;
+  }
+
+  async run(step: PlanStep): Promise<void> {
+    try {
+      await this.runInner(step);
+    } catch (err) {
+      await this.settle(step, { ok: false, error: errorText(err) }, 0, Date.now(), true);
+    }
+  }
+
+  private async runInner(step: PlanStep): Promise<void> {
+    const r = this.active;
+    if (step.pinned) {
+      await r.commit([{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, attempt: 0, pinned: true }]);
+      return this.settle(step, { ok: true, result: step.pinned.result }, 0, Date.now(), true);
+    }
+    let args: Record<string, unknown>;
+    let instruction = step.instruction ?? '';
+    try {
+      args = resolveValue(step.arguments ?? {}, this.scope(step)) as Record<string, unknown>;
+      if (!step.tool) instruction = String(resolveValue(instruction, this.scope(step)));
+    } catch (err) {
+      const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : errorText(err);
+      return this.settle(step, { ok: false, error: msg }, 0, Date.now(), true);
+    }
+    const tool = step.tool ? r.catalog.get(step.tool) : undefined;
+    if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, Date.now(), true);
+    let gateReason = needsStepGate(step, r.config);
+    if (tool) {
+      const decision = await this.check(step, tool, args);
+      if (decision.decision === 'deny') {
+        return this.settle(step, { ok: false, error: `permission denied for "${tool.name}": ${decision.reason}` }, 0, Date.now(), true);
+      }
+      if (decision.decision === 'ask') gateReason = decision.reason;
+    }
+    if (gateReason) {
+      const outcome = await r.stepGate(step.id, gateReason, { tool: step.tool, arguments: args, effect: tool?.effect ?? 'model' });
+      if (outcome.kind === 'cancelled' || r.cancelRequested) {
+        r.stepStatus.set(step.id, 'pending');
+        return;
+      }
+      if (outcome.kind === 'rejected') return this.settle(step, { ok: false, error: outcome.reason }, 0, Date.now(), true);
+    }
+    if (r.cancelRequested) {
+      r.stepStatus.set(step.id, 'pending');
+      return;
+    }
+    await this.execute(step, tool, args, instruction);
+  }
+
+  private scope(step: PlanStep) {
+    const r = this.active;
+    return {
+      stepIds: (r.plan?.steps ?? []).map((s) => s.id),
+      results: r.results,
+      dependsOn: step.dependsOn ?? [],
+      inputs: r.inputs,
+      file: (name: string) => {
+        const grant = r.grants.find((g) => g.name === name);
+        if (!grant) throw new UnresolvedReferenceError(`@file:${name}`);
+        return grant.path;
+      },
+    };
+  }
+
+  private async check(step: PlanStep, tool: Tool, args: Record<string, unknown>): Promise<GuardDecision> {
+    const r = this.active;
+    const call: ToolCall = { tool, arguments: args, owner: r.owner, permissionMode: r.config.permissionMode, caller: 'runner', runId: r.id, stepId: step.id };
+    const decision = await r.deps.guard().check(call, r.abort.signal);
+    const audits: NewEvent[] = (decision.audits ?? []).map((a) => ({ type: 'audit', stepId: step.id, tool: tool.name, kind: 'hook', ...a }) as NewEvent);
+    audits.push({ type: 'audit', kind: 'permission', stepId: step.id, tool: tool.name, decision: decision.decision, source: decision.source, ...(decision.rule ? { rule: decision.rule } : {}), reason: decision.reason });
+    await r.commit(audits);
+    return decision;
+  }
+
+  private async execute(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, instruction: string): Promise<void> {
+    const r = this.active;
+    const started = Date.now();
+    const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
+    let delay = step.retry?.initialBackoffMs ?? 500;
+    const startEvents: NewEvent[] = [{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: args, attempt: 1 }];
+    await r.commit(startEvents, { status: r.gates.open ? r.status : 'running' }, (trx) =>
+      r.deps.repo.upsertStep({ run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 }, trx),
+    );
+    let outcome: Outcome = { ok: false, error: 'not run' };
+    let attempt = 1;
+    for (; attempt <= maxAttempts; attempt++) {
+      outcome = tool ? await this.invoke(step, tool, args) : await this.modelStep(step, instruction);
+      if (outcome.ok || r.cancelRequested || attempt === maxAttempts) break;
+      await r.commit([{ type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
+      if (!(await sleep(delay, r.abort.signal))) break;
+      delay *= 2;
+    }
+    await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false);
+    if (tool) await this.observe(step, tool, args, outcome);
+  }
+
+  private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>): Promise<Outcome> {
+    const r = this.active;
+    const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
+    const timeout = AbortSignal.timeout(seconds * 1000);
+    const signal = AbortSignal.any([r.abort.signal, timeout]);
+    await r.commit([{ type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: args }]);
+    const ctx: ToolContext = {
+      signal,
+      owner: r.owner,
+      runId: r.id,
+      stepId: step.id,
+      permissionMode: r.config.permissionMode,
+      grants: r.grants,
+      emit: (type, payload) => void r.commit([{ type, stepId: step.id, ...payload } as NewEvent]),
+      progress: (p) => void r.commit([{ type: 'audit', kind: 'progress', stepId: step.id, tool: tool.name, ...p }]),
+    };
+    let outcome: Outcome;
+    try {
+      const result = await raceAbort(tool.invoke(args, ctx), signal);
+      if (result && typeof result === 'object' && (result as { success?: unknown }).success === false) {
+        const e = (result as { error?: unknown }).error;
+        outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
+      } else outcome = { ok: true, result: result ?? null };
+    } catch (err) {
+      if (timeout.aborted && !r.abort.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
+      else if (r.abort.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
+      else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
+    }
+    if (outcome.ok && byteLength(outcome.result) > MAX_RESULT_BYTES) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
+    await r.commit([{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }]);
+    return outcome;
+  }
+
+  private async modelStep(step: PlanStep, instruction: string): Promise<Outcome> {
+    const r = this.active;
+    const runner = r.deps.modelSteps();
+    if (!runner) return { ok: false, error: errorText(new FengYuError('no_chat_backend')) };
+    try {
+      const result = await runner.run({
+        owner: r.owner,
+        runId: r.id,
+        step,
+        instruction,
+        backend: r.config.backend,
+        model: r.config.model,
+        catalog: r.catalog,
+        guard: r.deps.guard(),
+        permissionMode: r.config.permissionMode,
+        grants: r.grants,
+        signal: r.abort.signal,
+        emit: (type, payload) => void r.commit([{ type, stepId: step.id, ...payload } as NewEvent]),
+        askApproval: async (reason, detail) => (await r.stepGate(step.id, reason, detail)).kind === 'approved',
+      });
+      return { ok: true, result: result ?? null };
+    } catch (err) {
+      return { ok: false, error: errorText(err) };
+    }
+  }
+
+  private async observe(step: PlanStep, tool: Tool, args: Record<string, unknown>, outcome: Outcome): Promise<void> {
+    const r = this.active;
+    const guard = r.deps.guard();
+    if (!guard.observe) return;
+    try {
+      const call: ToolCall = { tool, arguments: args, owner: r.owner, permissionMode: r.config.permissionMode, caller: 'runner', runId: r.id, stepId: step.id };
+      const audits = await guard.observe(call, outcome.ok ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
+      if (audits.length) await r.commit(audits.map((a) => ({ type: 'audit', kind: 'hook', stepId: step.id, tool: tool.name, ...a }) as NewEvent));
+    } catch (err) {
+      r.deps.logger.warn({ runId: r.id, stepId: step.id, err }, 'post tool hooks failed');
+    }
+  }
+
+  /** Commits the step's end (event + execution row) and updates the in-memory state. */
+  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, fresh: boolean): Promise<void> {
+    const r = this.active;
+    const durationMs = Date.now() - started;
+    const status = outcome.ok ? 'done' : 'failed';
+    await r.commit(
+      [{ type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
+      undefined,
+      (trx) =>
+        r.deps.repo.upsertStep(
+          {
+            run_id: r.id,
+            step_id: step.id,
+            status,
+            attempts,
+            result: outcome.ok ? JSON.stringify(outcome.result ?? null) : null,
+            error: outcome.ok ? null : outcome.error,
+            started_at: fresh ? r.now() : null,
+            finished_at: r.now(),
+            duration_ms: durationMs,
+            fingerprint: fingerprint(step),
+            reused: 0,
+          },
+          trx,
+        ),
+    );
+    if (outcome.ok) r.results.set(step.id, outcome.result);
+    else r.errors.set(step.id, outcome.error);
+    r.stepStatus.set(step.id, outcome.ok ? 'done' : 'failed');
+  }
+
+  async persistReused(trx: Trx, step: PlanStep, prior: Execution): Promise<void> {
+    const r = this.active;
+    await r.deps.repo.upsertStep(
+      {
+        run_id: r.id,
+        step_id: step.id,
+        status: 'done',
+        attempts: prior.attempts,
+        result: JSON.stringify(prior.result ?? null),
+        error: null,
+        started_at: prior.startedAt ?? null,
+        finished_at: prior.finishedAt ?? null,
+        duration_ms: prior.durationMs ?? null,
+        fingerprint: prior.fingerprint ?? fingerprint(step),
+        reused: 1,
+      },
+      trx,
+    );
+  }
+}
+
+function byteLength(v: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(v) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A tool that ignores its signal still cannot hold the run: the call settles on abort. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason ?? new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

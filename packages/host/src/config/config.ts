@@ -1,0 +1,77 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Host configuration, parsed once from the environment and explicit options. This is the only
+ * module that reads `process.env`; everything else receives a `HostConfig`.
+ */
+
+const EnvSchema = z.object({
+  FENGYU_HOME: z.string().optional(),
+  FENGYU_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  FENGYU_TOKEN: z.string().min(16).optional(),
+  FENGYU_SANDBOX: z.enum(['auto', 'off', 'bwrap']).optional(),
+  FENGYU_MAX_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
+  FENGYU_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  FENGYU_DB: z.enum(['file', 'memory']).optional(),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
+});
+
+export interface HostConfig {
+  home: string;
+  port: number;
+  host: '127.0.0.1';
+  /** A fixed token (FENGYU_TOKEN); otherwise the token file under home is used/created. */
+  token?: string;
+  sandbox: 'auto' | 'off' | 'bwrap';
+  /** Steps of one run executing at once. */
+  maxStepConcurrency: number;
+  logLevel: string;
+  /** `memory` keeps the database in memory (benchmarks only: measures what durability costs). */
+  database: 'file' | 'memory';
+  /** Where bundled plugin packages (.fyp) are looked for at first start. */
+  bundledPluginDirs: string[];
+  /** Built web UI to serve at `/`. */
+  uiDir: string;
+  /** Default per-call tool timeout (seconds) when a tool declares none. */
+  callTimeoutSeconds: number;
+  otlpMetricsEndpoint?: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface ConfigOptions {
+  home?: string;
+  port?: number;
+  token?: string;
+  sandbox?: HostConfig['sandbox'];
+  maxStepConcurrency?: number;
+  logLevel?: string;
+  database?: HostConfig['database'];
+  bundledPluginDirs?: string[];
+  uiDir?: string;
+  callTimeoutSeconds?: number;
+  env?: Record<string, string | undefined>;
+}
+
+const repoRoot = resolve(import.meta.dirname, '../../../..');
+
+export function loadConfig(options: ConfigOptions = {}): HostConfig {
+  const env = options.env ?? process.env;
+  const parsed = EnvSchema.parse(Object.fromEntries(Object.entries(env).filter(([k]) => k in EnvSchema.shape)));
+  return {
+    home: resolve(options.home ?? parsed.FENGYU_HOME ?? join(homedir(), '.fengyu')),
+    port: options.port ?? parsed.FENGYU_PORT ?? 7878,
+    host: '127.0.0.1',
+    token: options.token ?? parsed.FENGYU_TOKEN,
+    sandbox: options.sandbox ?? parsed.FENGYU_SANDBOX ?? 'auto',
+    maxStepConcurrency: options.maxStepConcurrency ?? parsed.FENGYU_MAX_STEP_CONCURRENCY ?? 8,
+    logLevel: options.logLevel ?? parsed.FENGYU_LOG_LEVEL ?? 'info',
+    database: options.database ?? parsed.FENGYU_DB ?? 'file',
+    bundledPluginDirs: options.bundledPluginDirs ?? [join(repoRoot, 'packages/plugins/excel/dist'), join(repoRoot, 'packages/plugins/email/dist')],
+    uiDir: options.uiDir ?? join(repoRoot, 'packages/ui/dist'),
+    callTimeoutSeconds: options.callTimeoutSeconds ?? 120,
+    otlpMetricsEndpoint: parsed.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
+    env,
+  };
+}

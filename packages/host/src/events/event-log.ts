@@ -1,0 +1,113 @@
+import type { RunEvent, RunEventPayloads, RunEventType } from '@fengyu/protocol';
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../context';
+import type { Db } from '../storage/database';
+
+/**
+ * The append-only run event log. Every change of a run's state is appended here in the same
+ * transaction as the projection change it describes (`apply`), and published to live
+ * subscribers only after the commit: a reported event is always a persisted one.
+ */
+
+type EventTables = {
+  run_events: { run_id: string; seq: number; type: string; data: string; ts: string };
+}
+
+export type NewEvent = { [T in RunEventType]: { type: T } & RunEventPayloads[T] }[RunEventType];
+
+export type Listener = (event: RunEvent) => void;
+
+// biome-ignore lint/suspicious/noExplicitAny: projections touch tables of several domains
+export type Trx = Transaction<any>;
+
+export class EventLog {
+  private readonly db: Kysely<EventTables>;
+  private readonly seqs = new Map<string, number>();
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  constructor(
+    db: Db,
+    private readonly clock: Clock,
+  ) {
+    this.db = db.withTables<EventTables>();
+  }
+
+  /** Appends `events` to the run's log and runs `apply` in one transaction, then publishes. */
+  async commit(runId: string, events: NewEvent[], apply?: (trx: Trx) => Promise<void>): Promise<RunEvent[]> {
+    const written = await this.db.transaction().execute(async (trx) => {
+      if (apply) await apply(trx as Trx);
+      return this.appendIn(trx as Trx, runId, events);
+    });
+    for (const e of written) this.publish(e);
+    return written;
+  }
+
+  /** Appends inside a caller's transaction; the caller must call `publish` after committing. */
+  async appendIn(trx: Trx, runId: string, events: NewEvent[]): Promise<RunEvent[]> {
+    if (events.length === 0) return [];
+    let seq = this.seqs.get(runId) ?? (await this.loadSeq(trx, runId));
+    const start = seq;
+    const ts = new Date(this.clock.now()).toISOString();
+    const rows = events.map((e) => {
+      seq += 1;
+      const { type, ...payload } = e;
+      return { run_id: runId, seq, type, data: JSON.stringify(payload), ts };
+    });
+    this.seqs.set(runId, seq);
+    try {
+      await trx.insertInto('run_events').values(rows).execute();
+    } catch (err) {
+      this.seqs.set(runId, start);
+      throw err;
+    }
+    return rows.map((r, i) => ({ ...(events[i] as object), runId, seq: r.seq, ts } as RunEvent));
+  }
+
+  private async loadSeq(trx: Trx, runId: string): Promise<number> {
+    const row = await trx.selectFrom('run_events').select((eb) => eb.fn.max('seq').as('m')).where('run_id', '=', runId).executeTakeFirst();
+    return Number(row?.m ?? 0);
+  }
+
+  publish(event: RunEvent): void {
+    const set = this.listeners.get(event.runId);
+    if (!set) return;
+    for (const l of [...set]) {
+      try {
+        l(event);
+      } catch {
+        // a failing subscriber never affects the run or other subscribers
+      }
+    }
+  }
+
+  async read(runId: string, afterSeq = 0, limit = 10_000): Promise<RunEvent[]> {
+    const rows = await this.db
+      .selectFrom('run_events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...(JSON.parse(r.data) as object), type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts }) as RunEvent);
+  }
+
+  /** Live events of a run; returns the unsubscribe function. */
+  subscribe(runId: string, listener: Listener): () => void {
+    let set = this.listeners.get(runId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(runId, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.listeners.delete(runId);
+    };
+  }
+
+  /** Forgets the cached sequence counter of a run no longer active (memory hygiene). */
+  forget(runId: string): void {
+    if (!this.listeners.has(runId)) this.seqs.delete(runId);
+  }
+}

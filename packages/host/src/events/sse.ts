@@ -1,0 +1,79 @@
+import { type RunEvent, STREAM_END_EVENTS } from '@fengyu/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { EventLog } from './event-log';
+
+/**
+ * SSE fan-out of a run's log: every persisted event after the cursor (`Last-Event-ID`), then
+ * live ones, ending after `complete`, `error`, `cancelled` or `interrupted`. Subscribing before
+ * reading the log, and de-duplicating by seq, means no event is lost or sent twice.
+ */
+
+const HEARTBEAT_MS = 15_000;
+
+export function frame(e: RunEvent): string {
+  const { type, ...rest } = e;
+  return `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
+}
+
+/** Terminal events followed by a `resumed` event no longer end a stream. */
+function superseded(events: RunEvent[]): Set<number> {
+  const lastResume = events.findLastIndex((e) => e.type === 'resumed');
+  const out = new Set<number>();
+  events.forEach((e, i) => {
+    if (i < lastResume && STREAM_END_EVENTS.includes(e.type)) out.add(e.seq);
+  });
+  return out;
+}
+
+export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.write(': connected\n\n');
+  let last = afterSeq;
+  let ended = false;
+  const buffered: RunEvent[] = [];
+  let replaying = true;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    unsubscribe();
+    clearInterval(beat);
+    res.end();
+  };
+  const send = (e: RunEvent, skipEnd: boolean) => {
+    if (ended || e.seq <= last) return;
+    last = e.seq;
+    res.write(frame(e));
+    if (!skipEnd && STREAM_END_EVENTS.includes(e.type)) end();
+  };
+  const unsubscribe = log.subscribe(runId, (e) => {
+    if (replaying) buffered.push(e);
+    else send(e, false);
+  });
+  const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  request.raw.on('close', end);
+  try {
+    for (;;) {
+      const page = await log.read(runId, last, 5000);
+      const skip = superseded(page);
+      for (const e of page) {
+        if (skip.has(e.seq)) {
+          last = e.seq;
+          continue;
+        }
+        send(e, false);
+      }
+      if (page.length < 5000 || ended) break;
+    }
+  } finally {
+    replaying = false;
+  }
+  for (const e of buffered.splice(0)) send(e, false);
+}

@@ -1,0 +1,82 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FengYuError } from '@fengyu/protocol';
+import type { Kysely } from 'kysely';
+import type { Db } from '../storage/database';
+
+/**
+ * Tokens and owners (SPEC §1). The primary token lives in `$FENGYU_HOME/token` (0600) and maps
+ * to the owner `default`; additional owners' tokens are stored only as SHA-256 digests.
+ * Verification compares digests in constant time: the one place tokens are checked.
+ */
+
+export const DEFAULT_OWNER = 'default';
+
+type Tables = {
+  owners: { id: string; name: string; token_sha256: string | null; created_at: string };
+}
+
+export function digest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The primary token: FENGYU_TOKEN, or the token file, created on first start. */
+export function loadPrimaryToken(home: string, fixed?: string): string {
+  if (fixed) return fixed;
+  const file = join(home, 'token');
+  if (existsSync(file)) {
+    const t = readFileSync(file, 'utf8').trim();
+    if (t.length >= 16) return t;
+  }
+  mkdirSync(home, { recursive: true });
+  const token = newToken();
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return token;
+}
+
+export class TokenVerifier {
+  private readonly db: Kysely<Tables>;
+  private readonly primary: Buffer;
+
+  constructor(db: Db, primaryToken: string) {
+    this.db = db.withTables<Tables>();
+    this.primary = Buffer.from(digest(primaryToken), 'hex');
+  }
+
+  /** The owner a token belongs to, or undefined. */
+  async ownerOf(token: string | undefined): Promise<string | undefined> {
+    if (!token || token.length > 512) return undefined;
+    const d = Buffer.from(digest(token), 'hex');
+    if (timingSafeEqual(d, this.primary)) return DEFAULT_OWNER;
+    const row = await this.db.selectFrom('owners').select('id').where('token_sha256', '=', d.toString('hex')).executeTakeFirst();
+    return row?.id;
+  }
+
+  /** Creates an owner with a fresh token (returned once, stored as a digest). */
+  async createOwner(name: string, now: string): Promise<{ owner: string; token: string }> {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === DEFAULT_OWNER) throw new FengYuError('invalid_request', { reason: 'owner name must match ^[A-Za-z0-9_.-]{1,64}$ and not be "default"' });
+    const token = newToken();
+    const existing = await this.db.selectFrom('owners').select('id').where('id', '=', name).executeTakeFirst();
+    if (existing) await this.db.updateTable('owners').set({ token_sha256: digest(token) }).where('id', '=', name).execute();
+    else await this.db.insertInto('owners').values({ id: name, name, token_sha256: digest(token), created_at: now }).execute();
+    return { owner: name, token };
+  }
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** True when a Host header names a loopback host (DNS-rebinding defence). */
+export function isLoopbackHost(hostHeader: string | undefined): boolean {
+  if (!hostHeader) return false;
+  const h = hostHeader.trim().toLowerCase();
+  const name = h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.replace(/:\d+$/, '');
+  if (LOOPBACK_NAMES.has(name)) return true;
+  if (name.endsWith('.localhost')) return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}

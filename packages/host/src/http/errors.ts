@@ -1,0 +1,62 @@
+import { errorSpec, FengYuError, isFengYuError, localize, type Locale, pickLocale, type Problem } from '@fengyu/protocol';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+/** The one mapping from errors to the HTTP envelope `{error:{code,message,details}}` (SPEC §1). */
+
+function localizeDetails(details: unknown, locale: Locale): unknown {
+  if (!Array.isArray(details)) return details;
+  return details.map((d) => {
+    if (!d || typeof d !== 'object' || typeof (d as Problem).code !== 'string') return d;
+    const p = d as Problem;
+    const message = p.message ?? localize(p.code, p.params ?? {}, locale);
+    const details2 = (d as { details?: unknown }).details;
+    return { ...p, message, ...(details2 ? { details: localizeDetails(details2, locale) } : {}) };
+  });
+}
+
+export function envelope(err: FengYuError, locale: Locale) {
+  return {
+    error: {
+      code: err.code,
+      message: localize(err.code, err.params, locale),
+      ...(err.details !== undefined ? { details: localizeDetails(err.details, locale) } : {}),
+    },
+  };
+}
+
+/** Converts Fastify's own errors (validation, body limits, bad JSON) into FengYuErrors. */
+export function toFengYuError(err: unknown): FengYuError {
+  if (isFengYuError(err)) return err as FengYuError;
+  const fe = err as FastifyError & { validation?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown> }>; validationContext?: string };
+  if (fe.validation) {
+    const problems = fe.validation.map((v) => {
+      const missing = (v.params as { missingProperty?: string } | undefined)?.missingProperty;
+      const field = `${fe.validationContext ?? 'body'}${v.instancePath.replace(/\//g, '.')}${missing ? `.${missing}` : ''}`;
+      const reason = missing ? 'is required' : (v.message ?? 'is invalid');
+      return { code: 'invalid_request', field, message: `${field} ${reason}`, params: { reason: `${field} ${reason}` } };
+    });
+    return new FengYuError('invalid_request', { reason: problems.map((p) => p.message).join('; ') }, problems);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new FengYuError('payload_too_large', { limit: (fe as { limit?: number }).limit ?? 'the' });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new FengYuError('invalid_json', { reason: fe.message });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new FengYuError('invalid_request', { reason: fe.message });
+  }
+  if (fe.statusCode === 413) return new FengYuError('payload_too_large', { limit: 'the' });
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new FengYuError('invalid_request', { reason: fe.message });
+  if (err instanceof SyntaxError) return new FengYuError('invalid_json', { reason: err.message });
+  return new FengYuError('internal', { reason: err instanceof Error ? err.message : String(err) }, undefined, { cause: err });
+}
+
+export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const fe = toFengYuError(err);
+  const status = errorSpec(fe.code).status;
+  if (status >= 500) request.log.error({ err }, 'request failed');
+  const locale = pickLocale(request.headers['accept-language']);
+  if (fe.code === 'capacity_exhausted') reply.header('Retry-After', String(fe.params.retryAfterSeconds ?? 1));
+  return reply.status(status).send(envelope(fe, locale));
+}

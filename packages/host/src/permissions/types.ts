@@ -1,0 +1,54 @@
+import type { PermissionMode } from '@fengyu/protocol';
+import type { Tool } from '../tools/tool';
+
+/**
+ * The permission guard contract. Every tool call from any caller (runner step, model step,
+ * chat, workflow tool) passes `check` before it runs and `observe` after it finishes.
+ * Order inside `check`: PreToolUse hooks → deny rules → ask rules → allow rules → mode default.
+ */
+
+export type CallerKind = 'runner' | 'model' | 'chat' | 'workflow';
+
+export interface ToolCall {
+  tool: Tool;
+  arguments: Record<string, unknown>;
+  owner: string;
+  permissionMode: PermissionMode;
+  caller: CallerKind;
+  runId?: string;
+  stepId?: string;
+}
+
+export type DecisionSource = 'hook' | 'deny' | 'ask' | 'allow' | 'floor' | 'mode';
+
+export interface GuardDecision {
+  decision: 'allow' | 'ask' | 'deny';
+  source: DecisionSource;
+  rule?: string;
+  reason: string;
+  /** Records that explain the decision (hook runs, matched rules), appended as audit events. */
+  audits?: Array<Record<string, unknown>>;
+}
+
+export interface ToolOutcome {
+  ok: boolean;
+  result?: unknown;
+  error?: string;
+}
+
+export interface RunEnd {
+  runId: string;
+  owner: string;
+  status: 'completed' | 'failed';
+  goal?: string;
+  summary?: string;
+  error?: string;
+}
+
+export interface PermissionGuard {
+  check(call: ToolCall, signal?: AbortSignal): Promise<GuardDecision>;
+  /** post_tool_use / post_tool_use_failure hooks; returns audit records. */
+  observe?(call: ToolCall, outcome: ToolOutcome): Promise<Array<Record<string, unknown>>>;
+  /** run_complete / run_error hooks; returns audit records. */
+  runEnded?(end: RunEnd): Promise<Array<Record<string, unknown>>>;
+}

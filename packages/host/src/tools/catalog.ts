@@ -1,0 +1,46 @@
+import type { CatalogEntry } from '@fengyu/protocol';
+import type { SourceStatus, Tool, ToolSource } from './tool';
+import { toCatalogEntry } from './tool';
+
+/** An immutable view of every tool at one moment: what a run validates and executes against. */
+export class CatalogSnapshot {
+  private readonly byName: ReadonlyMap<string, Tool>;
+
+  constructor(readonly tools: readonly Tool[]) {
+    const map = new Map<string, Tool>();
+    for (const t of tools) if (!map.has(t.name)) map.set(t.name, t);
+    this.byName = map;
+  }
+
+  get(name: string): Tool | undefined {
+    return this.byName.get(name);
+  }
+
+  entries(): CatalogEntry[] {
+    return [...this.byName.values()].map(toCatalogEntry);
+  }
+
+  /** A snapshot without some tools (e.g. no workflow tools inside a workflow). */
+  without(predicate: (t: Tool) => boolean): CatalogSnapshot {
+    return new CatalogSnapshot(this.tools.filter((t) => !predicate(t)));
+  }
+}
+
+/** Aggregates every registered source into snapshots. Sources register at host assembly. */
+export class ToolCatalog {
+  private readonly sources: ToolSource[] = [];
+
+  register(source: ToolSource): void {
+    this.sources.push(source);
+  }
+
+  async snapshot(owner: string): Promise<CatalogSnapshot> {
+    const lists = await Promise.all(this.sources.map((s) => s.list(owner).catch(() => [] as Tool[])));
+    return new CatalogSnapshot(lists.flat());
+  }
+
+  async status(): Promise<SourceStatus[]> {
+    const all = await Promise.all(this.sources.map((s) => (s.status ? s.status().catch(() => []) : Promise.resolve([]))));
+    return all.flat();
+  }
+}

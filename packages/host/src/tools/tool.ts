@@ -1,0 +1,92 @@
+import type { CatalogEntry, JsonSchema, PermissionMode, ToolEffect, ToolSourceKind } from '@fengyu/protocol';
+
+/**
+ * The one Tool interface every source implements: built-ins, plugin aiTools, MCP server tools
+ * and published workflows. The runner, model steps and chat call tools only through this.
+ */
+
+/** A file grant attached to a run: a host path a tool may read (or write). */
+export interface FileGrant {
+  /** The input name (`@file:<name>`) or shared-directory field the grant came from. */
+  name: string;
+  /** Absolute, real host path. */
+  path: string;
+  kind: 'file' | 'directory';
+  access: 'read' | 'write' | 'read-write';
+  /** FileRef id when the grant came from an upload. */
+  fileId?: string;
+}
+
+/** Reports progress of a long call (forwarded as audit/progress events). */
+export type ProgressFn = (progress: { message?: string; current?: number; total?: number }) => void;
+
+export interface ToolContext {
+  signal: AbortSignal;
+  owner: string;
+  runId?: string;
+  stepId?: string;
+  permissionMode: PermissionMode;
+  /** Grants of the run (uploads, native paths, shared directories). */
+  grants: readonly FileGrant[];
+  progress?: ProgressFn;
+  /** Lets a tool emit nested `tool` events or audit records into the run's log. */
+  emit?: (type: 'audit' | 'tool', payload: Record<string, unknown>) => void;
+}
+
+export interface Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly effect: ToolEffect;
+  readonly source: ToolSourceKind;
+  /** Stable id: "builtin:web_fetch", "pluginId:toolName", "mcp:<server>:<tool>", "workflow:<id>". */
+  readonly id: string;
+  readonly schemaRevision: string;
+  readonly idempotent: boolean;
+  readonly available: boolean;
+  /** Plugin id / MCP server name, when the tool has one. */
+  readonly origin?: string;
+  readonly flowNode?: Record<string, unknown>;
+  /** Per-call timeout in seconds (plugins clamp to [1,600]); undefined = source default. */
+  readonly timeoutSeconds?: number;
+  /**
+   * Runs the tool. Resolves with the tool's result; rejects (preferably with a FengYuError such
+   * as tool_failed / tool_timeout / tool_cancelled) on failure. Must honour `ctx.signal`.
+   */
+  invoke(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
+}
+
+/** A source of tools, asked for its current tools whenever a catalog snapshot is built. */
+export interface ToolSource {
+  readonly kind: ToolSourceKind;
+  /** Current tools for `owner`. Must not throw for a broken backend: report it via `status`. */
+  list(owner: string): Promise<Tool[]>;
+  /** Optional health of the source's backends (e.g. MCP servers that failed to start). */
+  status?(): Promise<SourceStatus[]>;
+}
+
+export interface SourceStatus {
+  source: ToolSourceKind;
+  name: string;
+  state: 'ok' | 'error' | 'connecting' | 'disabled';
+  error?: string;
+  toolCount?: number;
+}
+
+export function toCatalogEntry(t: Tool): CatalogEntry {
+  return {
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+    effect: t.effect,
+    source: t.source,
+    id: t.id,
+    schemaRevision: t.schemaRevision,
+    idempotent: t.idempotent,
+    available: t.available,
+    ...(t.origin ? { origin: t.origin } : {}),
+    ...(t.flowNode ? { flowNode: t.flowNode } : {}),
+  };
+}

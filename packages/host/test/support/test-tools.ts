@@ -1,0 +1,90 @@
+import type { JsonSchema, ToolEffect } from '@fengyu/protocol';
+import { stableHash } from '@fengyu/protocol';
+import type { Tool, ToolContext, ToolSource } from '../../src/tools/tool';
+
+/**
+ * Real tools for tests and benchmarks (they do real work in-process: sleep, echo, count),
+ * registered as a tool source. Counters let a test see whether a tool really ran.
+ */
+
+export interface TestTools {
+  source: ToolSource;
+  calls: Map<string, number>;
+  /** Intervals [start, end] of each `slow` call, for overlap checks. */
+  spans: Array<{ id: string; start: number; end: number }>;
+}
+
+function tool(name: string, effect: ToolEffect, inputSchema: JsonSchema, invoke: (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>, extra: Partial<Tool> = {}): Tool {
+  return {
+    name,
+    description: `test tool ${name}`,
+    inputSchema,
+    effect,
+    source: 'builtin',
+    id: `builtin:${name}`,
+    schemaRevision: stableHash(inputSchema),
+    idempotent: false,
+    available: true,
+    invoke,
+    ...extra,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(signal.reason ?? new Error('aborted'));
+    }, { once: true });
+  });
+}
+
+export function createTestTools(): TestTools {
+  const calls = new Map<string, number>();
+  const spans: TestTools['spans'] = [];
+  const count = (n: string) => calls.set(n, (calls.get(n) ?? 0) + 1);
+  const flakyFailures = new Map<string, number>();
+  const any = { type: 'object' } as JsonSchema;
+  const tools: Tool[] = [
+    tool('noop', 'read', any, async () => {
+      count('noop');
+      return { ok: true };
+    }),
+    tool('echo', 'read', { type: 'object', properties: { value: {} , text: { type: 'string' }, count: { type: 'number' } } }, async (args) => {
+      count('echo');
+      return { echoed: args.value ?? args.text ?? null, args };
+    }),
+    tool('slow', 'read', { type: 'object', properties: { ms: { type: 'number' }, id: { type: 'string' } }, required: ['ms'] }, async (args, ctx) => {
+      count('slow');
+      const start = Date.now();
+      await sleep(Number(args.ms), ctx.signal);
+      spans.push({ id: String(args.id ?? ''), start, end: Date.now() });
+      return { slept: args.ms, id: args.id ?? null };
+    }),
+    tool('flaky', 'read', { type: 'object', properties: { key: { type: 'string' }, failures: { type: 'number' } }, required: ['key', 'failures'] }, async (args) => {
+      count('flaky');
+      const key = String(args.key);
+      const seen = flakyFailures.get(key) ?? 0;
+      if (seen < Number(args.failures)) {
+        flakyFailures.set(key, seen + 1);
+        throw new Error(`flaky failure ${seen + 1}`);
+      }
+      return { key, attempts: seen + 1 };
+    }),
+    tool('fail', 'read', any, async () => {
+      count('fail');
+      return { success: false, error: 'this tool always fails' };
+    }),
+    tool('write_note', 'write', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, async (args) => {
+      count('write_note');
+      return { written: args.text };
+    }),
+    tool('send_message', 'external', { type: 'object', properties: { to: { type: 'string' } } }, async (args) => {
+      count('send_message');
+      return { sent: args.to ?? null };
+    }),
+  ];
+  return { source: { kind: 'builtin', list: async () => tools }, calls, spans };
+}

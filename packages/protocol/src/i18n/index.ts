@@ -1,0 +1,42 @@
+import * as core from './core';
+import * as models from './models';
+import * as permissions from './permissions';
+import * as plugins from './plugins';
+import * as workflows from './workflows';
+
+/** Supported display languages. `en` is the default. */
+export const LOCALES = ['en', 'zh-CN'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+const tables = [core, plugins, permissions, workflows, models];
+
+export const MESSAGES: Record<Locale, Record<string, string>> = {
+  en: Object.assign({}, ...tables.map((t) => t.en)),
+  'zh-CN': Object.assign({}, ...tables.map((t) => t.zhCN)),
+};
+
+/** Picks the locale from an Accept-Language header value (`zh`, `zh-CN`, `zh-Hans` → zh-CN). */
+export function pickLocale(acceptLanguage: string | undefined | null): Locale {
+  if (!acceptLanguage) return 'en';
+  for (const part of acceptLanguage.split(',')) {
+    const tag = part.split(';')[0]?.trim().toLowerCase() ?? '';
+    if (tag.startsWith('zh')) return 'zh-CN';
+    if (tag.startsWith('en')) return 'en';
+  }
+  return 'en';
+}
+
+function render(template: string, params: Record<string, unknown>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
+    if (!(key in params)) return whole;
+    const v = params[key];
+    return typeof v === 'string' ? v : JSON.stringify(v);
+  });
+}
+
+/** The message for `code` in `locale`, with `{param}` placeholders filled. */
+export function localize(code: string, params: Record<string, unknown> = {}, locale: Locale = 'en'): string {
+  const template = MESSAGES[locale][code] ?? MESSAGES.en[code];
+  if (!template) return params.reason ? String(params.reason) : code;
+  return render(template, params);
+}

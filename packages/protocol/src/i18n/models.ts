@@ -1,0 +1,22 @@
+/** Messages of the models domain (chat backends, model steps, chat, memory), in both languages. */
+export const en: Record<string, string> = {
+  unknown_backend: 'Backend "{backend}" is not configured (configured: {ids}). Add it under "backends" in PATCH /api/settings.',
+  backend_key_missing: 'Backend "{backend}" has no API key: set "apiKey", or "apiKeyEnv" naming a set environment variable (now: {env}).',
+  model_failed: 'The model backend "{backend}" failed: {reason}',
+  model_cancelled: 'The call to model backend "{backend}" was cancelled.',
+  conversation_not_found: 'Conversation {conversationId} was not found.',
+  chat_no_pending_gate: 'Conversation {conversationId} has no pending approval "{gateId}".',
+  chat_busy: 'Conversation {conversationId} is already answering a message; wait for it to finish.',
+  memory_full: 'Memory is full ({max} entries); forget some before remembering more.',
+};
+
+export const zhCN: Record<string, string> = {
+  unknown_backend: '后端 "{backend}" 未配置（已配置：{ids}）。请通过 PATCH /api/settings 在 "backends" 中添加。',
+  backend_key_missing: '后端 "{backend}" 没有 API 密钥：请设置 "apiKey"，或用 "apiKeyEnv" 指定一个已设置的环境变量（当前：{env}）。',
+  model_failed: '模型后端 "{backend}" 调用失败：{reason}',
+  model_cancelled: '对模型后端 "{backend}" 的调用已取消。',
+  conversation_not_found: '未找到会话 {conversationId}。',
+  chat_no_pending_gate: '会话 {conversationId} 没有待处理的审批 "{gateId}"。',
+  chat_busy: '会话 {conversationId} 正在回答上一条消息，请等待其完成。',
+  memory_full: '记忆已满（{max} 条）；请先删除一些再添加。',
+};

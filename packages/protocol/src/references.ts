@@ -1,0 +1,207 @@
+/**
+ * The reference grammar and its resolver (SPEC §2), shared by the host runner and the canvas.
+ *
+ *   {{steps.N.result<path>}}   N = 1-based position in the plan
+ *   {{node.<id>.result<path>}} by step id
+ *   {{last.result<path>}}      the latest (plan order) direct dependency
+ *   {{inputs.<name><path>}}    workflow inputs
+ *   @file:<input>              a file input (a whole string), swapped for a resolved path
+ *
+ * A path is any mix of `.field` and `[index]`. A string that is exactly one placeholder keeps
+ * the referenced value's JSON type; embedded placeholders render as text.
+ * Evaluation is a plain walk over data: no code is ever evaluated.
+ */
+
+export type PathPart = string | number;
+
+export type Reference =
+  | { kind: 'steps'; index: number; path: PathPart[]; raw: string }
+  | { kind: 'node'; id: string; path: PathPart[]; raw: string }
+  | { kind: 'last'; path: PathPart[]; raw: string }
+  | { kind: 'inputs'; name: string; path: PathPart[]; raw: string };
+
+export type ParsedToken = { ok: true; ref: Reference } | { ok: false; raw: string };
+
+const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
+const IDENT = '[A-Za-z_$][A-Za-z0-9_$-]*';
+const PATH = `(?:\\.${IDENT}|\\[\\d+\\])*`;
+const REF_RE = new RegExp(
+  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH}))\\s*$`,
+);
+const FILE_RE = /^@file:([A-Za-z_][A-Za-z0-9_-]*)$/;
+
+export function parsePath(text: string): PathPart[] {
+  const parts: PathPart[] = [];
+  const re = /\.([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    parts.push(m[1] !== undefined ? m[1] : Number(m[2]));
+  }
+  return parts;
+}
+
+/** Parses the inside of one `{{…}}`. */
+export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken {
+  const m = REF_RE.exec(inner);
+  if (!m) return { ok: false, raw };
+  if (m[1] !== undefined) return { ok: true, ref: { kind: 'steps', index: Number(m[1]), path: parsePath(m[2] ?? ''), raw } };
+  if (m[3] !== undefined) return { ok: true, ref: { kind: 'node', id: m[3], path: parsePath(m[4] ?? ''), raw } };
+  if (m[5] !== undefined) return { ok: true, ref: { kind: 'last', path: parsePath(m[5]), raw } };
+  return { ok: true, ref: { kind: 'inputs', name: m[6] as string, path: parsePath(m[7] ?? ''), raw } };
+}
+
+/** Every placeholder token in a string, parsed or flagged malformed. */
+export function scanString(text: string): ParsedToken[] {
+  const out: ParsedToken[] = [];
+  for (const m of text.matchAll(PLACEHOLDER)) out.push(parseReference(m[1] as string, m[0]));
+  // An opening `{{` without a well-formed close is malformed too.
+  const opens = (text.match(/\{\{/g) ?? []).length;
+  if (opens > out.length) out.push({ ok: false, raw: text });
+  return out;
+}
+
+/** The file input name of an `@file:<name>` string, or undefined. */
+export function fileInputOf(value: string): string | undefined {
+  return FILE_RE.exec(value)?.[1];
+}
+
+/** The single reference of a string that is exactly one placeholder, or undefined. */
+export function exactReference(text: string): Reference | undefined {
+  const m = /^\{\{([^{}]*)\}\}$/.exec(text);
+  if (!m) return undefined;
+  const parsed = parseReference(m[1] as string, text);
+  return parsed.ok ? parsed.ref : undefined;
+}
+
+export interface FoundToken {
+  /** JSON path of the string inside the scanned value. */
+  at: PathPart[];
+  token: ParsedToken;
+  /** True when the string is exactly this one placeholder. */
+  exact: boolean;
+}
+
+/** Walks any JSON value and yields every placeholder in its strings. */
+export function collectReferences(value: unknown, at: PathPart[] = []): FoundToken[] {
+  if (typeof value === 'string') {
+    const tokens = scanString(value);
+    const exact = tokens.length === 1 && exactReference(value) !== undefined;
+    return tokens.map((token) => ({ at, token, exact }));
+  }
+  if (Array.isArray(value)) return value.flatMap((v, i) => collectReferences(v, [...at, i]));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([k, v]) => collectReferences(v, [...at, k]));
+  }
+  return [];
+}
+
+/** Every `@file:<name>` string inside a JSON value. */
+export function collectFileInputs(value: unknown): string[] {
+  if (typeof value === 'string') {
+    const name = fileInputOf(value);
+    return name ? [name] : [];
+  }
+  if (Array.isArray(value)) return value.flatMap(collectFileInputs);
+  if (value && typeof value === 'object') return Object.values(value).flatMap(collectFileInputs);
+  return [];
+}
+
+/** Reads `path` inside `value`; `undefined` when any part is missing. */
+export function getPath(value: unknown, path: PathPart[]): unknown {
+  let cur: unknown = value;
+  for (const part of path) {
+    if (cur === null || cur === undefined) return undefined;
+    if (typeof part === 'number') {
+      if (!Array.isArray(cur)) return undefined;
+      cur = cur[part];
+    } else {
+      if (typeof cur !== 'object' || Array.isArray(cur)) return undefined;
+      if (!Object.hasOwn(cur as object, part)) return undefined;
+      cur = (cur as Record<string, unknown>)[part];
+    }
+  }
+  return cur;
+}
+
+export function formatPath(path: PathPart[]): string {
+  return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
+}
+
+/** What the resolver needs to know about the run at dispatch time. */
+export interface ResolveScope {
+  /** Step ids in plan order (for `steps.N`). */
+  stepIds: readonly string[];
+  /** Results of finished steps, by id. */
+  results: ReadonlyMap<string, unknown>;
+  /** The resolving step's direct dependencies (for `last`). */
+  dependsOn: readonly string[];
+  inputs: Readonly<Record<string, unknown>>;
+  /** Swaps a file input name for the current tool's resolved value (a path). */
+  file?: (name: string) => unknown;
+}
+
+export class UnresolvedReferenceError extends Error {
+  constructor(readonly ref: string) {
+    super(`reference ${ref} resolved to nothing`);
+    this.name = 'UnresolvedReferenceError';
+  }
+}
+
+function lookup(ref: Reference, scope: ResolveScope): unknown {
+  let base: unknown;
+  let found = true;
+  switch (ref.kind) {
+    case 'steps': {
+      const id = scope.stepIds[ref.index - 1];
+      found = id !== undefined && scope.results.has(id);
+      base = id === undefined ? undefined : scope.results.get(id);
+      break;
+    }
+    case 'node':
+      found = scope.results.has(ref.id);
+      base = scope.results.get(ref.id);
+      break;
+    case 'last': {
+      const order = new Map(scope.stepIds.map((id, i) => [id, i]));
+      const latest = [...scope.dependsOn].sort((a, b) => (order.get(b) ?? -1) - (order.get(a) ?? -1))[0];
+      found = latest !== undefined && scope.results.has(latest);
+      base = latest === undefined ? undefined : scope.results.get(latest);
+      break;
+    }
+    case 'inputs':
+      found = Object.hasOwn(scope.inputs, ref.name);
+      base = scope.inputs[ref.name];
+      break;
+  }
+  const value = found ? getPath(base, ref.path) : undefined;
+  if (value === undefined) throw new UnresolvedReferenceError(ref.raw);
+  return value;
+}
+
+function renderText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** Resolves one string: exact placeholders keep their type, embedded ones render as text. */
+export function resolveString(text: string, scope: ResolveScope): unknown {
+  const file = fileInputOf(text);
+  if (file !== undefined && scope.file) return scope.file(file);
+  const exact = exactReference(text);
+  if (exact) return lookup(exact, scope);
+  return text.replace(PLACEHOLDER, (whole, inner: string) => {
+    const parsed = parseReference(inner, whole);
+    if (!parsed.ok) return whole;
+    return renderText(lookup(parsed.ref, scope));
+  });
+}
+
+/** Resolves every placeholder inside a JSON value (a step's arguments). */
+export function resolveValue(value: unknown, scope: ResolveScope): unknown {
+  if (typeof value === 'string') return resolveString(value, scope);
+  if (Array.isArray(value)) return value.map((v) => resolveValue(v, scope));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = resolveValue(v, scope);
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,77 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+
+/**
+ * JSON Schema checking for tool arguments and workflow inputs. Tool schemas come from plugins
+ * and MCP servers, so the checker is lenient about unknown keywords (strict: false) but knows
+ * FengYu's own annotations.
+ */
+
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
+const addFormats = (addFormatsModule as unknown as { default?: (a: Ajv) => void }).default ?? (addFormatsModule as unknown as (a: Ajv) => void);
+addFormats(ajv);
+ajv.addFormat('fengyu-file', true);
+ajv.addFormat('fengyu-directory', true);
+for (const keyword of ['x-fengyu-enum', 'x-fengyu-auto', 'x-fengyu-label', 'x-fengyu-help']) ajv.addKeyword(keyword);
+
+const cache = new Map<string, ValidateFunction | null>();
+
+function compile(schema: Record<string, unknown>): ValidateFunction | null {
+  const key = JSON.stringify(schema);
+  if (cache.has(key)) return cache.get(key) ?? null;
+  let fn: ValidateFunction | null = null;
+  try {
+    fn = ajv.compile(schema);
+  } catch {
+    fn = null; // an uncompilable third-party schema checks nothing rather than failing every call
+  }
+  if (cache.size > 2000) cache.clear();
+  cache.set(key, fn);
+  return fn;
+}
+
+export interface SchemaIssue {
+  /** JSON pointer of the offending value ("" for the root). */
+  pointer: string;
+  /** Readable path such as `.files[0].name` (the missing property included for `required`). */
+  path: string;
+  message: string;
+  keyword: string;
+}
+
+function describe(e: ErrorObject): SchemaIssue {
+  const segments = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let path = segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    path = `${path}.${missing}`;
+    message = 'is required';
+  } else if (e.keyword === 'additionalProperties') {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    path = `${path}.${extra}`;
+    message = 'is not an accepted property';
+  } else if (e.keyword === 'enum') {
+    message = `must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;
+  }
+  return { pointer: e.instancePath, path: path || '(root)', message, keyword: e.keyword };
+}
+
+/** Every issue of `value` against `schema`; an empty list when it conforms. */
+export function checkSchema(schema: Record<string, unknown> | undefined, value: unknown): SchemaIssue[] {
+  if (!schema || typeof schema !== 'object') return [];
+  const fn = compile(schema);
+  if (!fn || fn(value)) return [];
+  return (fn.errors ?? []).map(describe);
+}
+
+/** True when `schema` is a JSON-Schema object that compiles. */
+export function isCompilableSchema(schema: unknown): boolean {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return false;
+  try {
+    new Ajv({ strict: false, validateFormats: false }).compile(schema as Record<string, unknown>);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,202 @@
+import type { CatalogEntry } from './catalog';
+import { isRetrySafe } from './catalog';
+import type { Problem } from './errors';
+import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep } from './plan';
+import { collectFileInputs, collectReferences, formatPath, type PathPart } from './references';
+import { checkSchema } from './schema-check';
+
+/**
+ * Plan validation (SPEC §2): every rule, every problem reported at once, before any tool runs.
+ * The host runs it on supplied, drafted and edited plans and on saved workflows; the canvas runs
+ * the same function for inline diagnostics.
+ */
+
+export type ToolInfo = Pick<CatalogEntry, 'name' | 'inputSchema' | 'effect' | 'idempotent' | 'source' | 'available'>;
+
+export interface ValidationContext {
+  /** Looks a tool up in the catalog snapshot the plan will run against. */
+  tool: (name: string) => ToolInfo | undefined;
+  /** Declared input names (a workflow's schema properties, or a bare run's `inputs` keys). */
+  inputNames: ReadonlySet<string>;
+  /** Declared file input names (`@file:<name>`); defaults to `inputNames`. */
+  fileInputNames?: ReadonlySet<string>;
+  /** `read-only` rejects any step whose tool is not a read tool. */
+  readOnly?: boolean;
+  /** Extra per-step checks (e.g. workflows forbid nested workflow tools). */
+  extraStepCheck?: (step: PlanStep, tool: ToolInfo | undefined) => Problem[];
+}
+
+export type ValidationResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
+
+function schemaProblems(input: unknown): Problem[] {
+  const parsed = AgentPlanSchema.safeParse(input);
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => {
+    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') || '(root)';
+    const stepIndex = issue.path[0] === 'steps' && typeof issue.path[1] === 'number' ? issue.path[1] : undefined;
+    const stepId = stepIndex !== undefined ? stepIdAt(input, stepIndex) : undefined;
+    return { code: 'plan_schema', field: path, stepId, params: { path, reason: issue.message } };
+  });
+}
+
+function stepIdAt(input: unknown, index: number): string | undefined {
+  const steps = (input as { steps?: unknown })?.steps;
+  const step = Array.isArray(steps) ? steps[index] : undefined;
+  const id = (step as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** Finds one dependency cycle, as a list of ids (first id repeated at the end), or undefined. */
+export function findCycle(steps: readonly PlanStep[]): string[] | undefined {
+  const deps = new Map(steps.map((s) => [s.id, s.dependsOn ?? []]));
+  const state = new Map<string, 1 | 2>();
+  const stack: string[] = [];
+  const visit = (id: string): string[] | undefined => {
+    state.set(id, 1);
+    stack.push(id);
+    for (const d of deps.get(id) ?? []) {
+      if (!deps.has(d) || d === id) continue;
+      if (state.get(d) === 1) return [...stack.slice(stack.indexOf(d)), d];
+      if (!state.has(d)) {
+        const found = visit(d);
+        if (found) return found;
+      }
+    }
+    stack.pop();
+    state.set(id, 2);
+    return undefined;
+  };
+  for (const s of steps) {
+    if (!state.has(s.id)) {
+      const found = visit(s.id);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Transitive prerequisites of every step (assumes no cycle). */
+export function prerequisites(steps: readonly PlanStep[]): Map<string, Set<string>> {
+  const deps = new Map(steps.map((s) => [s.id, s.dependsOn ?? []]));
+  const memo = new Map<string, Set<string>>();
+  const walk = (id: string, seen: Set<string>): Set<string> => {
+    const hit = memo.get(id);
+    if (hit) return hit;
+    const out = new Set<string>();
+    for (const d of deps.get(id) ?? []) {
+      if (!deps.has(d) || seen.has(d)) continue;
+      out.add(d);
+      for (const t of walk(d, new Set([...seen, id]))) out.add(t);
+    }
+    memo.set(id, out);
+    return out;
+  };
+  for (const s of steps) walk(s.id, new Set());
+  return memo;
+}
+
+function referenceProblems(step: PlanStep, steps: readonly PlanStep[], pre: Set<string>, ctx: ValidationContext): Problem[] {
+  const problems: Problem[] = [];
+  const ids = new Set(steps.map((s) => s.id));
+  const fileNames = ctx.fileInputNames ?? ctx.inputNames;
+  const scanned = [
+    ...collectReferences(step.arguments ?? {}, ['arguments']),
+    ...collectReferences(step.instruction ?? '', ['instruction']),
+  ];
+  for (const { token, at } of scanned) {
+    const field = formatPath(at as PathPart[]).slice(1);
+    if (!token.ok) {
+      problems.push({ code: 'ref_malformed', stepId: step.id, field, params: { stepId: step.id, ref: token.raw } });
+      continue;
+    }
+    const ref = token.ref;
+    let target: string | undefined;
+    if (ref.kind === 'steps') {
+      target = steps[ref.index - 1]?.id;
+      if (!target) {
+        problems.push({ code: 'ref_unknown_step', stepId: step.id, field, params: { stepId: step.id, target: `steps.${ref.index}` } });
+        continue;
+      }
+    } else if (ref.kind === 'node') {
+      target = ref.id;
+      if (!ids.has(target)) {
+        problems.push({ code: 'ref_unknown_step', stepId: step.id, field, params: { stepId: step.id, target } });
+        continue;
+      }
+    } else if (ref.kind === 'last') {
+      if ((step.dependsOn ?? []).length === 0) problems.push({ code: 'ref_last_without_dependency', stepId: step.id, field, params: { stepId: step.id } });
+      continue;
+    } else {
+      if (!ctx.inputNames.has(ref.name)) problems.push({ code: 'ref_undeclared_input', stepId: step.id, field, params: { stepId: step.id, input: ref.name } });
+      continue;
+    }
+    if (!pre.has(target)) problems.push({ code: 'ref_not_prerequisite', stepId: step.id, field, params: { stepId: step.id, target } });
+  }
+  for (const name of collectFileInputs(step.arguments ?? {})) {
+    if (!fileNames.has(name)) problems.push({ code: 'ref_undeclared_file', stepId: step.id, field: 'arguments', params: { stepId: step.id, input: name } });
+  }
+  return problems;
+}
+
+/** Drops issues located at (or below) an exact placeholder: its type is only known at dispatch. */
+function literalArgumentProblems(step: PlanStep, tool: ToolInfo): Problem[] {
+  const args = step.arguments ?? {};
+  const dynamic = collectReferences(args)
+    .filter((f) => f.exact)
+    .map((f) => `/${f.at.map(String).join('/')}`);
+  const issues = checkSchema(tool.inputSchema, args).filter((issue) => {
+    if (dynamic.some((d) => issue.pointer === d || issue.pointer.startsWith(`${d}/`))) return false;
+    return true;
+  });
+  return issues.map((issue) => ({
+    code: 'step_invalid_arguments',
+    stepId: step.id,
+    field: `arguments${issue.path === '(root)' ? '' : issue.path}`,
+    params: { stepId: step.id, path: issue.path, reason: issue.message },
+  }));
+}
+
+function stepProblems(step: PlanStep, ids: Map<string, number>, ctx: ValidationContext): Problem[] {
+  const problems: Problem[] = [];
+  const p = (code: string, params: Record<string, unknown>, field?: string) =>
+    problems.push({ code, stepId: step.id, field, params: { stepId: step.id, ...params } });
+  const tool = step.tool ? ctx.tool(step.tool) : undefined;
+  if (step.tool && !tool) p('step_unknown_tool', { tool: step.tool }, 'tool');
+  if (tool && !tool.available) p('step_unavailable_tool', { tool: tool.name }, 'tool');
+  if (!step.tool && !step.instruction?.trim()) p('step_missing_instruction', {}, 'instruction');
+  for (const d of step.dependsOn ?? []) {
+    if (d === step.id) p('step_self_dependency', {}, 'dependsOn');
+    else if (!ids.has(d)) p('step_unknown_dependency', { dependency: d }, 'dependsOn');
+  }
+  const attempts = step.retry?.maxAttempts;
+  if (attempts !== undefined && (attempts < 1 || attempts > MAX_ATTEMPTS)) p('retry_range', {}, 'retry.maxAttempts');
+  if (attempts !== undefined && attempts > 1) {
+    if (step.pinned) p('pinned_with_retry', {}, 'retry');
+    if (!tool || !isRetrySafe(tool)) p('retry_unsafe', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'retry');
+  }
+  if (ctx.readOnly && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
+  if (tool && step.arguments && !step.pinned) problems.push(...literalArgumentProblems(step, tool));
+  if (ctx.extraStepCheck) problems.push(...ctx.extraStepCheck(step, tool));
+  return problems;
+}
+
+/** Validates a plan in full. Returns the typed plan, or every problem found. */
+export function validatePlan(input: unknown, ctx: ValidationContext): ValidationResult {
+  const structural = schemaProblems(input);
+  if (structural.length > 0) return { ok: false, problems: structural };
+  const plan = AgentPlanSchema.parse(input);
+  const problems: Problem[] = [];
+  if (plan.steps.length === 0) problems.push({ code: 'plan_empty', params: {} });
+  if (plan.steps.length > MAX_STEPS) problems.push({ code: 'plan_too_many_steps', params: { count: plan.steps.length } });
+  const ids = new Map<string, number>();
+  plan.steps.forEach((s, i) => {
+    if (ids.has(s.id)) problems.push({ code: 'step_duplicate_id', stepId: s.id, field: 'id', params: { stepId: s.id } });
+    else ids.set(s.id, i);
+  });
+  for (const step of plan.steps) problems.push(...stepProblems(step, ids, ctx));
+  const cycle = findCycle(plan.steps);
+  if (cycle) problems.push({ code: 'plan_cycle', stepId: cycle[0], field: 'dependsOn', params: { cycle: cycle.join(' → ') } });
+  const pre = prerequisites(plan.steps);
+  for (const step of plan.steps) problems.push(...referenceProblems(step, plan.steps, pre.get(step.id) ?? new Set(), ctx));
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, plan };
+}

@@ -1,0 +1,113 @@
+import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ChatGates } from './chat-gates';
+import type { ChatFrame, ChatRequest, ChatService } from './chat.service';
+import type { ConversationRepository } from './conversation.repository';
+
+/**
+ * Chat routes. `POST /api/chat` answers with an SSE stream (frames documented in
+ * docs/chat.md); every check that can fail (backend, conversation, files) fails with a normal
+ * JSON error before the stream starts.
+ */
+
+const HEARTBEAT_MS = 15_000;
+const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } };
+
+const chatBody = {
+  type: 'object',
+  required: ['message'],
+  additionalProperties: false,
+  properties: {
+    conversationId: { type: 'string', minLength: 1, maxLength: 100 },
+    message: { type: 'string', minLength: 1, maxLength: 100_000 },
+    backend: { type: 'string', minLength: 1, maxLength: 64 },
+    model: { type: 'string', minLength: 1, maxLength: 200 },
+    permissionMode: { type: 'string', enum: ['ask', 'approve-for-me', 'full-access'] },
+    files: { type: 'array', maxItems: 32, items: { type: 'object' } },
+  },
+};
+
+export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo: ConversationRepository, gates: ChatGates): void {
+  app.post('/api/chat', { schema: { summary: 'Send a chat message; the answer streams as SSE (start, token, tool, approval_requested, done, error)', tags: ['chat'], body: chatBody } }, async (req, reply) => {
+    const body = req.body as ChatRequest & { permissionMode?: PermissionMode };
+    const turn = await chat.prepare(req.owner, body);
+    const abort = new AbortController();
+    const send = openStream(reply, () => abort.abort());
+    await chat.stream(turn, send, abort.signal);
+    send.end();
+  });
+
+  app.get(
+    '/api/chat/conversations',
+    { schema: { summary: 'The caller\'s conversations, most recently active first', tags: ['chat'], querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 200 } } } } },
+    async (req) => ({ conversations: await repo.list(req.owner, (req.query as { limit?: number }).limit ?? 50) }),
+  );
+
+  app.get('/api/chat/conversations/:id', { schema: { summary: 'One conversation with its messages', tags: ['chat'], params: idParam } }, async (req) => {
+    const { id } = req.params as { id: string };
+    const conversation = await repo.get(req.owner, id);
+    if (!conversation) throw new FengYuError('conversation_not_found', { conversationId: id });
+    return { ...conversation, messages: await repo.messages(id) };
+  });
+
+  app.delete('/api/chat/conversations/:id', { schema: { summary: 'Delete a conversation and its messages', tags: ['chat'], params: idParam } }, async (req) => {
+    const { id } = req.params as { id: string };
+    if (!(await repo.remove(req.owner, id))) throw new FengYuError('conversation_not_found', { conversationId: id });
+    return { deleted: true };
+  });
+
+  app.post(
+    '/api/chat/:id/approve',
+    {
+      schema: {
+        summary: 'Answer a pending tool approval (the chat confirmation card)',
+        tags: ['chat'],
+        params: idParam,
+        body: { type: 'object', required: ['gateId', 'approve'], additionalProperties: false, properties: { gateId: { type: 'string', minLength: 1, maxLength: 100 }, approve: { type: 'boolean' } } },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: string };
+      const { gateId, approve } = req.body as { gateId: string; approve: boolean };
+      gates.resolve(req.owner, id, gateId, approve);
+      return { gateId, approved: approve };
+    },
+  );
+}
+
+type Sender = ((frame: ChatFrame, data: Record<string, unknown>) => void) & { end: () => void };
+
+/** Hijacks the reply into an SSE stream; `onGone` fires when the client disconnects early. */
+function openStream(reply: FastifyReply, onGone: () => void): Sender {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.write(': connected\n\n');
+  let seq = 0;
+  let ended = false;
+  const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  const finish = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(beat);
+    res.end();
+  };
+  res.on('close', () => {
+    if (!ended) {
+      finish();
+      onGone();
+    }
+  });
+  const send = ((frame, data) => {
+    if (ended) return;
+    res.write(`id: ${++seq}\nevent: ${frame}\ndata: ${JSON.stringify(data)}\n\n`);
+  }) as Sender;
+  send.end = finish;
+  return send;
+}

@@ -1,0 +1,99 @@
+import type { Problem } from '@fengyu/protocol';
+import { z } from 'zod';
+import type { SectionSpec } from '../settings/settings.store';
+import type { SecretStore } from './secret-store';
+
+/**
+ * Settings sections `backends` and `defaultBackend` (SPEC §7). An `apiKey` never reaches the
+ * database: `prepare` moves it into the SecretStore and stores the marker `"••••"` instead.
+ * Reading shows the same marker, so a GET → edit → PATCH round trip keeps the key:
+ * `"••••"` keeps the stored key, a new string replaces it, an absent `apiKey` removes it.
+ */
+
+export const KEY_MARKER = '••••';
+
+export const PROVIDERS = ['openai-compatible', 'openai', 'anthropic'] as const;
+export type ProviderKind = (typeof PROVIDERS)[number];
+
+const httpUrl = z
+  .string()
+  .max(2000)
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL');
+
+export const BackendSchema = z
+  .object({
+    id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must match ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'),
+    provider: z.enum(PROVIDERS),
+    baseURL: httpUrl.optional(),
+    model: z.string().min(1).max(200),
+    apiKey: z.string().min(1).max(4000).optional(),
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name')
+      .optional(),
+  })
+  .strict();
+
+export type BackendConfig = z.infer<typeof BackendSchema>;
+
+export const BackendsSchema = z.array(BackendSchema).max(32);
+
+export function validateBackends(list: BackendConfig[]): Problem[] {
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  list.forEach((b, i) => {
+    const field = `backends[${i}]`;
+    if (seen.has(b.id)) problems.push({ code: 'invalid_settings', field: `${field}.id`, message: `backend id "${b.id}" is used more than once` });
+    seen.add(b.id);
+    if (b.apiKey !== undefined && b.apiKeyEnv !== undefined) {
+      problems.push({ code: 'invalid_settings', field, message: 'give either apiKey or apiKeyEnv, not both' });
+    }
+    if (b.provider === 'openai-compatible' && !b.baseURL) {
+      problems.push({ code: 'invalid_settings', field: `${field}.baseURL`, message: 'an openai-compatible backend needs a baseURL' });
+    }
+  });
+  return problems;
+}
+
+/** Moves new keys into the secret store; returns the list as stored (keys replaced by the marker). */
+export function prepareBackends(secrets: SecretStore, owner: string, next: BackendConfig[]): BackendConfig[] {
+  const keys: Record<string, string> = {};
+  const stored = next.map((b) => {
+    if (b.apiKey === undefined) return b;
+    const key = b.apiKey === KEY_MARKER ? secrets.get(owner, b.id) : b.apiKey;
+    const { apiKey: _drop, ...rest } = b;
+    if (key === undefined) return rest;
+    keys[b.id] = key;
+    return { ...rest, apiKey: KEY_MARKER };
+  });
+  secrets.replace(owner, keys);
+  return stored;
+}
+
+export function redactBackends(list: BackendConfig[]): BackendConfig[] {
+  return list.map((b) => (b.apiKey === undefined ? b : { ...b, apiKey: KEY_MARKER }));
+}
+
+export function backendsSection(secrets: SecretStore): SectionSpec<BackendConfig[]> {
+  return {
+    schema: BackendsSchema,
+    defaultValue: [],
+    validate: validateBackends,
+    redact: redactBackends,
+    prepare: (next, _prev, owner) => prepareBackends(secrets, owner, next),
+  };
+}
+
+export const DefaultBackendSchema = z.string().max(64).nullable();
+
+export const defaultBackendSection: SectionSpec<string | null> = {
+  schema: DefaultBackendSchema,
+  defaultValue: null,
+};

@@ -1,0 +1,76 @@
+import { type CatalogEntry, agentPlanJsonSchema } from '@fengyu/protocol';
+
+/**
+ * Pure prompt building and answer parsing for planning. The model sees the goal, the catalog
+ * (names, descriptions, effects, input schemas), the run's inputs, relevant memories and the
+ * AgentPlan JSON schema; it gets no tools, so it can only structure the workflow.
+ */
+
+export interface PlanPromptInput {
+  goal: string;
+  catalog: readonly CatalogEntry[];
+  inputs: Record<string, unknown>;
+  memories: readonly string[];
+  /** Grants attached to the run (names usable as `@file:<name>`). */
+  fileInputs?: readonly string[];
+}
+
+const RULES = [
+  'Reply with ONE JSON object that matches the AgentPlan schema, and nothing else (no prose; a ```json fence is tolerated).',
+  'Tools are NOT callable now: you only structure the workflow; the host executes it after a human approves it.',
+  'Use only tool names from the catalog, with arguments valid against the tool\'s input schema.',
+  'A step without "tool" is a model step and needs an "instruction"; it may itself call catalog tools when it runs.',
+  'Step ids match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ and are unique. List prerequisites in "dependsOn"; steps with no path between them run in parallel.',
+  'To use an earlier result, write {{node.<id>.result}} (or a path like {{node.<id>.result.files[0].name}}) inside an argument string, and list <id> in dependsOn. {{inputs.<name>}} reads a run input; @file:<name> passes an attached file.',
+  'Keep plans short: at most 64 steps, usually far fewer. Only read tools may have "retry".',
+];
+
+export function planSystemPrompt(input: PlanPromptInput): string {
+  const tools = input.catalog
+    .filter((t) => t.available)
+    .map((t) => ({ name: t.name, description: t.description, effect: t.effect, inputSchema: t.inputSchema }));
+  const parts = [
+    'You are the planner of FengYu, a local agent and workflow host. You turn a goal into an AgentPlan.',
+    `Rules:\n${RULES.map((r) => `- ${r}`).join('\n')}`,
+    `AgentPlan JSON schema:\n${JSON.stringify(agentPlanJsonSchema())}`,
+    `Tool catalog (${tools.length}):\n${tools.map((t) => JSON.stringify(t)).join('\n') || '(empty: use model steps only)'}`,
+    `Run inputs (reference as {{inputs.<name>}}):\n${Object.keys(input.inputs).length ? JSON.stringify(input.inputs) : '(none)'}`,
+  ];
+  if (input.fileInputs?.length) parts.push(`Attached files (reference as @file:<name>): ${input.fileInputs.join(', ')}`);
+  if (input.memories.length) {
+    parts.push(`Things the user asked you to remember (may be relevant):\n${input.memories.map((m) => `- ${m}`).join('\n')}`);
+  }
+  return parts.join('\n\n');
+}
+
+export function repairPrompt(problems: readonly string[]): string {
+  return [
+    'The plan you drafted is invalid. The validator reported:',
+    ...problems.map((p) => `- ${p}`),
+    'Reply with the complete corrected AgentPlan JSON object only.',
+  ].join('\n');
+}
+
+export type ParsedAnswer = { ok: true; value: unknown } | { ok: false; reason: string };
+
+/** Parses a model's JSON answer, tolerating ```json fences and prose around one JSON object. */
+export function parseJsonAnswer(text: string): ParsedAnswer {
+  const trimmed = text.trim();
+  const candidates: string[] = [];
+  const fence = /```(?:json|JSON)?\s*\n?([\s\S]*?)```/.exec(trimmed);
+  if (fence?.[1]) candidates.push(fence[1].trim());
+  candidates.push(trimmed);
+  const first = trimmed.indexOf('{');
+  const last = trimmed.lastIndexOf('}');
+  if (first >= 0 && last > first) candidates.push(trimmed.slice(first, last + 1));
+  let reason = 'empty answer';
+  for (const c of candidates) {
+    if (!c) continue;
+    try {
+      return { ok: true, value: JSON.parse(c) };
+    } catch (e) {
+      reason = e instanceof Error ? e.message : String(e);
+    }
+  }
+  return { ok: false, reason };
+}

@@ -1,0 +1,103 @@
+import { type PermissionMode, isFengYuError, localize } from '@fengyu/protocol';
+import type { CallerKind, PermissionGuard, ToolCall } from '../permissions/types';
+import type { FileGrant, Tool } from '../tools/tool';
+
+/**
+ * One model-initiated tool call through the permission guard: `tool` call event → guard check
+ * (audited) → approval when the guard asks → invoke → `tool` result event → observe hooks.
+ * Whatever happens, the model gets a value back: the tool's result, `{error: "denied: <reason>"}`
+ * for a denial (so it can replan around it), or `{success: false, error}` for a failure.
+ */
+
+export interface CallEnv {
+  owner: string;
+  caller: CallerKind;
+  permissionMode: PermissionMode;
+  guard: PermissionGuard;
+  grants: readonly FileGrant[];
+  signal: AbortSignal;
+  runId?: string;
+  stepId?: string;
+  emit: (type: 'tool' | 'audit', payload: Record<string, unknown>) => void;
+  /** Resolves true when the human approves (the run's step gate, or the chat confirmation card). */
+  askApproval: (reason: string, detail: { tool: string; arguments: unknown; effect: string; callId: string }) => Promise<boolean>;
+}
+
+export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<string, unknown>, callId: string): Promise<unknown> {
+  const base = { ...(env.stepId ? { stepId: env.stepId } : {}), name: tool.name, callId };
+  env.emit('tool', { phase: 'call', ...base, arguments: args });
+  const call: ToolCall = {
+    tool,
+    arguments: args,
+    owner: env.owner,
+    permissionMode: env.permissionMode,
+    caller: env.caller,
+    ...(env.runId ? { runId: env.runId } : {}),
+    ...(env.stepId ? { stepId: env.stepId } : {}),
+  };
+  const denial = await permit(env, call, callId);
+  if (denial !== undefined) {
+    const error = `denied: ${denial}`;
+    env.emit('tool', { phase: 'result', ...base, error });
+    return { error };
+  }
+  try {
+    if (!tool.available) throw new Error(`tool "${tool.name}" is currently unavailable`);
+    const result = await tool.invoke(args, {
+      signal: env.signal,
+      owner: env.owner,
+      permissionMode: env.permissionMode,
+      grants: env.grants,
+      ...(env.runId ? { runId: env.runId } : {}),
+      ...(env.stepId ? { stepId: env.stepId } : {}),
+      emit: env.emit,
+    });
+    env.emit('tool', { phase: 'result', ...base, result });
+    await observe(env, call, { ok: true, result });
+    return result ?? null;
+  } catch (err) {
+    if (env.signal.aborted) throw err;
+    const error = errorText(err);
+    env.emit('tool', { phase: 'result', ...base, error });
+    await observe(env, call, { ok: false, error });
+    return { success: false, error };
+  }
+}
+
+/** Undefined when the call may run, else the denial reason. */
+async function permit(env: CallEnv, call: ToolCall, callId: string): Promise<string | undefined> {
+  const decision = await env.guard.check(call, env.signal);
+  for (const audit of decision.audits ?? []) env.emit('audit', { ...audit, ...(env.stepId ? { stepId: env.stepId } : {}) });
+  env.emit('audit', {
+    kind: 'permission',
+    ...(env.stepId ? { stepId: env.stepId } : {}),
+    tool: call.tool.name,
+    decision: decision.decision,
+    source: decision.source,
+    ...(decision.rule ? { rule: decision.rule } : {}),
+    reason: decision.reason,
+    caller: env.caller,
+  });
+  if (decision.decision === 'allow') return undefined;
+  if (decision.decision === 'deny') return decision.reason;
+  const approved = await env.askApproval(decision.reason, { tool: call.tool.name, arguments: call.arguments, effect: call.tool.effect, callId });
+  env.emit('audit', { kind: 'approval', ...(env.stepId ? { stepId: env.stepId } : {}), tool: call.tool.name, decision: approved ? 'approved' : 'rejected' });
+  return approved ? undefined : `${decision.reason} (not approved)`;
+}
+
+async function observe(env: CallEnv, call: ToolCall, outcome: { ok: boolean; result?: unknown; error?: string }): Promise<void> {
+  if (!env.guard.observe) return;
+  try {
+    for (const audit of await env.guard.observe(call, outcome)) env.emit('audit', audit);
+  } catch {
+    // observe hooks fail open (seed 000); the guard logs its own failures
+  }
+}
+
+export function errorText(err: unknown): string {
+  if (isFengYuError(err)) {
+    const e = err as { code: string; params: Record<string, unknown> };
+    return localize(e.code, e.params, 'en');
+  }
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,103 @@
+import { FengYuError } from '@fengyu/protocol';
+import { type JSONSchema7, type LanguageModel, type ModelMessage, type ToolSet, dynamicTool, jsonSchema, stepCountIs, streamText } from 'ai';
+import type { Tool } from '../tools/tool';
+import { modelError } from './model-text';
+
+/**
+ * The bounded tool loop shared by model steps and chat: the model may call catalog tools for up
+ * to `maxRounds` rounds; the last round has no tools, so it must answer in text. Every call goes
+ * through `call` (the guarded path in tool-call.ts), which always returns a value for the model.
+ */
+
+export const DEFAULT_MAX_ROUNDS = 8;
+
+export interface ToolLoopRequest {
+  model: LanguageModel;
+  backendId: string;
+  system: string;
+  messages: ModelMessage[];
+  tools: readonly Tool[];
+  maxRounds?: number;
+  signal: AbortSignal;
+  onText?: (text: string) => void;
+  call: (tool: Tool, args: Record<string, unknown>, callId: string) => Promise<unknown>;
+  maxRetries?: number;
+}
+
+export interface ToolLoopResult {
+  /** Every text chunk of every round, concatenated (what a chat shows). */
+  text: string;
+  /** The last round's text: the model's final answer. */
+  finalText: string;
+  /** The assistant and tool messages the loop produced (to persist a conversation). */
+  responseMessages: ModelMessage[];
+  toolCalls: number;
+}
+
+/** A provider-safe tool name (`^[A-Za-z0-9_-]{1,64}$`), unique within `taken`. */
+export function wireName(name: string, taken: Set<string>): string {
+  const base = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';
+  let candidate = base;
+  for (let i = 2; taken.has(candidate); i++) candidate = `${base.slice(0, 60)}_${i}`;
+  taken.add(candidate);
+  return candidate;
+}
+
+function objectSchema(schema: Record<string, unknown>): JSONSchema7 {
+  if (schema.type === 'object') return schema as JSONSchema7;
+  return { properties: {}, ...schema, type: 'object' } as JSONSchema7;
+}
+
+export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call']): ToolSet {
+  const taken = new Set<string>();
+  const set: ToolSet = {};
+  for (const t of tools) {
+    if (!t.available) continue;
+    set[wireName(t.name, taken)] = dynamicTool({
+      description: t.description,
+      inputSchema: jsonSchema(objectSchema(t.inputSchema)),
+      execute: async (input, options) => {
+        const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
+        return call(t, args, options.toolCallId);
+      },
+    });
+  }
+  return set;
+}
+
+export async function runToolLoop(req: ToolLoopRequest): Promise<ToolLoopResult> {
+  const maxRounds = req.maxRounds ?? DEFAULT_MAX_ROUNDS;
+  const tools = toToolSet(req.tools, req.call);
+  let text = '';
+  let toolCalls = 0;
+  try {
+    const result = streamText({
+      model: req.model,
+      system: req.system,
+      messages: req.messages,
+      tools,
+      abortSignal: req.signal,
+      maxRetries: req.maxRetries ?? 1,
+      stopWhen: stepCountIs(maxRounds + 1),
+      prepareStep: ({ stepNumber }) => (stepNumber >= maxRounds ? { activeTools: [] } : undefined),
+    });
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') {
+        text += part.text;
+        if (part.text) req.onText?.(part.text);
+      } else if (part.type === 'tool-call') {
+        toolCalls++;
+      } else if (part.type === 'error') {
+        throw part.error;
+      } else if (part.type === 'abort') {
+        throw new FengYuError('model_cancelled', { backend: req.backendId });
+      }
+    }
+    const steps = await result.steps;
+    const finalText = steps.at(-1)?.text ?? '';
+    const responseMessages = (await result.response).messages as ModelMessage[];
+    return { text, finalText: finalText || text, responseMessages, toolCalls };
+  } catch (err) {
+    throw modelError(err, req.backendId, req.signal);
+  }
+}

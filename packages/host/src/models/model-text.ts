@@ -25,6 +25,8 @@ export async function streamModelText(call: TextCall): Promise<string> {
       messages: call.messages,
       abortSignal: call.signal,
       maxRetries: call.maxRetries ?? 1,
+      // failures arrive as `error` parts below; the default handler would print them to stderr
+      onError: () => {},
     });
     for await (const part of result.fullStream) {
       if (part.type === 'text-delta') {

@@ -78,6 +78,8 @@ export async function runToolLoop(req: ToolLoopRequest): Promise<ToolLoopResult>
       tools,
       abortSignal: req.signal,
       maxRetries: req.maxRetries ?? 1,
+      // failures arrive as `error` parts below; the default handler would print them to stderr
+      onError: () => {},
       stopWhen: stepCountIs(maxRounds + 1),
       prepareStep: ({ stepNumber }) => (stepNumber >= maxRounds ? { activeTools: [] } : undefined),
     });

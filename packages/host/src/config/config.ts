@@ -66,7 +66,7 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     token: options.token ?? parsed.FENGYU_TOKEN,
     sandbox: options.sandbox ?? parsed.FENGYU_SANDBOX ?? 'auto',
     maxStepConcurrency: options.maxStepConcurrency ?? parsed.FENGYU_MAX_STEP_CONCURRENCY ?? 8,
-    logLevel: options.logLevel ?? parsed.FENGYU_LOG_LEVEL ?? 'info',
+    logLevel: options.logLevel ?? parsed.FENGYU_LOG_LEVEL ?? 'warn',
     database: options.database ?? parsed.FENGYU_DB ?? 'file',
     bundledPluginDirs: options.bundledPluginDirs ?? [join(repoRoot, 'packages/plugins/excel/dist'), join(repoRoot, 'packages/plugins/email/dist')],
     uiDir: options.uiDir ?? join(repoRoot, 'packages/ui/dist'),

@@ -103,7 +103,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     callTimeoutSeconds: config.callTimeoutSeconds,
   });
 
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, disableRequestLogging: true, ajv: { customOptions: { allErrors: true, strict: false, coerceTypes: 'array', removeAdditional: false } } }) as unknown as FastifyInstance;
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, ajv: { customOptions: { allErrors: true, strict: false, coerceTypes: 'array', removeAdditional: false } } }) as unknown as FastifyInstance;
   const routes = collectRoutes(app);
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, jsonParser);

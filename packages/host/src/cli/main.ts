@@ -1,0 +1,44 @@
+import { Command } from 'commander';
+import { runCommand } from './run-command';
+import { serveCommand } from './serve-command';
+
+/** `fengyu` — serve the host, run a workflow headless, pack and install plugins. */
+const program = new Command('fengyu').description('FengYu — a local AI agent and workflow host').version('0.1.0');
+
+program
+  .command('serve', { isDefault: true })
+  .description('start the host (HTTP API + web UI on 127.0.0.1)')
+  .option('-p, --port <port>', 'port (0 picks a free one)', (v) => Number.parseInt(v, 10))
+  .option('--home <dir>', 'data directory (default $FENGYU_HOME or ~/.fengyu)')
+  .action(async (opts: { port?: number; home?: string }) => serveCommand(opts));
+
+program
+  .command('run <workflow>')
+  .description('run a workflow file (an AgentPlan, or a run request) headless with live progress')
+  .option('--inputs <json>', 'workflow inputs as a JSON object')
+  .option('--yes', 'approve every gate without asking')
+  .option('--home <dir>', 'data directory')
+  .option('--mode <mode>', 'permission mode: ask | approve-for-me | full-access')
+  .action(async (file: string, opts: { inputs?: string; yes?: boolean; home?: string; mode?: string }) => {
+    process.exitCode = await runCommand(file, opts);
+  });
+
+const plugin = program.command('plugin').description('plugin packages');
+plugin
+  .command('pack <dir>')
+  .description('pack a plugin folder into a .fyp')
+  .option('-o, --out <file>', 'output file')
+  .action(async (dir: string, opts: { out?: string }) => {
+    const { packCommand } = await import('./plugin-commands');
+    process.exitCode = await packCommand(dir, opts);
+  });
+plugin
+  .command('install <file>')
+  .description('install a .fyp into the host')
+  .option('--home <dir>', 'data directory')
+  .action(async (file: string, opts: { home?: string }) => {
+    const { installCommand } = await import('./plugin-commands');
+    process.exitCode = await installCommand(file, opts);
+  });
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+import cliProgress from 'cli-progress';
+import { EventSource } from 'eventsource';
+import { call, connectHost, type HostHandle } from './host-client';
+
+/**
+ * `fengyu run <workflow.json>`: a headless run with a live progress bar of steps, asking at
+ * every gate (or approving all with --yes). Exit code 0 only when the run completed.
+ */
+
+interface Opts {
+  inputs?: string;
+  yes?: boolean;
+  home?: string;
+  mode?: string;
+}
+
+export function buildRequest(fileText: string, opts: Opts): Record<string, unknown> {
+  const doc = JSON.parse(fileText) as Record<string, unknown>;
+  const body: Record<string, unknown> = Array.isArray(doc.steps) ? { goal: doc.goal, workflow: doc } : { ...doc };
+  if (opts.inputs) body.inputs = JSON.parse(opts.inputs);
+  if (opts.mode) body.config = { ...((body.config as object) ?? {}), permissionMode: opts.mode };
+  return body;
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = (await rl.question(`${question} [y/N] `)).trim().toLowerCase();
+    return answer === 'y' || answer === 'yes';
+  } finally {
+    rl.close();
+  }
+}
+
+function follow(h: HostHandle, runId: string, opts: Opts): Promise<string> {
+  return new Promise((resolve) => {
+    const es = new EventSource(`${h.url}/api/agent/stream?runId=${runId}&token=${encodeURIComponent(h.token)}`);
+    const bar = new cliProgress.SingleBar({ format: ' {bar} {value}/{total} steps | {status}', stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic);
+    let total = 0;
+    let done = 0;
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const on = (type: string, fn: (d: any) => void | Promise<void>) => es.addEventListener(type, (m: MessageEvent) => void fn(JSON.parse(m.data)));
+    const finish = (status: string) => {
+      bar.stop();
+      es.close();
+      resolve(status);
+    };
+    const gate = async (what: string) => {
+      bar.stop();
+      const ok = opts.yes || (await ask(what));
+      if (ok) await call(h, 'POST', `/api/agent/${runId}/approve`);
+      else await call(h, 'POST', `/api/agent/${runId}/cancel`);
+      if (ok) bar.start(total, done, { status: 'running' });
+    };
+    on('plan_ready', (d) => {
+      total = d.plan.steps.length;
+      bar.start(total, done, { status: 'planned' });
+    });
+    on('plan_approval_requested', async (d) => {
+      total = d.plan.steps.length;
+      log(`Plan (${total} steps):`);
+      for (const s of d.plan.steps) log(`  - ${s.id}: ${s.title ?? s.tool ?? 'model step'}${s.dependsOn?.length ? ` (after ${s.dependsOn.join(', ')})` : ''}`);
+      await gate('Approve this plan?');
+    });
+    on('step_approval_requested', async (d) => gate(`Step "${d.stepId}" (${d.tool ?? 'model'}, ${d.effect ?? ''}) needs approval: ${d.reason}. Approve?`));
+    on('step_start', (d) => bar.update(done, { status: `running ${d.stepId}` }));
+    on('step_complete', (d) => {
+      done += 1;
+      bar.update(done, { status: `${d.stepId} ${d.status}` });
+      if (d.status === 'failed') log(`\n  ✗ ${d.stepId}: ${d.error}`);
+    });
+    on('complete', (d) => {
+      bar.update(total, { status: 'completed' });
+      finish('completed');
+      log(`\n${d.summary}`);
+      process.stdout.write(`${JSON.stringify(d.result, null, 2)}\n`);
+    });
+    on('error', (d) => {
+      finish('failed');
+      log(`\nRun failed: ${d.message}`);
+    });
+    on('cancelled', () => {
+      finish('cancelled');
+      log('\nRun cancelled.');
+    });
+    on('interrupted', () => finish('interrupted'));
+  });
+}
+
+export async function runCommand(file: string, opts: Opts): Promise<number> {
+  let h: HostHandle | undefined;
+  try {
+    const body = buildRequest(readFileSync(file, 'utf8'), opts);
+    h = await connectHost(opts.home);
+    const { runId } = await call<{ runId: string }>(h, 'POST', '/api/agent/run', body);
+    process.stderr.write(`Run ${runId}\n`);
+    const status = await follow(h, runId, opts);
+    return status === 'completed' ? 0 : 1;
+  } catch (err) {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    return 2;
+  } finally {
+    await h?.close();
+  }
+}

@@ -1,0 +1,25 @@
+import { createHost } from '../http/server';
+
+export async function serveCommand(opts: { port?: number; home?: string }): Promise<void> {
+  const host = await createHost({ port: opts.port, home: opts.home });
+  const posture = host.ctx.posture();
+  process.stdout.write(
+    [
+      `FengYu is running at ${host.url}`,
+      `Open the web UI: ${host.url}/#token=${host.token}`,
+      `Data: ${host.ctx.config.home}   Plugins: ${posture.mode} (${posture.backend})`,
+      'Press Ctrl+C to stop.',
+      '',
+    ].join('\n'),
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping…\n`);
+    await host.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}

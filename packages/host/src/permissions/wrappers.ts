@@ -74,6 +74,7 @@ const SPECS: Record<string, OptionSpec> = {
     flags: ['-0', '-r', '-t', '-p', '-x', '-o', '--null', '--no-run-if-empty', '--verbose', '--interactive', '--exit', '--open-tty', '-i', '-l', '-e'],
   },
   busybox: { withValue: [], flags: [] },
+  coproc: { withValue: [], flags: [] },
 };
 
 /** Splits one segment's words into wrapper, inline shell, find -exec, or a plain command. */

@@ -28,6 +28,8 @@ export interface SafeFetchRequest {
   allowPrivateNetwork?: boolean;
   /** See `AddressPolicy.trustedOrigins`. */
   trustedOrigins?: readonly string[];
+  /** The tool on whose behalf the request runs (named in the cancel error). Default web_fetch. */
+  tool?: string;
 }
 
 export interface SafeFetchResponse {
@@ -67,9 +69,10 @@ function nextRequest(status: number, method: string, body: Buffer | undefined): 
   return { method, body };
 }
 
-function failure(url: string, e: unknown, deadline: AbortSignal, caller?: AbortSignal): FengYuError {
+function failure(url: string, e: unknown, deadline: AbortSignal, req: SafeFetchRequest): FengYuError {
+  const caller = req.signal;
   if (isFengYuError(e)) return e as FengYuError;
-  if (caller?.aborted) return new FengYuError('tool_cancelled', { name: 'web_fetch' }, undefined, { cause: e });
+  if (caller?.aborted) return new FengYuError('tool_cancelled', { name: req.tool ?? 'web_fetch' }, undefined, { cause: e });
   if (deadline.aborted) return new FengYuError('web_fetch_failed', { url, reason: 'timed out' }, undefined, { cause: e });
   const err = e as NodeJS.ErrnoException;
   const reason = err?.code ? `${err.code}${err.message ? `: ${err.message}` : ''}` : String(err?.message ?? e);
@@ -92,13 +95,13 @@ export function createSafeFetch(deps: SafeFetchDeps = {}): SafeFetch {
       accept: '*/*',
       ...Object.fromEntries(Object.entries(req.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v])),
     };
-    let method = req.method ?? 'GET';
-    let body = req.body === undefined ? undefined : Buffer.from(req.body);
+    let method: string = req.method ?? 'GET';
+    let body: Buffer | undefined = req.body === undefined ? undefined : Buffer.from(req.body);
     const redirects: string[] = [];
     let current = req.url;
 
     for (;;) {
-      if (signal.aborted) throw failure(current, signal.reason, deadline, req.signal);
+      if (signal.aborted) throw failure(current, signal.reason, deadline, req);
       const url = checkUrl(current, policy);
       const exempt = isExempt(url, policy);
       const checkAddresses = (host: string, addresses: ResolvedAddress[]) =>
@@ -108,7 +111,7 @@ export function createSafeFetch(deps: SafeFetchDeps = {}): SafeFetch {
       try {
         hop = await sendHop({ url, method, headers: hopHeaders, body, signal, maxBytes, resolver, checkAddresses });
       } catch (e) {
-        throw failure(url.href, e, deadline, req.signal);
+        throw failure(url.href, e, deadline, req);
       }
       if (hop.location === undefined) {
         return {

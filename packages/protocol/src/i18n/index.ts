@@ -1,4 +1,5 @@
 import * as core from './core';
+import * as mcp from './mcp';
 import * as models from './models';
 import * as permissions from './permissions';
 import * as plugins from './plugins';
@@ -8,7 +9,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models];
+const tables = [core, plugins, permissions, workflows, models, mcp];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

@@ -1,0 +1,215 @@
+import { FengYuError, isFengYuError } from '@fengyu/protocol';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from 'pino';
+import { DEFAULT_CALL_TIMEOUT_SECONDS, isStdio, type McpServerConfig, transportOf } from './mcp.config';
+import { type McpCallResult, type McpToolDef, mapCallResult, TOOL_NAME } from './mcp-tool';
+
+/**
+ * One connection to one configured MCP server, opened lazily with the official SDK client
+ * (stdio or streamable HTTP). Keeps the server's tool list current (`tools/list_changed`),
+ * reports its state, and never throws out of `ensure()`'s callers' way: a server that fails
+ * to start goes to `error` and is retried only after a back-off or a settings change.
+ */
+
+export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'error' | 'closed';
+
+export interface ConnectionDeps {
+  logger: Logger;
+  now: () => number;
+  /** How long connect + initialize + the first tools/list may take. */
+  connectTimeoutMs?: number;
+  /** Wait after a failed start before `ensure()` tries again. */
+  retryAfterMs?: number;
+  clientVersion?: string;
+}
+
+export interface ConnectionSnapshot {
+  name: string;
+  transport: 'stdio' | 'http';
+  state: ConnectionState;
+  error?: string;
+  tools: McpToolDef[];
+}
+
+const STDERR_LINES = 20;
+
+export class McpConnection {
+  state: ConnectionState = 'idle';
+  error?: string;
+  tools: McpToolDef[] = [];
+  private client?: Client;
+  private transport?: Transport;
+  private pending?: Promise<void>;
+  private failedAt = 0;
+  private generation = 0;
+  private readonly stderrTail: string[] = [];
+  private readonly log: Logger;
+
+  constructor(
+    readonly server: string,
+    readonly config: McpServerConfig,
+    private readonly deps: ConnectionDeps,
+  ) {
+    this.log = deps.logger.child({ component: 'mcp', server });
+  }
+
+  get timeoutSeconds(): number {
+    return this.config.timeoutSeconds ?? DEFAULT_CALL_TIMEOUT_SECONDS;
+  }
+
+  snapshot(): ConnectionSnapshot {
+    return { name: this.server, transport: transportOf(this.config), state: this.state, ...(this.error ? { error: this.error } : {}), tools: this.tools };
+  }
+
+  /** Connects if needed; resolves when ready, rejects with `mcp_server_unavailable` otherwise. */
+  ensure(): Promise<void> {
+    if (this.state === 'ready') return Promise.resolve();
+    if (this.pending) return this.pending;
+    if (this.state === 'error' && this.deps.now() - this.failedAt < (this.deps.retryAfterMs ?? 30_000)) {
+      return Promise.reject(this.unavailable(this.error ?? 'failed to start'));
+    }
+    this.pending = this.connect().finally(() => {
+      this.pending = undefined;
+    });
+    return this.pending;
+  }
+
+  /** Forgets a failure so the next `ensure()` tries at once (explicit reconnect). */
+  resetBackoff(): void {
+    this.failedAt = 0;
+  }
+
+  private unavailable(reason: string): FengYuError {
+    return new FengYuError('mcp_server_unavailable', { server: this.server, reason });
+  }
+
+  private makeTransport(): Transport {
+    if (isStdio(this.config)) {
+      const t = new StdioClientTransport({ command: this.config.command, args: this.config.args, env: this.config.env, stderr: 'pipe' });
+      t.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
+      return t;
+    }
+    return new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers: this.config.headers } });
+  }
+
+  private onStderr(chunk: Buffer): void {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      this.stderrTail.push(line.slice(0, 500));
+      if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
+      this.log.debug({ stderr: line.slice(0, 500) }, 'mcp server stderr');
+    }
+  }
+
+  private async connect(): Promise<void> {
+    const gen = ++this.generation;
+    this.state = 'connecting';
+    this.error = undefined;
+    const client = new Client(
+      { name: 'fengyu', version: this.deps.clientVersion ?? '0.1.0' },
+      { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(gen) } } },
+    );
+    const transport = this.makeTransport();
+    const timeout = this.deps.connectTimeoutMs ?? 30_000;
+    try {
+      await client.connect(transport, { timeout });
+      const tools = await this.listAll(client, timeout);
+      if (gen !== this.generation) throw new Error('superseded');
+      this.client = client;
+      this.transport = transport;
+      this.tools = tools;
+      client.onclose = () => this.onClosed(gen);
+      this.state = 'ready';
+      this.log.info({ tools: this.tools.length }, 'mcp server connected');
+    } catch (e) {
+      await client.close().catch(() => {});
+      if (gen !== this.generation) throw this.unavailable('connection was replaced');
+      const reason = this.describe(e);
+      this.client = undefined;
+      this.transport = undefined;
+      this.state = 'error';
+      this.error = reason;
+      this.failedAt = this.deps.now();
+      this.log.warn({ reason }, 'mcp server failed to start');
+      throw this.unavailable(reason);
+    }
+  }
+
+  private describe(e: unknown): string {
+    const msg = e instanceof Error ? e.message : String(e);
+    const last = this.stderrTail[this.stderrTail.length - 1];
+    return last ? `${msg} (stderr: ${last})` : msg;
+  }
+
+  private onClosed(gen: number): void {
+    if (gen !== this.generation || this.state === 'closed') return;
+    this.log.warn('mcp server connection closed; it reconnects on next use');
+    this.client = undefined;
+    this.transport = undefined;
+    this.tools = [];
+    this.state = 'idle';
+  }
+
+  private async listAll(client: Client, timeout: number): Promise<McpToolDef[]> {
+    const out: McpToolDef[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+      for (const t of res.tools) {
+        if (TOOL_NAME.test(t.name)) out.push(t as McpToolDef);
+        else this.log.warn({ tool: t.name.slice(0, 200) }, 'mcp tool skipped: name not allowed');
+      }
+      cursor = res.nextCursor;
+      if (!cursor) break;
+    }
+    return out;
+  }
+
+  private async refreshTools(gen: number): Promise<void> {
+    const client = this.client;
+    if (!client || gen !== this.generation) return;
+    try {
+      const tools = await this.listAll(client, this.deps.connectTimeoutMs ?? 30_000);
+      if (gen === this.generation) this.tools = tools;
+      this.log.info({ tools: tools.length }, 'mcp tool list refreshed');
+    } catch (e) {
+      this.log.warn({ reason: this.describe(e) }, 'mcp tool list refresh failed');
+    }
+  }
+
+  /** Calls a tool; maps the result to JSON. Rejects with tool_failed / tool_timeout / tool_cancelled. */
+  async call(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+    if (signal.aborted) throw new FengYuError('tool_cancelled', { name: qualified });
+    await this.ensure();
+    const client = this.client;
+    if (!client) throw this.unavailable('not connected');
+    let result: McpCallResult;
+    try {
+      result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.timeoutSeconds * 1000 })) as McpCallResult;
+    } catch (e) {
+      if (signal.aborted) throw new FengYuError('tool_cancelled', { name: qualified }, undefined, { cause: e });
+      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+        throw new FengYuError('tool_timeout', { name: qualified, seconds: this.timeoutSeconds }, undefined, { cause: e });
+      }
+      if (isFengYuError(e)) throw e;
+      throw new FengYuError('tool_failed', { name: qualified, reason: this.describe(e) }, undefined, { cause: e });
+    }
+    return mapCallResult(qualified, result);
+  }
+
+  async close(): Promise<void> {
+    this.generation++;
+    this.state = 'closed';
+    const client = this.client;
+    const transport = this.transport;
+    this.client = undefined;
+    this.transport = undefined;
+    this.tools = [];
+    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
+    await client?.close().catch(() => {});
+  }
+}

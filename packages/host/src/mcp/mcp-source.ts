@@ -1,0 +1,130 @@
+import { FengYuError } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { SourceStatus, Tool, ToolContext, ToolSource } from '../tools/tool';
+import { fingerprint, type McpServersSettings } from './mcp.config';
+import { type ConnectionDeps, type ConnectionSnapshot, McpConnection } from './mcp-connection';
+import { toolFacts } from './mcp-tool';
+
+/**
+ * The MCP tool source: the owner's configured servers (settings `mcpServers`), each a lazily
+ * opened connection; their tools appear in catalog snapshots as `<server>__<tool>`. A server
+ * that fails is reported by `status()` and contributes no tools; it never fails a snapshot.
+ */
+
+export interface McpSourceDeps extends Omit<ConnectionDeps, 'logger'> {
+  logger: Logger;
+  /** The owner's `mcpServers` section. */
+  servers: (owner: string) => Promise<McpServersSettings>;
+}
+
+interface Entry {
+  owner: string;
+  key: string;
+  conn: McpConnection;
+}
+
+export class McpToolSource implements ToolSource {
+  readonly kind = 'mcp' as const;
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly deps: McpSourceDeps) {}
+
+  private key(owner: string, server: string): string {
+    return `${owner}\u0000${server}`;
+  }
+
+  /**
+   * Makes the connections match `servers` for `owner`: removed or changed servers are closed;
+   * new ones are created idle (they connect on first use). Returns the changed-and-was-used ones.
+   */
+  sync(owner: string, servers: McpServersSettings): McpConnection[] {
+    const reopened: McpConnection[] = [];
+    for (const [k, e] of this.entries) {
+      if (e.owner !== owner) continue;
+      const next = servers[e.conn.server];
+      if (next && fingerprint(next) === fingerprint(e.conn.config)) continue;
+      this.entries.delete(k);
+      const wasUsed = e.conn.state !== 'idle';
+      void e.conn.close();
+      if (next && wasUsed) reopened.push(this.add(owner, e.conn.server, servers));
+    }
+    for (const name of Object.keys(servers)) if (!this.entries.has(this.key(owner, name))) this.add(owner, name, servers);
+    return reopened;
+  }
+
+  private add(owner: string, server: string, servers: McpServersSettings): McpConnection {
+    const config = servers[server];
+    if (!config) throw new FengYuError('mcp_server_not_found', { server });
+    const conn = new McpConnection(server, config, this.deps);
+    this.entries.set(this.key(owner, server), { owner, key: this.key(owner, server), conn });
+    return conn;
+  }
+
+  /** Applies a settings change: closes what changed and reconnects, in the background, what was in use. */
+  applySettings(owner: string, servers: McpServersSettings): void {
+    for (const conn of this.sync(owner, servers)) conn.ensure().catch(() => {});
+  }
+
+  private async connections(owner: string): Promise<McpConnection[]> {
+    this.sync(owner, await this.deps.servers(owner));
+    return [...this.entries.values()].filter((e) => e.owner === owner).map((e) => e.conn);
+  }
+
+  async list(owner: string): Promise<Tool[]> {
+    const conns = await this.connections(owner);
+    await Promise.all(conns.map((c) => c.ensure().catch(() => {})));
+    return conns.filter((c) => c.state === 'ready').flatMap((c) => c.tools.map((def) => this.tool(owner, c, def.name)));
+  }
+
+  /** Per-server detail for `GET /api/mcp/servers` (connects lazily, like a catalog snapshot). */
+  async servers(owner: string): Promise<ConnectionSnapshot[]> {
+    const conns = await this.connections(owner);
+    await Promise.all(conns.map((c) => c.ensure().catch(() => {})));
+    return conns.map((c) => c.snapshot());
+  }
+
+  /** Drops a failed server's back-off and connects again. */
+  async reconnect(owner: string, server: string): Promise<ConnectionSnapshot> {
+    const conns = await this.connections(owner);
+    const conn = conns.find((c) => c.server === server);
+    if (!conn) throw new FengYuError('mcp_server_not_found', { server });
+    conn.resetBackoff();
+    await conn.ensure().catch(() => {});
+    return conn.snapshot();
+  }
+
+  async status(): Promise<SourceStatus[]> {
+    return [...this.entries.values()].map(({ conn }) => ({
+      source: 'mcp' as const,
+      name: conn.server,
+      state: conn.state === 'ready' ? 'ok' : conn.state === 'error' ? 'error' : 'connecting',
+      ...(conn.error ? { error: conn.error } : {}),
+      toolCount: conn.tools.length,
+    }));
+  }
+
+  private tool(owner: string, conn: McpConnection, mcpName: string): Tool {
+    const def = conn.tools.find((t) => t.name === mcpName);
+    const facts = toolFacts(conn.server, def ?? { name: mcpName, inputSchema: { type: 'object' } });
+    const server = conn.server;
+    return {
+      ...facts,
+      source: 'mcp',
+      available: true,
+      origin: server,
+      timeoutSeconds: conn.timeoutSeconds,
+      // Looks the connection up at call time: a settings change may have replaced it since the snapshot.
+      invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
+        const current = this.entries.get(this.key(owner, server))?.conn;
+        if (!current) throw new FengYuError('mcp_server_not_found', { server });
+        return current.call(mcpName, facts.name, args, ctx.signal);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map((e) => e.conn.close()));
+  }
+}

@@ -1,0 +1,44 @@
+import type { HostContext } from '../../context';
+import { createSafeFetch, type SafeFetch } from '../../net/safe-fetch';
+import type { SettingsStore } from '../../settings/settings.store';
+import type { Tool, ToolSource } from '../tool';
+import { createWebFetchTool, WEB_FETCH_DEFAULTS, WebFetchSettings } from './web-fetch';
+import { createWebSearchTool, WebSearchSettings } from './web-search';
+
+/**
+ * Wiring of the two always-available web built-ins: their settings sections (`webFetch`,
+ * `webSearch`, SPEC §7) and a `builtin` tool source holding `web_fetch` and `web_search`.
+ */
+
+export interface WebToolDeps {
+  settings: Pick<SettingsStore, 'section'>;
+  /** The one outbound client; tests pass one with an injected resolver. */
+  fetch?: SafeFetch;
+}
+
+export function createWebTools(deps: WebToolDeps): Tool[] {
+  const fetch = deps.fetch ?? createSafeFetch();
+  return [
+    createWebFetchTool({ fetch, settings: (owner) => deps.settings.section<WebFetchSettings>(owner, 'webFetch') }),
+    createWebSearchTool({ fetch, settings: (owner) => deps.settings.section<WebSearchSettings>(owner, 'webSearch') }),
+  ];
+}
+
+export function registerWebSettings(settings: Pick<SettingsStore, 'registerSection'>): void {
+  settings.registerSection('webFetch', { schema: WebFetchSettings, defaultValue: WEB_FETCH_DEFAULTS });
+  settings.registerSection('webSearch', { schema: WebSearchSettings, defaultValue: null });
+}
+
+export class WebToolSource implements ToolSource {
+  readonly kind = 'builtin' as const;
+  constructor(private readonly tools: readonly Tool[]) {}
+  async list(): Promise<Tool[]> {
+    return [...this.tools];
+  }
+}
+
+/** Registers the sections and the source on a host (called by the MCP/web domain registrar). */
+export function registerWebTools(ctx: Pick<HostContext, 'settings' | 'catalog'>, fetch?: SafeFetch): void {
+  registerWebSettings(ctx.settings);
+  ctx.catalog.register(new WebToolSource(createWebTools({ settings: ctx.settings, fetch })));
+}

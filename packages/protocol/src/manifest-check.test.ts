@@ -72,7 +72,7 @@ describe('validateManifest corpus', () => {
   it('accepts the base manifest', () => {
     const r = validateManifest(base(), { files: new Set(['worker.js']) });
     expect(r).toMatchObject({ ok: true });
-    expect(supportsAi(base())).toBe(true);
+    expect(supportsAi({ aiTools: base().aiTools as never })).toBe(true);
     expect(supportsAi({ aiTools: [] })).toBe(false);
   });
 

@@ -1,0 +1,97 @@
+import type { PluginManifest } from '@fengyu/protocol';
+import type { Kysely } from 'kysely';
+import type { Db } from '../storage/database';
+
+/** The `plugins` table: one row per installed plugin (its active version). */
+
+export interface PluginRow {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  enabled: number;
+  manifest: string;
+  root: string;
+  bundled: number;
+  installed_at: string;
+  updated_at: string;
+}
+
+export interface InstalledPlugin {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  enabled: boolean;
+  manifest: PluginManifest;
+  /** The install directory `$FENGYU_HOME/plugins/<id>/<version>`. */
+  root: string;
+  bundled: boolean;
+  installedAt: string;
+  updatedAt: string;
+}
+
+type Tables = {
+  plugins: PluginRow;
+};
+
+const toPlugin = (r: PluginRow): InstalledPlugin => ({
+  id: r.id,
+  name: r.name,
+  version: r.version,
+  description: r.description,
+  enabled: r.enabled === 1,
+  manifest: JSON.parse(r.manifest) as PluginManifest,
+  root: r.root,
+  bundled: r.bundled === 1,
+  installedAt: r.installed_at,
+  updatedAt: r.updated_at,
+});
+
+export class PluginRepository {
+  private readonly db: Kysely<Tables>;
+
+  constructor(db: Db) {
+    this.db = db.withTables<Tables>();
+  }
+
+  async list(): Promise<InstalledPlugin[]> {
+    return (await this.db.selectFrom('plugins').selectAll().orderBy('id').execute()).map(toPlugin);
+  }
+
+  async get(id: string): Promise<InstalledPlugin | undefined> {
+    const row = await this.db.selectFrom('plugins').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toPlugin(row) : undefined;
+  }
+
+  /** Inserts or replaces the row of `plugin.id` (install and upgrade). */
+  async put(p: InstalledPlugin): Promise<void> {
+    const row: PluginRow = {
+      id: p.id,
+      name: p.name,
+      version: p.version,
+      description: p.description,
+      enabled: p.enabled ? 1 : 0,
+      manifest: JSON.stringify(p.manifest),
+      root: p.root,
+      bundled: p.bundled ? 1 : 0,
+      installed_at: p.installedAt,
+      updated_at: p.updatedAt,
+    };
+    await this.db
+      .insertInto('plugins')
+      .values(row)
+      .onConflict((oc) => oc.column('id').doUpdateSet({ ...row, installed_at: undefined }))
+      .execute();
+  }
+
+  async setEnabled(id: string, enabled: boolean, at: string): Promise<boolean> {
+    const r = await this.db.updateTable('plugins').set({ enabled: enabled ? 1 : 0, updated_at: at }).where('id', '=', id).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('plugins').where('id', '=', id).executeTakeFirst();
+    return Number(r.numDeletedRows) > 0;
+  }
+}

@@ -1,0 +1,194 @@
+import type { Readable, Writable } from 'node:stream';
+
+/**
+ * Newline-delimited JSON-RPC 2.0 client over a worker's stdio (wire format in
+ * `@fengyu/plugin-sdk`'s `wire.ts`). Hand-rolled for speed (STACK.md: 2.4× vscode-jsonrpc).
+ * Defensive by construction: non-JSON lines and unknown ids are counted and dropped, a line
+ * longer than `maxLineChars` ends the connection (`onFatal`), never the host.
+ */
+
+export interface RpcFailure {
+  kind: 'error' | 'closed' | 'cancelled';
+  message: string;
+  code?: number;
+  data?: unknown;
+}
+
+export class RpcCallError extends Error {
+  constructor(readonly failure: RpcFailure) {
+    super(failure.message);
+    this.name = 'RpcCallError';
+  }
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Told the request id once the request is written (to check later whether it was answered). */
+  onDispatch?: (id: number) => void;
+  onProgress?: (p: { message?: string; current?: number; total?: number }) => void;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (e: RpcCallError) => void;
+  onProgress?: CallOptions['onProgress'];
+}
+
+export interface ConnectionEvents {
+  onLog?: (level: string, message: string) => void;
+  onGarbage?: (line: string) => void;
+  /** The stream broke the protocol beyond repair (e.g. an oversized line). */
+  onFatal?: (reason: string) => void;
+}
+
+export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+export class RpcConnection {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private buffer = '';
+  private closed?: string;
+  /** Ids cancelled by the host and not answered by the worker yet. */
+  private readonly abandoned = new Set<number>();
+  garbageLines = 0;
+
+  constructor(
+    private readonly input: Writable,
+    output: Readable,
+    private readonly events: ConnectionEvents = {},
+    private readonly maxLineChars = MAX_LINE_CHARS,
+  ) {
+    output.setEncoding('utf8');
+    output.on('data', (chunk: string) => this.onData(chunk));
+    input.on('error', () => this.close('worker stdin closed'));
+  }
+
+  get isClosed(): boolean {
+    return this.closed !== undefined;
+  }
+
+  get inflight(): number {
+    return this.pending.size;
+  }
+
+  request(method: string, params: unknown, options: CallOptions = {}): Promise<unknown> {
+    if (this.closed) return Promise.reject(new RpcCallError({ kind: 'closed', message: this.closed }));
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(new RpcCallError({ kind: 'cancelled', message: 'cancelled before dispatch' }));
+    const id = this.nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.pending.delete(id)) return;
+        this.abandoned.add(id);
+        if (this.abandoned.size > 10_000) this.abandoned.clear();
+        this.notify('$/cancelRequest', { id });
+        reject(new RpcCallError({ kind: 'cancelled', message: 'cancelled' }));
+      };
+      const done = <T>(fn: (v: T) => void) => (v: T) => {
+        signal?.removeEventListener('abort', onAbort);
+        fn(v);
+      };
+      this.pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress: options.onProgress });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.write({ jsonrpc: '2.0', id, method, params });
+      options.onDispatch?.(id);
+    });
+  }
+
+  /** True while a cancelled request has had no answer (a worker ignoring cancellation). */
+  isAbandoned(id: number): boolean {
+    return this.abandoned.has(id) && !this.closed;
+  }
+
+  notify(method: string, params: unknown): void {
+    if (!this.closed) this.write({ jsonrpc: '2.0', method, params });
+  }
+
+  /** Fails every pending call; later calls fail at once. */
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = reason;
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(new RpcCallError({ kind: 'closed', message: reason }));
+  }
+
+  private write(message: unknown): void {
+    try {
+      this.input.write(`${JSON.stringify(message)}\n`);
+    } catch (e) {
+      this.close(`cannot write to the worker: ${(e as Error).message}`);
+    }
+  }
+
+  private onData(chunk: string): void {
+    if (this.closed) return;
+    let start = 0;
+    let nl = chunk.indexOf('\n');
+    if (nl < 0) {
+      this.buffer += chunk;
+      if (this.buffer.length > this.maxLineChars) this.fatal(`a worker output line exceeded ${this.maxLineChars} characters`);
+      return;
+    }
+    while (nl >= 0) {
+      const line = this.buffer ? this.buffer + chunk.slice(start, nl) : chunk.slice(start, nl);
+      this.buffer = '';
+      if (line.length > this.maxLineChars) return this.fatal(`a worker output line exceeded ${this.maxLineChars} characters`);
+      this.onLine(line);
+      start = nl + 1;
+      nl = chunk.indexOf('\n', start);
+    }
+    this.buffer = chunk.slice(start);
+    if (this.buffer.length > this.maxLineChars) this.fatal(`a worker output line exceeded ${this.maxLineChars} characters`);
+  }
+
+  private fatal(reason: string): void {
+    this.buffer = '';
+    this.close(reason);
+    this.events.onFatal?.(reason);
+  }
+
+  private onLine(line: string): void {
+    if (line.length === 0 || line === '\r') return;
+    let msg: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return this.garbage(line);
+    }
+    if (!msg || typeof msg !== 'object') return this.garbage(line);
+    if (typeof msg.method === 'string') return this.onNotification(msg.method, msg.params);
+    if (typeof msg.id === 'number') this.abandoned.delete(msg.id);
+    const pending = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
+    if (!pending) return; // late answer to a cancelled call, or an id we never sent
+    this.pending.delete(msg.id as number);
+    if (msg.error && typeof msg.error === 'object') {
+      const message = typeof msg.error.message === 'string' ? msg.error.message : 'worker error';
+      pending.reject(new RpcCallError({ kind: 'error', message, code: typeof msg.error.code === 'number' ? msg.error.code : undefined, data: msg.error.data }));
+    } else pending.resolve(msg.result);
+  }
+
+  private onNotification(method: string, params: unknown): void {
+    const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
+    if (method === '$/progress' && typeof p.id === 'number') {
+      const onProgress = this.pending.get(p.id)?.onProgress;
+      if (!onProgress) return;
+      try {
+        onProgress({
+          ...(typeof p.message === 'string' ? { message: p.message.slice(0, 2000) } : {}),
+          ...(typeof p.current === 'number' ? { current: p.current } : {}),
+          ...(typeof p.total === 'number' ? { total: p.total } : {}),
+        });
+      } catch {
+        // a failing progress sink must not break the call
+      }
+    } else if (method === '$/log') {
+      this.events.onLog?.(typeof p.level === 'string' ? p.level : 'info', String(p.message ?? '').slice(0, 4000));
+    }
+  }
+
+  private garbage(line: string): void {
+    this.garbageLines++;
+    this.events.onGarbage?.(line.slice(0, 200));
+  }
+}

@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+import { type CallOptions, RpcConnection } from './rpc-connection';
+import type { SpawnSpec } from './sandbox';
+
+/**
+ * One running worker: a child process speaking JSON-RPC on stdio. Its stderr goes to the host
+ * log (each line truncated, at most `maxStderrLines` per worker) and the last few KiB are kept
+ * for error messages. `stop()` escalates SIGTERM → SIGKILL after a grace period.
+ */
+
+export interface WorkerProcessOptions {
+  spawn: SpawnSpec;
+  cwd: string;
+  env: Record<string, string>;
+  logger: Logger;
+  maxLineChars?: number;
+  killGraceMs?: number;
+  maxStderrLines?: number;
+  onExit?: (reason: string) => void;
+}
+
+const STDERR_TAIL = 4096;
+
+export class WorkerProcess {
+  readonly child: ChildProcess;
+  readonly rpc: RpcConnection;
+  private stderrTail = '';
+  private stderrLines = 0;
+  private exitReason?: string;
+  private readonly exited: Promise<void>;
+  lastUsed = Date.now();
+
+  constructor(private readonly options: WorkerProcessOptions) {
+    this.child = spawn(options.spawn.command, options.spawn.args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: false });
+    const log = options.logger;
+    this.rpc = new RpcConnection(this.child.stdin!, this.child.stdout!, {
+      onLog: (level, message) => log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : level === 'debug' ? 'debug' : 'info']({ worker: 'log' }, message),
+      onGarbage: (line) => log.warn({ line }, 'plugin worker wrote a non-JSON-RPC line to stdout; ignored'),
+      onFatal: (reason) => {
+        log.error({ reason }, 'plugin worker broke the protocol; stopping it');
+        void this.stop();
+      },
+    }, options.maxLineChars);
+    this.child.stderr!.setEncoding('utf8');
+    this.child.stderr!.on('data', (chunk: string) => this.onStderr(chunk));
+    this.exited = new Promise((resolve) => {
+      this.child.on('error', (e) => {
+        this.markExit(`the worker could not start: ${e.message}`);
+        resolve();
+      });
+      this.child.on('exit', (code, signal) => {
+        this.markExit(signal ? `the worker was killed by ${signal}` : `the worker exited with code ${code}`);
+        resolve();
+      });
+    });
+  }
+
+  /** Running and still speaking the protocol. */
+  get alive(): boolean {
+    return this.exitReason === undefined && !this.rpc.isClosed;
+  }
+
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  call(method: string, params: unknown, options: CallOptions): Promise<unknown> {
+    this.lastUsed = Date.now();
+    return this.rpc.request(method, params, options).finally(() => {
+      this.lastUsed = Date.now();
+    });
+  }
+
+  /** SIGTERM, then SIGKILL after the grace period; resolves once the process is gone. */
+  async stop(graceMs = this.options.killGraceMs ?? 2000): Promise<void> {
+    if (this.exitReason !== undefined) return this.exited;
+    this.child.stdin?.end();
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.exitReason === undefined && this.child.kill('SIGKILL'), graceMs);
+    timer.unref();
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  private markExit(reason: string): void {
+    if (this.exitReason !== undefined) return;
+    const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ');
+    this.exitReason = tail ? `${reason}: ${tail}` : reason;
+    this.rpc.close(this.exitReason);
+    this.options.onExit?.(this.exitReason);
+  }
+
+  private onStderr(chunk: string): void {
+    this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL);
+    const max = this.options.maxStderrLines ?? 1000;
+    for (const line of chunk.split('\n')) {
+      if (!line.trim()) continue;
+      this.stderrLines++;
+      if (this.stderrLines <= max) this.options.logger.info({ stream: 'stderr' }, line.slice(0, 2000));
+      else if (this.stderrLines === max + 1) this.options.logger.warn('plugin worker stderr: further lines are not logged');
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auto, startTestHost, type TestHost } from '../support/host';
+
+let t: TestHost;
+beforeAll(async () => {
+  t = await startTestHost();
+});
+afterAll(async () => t.close());
+
+async function finished(goal: string, steps: unknown[]) {
+  const res = await t.api('POST', '/api/agent/run', { goal, config: auto, workflow: { steps } });
+  const events = await t.stream(res.body.runId);
+  return { runId: res.body.runId as string, events };
+}
+
+describe('run history', () => {
+  it('searches goal/summary/error text and pages newest first with a cursor', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await finished(`invoice batch ${i}`, [{ id: 'a', tool: 'noop' }])).runId);
+    const failed = await finished('unrelated goal', [{ id: 'x', tool: 'fail' }]);
+    const byGoal = (await t.api('GET', '/api/agent/runs?q=invoice')).body.runs;
+    expect(byGoal.map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
+    const byError = (await t.api('GET', '/api/agent/runs?q=always%20fails')).body.runs;
+    expect(byError.map((r: { id: string }) => r.id)).toEqual([failed.runId]);
+    const wild = (await t.api('GET', '/api/agent/runs?q=%25')).body.runs;
+    expect(wild).toHaveLength(0);
+    const p1 = (await t.api('GET', '/api/agent/runs?q=invoice&limit=2')).body;
+    expect(p1.runs).toHaveLength(2);
+    const p2 = (await t.api('GET', `/api/agent/runs?q=invoice&limit=2&cursor=${p1.nextCursor}`)).body;
+    const p3 = (await t.api('GET', `/api/agent/runs?q=invoice&limit=2&cursor=${p2.nextCursor}`)).body;
+    expect([...p1.runs, ...p2.runs, ...p3.runs].map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
+    expect(p3.nextCursor).toBeNull();
+    const onlyFailed = (await t.api('GET', '/api/agent/runs?status=failed')).body.runs;
+    expect(onlyFailed.every((r: { status: string }) => r.status === 'failed')).toBe(true);
+  });
+
+  it('returns plan, executions, audit events and posture in run detail', async () => {
+    const { runId } = await finished('detail', [{ id: 'a', tool: 'echo', arguments: { value: 7 } }]);
+    const d = (await t.api('GET', `/api/agent/runs/${runId}`)).body;
+    expect(d.plan.steps[0].id).toBe('a');
+    expect(d.executions[0]).toMatchObject({ stepId: 'a', status: 'done', attempts: 1, result: { echoed: 7 } });
+    expect(d.events.some((e: { type: string; kind?: string }) => e.type === 'audit' && e.kind === 'permission')).toBe(true);
+    expect(d.sandbox).toHaveProperty('mode');
+    expect(d.result).toMatchObject({ echoed: 7 });
+  });
+
+  it('forks a finished run into a new run paused for review', async () => {
+    const { runId } = await finished('fork me', [{ id: 'a', tool: 'echo', arguments: { value: 1 } }]);
+    const fork = await t.api('POST', `/api/agent/runs/${runId}/fork`);
+    expect(fork.status).toBe(200);
+    expect(fork.body.runId).not.toBe(runId);
+    const gate = await t.waitFor(fork.body.runId, 'plan_approval_requested');
+    expect(gate.data.plan.steps[0].id).toBe('a');
+    const d = (await t.api('GET', `/api/agent/runs/${fork.body.runId}`)).body;
+    expect(d.parentRunId).toBe(runId);
+    expect(d.status).toBe('awaiting_plan_approval');
+    await t.api('POST', `/api/agent/${fork.body.runId}/approve`);
+    expect((await t.stream(fork.body.runId)).at(-1)?.type).toBe('complete');
+  });
+
+  it('rewinds to the first N steps, inheriting only their completed executions', async () => {
+    const { runId } = await finished('rewind me', [
+      { id: 'a', tool: 'echo', arguments: { value: 'A' } },
+      { id: 'b', tool: 'echo', arguments: { value: 'B' }, dependsOn: ['a'] },
+      { id: 'c', tool: 'echo', arguments: { value: 'C' }, dependsOn: ['b'] },
+    ]);
+    const bad = await t.api('POST', `/api/agent/runs/${runId}/rewind`, { keepSteps: 9 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_keep_steps');
+    const before = t.tools.calls.get('echo') ?? 0;
+    const rw = await t.api('POST', `/api/agent/runs/${runId}/rewind`, { keepSteps: 1 });
+    expect(rw.status).toBe(200);
+    const gate = await t.waitFor(rw.body.runId, 'plan_approval_requested');
+    expect(gate.data.plan.steps.map((s: { id: string }) => s.id)).toEqual(['a']);
+    await t.api('POST', `/api/agent/${rw.body.runId}/approve`);
+    const ev = await t.stream(rw.body.runId);
+    expect(ev.at(-1)?.type).toBe('complete');
+    expect(ev.find((e) => e.type === 'step_complete')?.data).toMatchObject({ stepId: 'a', reused: true, result: { echoed: 'A' } });
+    expect(t.tools.calls.get('echo') ?? 0).toBe(before);
+  });
+
+  it('resume refuses completed runs; fork refuses live ones', async () => {
+    const { runId } = await finished('done', [{ id: 'a', tool: 'noop' }]);
+    const r = await t.api('POST', `/api/agent/runs/${runId}/resume`);
+    expect(r.status).toBe(409);
+    expect(r.body.error.code).toBe('run_not_resumable');
+    const live = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'a', tool: 'noop' }] } });
+    await t.waitFor(live.body.runId, 'plan_approval_requested');
+    const f = await t.api('POST', `/api/agent/runs/${live.body.runId}/fork`);
+    expect(f.status).toBe(409);
+    await t.api('POST', `/api/agent/${live.body.runId}/cancel`);
+    expect((await t.stream(live.body.runId)).at(-1)?.type).toBe('cancelled');
+  });
+
+  it('resume of a failed run continues it after plan review', async () => {
+    const { runId } = await finished('flaky run', [
+      { id: 'a', tool: 'echo', arguments: { value: 1 } },
+      { id: 'b', tool: 'flaky', arguments: { key: 'resume-key', failures: 1 }, dependsOn: ['a'] },
+    ]);
+    const res = await t.api('POST', `/api/agent/runs/${runId}/resume`);
+    expect(res.status).toBe(200);
+    await t.waitFor(runId, 'plan_approval_requested');
+    await t.api('POST', `/api/agent/${runId}/approve`);
+    const ev = await t.stream(runId);
+    expect(ev.at(-1)?.type).toBe('complete');
+    expect((await t.api('GET', `/api/agent/runs/${runId}`)).body.status).toBe('completed');
+  });
+
+  it('refuses to replay a sandboxed run while plugins run unsandboxed', async () => {
+    const { runId } = await finished('sandboxed once', [{ id: 'a', tool: 'noop' }]);
+    const db = t.host.ctx.db;
+    await db.updateTable('runs').set({ sandbox: JSON.stringify({ mode: 'sandboxed', backend: 'bubblewrap' }) }).where('id', '=', runId).execute();
+    const posture = t.host.ctx.posture;
+    t.host.ctx.posture = () => ({ mode: 'unsandboxed', backend: 'none' });
+    try {
+      for (const path of ['fork', 'rewind']) {
+        const res = await t.api('POST', `/api/agent/runs/${runId}/${path}`, path === 'rewind' ? { keepSteps: 1 } : undefined);
+        expect(res.status).toBe(409);
+        expect(res.body.error.code).toBe('sandbox_weakened');
+      }
+    } finally {
+      t.host.ctx.posture = posture;
+    }
+  });
+
+  it('batch starts isolated runs, each with its own stream', async () => {
+    const res = await t.api('POST', '/api/agent/batch', {
+      capabilityMode: 'read-only',
+      runs: [
+        { goal: 'one', workflow: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 1 } }] }, config: { planApproval: false } },
+        { goal: 'two', workflow: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 2 } }] }, config: { planApproval: false } },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.runIds).toHaveLength(2);
+    const [one, two] = await Promise.all(res.body.runIds.map((id: string) => t.stream(id)));
+    expect(one?.at(-1)?.data.result.echoed).toBe(1);
+    expect(two?.at(-1)?.data.result.echoed).toBe(2);
+    const tooMany = await t.api('POST', '/api/agent/batch', { runs: Array.from({ length: 9 }, () => ({ workflow: { steps: [{ id: 'a', tool: 'noop' }] } })) });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.error.code).toBe('batch_size');
+  });
+});

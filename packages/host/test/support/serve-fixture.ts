@@ -1,0 +1,12 @@
+/**
+ * A real host in its own process, with the test tools, for crash tests:
+ *   node --import tsx serve-fixture.ts <home>
+ * Prints one JSON line {url, token} once listening.
+ */
+import { createHost } from '../../src/http/server';
+import { createTestTools } from './test-tools';
+
+const home = process.argv[2] as string;
+const tools = createTestTools();
+const host = await createHost({ home, port: 0, logLevel: 'silent', sandbox: 'off', bundledPluginDirs: [], beforeDomains: (ctx) => ctx.catalog.register(tools.source) });
+process.stdout.write(`${JSON.stringify({ url: host.url, token: host.token })}\n`);

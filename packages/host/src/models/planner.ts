@@ -65,6 +65,8 @@ export class ModelPlanner implements Planner {
         },
       ],
       signal: req.signal,
+      // the summary is optional: a failing backend must not hold the complete frame back
+      maxRetries: 0,
     });
     return text.trim() || undefined;
   }

@@ -19,6 +19,9 @@ import type { AddressInfo } from 'node:net';
  * ```
  *
  * A request with no turn left gets HTTP 500 `{"error":{"message":"scripted-openai: no turn left"}}`.
+ * Remember that with a backend configured, every completed agent run asks the model for its
+ * summary (one more turn, e.g. `{ text: 'summary' }`); without that turn the run still completes
+ * with the plain summary.
  */
 
 export interface ScriptedToolCall {

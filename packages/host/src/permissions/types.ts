@@ -1,5 +1,6 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import type { Tool } from '../tools/tool';
+import type { HookConfig } from './hook-config';
 
 /**
  * The permission guard contract. Every tool call from any caller (runner step, model step,
@@ -45,10 +46,31 @@ export interface RunEnd {
   error?: string;
 }
 
+/** Hooks one plugin contributes (its parsed `hooks/hooks.json`, see `parsePluginHooks`). */
+export interface PluginHookSet {
+  pluginId: string;
+  /** The plugin's install directory: the hooks' working directory and FENGYU_PLUGIN_ROOT. */
+  root: string;
+  /** The plugin's data directory: FENGYU_PLUGIN_DATA. */
+  dataDir: string;
+  hooks: HookConfig[];
+}
+
+/**
+ * Filled by the plugins domain: the hook sets of installed, enabled plugins. The guard runs a
+ * set only while its plugin id is trusted (`POST /api/plugin-hooks/{id}/trust`), checked on
+ * every call, so the provider may return every enabled plugin's hooks.
+ */
+export interface PluginHookProvider {
+  trustedHooks(): Promise<PluginHookSet[]>;
+}
+
 export interface PermissionGuard {
   check(call: ToolCall, signal?: AbortSignal): Promise<GuardDecision>;
   /** post_tool_use / post_tool_use_failure hooks; returns audit records. */
   observe?(call: ToolCall, outcome: ToolOutcome): Promise<Array<Record<string, unknown>>>;
   /** run_complete / run_error hooks; returns audit records. */
   runEnded?(end: RunEnd): Promise<Array<Record<string, unknown>>>;
+  /** Connects plugin hooks (called by the plugins domain at assembly). */
+  usePluginHooks?(provider: PluginHookProvider): void;
 }

@@ -8,9 +8,6 @@ export const en: Record<string, string> = {
   invalid_plugin_id: '"{pluginId}" is not a valid plugin id.',
   command_cwd_not_granted: 'The working directory {cwd} is not inside a directory this run was granted.',
   command_spawn_failed: 'The command could not be started: {reason}',
-  // decisions (reasons shown to the model and in run events)
-  permission_denied_rule: 'Denied by rule {rule}.',
-  permission_denied_hook: 'Denied by hook {hook}: {reason}',
 };
 
 export const zhCN: Record<string, string> = {
@@ -20,6 +17,4 @@ export const zhCN: Record<string, string> = {
   invalid_plugin_id: '"{pluginId}" 不是有效的插件 ID。',
   command_cwd_not_granted: '工作目录 {cwd} 不在本次运行授权的任何目录之内。',
   command_spawn_failed: '无法启动命令：{reason}',
-  permission_denied_rule: '被规则 {rule} 拒绝。',
-  permission_denied_hook: '被钩子 {hook} 拒绝：{reason}',
 };

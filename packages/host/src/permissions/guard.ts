@@ -1,0 +1,159 @@
+import type { PermissionMode } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../context';
+import type { HookVerdict } from './decide';
+import { evaluateCall } from './evaluate';
+import { type HookConfig, type HookEvent, hookMatches } from './hook-config';
+import type { HookOutcome, HookRunner, HookTarget } from './hooks';
+import { type CallFacts, parseRuleLines, type RuleLines } from './rules';
+import { type BashParser, loadBashParser } from './shell-parser';
+import type { PluginHookTrustRepository } from './trust.repository';
+import type { GuardDecision, PermissionGuard, PluginHookProvider, RunEnd, ToolCall, ToolOutcome } from './types';
+
+/**
+ * The permission guard (the one implementation of `PermissionGuard`): the owner's saved rules
+ * and hooks (settings sections `permissions` and `hooks`), trusted plugin hooks, and the pure
+ * decision in `decide.ts`. Hook runs come back as `audits`; the caller appends them to the run.
+ */
+
+export interface PermissionsSection {
+  deny: string[];
+  ask: string[];
+  allow: string[];
+}
+
+export interface GuardDeps {
+  settings: { section<T>(owner: string, name: string): Promise<T> };
+  hooks: HookRunner;
+  trust: PluginHookTrustRepository;
+  logger: Logger;
+  clock: Clock;
+  parser?: () => Promise<BashParser>;
+}
+
+export interface DryRunInput {
+  owner: string;
+  call: CallFacts;
+  mode: PermissionMode;
+  /** Candidate rules instead of the saved ones. */
+  rules?: RuleLines;
+}
+
+export interface Guard extends PermissionGuard {
+  /** What `check` would decide, without running hooks (the dry run of SPEC §7). */
+  dryRun(input: DryRunInput): Promise<GuardDecision>;
+}
+
+export function createGuard(deps: GuardDeps): Guard {
+  let provider: PluginHookProvider | undefined;
+  const parser = deps.parser ?? loadBashParser;
+
+  async function rulesOf(owner: string, candidate?: RuleLines) {
+    const lines = candidate ?? (await deps.settings.section<PermissionsSection>(owner, 'permissions'));
+    return parseRuleLines(lines ?? {}).rules;
+  }
+
+  /** User hooks of the owner, then trusted plugin hooks, for one event and tool. */
+  async function targets(owner: string, event: HookEvent, toolName?: string): Promise<HookTarget[]> {
+    const own = (await deps.settings.section<HookConfig[]>(owner, 'hooks')) ?? [];
+    const out: HookTarget[] = own.filter((h) => selects(h, event, toolName)).map((hook) => ({ name: hook.name, hook }));
+    if (!provider) return out;
+    let sets: Awaited<ReturnType<PluginHookProvider['trustedHooks']>> = [];
+    try {
+      sets = await provider.trustedHooks();
+    } catch (err) {
+      deps.logger.warn({ err }, 'plugin hook provider failed; plugin hooks skipped');
+    }
+    if (sets.length === 0) return out;
+    const trusted = await deps.trust.trustedIds();
+    for (const set of sets) {
+      if (!trusted.has(set.pluginId)) continue;
+      for (const hook of set.hooks) {
+        if (!selects(hook, event, toolName)) continue;
+        out.push({
+          name: `plugin/${set.pluginId}/${hook.name}`,
+          hook,
+          cwd: set.root,
+          env: { FENGYU_PLUGIN_ROOT: set.root, FENGYU_PLUGIN_DATA: set.dataDir, FENGYU_PLUGIN_ID: set.pluginId },
+        });
+      }
+    }
+    return out;
+  }
+
+  function envelope(event: HookEvent, call: ToolCall, extra: Record<string, unknown> = {}): Record<string, unknown> {
+    const t = call.tool;
+    return {
+      event,
+      tool: { name: t.name, id: t.id, effect: t.effect, source: t.source, ...(t.origin ? { origin: t.origin } : {}) },
+      arguments: call.arguments,
+      owner: call.owner,
+      caller: call.caller,
+      permissionMode: call.permissionMode,
+      ...(call.runId ? { runId: call.runId } : {}),
+      ...(call.stepId ? { stepId: call.stepId } : {}),
+      ts: new Date(deps.clock.now()).toISOString(),
+      ...extra,
+    };
+  }
+
+  async function runAll(list: HookTarget[], body: (t: HookTarget) => Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome[]> {
+    const outcomes: HookOutcome[] = [];
+    for (const target of list) outcomes.push(await deps.hooks.run(target, { ...body(target), hook: target.name }, signal));
+    return outcomes;
+  }
+
+  return {
+    async check(call, signal) {
+      const audits: HookOutcome[] = [];
+      let verdict: HookVerdict | undefined;
+      for (const target of await targets(call.owner, 'pre_tool_use', call.tool.name)) {
+        if (signal?.aborted) break;
+        const outcome = await deps.hooks.run(target, { ...envelope('pre_tool_use', call), hook: target.name }, signal);
+        audits.push(outcome);
+        if (outcome.outcome === 'deny') {
+          verdict = { decision: 'deny', hook: target.name, reason: outcome.reason ?? `denied by hook ${target.name}` };
+          break;
+        }
+        if (outcome.outcome === 'ask' && !verdict) verdict = { decision: 'ask', hook: target.name, reason: outcome.reason ?? 'the hook asks for approval' };
+      }
+      const decision = evaluateCall(await parser(), { call: facts(call), mode: call.permissionMode, rules: await rulesOf(call.owner), ...(verdict ? { hook: verdict } : {}) });
+      const { shell: _shell, ...rest } = decision;
+      return { ...rest, ...(audits.length ? { audits: audits as unknown as Array<Record<string, unknown>> } : {}) };
+    },
+
+    async observe(call: ToolCall, outcome: ToolOutcome) {
+      const event: HookEvent = outcome.ok ? 'post_tool_use' : 'post_tool_use_failure';
+      const list = await targets(call.owner, event, call.tool.name);
+      const extra = outcome.ok ? { result: outcome.result } : { error: outcome.error };
+      return (await runAll(list, () => envelope(event, call, extra))) as unknown as Array<Record<string, unknown>>;
+    },
+
+    async runEnded(end: RunEnd) {
+      const event: HookEvent = end.status === 'completed' ? 'run_complete' : 'run_error';
+      const list = await targets(end.owner, event);
+      const body = () => ({ event, owner: end.owner, runId: end.runId, run: { ...end }, ts: new Date(deps.clock.now()).toISOString() });
+      return (await runAll(list, body)) as unknown as Array<Record<string, unknown>>;
+    },
+
+    usePluginHooks(p) {
+      provider = p;
+    },
+
+    async dryRun(input) {
+      const decision = evaluateCall(await parser(), { call: input.call, mode: input.mode, rules: await rulesOf(input.owner, input.rules) });
+      const { shell: _shell, ...rest } = decision;
+      return rest;
+    },
+  };
+}
+
+function selects(hook: HookConfig, event: HookEvent, toolName?: string): boolean {
+  if (!hook.enabled || hook.event !== event) return false;
+  return toolName === undefined || hookMatches(hook.matcher, toolName);
+}
+
+function facts(call: ToolCall): CallFacts {
+  const t = call.tool;
+  return { name: t.name, effect: t.effect, source: t.source, ...(t.origin ? { origin: t.origin } : {}), arguments: call.arguments };
+}

@@ -1,0 +1,139 @@
+import { FengYuError } from '@fengyu/protocol';
+import { z } from 'zod';
+import { globMatch } from './rules';
+
+/**
+ * Lifecycle hook configuration (seed 000, SPEC §7 `hooks`): the settings schema, the parser of
+ * a plugin's `hooks/hooks.json` (grok-shaped or FengYu's flat list; exported so the plugins
+ * domain validates it at install) and the tool-name matcher.
+ */
+
+export const HOOK_EVENTS = ['pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'run_complete', 'run_error'] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
+
+export const HookSchema = z
+  .object({
+    name: z.string().min(1).max(100),
+    event: z.enum(HOOK_EVENTS),
+    /** Tool-name glob (`*`, `?`), alternatives with `|`, or a regular expression as `/…/`. */
+    matcher: z.string().max(500).default('*'),
+    type: z.enum(['command', 'http']),
+    command: z.string().min(1).max(8000).optional(),
+    url: z.string().max(2000).optional(),
+    timeoutSeconds: z.number().int().min(1).max(600).default(30),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .superRefine((h, ctx) => {
+    if (h.type === 'command' && !h.command) ctx.addIssue({ code: 'custom', path: ['command'], message: 'a command hook needs "command"' });
+    if (h.type === 'http') {
+      if (!h.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'an http hook needs "url"' });
+      else if (!/^https?:\/\/[^\s]+$/i.test(h.url) || !URL.canParse(h.url)) ctx.addIssue({ code: 'custom', path: ['url'], message: 'url must be an http(s) URL' });
+    }
+    const bad = matcherProblem(h.matcher);
+    if (bad) ctx.addIssue({ code: 'custom', path: ['matcher'], message: bad });
+  });
+
+export type HookConfig = z.output<typeof HookSchema>;
+export const HooksSectionSchema = z.array(HookSchema).max(100);
+
+function matcherProblem(matcher: string): string | undefined {
+  if (!(matcher.startsWith('/') && matcher.endsWith('/') && matcher.length > 1)) return undefined;
+  try {
+    new RegExp(matcher.slice(1, -1));
+    return undefined;
+  } catch (err) {
+    return `invalid regular expression: ${(err as Error).message}`;
+  }
+}
+
+/** Whether a hook's matcher selects a tool name. Run events ignore the matcher. */
+export function hookMatches(matcher: string, toolName: string): boolean {
+  const m = matcher.trim();
+  if (m === '' || m === '*') return true;
+  if (m.length > 1 && m.startsWith('/') && m.endsWith('/')) {
+    try {
+      return new RegExp(m.slice(1, -1)).test(toolName);
+    } catch {
+      return false;
+    }
+  }
+  return m.split('|').some((alt) => globMatch(alt.trim(), toolName));
+}
+
+const GROK_EVENTS: Record<string, HookEvent> = {
+  PreToolUse: 'pre_tool_use',
+  PostToolUse: 'post_tool_use',
+  PostToolUseFailure: 'post_tool_use_failure',
+  RunComplete: 'run_complete',
+  Stop: 'run_complete',
+  RunError: 'run_error',
+};
+
+const GrokEntry = z.object({
+  matcher: z.string().optional(),
+  hooks: z.array(
+    z.object({
+      type: z.enum(['command', 'http']).default('command'),
+      name: z.string().optional(),
+      command: z.string().optional(),
+      url: z.string().optional(),
+      timeout: z.number().optional(),
+      timeoutSeconds: z.number().optional(),
+      enabled: z.boolean().optional(),
+    }),
+  ),
+});
+
+/**
+ * Parses a plugin's hooks.json: `{"hooks":{"PreToolUse":[{matcher, hooks:[{type, command, timeout}]}]}}`
+ * (grok/Claude-shaped), or a flat list `[{name, event, matcher, type, command|url, …}]`
+ * (also as `{"hooks":[…]}`). Throws `invalid_plugin_hooks` naming the first problem.
+ */
+export function parsePluginHooks(pluginId: string, doc: unknown): HookConfig[] {
+  const fail = (reason: string): never => {
+    throw new FengYuError('invalid_plugin_hooks', { pluginId, reason });
+  };
+  const body = doc && typeof doc === 'object' && !Array.isArray(doc) && 'hooks' in doc ? (doc as { hooks: unknown }).hooks : doc;
+  const raw: unknown[] = [];
+  if (Array.isArray(body)) raw.push(...body);
+  else if (body && typeof body === 'object') {
+    for (const [key, entries] of Object.entries(body)) {
+      const event = GROK_EVENTS[key] ?? ((HOOK_EVENTS as readonly string[]).includes(key) ? (key as HookEvent) : undefined);
+      if (!event) fail(`unknown hook event "${key}"`);
+      if (!Array.isArray(entries)) fail(`"${key}" must be a list`);
+      (entries as unknown[]).forEach((entry, i) => {
+        const parsed = GrokEntry.safeParse(entry);
+        if (!parsed.success) fail(`${key}[${i}]: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+        const { matcher, hooks } = parsed.data as z.output<typeof GrokEntry>;
+        hooks.forEach((h, j) => {
+          raw.push({
+            name: h.name ?? `${event}-${i + 1}-${j + 1}`,
+            event,
+            matcher: matcher ?? '*',
+            type: h.type,
+            ...(h.command !== undefined ? { command: h.command } : {}),
+            ...(h.url !== undefined ? { url: h.url } : {}),
+            timeoutSeconds: Math.min(600, Math.max(1, Math.round(h.timeoutSeconds ?? h.timeout ?? 30))),
+            ...(h.enabled !== undefined ? { enabled: h.enabled } : {}),
+          });
+        });
+      });
+    }
+  } else fail('expected {"hooks": {…}} or a list of hooks');
+  const out: HookConfig[] = [];
+  raw.forEach((h, i) => {
+    const parsed = HookSchema.safeParse(h);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      fail(`hook ${i + 1}${issue?.path.length ? ` ${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`);
+    }
+    out.push(parsed.data as HookConfig);
+  });
+  const names = new Set<string>();
+  for (const h of out) {
+    if (names.has(h.name)) fail(`hook name "${h.name}" is used twice`);
+    names.add(h.name);
+  }
+  return out;
+}

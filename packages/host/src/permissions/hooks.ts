@@ -1,0 +1,175 @@
+import { spawn } from 'node:child_process';
+import type { Logger } from 'pino';
+import type { Clock } from '../context';
+import type { HookConfig, HookEvent } from './hook-config';
+
+/**
+ * Runs one lifecycle hook (seed 000): a command (through `sh -c`, in its own process group,
+ * the event envelope as JSON on stdin) or an HTTP endpoint (the envelope as a POST body).
+ *
+ * pre_tool_use verdicts: exit 2 → deny with the first stderr line; stdout/body JSON
+ * `{"decision":"deny","reason"}` → deny whatever the exit code (`"ask"` → ask); exit 0 or a JSON
+ * allow → proceed. A crash, another exit code, a bad HTTP status or a timeout fails open: the
+ * call proceeds and the failure is logged and returned as the outcome (an audit record).
+ */
+
+export interface HookTarget {
+  /** Display name: the hook's name, or `plugin/<id>/<name>` for plugin hooks. */
+  name: string;
+  hook: HookConfig;
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+export type HookVerdictKind = 'proceed' | 'deny' | 'ask' | 'failed' | 'timeout';
+
+export interface HookOutcome {
+  kind: 'hook';
+  hook: string;
+  event: HookEvent;
+  type: 'command' | 'http';
+  outcome: HookVerdictKind;
+  reason?: string;
+  exitCode?: number | null;
+  status?: number;
+  durationMs: number;
+}
+
+export interface HookRunnerDeps {
+  logger: Logger;
+  clock: Clock;
+  /** Environment for command hooks (the host's environment). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Working directory for user hooks (FENGYU_HOME). */
+  cwd: string;
+}
+
+const OUTPUT_CAP = 64 * 1024;
+
+export class HookRunner {
+  constructor(private readonly deps: HookRunnerDeps) {}
+
+  async run(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
+    const started = this.deps.clock.now();
+    const base = { kind: 'hook' as const, hook: target.name, event: target.hook.event, type: target.hook.type };
+    let result: Omit<HookOutcome, keyof typeof base | 'durationMs'>;
+    try {
+      result = target.hook.type === 'command' ? await this.runCommand(target, envelope, signal) : await this.runHttp(target, envelope, signal);
+    } catch (err) {
+      result = { outcome: 'failed', reason: (err as Error).message };
+    }
+    const outcome: HookOutcome = { ...base, ...result, durationMs: Math.max(0, this.deps.clock.now() - started) };
+    if (outcome.outcome === 'failed' || outcome.outcome === 'timeout') {
+      this.deps.logger.warn({ hook: target.name, event: target.hook.event, outcome: outcome.outcome, reason: outcome.reason }, 'hook failed; failing open');
+    }
+    return outcome;
+  }
+
+  private runCommand(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'type' | 'durationMs'>> {
+    const { hook } = target;
+    return new Promise((resolve) => {
+      const child = spawn('/bin/sh', ['-c', hook.command ?? 'false'], {
+        cwd: target.cwd ?? this.deps.cwd,
+        env: { ...cleanEnv(this.deps.env), ...target.env, FENGYU_HOOK_EVENT: hook.event, FENGYU_HOOK_NAME: target.name },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let stdout = '';
+      let stderr = '';
+      let timedOut = false;
+      let settled = false;
+      const kill = () => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        kill();
+      }, hook.timeoutSeconds * 1000);
+      const onAbort = () => kill();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const finish = (value: Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'type' | 'durationMs'>) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(value);
+      };
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        if (stdout.length < OUTPUT_CAP) stdout += d;
+      });
+      child.stderr.setEncoding('utf8').on('data', (d: string) => {
+        if (stderr.length < OUTPUT_CAP) stderr += d;
+      });
+      child.stdin.on('error', () => {
+        /* the hook may exit without reading stdin */
+      });
+      child.on('error', (err) => finish({ outcome: 'failed', reason: `could not start: ${err.message}` }));
+      child.on('close', (code, sig) => {
+        if (timedOut) return finish({ outcome: 'timeout', reason: `timed out after ${hook.timeoutSeconds} s`, exitCode: null });
+        if (signal?.aborted) return finish({ outcome: 'failed', reason: 'cancelled', exitCode: null });
+        const json = jsonVerdict(stdout);
+        if (json && json.outcome !== 'proceed') return finish({ ...json, exitCode: code });
+        if (code === 2) return finish({ outcome: 'deny', reason: firstLine(stderr) ?? `hook ${target.name} denied the call`, exitCode: 2 });
+        if (code === 0 || json) return finish({ outcome: 'proceed', exitCode: code });
+        finish({ outcome: 'failed', reason: sig ? `killed by ${sig}` : `exit code ${code}${firstLine(stderr) ? `: ${firstLine(stderr)}` : ''}`, exitCode: code });
+      });
+      child.stdin.end(`${JSON.stringify(envelope)}\n`);
+    });
+  }
+
+  private async runHttp(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'type' | 'durationMs'>> {
+    const { hook } = target;
+    const timeout = AbortSignal.timeout(hook.timeoutSeconds * 1000);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    try {
+      const res = await fetch(hook.url as string, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-fengyu-hook': target.name, 'x-fengyu-hook-event': hook.event },
+        body: JSON.stringify(envelope),
+        signal: combined,
+        redirect: 'error',
+      });
+      const text = (await res.text()).slice(0, OUTPUT_CAP);
+      const json = jsonVerdict(text);
+      if (json) return { ...json, status: res.status };
+      if (res.ok) return { outcome: 'proceed', status: res.status };
+      return { outcome: 'failed', reason: `HTTP ${res.status}`, status: res.status };
+    } catch (err) {
+      if (timeout.aborted) return { outcome: 'timeout', reason: `timed out after ${hook.timeoutSeconds} s` };
+      return { outcome: 'failed', reason: (err as Error).message };
+    }
+  }
+}
+
+/** A JSON verdict on stdout or in the response body, if there is one. */
+function jsonVerdict(text: string): { outcome: HookVerdictKind; reason?: string } | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    return undefined;
+  }
+  const { decision, reason } = (parsed ?? {}) as { decision?: unknown; reason?: unknown };
+  const why = typeof reason === 'string' && reason !== '' ? reason.slice(0, 2000) : undefined;
+  if (decision === 'deny' || decision === 'block') return { outcome: 'deny', ...(why ? { reason: why } : { reason: 'denied by hook' }) };
+  if (decision === 'ask') return { outcome: 'ask', ...(why ? { reason: why } : { reason: 'the hook asks for approval' }) };
+  if (decision === 'allow' || decision === 'approve') return { outcome: 'proceed', ...(why ? { reason: why } : {}) };
+  return undefined;
+}
+
+function firstLine(text: string): string | undefined {
+  const line = text.split(/\r?\n/).find((l) => l.trim() !== '');
+  return line ? line.trim().slice(0, 2000) : undefined;
+}
+
+function cleanEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== 'FENGYU_TOKEN') out[k] = v;
+  return out;
+}

@@ -17,7 +17,16 @@ export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 type Outcome = { ok: true; result: unknown } | { ok: false; error: string };
 
 export class StepRunner {
+  /** Audit records waiting to be committed with the step's next transition (fewer commits). */
+  private readonly pending = new Map<string, NewEvent[]>();
+
   constructor(private readonly active: ActiveRun) {}
+
+  private take(stepId: string): NewEvent[] {
+    const events = this.pending.get(stepId) ?? [];
+    this.pending.delete(stepId);
+    return events;
+  }
 
   private index(step: PlanStep): number {
     return (this.active.plan?.steps.indexOf(step) ?? -1) + 1;
@@ -57,6 +66,8 @@ export class StepRunner {
       if (decision.decision === 'ask') gateReason = decision.reason;
     }
     if (gateReason) {
+      const audits = this.take(step.id);
+      if (audits.length) await r.commit(audits);
       const outcome = await r.stepGate(step.id, gateReason, { tool: step.tool, arguments: args, effect: tool?.effect ?? 'model' });
       if (outcome.kind === 'cancelled' || r.cancelRequested) {
         r.stepStatus.set(step.id, 'pending');
@@ -92,7 +103,9 @@ export class StepRunner {
     const decision = await r.deps.guard().check(call, r.abort.signal);
     const audits: NewEvent[] = (decision.audits ?? []).map((a) => ({ type: 'audit', stepId: step.id, tool: tool.name, kind: 'hook', ...a }) as NewEvent);
     audits.push({ type: 'audit', kind: 'permission', stepId: step.id, tool: tool.name, decision: decision.decision, source: decision.source, ...(decision.rule ? { rule: decision.rule } : {}), reason: decision.reason });
-    await r.commit(audits);
+    // Denials and gates are reported at once; an allowed call's audit rides with its step_start.
+    if (decision.decision === 'allow') this.pending.set(step.id, audits);
+    else await r.commit(audits);
     return decision;
   }
 
@@ -101,20 +114,30 @@ export class StepRunner {
     const started = Date.now();
     const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
     let delay = step.retry?.initialBackoffMs ?? 500;
-    const startEvents: NewEvent[] = [{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: args, attempt: 1 }];
+    const startEvents: NewEvent[] = [
+      ...this.take(step.id),
+      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: args, attempt: 1 },
+      ...(tool ? [callEvent(step, tool, args)] : []),
+    ];
     await r.commit(startEvents, { status: r.gates.open ? r.status : 'running' }, (trx) =>
       r.deps.repo.upsertStep({ run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 }, trx),
     );
     let outcome: Outcome = { ok: false, error: 'not run' };
+    let tail: NewEvent[] = [];
     let attempt = 1;
     for (; attempt <= maxAttempts; attempt++) {
-      outcome = tool ? await this.invoke(step, tool, args) : await this.modelStep(step, instruction);
+      if (tool) {
+        if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
+        outcome = await this.invoke(step, tool, args);
+        tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
+      } else outcome = await this.modelStep(step, instruction);
       if (outcome.ok || r.cancelRequested || attempt === maxAttempts) break;
-      await r.commit([{ type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
+      await r.commit([...tail, { type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
+      tail = [];
       if (!(await sleep(delay, r.abort.signal))) break;
       delay *= 2;
     }
-    await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false);
+    await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false, tail);
     if (tool) await this.observe(step, tool, args, outcome);
   }
 
@@ -123,7 +146,6 @@ export class StepRunner {
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     const timeout = AbortSignal.timeout(seconds * 1000);
     const signal = AbortSignal.any([r.abort.signal, timeout]);
-    await r.commit([{ type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: args }]);
     const ctx: ToolContext = {
       signal,
       owner: r.owner,
@@ -147,7 +169,6 @@ export class StepRunner {
       else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
     }
     if (outcome.ok && byteLength(outcome.result) > MAX_RESULT_BYTES) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
-    await r.commit([{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }]);
     return outcome;
   }
 
@@ -191,12 +212,12 @@ export class StepRunner {
   }
 
   /** Commits the step's end (event + execution row) and updates the in-memory state. */
-  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, fresh: boolean): Promise<void> {
+  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, fresh: boolean, before: NewEvent[] = []): Promise<void> {
     const r = this.active;
     const durationMs = Date.now() - started;
     const status = outcome.ok ? 'done' : 'failed';
     await r.commit(
-      [{ type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
+      [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
       undefined,
       (trx) =>
         r.deps.repo.upsertStep(
@@ -240,6 +261,10 @@ export class StepRunner {
       trx,
     );
   }
+}
+
+function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): NewEvent {
+  return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: args };
 }
 
 function byteLength(v: unknown): number {

@@ -15,9 +15,12 @@ const denyWriteNote: PermissionGuard = {
   },
 };
 
+let realGuard: PermissionGuard;
+
 beforeAll(async () => {
   llm = await startScriptedOpenAI();
   t = await startTestHost();
+  realGuard = t.host.ctx.guard;
   const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
   expect(res.status).toBe(200);
 });
@@ -71,6 +74,30 @@ describe('model steps', () => {
     // the model step saw the run's catalog as tools
     const names = llm.requests.at(-4)?.tools?.map((x) => x.function.name) ?? [];
     expect(names).toEqual(expect.arrayContaining(['echo', 'write_note', 'noop']));
+  });
+
+  it('replans around a deny rule configured through PATCH /api/settings (the real guard)', async () => {
+    t.host.ctx.guard = realGuard;
+    const saved = await t.api('PATCH', '/api/settings', { permissions: { deny: ['Tool(send_message)'], ask: [], allow: [] } });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    let denial = '';
+    llm.push(
+      { toolCalls: [{ name: 'send_message', arguments: { to: 'carol' } }] },
+      (req) => {
+        denial = JSON.stringify(lastToolResult(req)?.content);
+        return { toolCalls: [{ name: 'write_note', arguments: { text: 'tell carol later' } }] };
+      },
+      { text: 'Could not message carol; left a note instead.' },
+      { text: 'summary' },
+    );
+    const sent = t.tools.calls.get('send_message') ?? 0;
+    const runId = await start([{ id: 'reach', instruction: 'Reach carol' }]);
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type).toBe('complete');
+    expect(denial).toContain('denied: denied by rule Tool(send_message)');
+    expect(t.tools.calls.get('send_message') ?? 0).toBe(sent);
+    expect(events.find((e) => e.type === 'step_complete')?.data.result).toBe('Could not message carol; left a note instead.');
+    await t.api('PATCH', '/api/settings', { permissions: { deny: [], ask: [], allow: [] } });
   });
 
   it('asks through the step gate in ask mode and runs the call once approved', async () => {

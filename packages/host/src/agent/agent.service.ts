@@ -71,6 +71,10 @@ export class AgentService {
   setFilesResolver(f: FilesResolver): void {
     this.filesResolver = f;
   }
+  /** The resolver set by the plugins domain, if any (chat resolves its attachments with it). */
+  getFilesResolver(): FilesResolver | undefined {
+    return this.filesResolver;
+  }
 
   private runDeps(): RunDeps {
     return {

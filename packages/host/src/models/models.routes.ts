@@ -1,9 +1,8 @@
-import type { FilesResolver } from '../agent/agent.service';
 import { ChatGates } from '../chat/chat-gates';
 import { registerChatRoutes } from '../chat/chat.routes';
 import { ChatService } from '../chat/chat.service';
 import { ConversationRepository } from '../chat/conversation.repository';
-import type { DomainRegistrar, HostContext } from '../context';
+import type { DomainRegistrar } from '../context';
 import { MemoryRepository } from '../memory/memory.repository';
 import { type MemorySettings, MemoryService, memorySection } from '../memory/memory.service';
 import { MemoryToolSource } from '../memory/memory.tools';
@@ -51,14 +50,7 @@ export const registerModels: DomainRegistrar = (ctx, app) => {
     guard: () => ctx.guard,
     clock: ctx.clock,
     logger: ctx.logger.child({ component: 'chat' }),
-    resolveFiles: () => filesResolverOf(ctx),
+    resolveFiles: () => ctx.agent.getFilesResolver(),
   });
   registerChatRoutes(app, chat, repo, gates);
 };
-
-/** The host's FileRef resolver (set by the plugins domain on the agent service), if any. */
-function filesResolverOf(ctx: HostContext): FilesResolver | undefined {
-  const agent = ctx.agent as unknown as { filesResolver?: FilesResolver; resolveFiles?: FilesResolver };
-  if (typeof agent.resolveFiles === 'function') return agent.resolveFiles.bind(ctx.agent);
-  return agent.filesResolver;
-}

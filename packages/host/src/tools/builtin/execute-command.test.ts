@@ -1,0 +1,128 @@
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FileGrant, ToolContext } from '../tool';
+import { createExecuteCommandTool, type ExecuteCommandResult } from './execute-command';
+
+let home: string;
+let granted: string;
+let outside: string;
+
+function ctx(partial: Partial<ToolContext> = {}): ToolContext {
+  return { signal: new AbortController().signal, owner: 'o1', runId: 'run-1', permissionMode: 'ask', grants: [], ...partial };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitDead(pid: number): Promise<boolean> {
+  for (let i = 0; i < 50; i++) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'fengyu-exec-'));
+  granted = join(home, 'granted');
+  outside = join(home, 'outside');
+  mkdirSync(join(granted, 'sub'), { recursive: true });
+  mkdirSync(outside);
+  symlinkSync(outside, join(granted, 'escape'));
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+const tool = () => createExecuteCommandTool({ home, env: { PATH: process.env.PATH, FENGYU_TOKEN: 'top-secret-token', KEEP: 'yes' }, killGraceMs: 300 });
+const exec = (args: Record<string, unknown>, c = ctx()) => tool().invoke(args, c) as Promise<ExecuteCommandResult>;
+const rw: FileGrant = { name: 'out', path: '', kind: 'directory', access: 'read-write' };
+
+describe('execute_command', () => {
+  it('declares effect command and runs in the run scratch directory by default', async () => {
+    expect(tool().effect).toBe('command');
+    const r = await exec({ command: 'echo hello; pwd' });
+    const scratch = realpathSync(join(home, 'runs', 'run-1', 'work'));
+    expect(r).toMatchObject({ exitCode: 0, stdout: `hello\n${scratch}\n`, stderr: '', truncated: false, timedOut: false, cwd: scratch });
+  });
+
+  it('returns a non-zero exit code as a result', async () => {
+    const r = await exec({ command: 'echo bad >&2; exit 3' });
+    expect(r).toMatchObject({ exitCode: 3, stderr: 'bad\n', timedOut: false });
+  });
+
+  it('uses a writable directory grant, and a cwd inside it', async () => {
+    const c = ctx({ grants: [{ ...rw, path: granted }] });
+    expect((await exec({ command: 'pwd' }, c)).stdout.trim()).toBe(realpathSync(granted));
+    expect((await exec({ command: 'pwd', cwd: 'sub' }, c)).stdout.trim()).toBe(realpathSync(join(granted, 'sub')));
+    expect((await exec({ command: 'pwd', cwd: join(granted, 'sub') }, c)).stdout.trim()).toBe(realpathSync(join(granted, 'sub')));
+  });
+
+  it('refuses a cwd outside the grants, through .. or through a symlink; ignores read-only grants', async () => {
+    const c = ctx({ grants: [{ ...rw, path: granted }, { ...rw, path: outside, access: 'read' }] });
+    await expect(exec({ command: 'pwd', cwd: outside }, c)).rejects.toMatchObject({ code: 'command_cwd_not_granted' });
+    await expect(exec({ command: 'pwd', cwd: '../outside' }, c)).rejects.toMatchObject({ code: 'command_cwd_not_granted' });
+    await expect(exec({ command: 'pwd', cwd: 'escape' }, c)).rejects.toMatchObject({ code: 'command_cwd_not_granted' });
+    await expect(exec({ command: 'pwd', cwd: '/' }, c)).rejects.toMatchObject({ code: 'command_cwd_not_granted' });
+    await expect(exec({ command: 'pwd', cwd: 'missing-dir' }, c)).rejects.toMatchObject({ code: 'command_cwd_not_granted' });
+  });
+
+  it('times out: SIGTERM, then SIGKILL for a command that ignores it', async () => {
+    const r = await exec({ command: 'sleep 20', timeoutSeconds: 1 });
+    expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGTERM' });
+    const stubborn = await exec({ command: "trap '' TERM; sleep 20; echo never", timeoutSeconds: 1 });
+    expect(stubborn).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
+    expect(stubborn.stdout).toBe('');
+  });
+
+  it('cancels through ctx.signal and kills the whole process group', async () => {
+    const pidFile = join(home, 'bg.pid');
+    const ac = new AbortController();
+    const p = exec({ command: `sleep 30 & echo $! > ${pidFile}; wait` }, ctx({ signal: ac.signal }));
+    let pid = 0;
+    for (let i = 0; i < 50 && !pid; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      pid = Number(readFileSync(pidFile, { encoding: 'utf8', flag: 'a+' }).trim() || 0);
+    }
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(true);
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: 'tool_cancelled' });
+    expect(await waitDead(pid)).toBe(true);
+  });
+
+  it('does not leave background children behind', async () => {
+    const r = await exec({ command: 'sleep 30 & echo $!' });
+    const pid = Number(r.stdout.trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(await waitDead(pid)).toBe(true);
+  });
+
+  it('caps each stream and flags the truncation', async () => {
+    const small = createExecuteCommandTool({ home, env: { PATH: process.env.PATH }, outputCap: 1000 });
+    const r = (await small.invoke({ command: "head -c 5000 /dev/zero | tr '\\0' a; head -c 10 /dev/zero | tr '\\0' b >&2" }, ctx())) as ExecuteCommandResult;
+    expect(r.stdout).toBe('a'.repeat(1000));
+    expect(r.stderr).toBe('b'.repeat(10));
+    expect(r.truncated).toBe(true);
+  });
+
+  it('does not pass the host token to commands', async () => {
+    const r = await exec({ command: 'env' });
+    expect(r.stdout).not.toContain('top-secret-token');
+    expect(r.stdout).toContain('KEEP=yes');
+    expect(r.stdout).toContain('FENGYU_RUN_ID=run-1');
+  });
+
+  it('rejects an empty command and an aborted signal before starting', async () => {
+    await expect(exec({ command: '   ' })).rejects.toMatchObject({ code: 'invalid_request' });
+    const ac = new AbortController();
+    ac.abort();
+    await expect(exec({ command: 'echo x' }, ctx({ signal: ac.signal }))).rejects.toMatchObject({ code: 'tool_cancelled' });
+  });
+});

@@ -1,0 +1,30 @@
+import type { AgentConfig, AgentPlan, PermissionMode } from '@fengyu/protocol';
+import type { ApiClient } from '../../api/client';
+
+/** The calls of the Agent page (SPEC §3) and the bits of settings it reads (backends). */
+
+export interface BackendChoice {
+  id: string;
+  provider: string;
+  model: string;
+}
+
+const enc = encodeURIComponent;
+
+export function agentPageApi(api: ApiClient) {
+  return {
+    start: (goal: string, config: AgentConfig) => api.post<{ runId: string }>('/api/agent/run', { goal, config }),
+    approvePlan: (runId: string, plan?: AgentPlan) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`, plan),
+    approveStep: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`),
+    reject: (runId: string, reason?: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`, { decision: 'reject', ...(reason ? { reason } : {}) }),
+    cancel: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/cancel`),
+    run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
+    streamUrl: (runId: string) => api.streamUrl('/api/agent/stream', { runId }),
+    async backends(): Promise<{ backends: BackendChoice[]; defaultBackend?: string }> {
+      const s = await api.get<{ backends?: BackendChoice[]; defaultBackend?: string | null }>('/api/settings');
+      return { backends: Array.isArray(s.backends) ? s.backends : [], defaultBackend: s.defaultBackend ?? undefined };
+    },
+  };
+}
+
+export const PERMISSION_MODE_CHOICES: readonly PermissionMode[] = ['ask', 'approve-for-me', 'full-access'];

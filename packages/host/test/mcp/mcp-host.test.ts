@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,6 +16,7 @@ import { auto, type SseEvent, startTestHost, type TestHost } from '../support/ho
 const root = resolve(import.meta.dirname, '../../../..');
 const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const filesystem = join(root, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+const fixture = join(import.meta.dirname, 'fixtures/dynamic-server.mjs');
 
 let t: TestHost;
 let dir: string;
@@ -165,4 +166,38 @@ describe('MCP servers in the host', () => {
     expect(missing.status).toBe(404);
     expect(missing.body.error.code).toBe('mcp_server_not_found');
   });
+
+  it('cancels a running MCP call from POST /api/agent/{id}/cancel, reaching the server', async () => {
+    const log = join(dir, 'fixture.log');
+    writeFileSync(log, '');
+    const patch = await t.api('PATCH', '/api/settings', { mcpServers: { fx: { command: process.execPath, args: [fixture], env: { FIXTURE_LOG: log } } } });
+    expect(patch.status).toBe(200);
+    const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps: [{ id: 'wait', tool: 'fx__slow', arguments: { ms: 30_000 } }] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const runId = res.body.runId as string;
+    await waitUntil(() => readFileSync(log, 'utf8').includes('slow start'));
+    expect((await t.api('POST', `/api/agent/${runId}/cancel`)).status).toBe(200);
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type).toBe('cancelled');
+    await waitUntil(() => readFileSync(log, 'utf8').includes('slow cancelled'));
+  });
+
+  it('shows tools a server adds at run time (tools/list_changed) in the next catalog', async () => {
+    const before = await t.api('GET', '/api/agent/tools');
+    expect((before.body as Array<{ name: string }>).some((e) => e.name === 'fx__extra_late')).toBe(false);
+    const events = await run({ steps: [{ id: 'add', tool: 'fx__add_tool', arguments: { name: 'late' } }] });
+    expect(events.at(-1)?.type).toBe('complete');
+    await waitUntil(async () => ((await t.api('GET', '/api/agent/tools')).body as Array<{ name: string }>).some((e) => e.name === 'fx__extra_late'));
+    const used = await run({ steps: [{ id: 'use', tool: 'fx__extra_late', arguments: {} }] });
+    expect(stepDone(used, 'use')?.result).toBe('extra late');
+  });
 });
+
+async function waitUntil(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('condition not reached');
+}

@@ -45,6 +45,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     ended = true;
     unsubscribe();
     clearInterval(beat);
+    if (gapTimer) clearTimeout(gapTimer);
     res.end();
   };
   const send = (e: RunEvent, skipEnd: boolean) => {
@@ -53,9 +54,29 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     res.write(frame(e));
     if (!skipEnd && STREAM_END_EVENTS.includes(e.type)) end();
   };
+  // Live events can arrive out of order when two commits race to publish: hold a later event
+  // until the gap fills, or read the gap from the log after a short wait.
+  const early = new Map<number, RunEvent>();
+  let gapTimer: NodeJS.Timeout | undefined;
+  const deliver = (e: RunEvent) => {
+    if (e.seq <= last) return;
+    early.set(e.seq, e);
+    for (let next = early.get(last + 1); next; next = early.get(last + 1)) {
+      early.delete(next.seq);
+      send(next, false);
+    }
+    if (early.size > 0 && !gapTimer && !ended) {
+      gapTimer = setTimeout(() => {
+        gapTimer = undefined;
+        void log.read(runId, last, 5000).then((page) => {
+          for (const p of page) early.delete(p.seq), send(p, false);
+        });
+      }, 50);
+    }
+  };
   const unsubscribe = log.subscribe(runId, (e) => {
     if (replaying) buffered.push(e);
-    else send(e, false);
+    else deliver(e);
   });
   const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   request.raw.on('close', end);
@@ -75,5 +96,5 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   } finally {
     replaying = false;
   }
-  for (const e of buffered.splice(0)) send(e, false);
+  for (const e of buffered.splice(0)) deliver(e);
 }

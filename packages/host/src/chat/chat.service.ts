@@ -3,7 +3,7 @@ import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { FilesResolver } from '../agent/agent.service';
 import type { Clock } from '../context';
-import { type ResolvedBackend, type BackendResolver } from '../models/backend-resolver';
+import type { ResolvedBackend, BackendResolver } from '../models/backend-resolver';
 import { fileRefsPrompt, injectFileArgument } from '../models/file-routing';
 import { callToolGuarded, errorText } from '../models/tool-call';
 import { DEFAULT_MAX_ROUNDS, runToolLoop } from '../models/tool-loop';

@@ -140,7 +140,8 @@ export class McpConnection {
   }
 
   private describe(e: unknown): string {
-    const msg = e instanceof Error ? e.message : String(e);
+    const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
+    const msg = e instanceof Error ? `${e.message}${cause}` : String(e);
     const last = this.stderrTail[this.stderrTail.length - 1];
     return last ? `${msg} (stderr: ${last})` : msg;
   }

@@ -71,9 +71,10 @@ function nextRequest(status: number, method: string, body: Buffer | undefined): 
 
 function failure(url: string, e: unknown, deadline: AbortSignal, req: SafeFetchRequest): FengYuError {
   const caller = req.signal;
-  if (isFengYuError(e)) return e as FengYuError;
+  // An abort wins over whatever error the aborted socket produced on the way down.
   if (caller?.aborted) return new FengYuError('tool_cancelled', { name: req.tool ?? 'web_fetch' }, undefined, { cause: e });
   if (deadline.aborted) return new FengYuError('web_fetch_failed', { url, reason: 'timed out' }, undefined, { cause: e });
+  if (isFengYuError(e)) return e as FengYuError;
   const err = e as NodeJS.ErrnoException;
   const reason = err?.code ? `${err.code}${err.message ? `: ${err.message}` : ''}` : String(err?.message ?? e);
   return new FengYuError('web_fetch_failed', { url, reason }, undefined, { cause: e });

@@ -47,6 +47,7 @@ beforeAll(() => {
     fx: { command: node, args: [fixture], env: { FIXTURE_LOG: logFile, FIXTURE_VALUE: 'one' }, timeoutSeconds: 2 },
     broken: { command: join(dir, 'no-such-binary'), args: [], env: {} },
     quits: { command: node, args: ['-e', 'process.stderr.write("bad config, giving up\\n"); process.exit(7)'], env: {} },
+    down: { url: 'http://127.0.0.1:9/mcp', headers: {} },
   };
   source = new McpToolSource({ logger: pino({ level: 'silent' }), now: () => Date.now(), servers: async () => servers, connectTimeoutMs: 20_000 });
 });
@@ -76,6 +77,27 @@ describe('McpToolSource', () => {
     expect(of('broken')?.error).toMatch(/ENOENT/);
     expect(of('quits')?.state).toBe('error');
     expect(of('quits')?.error).toContain('giving up');
+    expect(of('down')?.state).toBe('error');
+    expect(of('down')?.error).toMatch(/ECONNREFUSED|fetch failed/);
+  });
+
+  it('gives up on a server that never answers initialize, without failing the list', async () => {
+    const hung = new McpToolSource({
+      logger: pino({ level: 'silent' }),
+      now: () => Date.now(),
+      servers: async () => ({ hang: { command: node, args: ['-e', 'setInterval(() => {}, 1000)'], env: {} } }),
+      connectTimeoutMs: 500,
+    });
+    try {
+      expect(await hung.list('o')).toEqual([]);
+      const [st] = await hung.status();
+      expect(st).toMatchObject({ name: 'hang', state: 'error' });
+      expect(st?.error).toMatch(/timed out/i);
+      // within the back-off, a second snapshot does not wait for it again
+      expect(await hung.list('o')).toEqual([]);
+    } finally {
+      await hung.close();
+    }
   });
 
   it('calls tools and maps results: text, structuredContent, JSON text, env', async () => {

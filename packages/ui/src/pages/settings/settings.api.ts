@@ -1,0 +1,93 @@
+import type { ApiClient } from '../../api/client';
+
+/** Settings (SPEC §7): the redacted document, merge-patch saves, the rule dry run, MCP server status. */
+
+export interface HookSetting {
+  name: string;
+  event: string;
+  matcher?: string;
+  type: 'command' | 'http';
+  command?: string;
+  url?: string;
+  timeoutSeconds?: number;
+  enabled?: boolean;
+}
+
+export interface BackendSetting {
+  id: string;
+  provider: 'openai-compatible' | 'openai' | 'anthropic';
+  baseURL?: string;
+  model: string;
+  apiKey?: string;
+  apiKeyEnv?: string;
+}
+
+export interface SettingsDoc {
+  permissions?: { deny?: string[]; ask?: string[]; allow?: string[] };
+  hooks?: HookSetting[];
+  backends?: BackendSetting[];
+  defaultBackend?: string | null;
+  mcpServers?: Record<string, Record<string, unknown>>;
+  webSearch?: { provider?: string; url?: string } | null;
+  webFetch?: { allowPrivateNetwork?: boolean };
+  memory?: { enabled?: boolean };
+  locale?: string;
+  [k: string]: unknown;
+}
+
+export interface CheckResult {
+  decision: 'allow' | 'ask' | 'deny';
+  source: string;
+  rule?: string;
+  reason: string;
+}
+
+export interface McpServerView {
+  name: string;
+  transport: 'stdio' | 'http';
+  state: string;
+  error?: string;
+  tools: Array<{ name: string; qualifiedName: string; description: string; effect: string }>;
+}
+
+/** The marker the host shows for a saved key; sending it back keeps the key (models domain). */
+export const KEY_MARKER = '••••';
+export const HOOK_EVENTS = ['pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'run_complete', 'run_error'] as const;
+export const PROVIDERS = ['openai-compatible', 'openai', 'anthropic'] as const;
+
+export function settingsApi(api: ApiClient) {
+  return {
+    get: () => api.get<SettingsDoc>('/api/settings'),
+    patch: (patch: Partial<SettingsDoc>) => api.request<SettingsDoc>('PATCH', '/api/settings', { body: patch }),
+    check: (body: { tool: string; arguments?: Record<string, unknown>; permissionMode?: string; rules?: { deny: string[]; ask: string[]; allow: string[] } }) => api.post<CheckResult>('/api/permissions/check', body),
+    mcpServers: async () => {
+      const body = await api.get<McpServerView[] | { servers: McpServerView[] }>('/api/mcp/servers');
+      return Array.isArray(body) ? body : (body?.servers ?? []);
+    },
+    reconnect: (name: string) => api.post<McpServerView>(`/api/mcp/servers/${encodeURIComponent(name)}/reconnect`),
+  };
+}
+
+export type SettingsApi = ReturnType<typeof settingsApi>;
+
+/** Problems of a settings 400 that belong to one section, as "field: message" lines. */
+export function sectionProblems(details: unknown, section: string): string[] {
+  if (!Array.isArray(details)) return [];
+  return (details as Array<{ field?: string; message?: string; code?: string }>)
+    .filter((d) => typeof d.field === 'string' && (d.field === section || d.field.startsWith(`${section}.`) || d.field.startsWith(`${section}[`)))
+    .map((d) => `${d.field}: ${d.message ?? d.code ?? ''}`);
+}
+
+/**
+ * The backend as it is sent back: a typed key replaces the saved one; an untouched saved key is
+ * sent as the marker (kept); `removeKey` drops it. The saved key itself is never in the page.
+ */
+export function backendForSave(b: BackendSetting, typedKey: string, removeKey: boolean): BackendSetting {
+  const { apiKey, ...rest } = b;
+  const out: BackendSetting = { ...rest };
+  if (!out.baseURL) delete out.baseURL;
+  if (!out.apiKeyEnv) delete out.apiKeyEnv;
+  if (typedKey.trim()) out.apiKey = typedKey.trim();
+  else if (apiKey === KEY_MARKER && !removeKey && !out.apiKeyEnv) out.apiKey = KEY_MARKER;
+  return out;
+}

@@ -14,6 +14,7 @@ import { modeOnlyGuard } from '../permissions/mode-default';
 import { registerSettingsRoutes } from '../settings/settings.routes';
 import { SettingsStore } from '../settings/settings.store';
 import { migrate, openDatabase } from '../storage/database';
+import { builtinSource } from '../tools/builtin/builtin.source';
 import { ToolCatalog } from '../tools/catalog';
 import { DEFAULT_OWNER, isLoopbackHost, loadPrimaryToken, TokenVerifier } from './auth';
 import { sendError } from './errors';
@@ -127,6 +128,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     reply.header('referrer-policy', 'no-referrer');
   });
 
+  ctx.catalog.register(builtinSource(ctx));
   registerSettingsRoutes(ctx, app);
   registerAgentRoutes(ctx, app, repo);
   app.post('/api/owners', { schema: { summary: 'Create an owner with its own token (default owner only)', tags: ['auth'], body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } }, async (req) => {

@@ -1,0 +1,47 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../../../..');
+const home = mkdtempSync(join(tmpdir(), 'fengyu-cli-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+function fengyu(args: string[], input = '') {
+  return spawnSync(process.execPath, [join(root, 'bin/fengyu.mjs'), ...args], { cwd: root, env: { ...process.env, FENGYU_HOME: home, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off' }, input, encoding: 'utf8', timeout: 60_000 });
+}
+
+describe('fengyu run', () => {
+  it('runs a workflow headless with --yes and exits 0 with the result', () => {
+    const r = fengyu(['run', 'examples/hello-workflow.json', '--yes']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/2\/2 steps/);
+    expect(JSON.parse(r.stdout).stdout.trim()).toBe('3');
+  });
+
+  it('asks at the gate and exits 1 when the answer is no', () => {
+    const r = fengyu(['run', 'examples/hello-workflow.json'], 'n\n');
+    expect(r.stderr).toMatch(/Approve this plan\?/);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/cancelled/);
+  });
+
+  it('prints every validation problem and exits 2 for an invalid workflow', () => {
+    const file = join(home, 'bad.json');
+    writeFileSync(file, JSON.stringify({ steps: [{ id: 'a', tool: 'nope' }, { id: 'b', tool: 'execute_command', dependsOn: ['zzz'] }] }));
+    const r = fengyu(['run', file, '--yes']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/invalid_plan/);
+    expect(r.stderr).toMatch(/\[a\].*nope/);
+    expect(r.stderr).toMatch(/\[b\].*zzz/);
+  });
+
+  it('exits 1 when a step fails', () => {
+    const file = join(home, 'fail.json');
+    writeFileSync(file, JSON.stringify({ steps: [{ id: 'a', tool: 'execute_command', arguments: { command: 'echo x', cwd: '/etc' } }] }));
+    const r = fengyu(['run', file, '--yes', '--mode', 'full-access']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/Run failed/);
+  });
+});

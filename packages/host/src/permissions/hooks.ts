@@ -27,7 +27,8 @@ export interface HookOutcome {
   kind: 'hook';
   hook: string;
   event: HookEvent;
-  type: 'command' | 'http';
+  /** command | http (not `type`: audit records are spread into run events, whose `type` is theirs). */
+  hookType: 'command' | 'http';
   outcome: HookVerdictKind;
   reason?: string;
   exitCode?: number | null;
@@ -51,7 +52,7 @@ export class HookRunner {
 
   async run(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
     const started = this.deps.clock.now();
-    const base = { kind: 'hook' as const, hook: target.name, event: target.hook.event, type: target.hook.type };
+    const base = { kind: 'hook' as const, hook: target.name, event: target.hook.event, hookType: target.hook.type };
     let result: Omit<HookOutcome, keyof typeof base | 'durationMs'>;
     try {
       result = target.hook.type === 'command' ? await this.runCommand(target, envelope, signal) : await this.runHttp(target, envelope, signal);
@@ -65,7 +66,7 @@ export class HookRunner {
     return outcome;
   }
 
-  private runCommand(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'type' | 'durationMs'>> {
+  private runCommand(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>> {
     const { hook } = target;
     return new Promise((resolve) => {
       const child = spawn('/bin/sh', ['-c', hook.command ?? 'false'], {
@@ -91,7 +92,7 @@ export class HookRunner {
       }, hook.timeoutSeconds * 1000);
       const onAbort = () => kill();
       signal?.addEventListener('abort', onAbort, { once: true });
-      const finish = (value: Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'type' | 'durationMs'>) => {
+      const finish = (value: Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
@@ -121,7 +122,7 @@ export class HookRunner {
     });
   }
 
-  private async runHttp(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'type' | 'durationMs'>> {
+  private async runHttp(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>> {
     const { hook } = target;
     const timeout = AbortSignal.timeout(hook.timeoutSeconds * 1000);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;

@@ -37,6 +37,26 @@ export interface ConnectionSnapshot {
 
 const STDERR_LINES = 20;
 
+/** Remembers the child's pid: the SDK forgets it as soon as it starts closing. */
+class TrackedStdioTransport extends StdioClientTransport {
+  childPid?: number;
+  override async start(): Promise<void> {
+    await super.start();
+    this.childPid = this.pid ?? undefined;
+  }
+}
+
+/** A server that failed to start gets no graceful shutdown: it is stopped at once. */
+function stopChild(transport: Transport): void {
+  const pid = transport instanceof TrackedStdioTransport ? transport.childPid : undefined;
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+}
+
 export class McpConnection {
   state: ConnectionState = 'idle';
   error?: string;
@@ -89,7 +109,7 @@ export class McpConnection {
 
   private makeTransport(): Transport {
     if (isStdio(this.config)) {
-      const t = new StdioClientTransport({ command: this.config.command, args: this.config.args, env: this.config.env, stderr: 'pipe' });
+      const t = new TrackedStdioTransport({ command: this.config.command, args: this.config.args, env: this.config.env, stderr: 'pipe' });
       t.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
       return t;
     }
@@ -126,6 +146,7 @@ export class McpConnection {
       this.state = 'ready';
       this.log.info({ tools: this.tools.length }, 'mcp server connected');
     } catch (e) {
+      stopChild(transport);
       await client.close().catch(() => {});
       if (gen !== this.generation) throw this.unavailable('connection was replaced');
       const reason = this.describe(e);

@@ -15,9 +15,10 @@ export interface ChatReply {
   frames: ChatFrame[];
 }
 
-export async function chat(t: TestHost, body: unknown, onFrame?: (f: ChatFrame) => void | Promise<void>, token = t.host.token): Promise<ChatReply> {
+export async function chat(t: TestHost, body: unknown, onFrame?: (f: ChatFrame) => void | Promise<void>, token = t.host.token, signal?: AbortSignal): Promise<ChatReply> {
   const res = await fetch(`${t.host.url}/api/chat`, {
     method: 'POST',
+    signal,
     headers: { 'x-fengyu-token': token, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
@@ -25,6 +26,15 @@ export async function chat(t: TestHost, body: unknown, onFrame?: (f: ChatFrame) 
     return { status: res.status, body: await res.json(), frames: [] };
   }
   const frames: ChatFrame[] = [];
+  try {
+    await readFrames(res, frames, onFrame);
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+  }
+  return { status: res.status, frames };
+}
+
+async function readFrames(res: Response, frames: ChatFrame[], onFrame?: (f: ChatFrame) => void | Promise<void>): Promise<void> {
   const decoder = new TextDecoder();
   let buffer = '';
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -45,7 +55,6 @@ export async function chat(t: TestHost, body: unknown, onFrame?: (f: ChatFrame) 
       await onFrame?.(f as ChatFrame);
     }
   }
-  return { status: res.status, frames };
 }
 
 export const framesOf = (r: ChatReply, event: string) => r.frames.filter((f) => f.event === event);

@@ -107,6 +107,39 @@ describe('chat', () => {
     expect(framesOf(rejected, 'tool').at(-1)?.data.error).toMatch(/^denied:/);
   });
 
+  it('a client that disconnects while an approval is open rejects it and frees the conversation', async () => {
+    const before = t.tools.calls.get('send_message') ?? 0;
+    llm.push({ toolCalls: [{ name: 'send_message', arguments: { to: 'eve' } }] });
+    const abort = new AbortController();
+    let conversationId = '';
+    let gateId = '';
+    await chat(
+      t,
+      { message: 'message eve' },
+      (f) => {
+        if (f.event === 'start') conversationId = f.data.conversationId;
+        if (f.event === 'approval_requested') {
+          gateId = f.data.gateId;
+          abort.abort();
+        }
+      },
+      t.host.token,
+      abort.signal,
+    );
+    expect(gateId).not.toBe('');
+    // the conversation stays busy until the aborted turn has rejected its gate and ended
+    llm.push({ text: 'Still here.' });
+    let next = await chat(t, { conversationId, message: 'hello again' });
+    for (let i = 0; i < 100 && next.status === 409; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      next = await chat(t, { conversationId, message: 'hello again' });
+    }
+    expect(next.frames.at(-1)?.event).toBe('done');
+    const late = await t.api('POST', `/api/chat/${conversationId}/approve`, { gateId, approve: true });
+    expect(late.status).toBe(409);
+    expect(t.tools.calls.get('send_message') ?? 0).toBe(before);
+  });
+
   it('does not ask in full-access mode', async () => {
     llm.push({ toolCalls: [{ name: 'write_note', arguments: { text: 'n' } }] }, { text: 'Written.' });
     const r = await chat(t, { message: 'write', permissionMode: 'full-access' });

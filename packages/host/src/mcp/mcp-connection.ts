@@ -36,6 +36,9 @@ export interface ConnectionSnapshot {
 }
 
 const STDERR_LINES = 20;
+/** Bounds on what one (possibly hostile) server can put into the catalog. */
+const MAX_TOOLS = 512;
+const MAX_DESCRIPTION = 4000;
 
 /** Remembers the child's pid: the SDK forgets it as soon as it starts closing. */
 class TrackedStdioTransport extends StdioClientTransport {
@@ -178,12 +181,18 @@ export class McpConnection {
 
   private async listAll(client: Client, timeout: number): Promise<McpToolDef[]> {
     const out: McpToolDef[] = [];
+    const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
       const res = await client.listTools(cursor ? { cursor } : undefined, { timeout });
       for (const t of res.tools) {
-        if (TOOL_NAME.test(t.name)) out.push(t as McpToolDef);
-        else this.log.warn({ tool: t.name.slice(0, 200) }, 'mcp tool skipped: name not allowed');
+        if (!TOOL_NAME.test(t.name) || seen.has(t.name) || out.length >= MAX_TOOLS) {
+          this.log.warn({ tool: String(t.name).slice(0, 200) }, 'mcp tool skipped: name not allowed, duplicate, or too many tools');
+          continue;
+        }
+        seen.add(t.name);
+        const description = typeof t.description === 'string' ? t.description.slice(0, MAX_DESCRIPTION) : undefined;
+        out.push({ ...(t as McpToolDef), ...(description !== undefined ? { description } : {}) });
       }
       cursor = res.nextCursor;
       if (!cursor) break;

@@ -100,6 +100,26 @@ describe('McpToolSource', () => {
     }
   });
 
+  it('bounds what a hostile server puts in the catalog', async () => {
+    const hostile = new McpToolSource({
+      logger: pino({ level: 'silent' }),
+      now: () => Date.now(),
+      servers: async () => ({ bad: { command: node, args: [join(import.meta.dirname, 'fixtures/hostile-server.mjs')], env: {} } }),
+    });
+    try {
+      const tools = await hostile.list('o');
+      const names = tools.map((x) => x.name);
+      expect(names.filter((n) => n === 'bad__dup')).toHaveLength(1);
+      expect(tools.find((x) => x.name === 'bad__dup')?.description).toBe('first');
+      expect(names.some((n) => n.includes(' ') || n.includes('{'))).toBe(false);
+      expect(tools.length).toBe(512);
+      expect(tools.find((x) => x.name === 'bad__wordy')?.description.length).toBe(4000);
+      expect(await tools.find((x) => x.name === 'bad__n7')?.invoke({}, ctx())).toBe('called n7');
+    } finally {
+      await hostile.close();
+    }
+  });
+
   it('calls tools and maps results: text, structuredContent, JSON text, env', async () => {
     expect(await (await find('everything__echo')).invoke({ message: 'hi' }, ctx())).toBe('Echo: hi');
     expect(await (await find('everything__get-sum')).invoke({ a: 2, b: 3 }, ctx())).toBe('The sum of 2 and 3 is 5.');

@@ -9,3 +9,4 @@ export * from './schema-check';
 export * from './validate';
 export * from './manifest';
 export * from './manifest-check';
+export * from './workflow';

@@ -1,0 +1,146 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { FengYuError, inputContract, isTerminal, type JsonSchema, stableHash, type ToolEffect, workflowToolName } from '@fengyu/protocol';
+import type { AgentService } from '../agent/agent.service';
+import type { RunRepository } from '../agent/run.repository';
+import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
+import type { FileGrant, Tool, ToolContext, ToolSource } from '../tools/tool';
+import { contentOf, type VersionRow, type WorkflowContent, type WorkflowRepository } from './workflow.repository';
+import { problemsText, startWorkflowRun } from './workflow-run';
+
+/**
+ * The model's side of workflows: every published workflow is a catalog tool `run_workflow_<id>`
+ * running its active version (frozen when the catalog snapshot was taken). A call runs the same
+ * DAG runner with the outer call's permission mode and no gates (a step that would need approval
+ * fails with the reason), against a catalog without workflow tools (no recursion), and returns
+ * the run's result or rejects with its error. The run id is recorded as an audit event.
+ */
+
+/** Workflows may run for a while; the outer call's timeout is the plugin maximum. */
+export const WORKFLOW_TOOL_TIMEOUT_SECONDS = 600;
+
+const RANK: Record<ToolEffect, number> = { read: 0, write: 1, external: 2, command: 3 };
+
+/** Catalog snapshots that leave workflow tools out (this source lists nothing inside `run`). */
+export class BaseCatalog {
+  private readonly inside = new AsyncLocalStorage<true>();
+
+  constructor(private readonly catalog: ToolCatalog) {}
+
+  get nested(): boolean {
+    return this.inside.getStore() === true;
+  }
+
+  snapshot(owner: string): Promise<CatalogSnapshot> {
+    return this.inside.run(true, () => this.catalog.snapshot(owner));
+  }
+}
+
+export interface WorkflowToolDeps {
+  repo: WorkflowRepository;
+  base: BaseCatalog;
+  agent: AgentService;
+  runs: RunRepository;
+}
+
+/** The strongest effect among the steps; model steps count as read (their calls are guarded one by one). */
+export function workflowEffect(content: WorkflowContent, catalog: CatalogSnapshot): ToolEffect {
+  let effect: ToolEffect = 'read';
+  for (const s of content.plan.steps) {
+    if (!s.tool) continue;
+    const e = catalog.get(s.tool)?.effect ?? 'write';
+    if (RANK[e] > RANK[effect]) effect = e;
+  }
+  return effect;
+}
+
+/** The tool's schema: the input schema without the automatic shared-directory inputs. */
+export function toolSchema(schema: JsonSchema): JsonSchema {
+  const c = inputContract(schema);
+  if (c.sharedDirectories.length === 0) return schema;
+  const properties = Object.fromEntries(Object.entries(c.properties).filter(([n]) => !c.sharedDirectories.includes(n)));
+  const required = c.required.filter((r) => !c.sharedDirectories.includes(r));
+  const out: JsonSchema = { ...schema, properties };
+  if (required.length) out.required = required;
+  else delete out.required;
+  return out;
+}
+
+/** File inputs of a tool call name one of the outer call's grants (by name or path). */
+function fileGrants(content: WorkflowContent, args: Record<string, unknown>, outer: readonly FileGrant[]): FileGrant[] {
+  const out: FileGrant[] = [];
+  for (const name of inputContract(content.inputSchema).files) {
+    const v = args[name];
+    const g = typeof v === 'string' ? outer.find((x) => x.name === v || x.path === v) : outer.find((x) => x.name === name);
+    if (g) out.push({ ...g, name });
+  }
+  return out;
+}
+
+export class WorkflowToolSource implements ToolSource {
+  readonly kind = 'workflow' as const;
+
+  constructor(private readonly deps: WorkflowToolDeps) {}
+
+  async list(owner: string): Promise<Tool[]> {
+    if (this.deps.base.nested) return [];
+    const published = await this.deps.repo.published(owner);
+    if (published.length === 0) return [];
+    const catalog = await this.deps.base.snapshot(owner);
+    return published.map(({ version }) => this.tool(owner, version, catalog));
+  }
+
+  private tool(owner: string, v: VersionRow, catalog: CatalogSnapshot): Tool {
+    const content = contentOf(v);
+    const inputSchema = toolSchema(content.inputSchema);
+    const available = content.plan.steps.every((s) => !s.tool || catalog.get(s.tool)?.available === true);
+    return {
+      name: workflowToolName(v.workflow_id),
+      description: `Run the published workflow "${content.name}" (version ${v.version}).${content.description ? ` ${content.description}` : ''}`,
+      inputSchema,
+      effect: workflowEffect(content, catalog),
+      source: 'workflow',
+      id: `workflow:${v.workflow_id}`,
+      schemaRevision: stableHash({ inputSchema, version: v.version }),
+      idempotent: false,
+      available,
+      origin: v.workflow_id,
+      timeoutSeconds: WORKFLOW_TOOL_TIMEOUT_SECONDS,
+      invoke: (args, ctx) => this.invoke(owner, v, content, args, ctx),
+    };
+  }
+
+  private async invoke(owner: string, v: VersionRow, content: WorkflowContent, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const id = v.workflow_id;
+    let runId: string;
+    try {
+      runId = await startWorkflowRun(
+        { agent: this.deps.agent, baseCatalog: (o) => this.deps.base.snapshot(o) },
+        {
+          owner: owner,
+          workflowId: id,
+          version: v.version,
+          content,
+          inputs: args ?? {},
+          grants: fileGrants(content, args ?? {}, ctx.grants ?? []),
+          config: { permissionMode: ctx.permissionMode, planApproval: false },
+          noGates: true,
+          origin: 'workflow-tool',
+        },
+      );
+    } catch (err) {
+      throw new FengYuError('tool_failed', { name: workflowToolName(id), reason: problemsText(err) }, (err as FengYuError).details, { cause: err });
+    }
+    ctx.emit?.('audit', { kind: 'workflow_run', workflowId: id, version: v.version, runId });
+    const onAbort = () => void this.deps.agent.cancel(owner, runId).catch(() => undefined);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const status = await this.deps.agent.waitForEnd(runId);
+      const row = await this.deps.runs.get(runId);
+      if (status === 'completed' && row) return row.result ? JSON.parse(row.result) : null;
+      const reason = row?.error ?? status;
+      throw new FengYuError('workflow_run_failed', { id, runId, status: isTerminal(status) ? status : 'failed', reason });
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import { FengYuError } from '@fengyu/protocol';
+import { RunRepository } from '../agent/run.repository';
+import type { DomainRegistrar, HostContext } from '../context';
+import { listOptions } from './input-options';
+import { TEMPLATES_DIR, TemplateStore } from './templates';
+import { contentOf, WorkflowRepository } from './workflow.repository';
+import { WorkflowService } from './workflow.service';
+import { BaseCatalog, WorkflowToolSource } from './workflow.tools';
+import { startWorkflowRun } from './workflow-run';
+import { registerWorkflowErrors } from './workflows.errors';
+import { createBody, fieldParams, idParams, publishBody, restoreBody, runBody, runIdReply, updateBody, versionParams } from './workflows.schemas';
+
+/**
+ * The workflows domain (SPEC §5): definitions, revisions, publication, runs, run-time pickers,
+ * templates, and the `run_workflow_<id>` tools of published workflows.
+ */
+
+type Body = Record<string, unknown>;
+type RunBody = { inputs?: unknown; config?: Record<string, unknown>; files?: unknown; version?: number | 'draft' | 'published' };
+
+/** Handles of the domain that other domains may use (schedules, webhooks, tasks). */
+export interface WorkflowsDomain {
+  service: WorkflowService;
+  tools: WorkflowToolSource;
+  templates: TemplateStore;
+  /** Catalog snapshots without workflow tools. */
+  base: BaseCatalog;
+}
+
+export function createWorkflowsDomain(ctx: HostContext, templateDirs: string[] = [TEMPLATES_DIR]): WorkflowsDomain {
+  registerWorkflowErrors();
+  const repo = new WorkflowRepository(ctx.db);
+  const base = new BaseCatalog(ctx.catalog);
+  const templates = new TemplateStore(ctx.logger.child({ component: 'workflow-templates' }));
+  for (const dir of templateDirs) templates.loadDir(dir);
+  const service = new WorkflowService({ repo, clock: ctx.clock, templates, baseCatalog: (o) => base.snapshot(o) });
+  const tools = new WorkflowToolSource({ repo, base, agent: ctx.agent, runs: new RunRepository(ctx.db) });
+  ctx.catalog.register(tools);
+  return { service, tools, templates, base };
+}
+
+export const registerWorkflows: DomainRegistrar = (ctx, app) => {
+  const { service, templates, base } = createWorkflowsDomain(ctx);
+  const tags = ['workflows'];
+  const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
+
+  app.get('/api/workflows', { schema: { summary: 'List workflow definitions', tags } }, async (req) => ({ workflows: await service.list(req.owner) }));
+
+  app.post('/api/workflows', { schema: { summary: 'Create a workflow (or create one from a template with {templateId})', tags, body: createBody } }, async (req) =>
+    service.create(req.owner, (req.body ?? {}) as Body),
+  );
+
+  app.get('/api/workflows/:id', { schema: { summary: 'A workflow definition (graph rebuilt when none was saved)', tags, params: idParams } }, async (req) =>
+    service.get(req.owner, idOf(req)),
+  );
+
+  app.put('/api/workflows/:id', { schema: { summary: 'Save the draft (carries the revision it was based on; 409 when stale)', tags, params: idParams, body: updateBody } }, async (req) => {
+    const body = req.body as Body & { revision: number };
+    const current = contentOf(await service.row(req.owner, idOf(req)));
+    const { revision, ...changes } = body;
+    const merged: Body = { ...current, graph: current.graph ?? undefined, layout: current.layout ?? undefined, ...changes };
+    if ('plan' in changes && !('graph' in changes)) merged.graph = undefined;
+    if (merged.graph === null) merged.graph = undefined;
+    return service.update(req.owner, idOf(req), merged, revision);
+  });
+
+  app.delete('/api/workflows/:id', { schema: { summary: 'Delete a workflow, its versions (and its schedules and webhooks)', tags, params: idParams } }, async (req) => {
+    await service.delete(req.owner, idOf(req));
+    return { id: idOf(req), deleted: true };
+  });
+
+  app.post('/api/workflows/:id/publish', { schema: { summary: 'Publish the draft as a new immutable version', tags, params: idParams, body: publishBody } }, async (req) =>
+    service.publish(req.owner, idOf(req), (req.body as { revision: number }).revision),
+  );
+
+  app.get('/api/workflows/:id/versions', { schema: { summary: 'Published versions, newest first', tags, params: idParams } }, async (req) => ({
+    versions: await service.versions(req.owner, idOf(req)),
+  }));
+
+  app.get('/api/workflows/:id/versions/:version', { schema: { summary: 'One published version’s content', tags, params: versionParams } }, async (req) => {
+    const { id, version } = req.params as { id: string; version: number };
+    const v = await service.versionRow(req.owner, id, version);
+    return { version: v.version, revision: v.revision, publishedAt: v.published_at, ...contentOf(v) };
+  });
+
+  app.post('/api/workflows/:id/restore', { schema: { summary: 'Copy a version into a new draft (the active version is unchanged)', tags, params: idParams, body: restoreBody } }, async (req) => {
+    const b = req.body as { version: number; revision: number };
+    return service.restore(req.owner, idOf(req), b.version, b.revision);
+  });
+
+  app.post('/api/workflows/:id/duplicate', { schema: { summary: 'Save a copy (a new draft)', tags, params: idParams } }, async (req) => service.duplicate(req.owner, idOf(req)));
+
+  app.post('/api/workflows/:id/run', { schema: { summary: 'Run the workflow (inputs are bound and checked first)', tags, params: idParams, body: runBody, response: runIdReply } }, async (req) => {
+    const b = (req.body ?? {}) as RunBody;
+    const id = idOf(req);
+    const row = await service.row(req.owner, id);
+    let version: number | null = null;
+    let content = contentOf(row);
+    if (b.version === 'published' || typeof b.version === 'number') {
+      const wanted = b.version === 'published' ? row.published_version : b.version;
+      if (wanted === null) throw new FengYuError('workflow_not_published', { id });
+      const v = await service.versionRow(req.owner, id, wanted);
+      version = v.version;
+      content = contentOf(v);
+    }
+    const config = { planApproval: false, ...(b.config ?? {}) };
+    const runId = await startWorkflowRun({ agent: ctx.agent, baseCatalog: (o) => base.snapshot(o) }, { owner: req.owner, workflowId: id, version, content, inputs: b.inputs, files: b.files, config, origin: 'workflow' });
+    return { runId };
+  });
+
+  app.get('/api/workflows/:id/inputs/:field/options', { schema: { summary: 'Options of an "x-fengyu-enum" input, from its list tool', tags, params: fieldParams } }, async (req) => {
+    const { id, field } = req.params as { id: string; field: string };
+    const row = await service.row(req.owner, id);
+    const options = await listOptions({ owner: req.owner, schema: contentOf(row).inputSchema, workflowId: id, field, catalog: await base.snapshot(req.owner), guard: ctx.guard });
+    return { options };
+  });
+
+  app.get('/api/workflow-templates', { schema: { summary: 'The template gallery (with the tools each template misses here)', tags } }, async (req) => {
+    const catalog = await base.snapshot(req.owner);
+    return {
+      templates: templates.list().map((t) => ({ ...t, missingTools: [...new Set(t.plan.steps.flatMap((s) => (s.tool && !catalog.get(s.tool) ? [s.tool] : [])))] })),
+    };
+  });
+};

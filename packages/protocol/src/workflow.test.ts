@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import type { ToolInfo } from './validate';
+import { checkInputs, inputContract, renderGoal, validateWorkflowDefinition } from './workflow';
+
+const tools: Record<string, ToolInfo> = {
+  echo: { name: 'echo', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'builtin', available: true },
+  write_note: { name: 'write_note', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, effect: 'write', idempotent: false, source: 'builtin', available: true },
+  off: { name: 'off', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'plugin', available: false },
+};
+const ctx = { tool: (n: string) => tools[n] };
+const schema = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, count: { type: 'integer' }, sheet: { type: 'string', format: 'fengyu-file' }, out: { type: 'string', 'x-fengyu-auto': 'shared-directory' } } };
+
+describe('validateWorkflowDefinition', () => {
+  it('accepts a valid definition', () => {
+    const r = validateWorkflowDefinition({ name: 'ok', inputSchema: schema, plan: { goal: 'hi {{inputs.name}}', steps: [{ id: 'a', tool: 'echo', arguments: { v: '{{inputs.count}}', f: '@file:sheet', d: '@file:out' } }] } }, ctx);
+    expect(r.ok).toBe(true);
+  });
+
+  it('reports every problem at once', () => {
+    const steps = Array.from({ length: 65 }, (_, i) => ({ id: `s${i}`, tool: 'echo' }));
+    steps[0] = { id: 's0', tool: 'echo', arguments: { v: '{{inputs.nope}}' } } as never;
+    steps[1] = { id: 's1', tool: 'write_note', arguments: { text: 'x' }, retry: { maxAttempts: 3 } } as never;
+    steps[2] = { id: 's2', tool: 'run_workflow_abc' } as never;
+    steps[3] = { id: 's3', tool: 'missing_tool' } as never;
+    steps[4] = { id: 's4', tool: 'echo', arguments: { v: '{{inputs.sheet}}' } } as never;
+    const r = validateWorkflowDefinition({ name: '', inputSchema: schema, plan: { goal: '{{inputs.ghost}}', steps } }, ctx);
+    expect(r.ok).toBe(false);
+    const codes = r.ok ? [] : r.problems.map((p) => p.code);
+    for (const c of ['workflow_field_invalid', 'plan_too_many_steps', 'ref_undeclared_input', 'retry_unsafe', 'workflow_nested_tool', 'step_unknown_tool', 'ref_file_input_as_value', 'goal_ref_undeclared_input']) expect(codes).toContain(c);
+    expect(codes.filter((c) => c === 'step_unknown_tool')).toHaveLength(1);
+  });
+
+  it('allows unavailable tools only in drafts', () => {
+    const def = { name: 'x', plan: { steps: [{ id: 'a', tool: 'off' }] } };
+    expect(validateWorkflowDefinition(def, { ...ctx, allowUnavailableTools: true }).ok).toBe(true);
+    const strict = validateWorkflowDefinition(def, ctx);
+    expect(strict.ok ? [] : strict.problems.map((p) => p.code)).toEqual(['step_unavailable_tool']);
+  });
+
+  it('rejects malformed input schemas and picker keywords', () => {
+    const bad = { type: 'object', required: ['x'], properties: { 'bad name': { type: 'string' }, a: { type: 'string', 'x-fengyu-auto': 'tmp' }, b: { type: 'string', 'x-fengyu-enum': { tool: 1 } } } };
+    const r = validateWorkflowDefinition({ name: 'x', inputSchema: bad, plan: { steps: [{ id: 'a', tool: 'echo' }] } }, ctx);
+    const codes = r.ok ? [] : r.problems.map((p) => p.code).sort();
+    expect(codes).toEqual(['input_auto_invalid', 'input_enum_invalid', 'input_name_invalid', 'input_required_undeclared']);
+  });
+});
+
+describe('checkInputs', () => {
+  it('names every missing and wrong field', () => {
+    const r = checkInputs({ ...schema, required: ['name', 'sheet'], properties: { ...schema.properties, flag: { type: 'boolean' } } }, { count: 'three', flag: 'yes' });
+    expect(r.ok).toBe(false);
+    const fields = r.ok ? [] : r.problems.map((p) => `${p.code}:${p.field}`).sort();
+    expect(fields).toEqual(['input_invalid:count', 'input_invalid:flag', 'input_missing:name', 'input_missing:sheet']);
+  });
+
+  it('applies defaults and drops file inputs from the values', () => {
+    const r = checkInputs({ type: 'object', properties: { n: { type: 'number', default: 2 }, f: { type: 'string', format: 'fengyu-file' } } }, { f: 'x' });
+    expect(r).toEqual({ ok: true, inputs: { n: 2 } });
+  });
+
+  it('rejects non-object inputs', () => {
+    expect(checkInputs(schema, [1]).ok).toBe(false);
+  });
+});
+
+describe('inputContract and renderGoal', () => {
+  it('splits values, files and shared directories', () => {
+    expect(inputContract(schema)).toMatchObject({ values: ['name', 'count'], files: ['sheet'], sharedDirectories: ['out'] });
+  });
+
+  it('renders inputs as text in the goal', () => {
+    expect(renderGoal('n={{inputs.n}} o={{inputs.o.k}} x={{inputs.x}}', { n: 3, o: { k: [1] } })).toBe('n=3 o=[1] x={{inputs.x}}');
+  });
+});

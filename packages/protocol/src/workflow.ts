@@ -1,0 +1,298 @@
+import { z } from 'zod';
+import type { JsonSchema } from './catalog';
+import type { Problem } from './errors';
+import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
+import { collectReferences, getPath, parseReference } from './references';
+import { checkSchema, isCompilableSchema } from './schema-check';
+import { type ToolInfo, validatePlan } from './validate';
+
+/**
+ * Workflow definitions (SPEC §5): the saved document, its input contract and the save-time
+ * validator. The host runs `validateWorkflowDefinition` on every save, publish and run; the
+ * canvas runs the same function for inline diagnostics. `checkInputs` is the run-time binding
+ * check (the run dialog and `POST /api/workflows/{id}/run` share it). No I/O here.
+ */
+
+/** Published workflows appear in the catalog as `run_workflow_<id>`. */
+export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
+/** Workflow ids stay short enough that `run_workflow_<id>` is a valid model tool name (≤ 64). */
+export const WORKFLOW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
+/** Input (Start field) names: valid `{{inputs.<name>}}` and `@file:<name>` names. */
+export const INPUT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** The authored canvas graph is stored verbatim up to this many bytes of JSON. */
+export const MAX_GRAPH_BYTES = 512 * 1024;
+/** `format` of an input that takes an uploaded file (bound as `@file:<name>`). */
+export const FILE_INPUT_FORMAT = 'fengyu-file';
+/** `"x-fengyu-auto": "shared-directory"`: the run mints a scratch directory for the input. */
+export const SHARED_DIRECTORY = 'shared-directory';
+
+export const workflowToolName = (id: string): string => `${WORKFLOW_TOOL_PREFIX}${id}`;
+export const isWorkflowToolName = (name: string | undefined): boolean => !!name && name.startsWith(WORKFLOW_TOOL_PREFIX);
+
+/** Node positions by step id, used to rebuild a graph for definitions saved without one. */
+export const LayoutSchema = z.record(z.string(), z.object({ x: z.number(), y: z.number() }).strip());
+
+/** What a client sends to create or save a definition (the plan is validated separately). */
+export const WorkflowDraftSchema = z
+  .object({
+    name: z.string().trim().min(1).max(200),
+    description: z.string().max(4000).default(''),
+    inputSchema: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+    plan: z.unknown(),
+    /** The canvas document ({version, nodes, edges, notes}); opaque to the host. */
+    graph: z.record(z.string(), z.unknown()).nullable().optional(),
+    layout: LayoutSchema.optional(),
+  })
+  .strip();
+
+export type WorkflowDraft = z.infer<typeof WorkflowDraftSchema>;
+export type WorkflowState = 'draft' | 'published';
+
+export interface WorkflowDefinition {
+  id: string;
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  plan: AgentPlan;
+  /** The saved canvas graph, or one rebuilt from plan + layout when none was saved. */
+  graph: Record<string, unknown>;
+  /** True when `graph` was rebuilt rather than saved. */
+  graphReconstructed: boolean;
+  layout?: Record<string, { x: number; y: number }>;
+  /** `published` once any version was published (even while newer draft changes exist). */
+  state: WorkflowState;
+  revision: number;
+  /** The active (last published) version, or null. */
+  publishedVersion: number | null;
+  /** The draft differs from the active version (only meaningful when published). */
+  hasDraftChanges: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WorkflowVersionInfo {
+  version: number;
+  /** The definition revision the version was published from. */
+  revision: number;
+  name: string;
+  description: string;
+  publishedAt: string;
+  active: boolean;
+}
+
+export interface WorkflowTemplate {
+  id: string;
+  name: string;
+  description: string;
+  category: string;
+  inputSchema: JsonSchema;
+  plan: AgentPlan;
+  graph: Record<string, unknown>;
+}
+
+/**
+ * `"x-fengyu-enum"`: the input's options come from a read tool. Either a tool name, or
+ * `{tool, arguments?, itemsPath?, valueField?, labelField?}`; `itemsPath` locates the list in the
+ * tool's result (default: the result itself, or its first array property); `valueField` defaults
+ * to `id` (then `value`), `labelField` to `label` (then `name`, then the value).
+ */
+export interface EnumSource {
+  tool: string;
+  arguments?: Record<string, unknown>;
+  itemsPath?: string;
+  valueField?: string;
+  labelField?: string;
+}
+
+const EnumSourceSchema = z
+  .object({
+    tool: z.string().min(1).max(200),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    itemsPath: z.string().max(200).optional(),
+    valueField: z.string().min(1).max(100).optional(),
+    labelField: z.string().min(1).max(100).optional(),
+  })
+  .strict();
+
+export function enumSourceOf(prop: unknown): EnumSource | undefined {
+  const raw = (prop as Record<string, unknown> | undefined)?.['x-fengyu-enum'];
+  if (typeof raw === 'string' && raw.length > 0) return { tool: raw };
+  const parsed = EnumSourceSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** The input contract read from a workflow's input schema. */
+export interface InputContract {
+  properties: Record<string, JsonSchema>;
+  required: string[];
+  /** Ordinary inputs, referenced as `{{inputs.<name>}}`. */
+  values: string[];
+  /** `format: "fengyu-file"` inputs, bound through the run's `files` as `@file:<name>`. */
+  files: string[];
+  /** `"x-fengyu-auto": "shared-directory"` inputs, bound as `@file:<name>` to a fresh directory. */
+  sharedDirectories: string[];
+}
+
+export function inputContract(schema: JsonSchema | undefined): InputContract {
+  const raw = schema?.properties;
+  const properties = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, JsonSchema>) : {};
+  const required = Array.isArray(schema?.required) ? (schema.required as unknown[]).filter((r): r is string => typeof r === 'string') : [];
+  const c: InputContract = { properties, required, values: [], files: [], sharedDirectories: [] };
+  for (const [name, prop] of Object.entries(properties)) {
+    if (prop?.['x-fengyu-auto'] === SHARED_DIRECTORY) c.sharedDirectories.push(name);
+    else if (prop?.format === FILE_INPUT_FORMAT) c.files.push(name);
+    else c.values.push(name);
+  }
+  return c;
+}
+
+/** Problems of the input schema itself (shape, names, FengYu keywords). */
+export function inputSchemaProblems(schema: unknown): Problem[] {
+  const out: Problem[] = [];
+  const bad = (reason: string, field = 'inputSchema') => out.push({ code: 'input_schema_invalid', field, params: { reason } });
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return [{ code: 'input_schema_invalid', field: 'inputSchema', params: { reason: 'must be a JSON Schema object' } }];
+  const s = schema as JsonSchema;
+  if (s.type !== 'object') bad('its "type" must be "object"');
+  if (s.properties !== undefined && (typeof s.properties !== 'object' || s.properties === null || Array.isArray(s.properties))) bad('"properties" must be an object');
+  if (s.required !== undefined && !Array.isArray(s.required)) bad('"required" must be an array of names');
+  if (!isCompilableSchema(s)) bad('it is not a valid JSON Schema');
+  const c = inputContract(s);
+  for (const [name, prop] of Object.entries(c.properties)) {
+    const field = `inputSchema.properties.${name}`;
+    if (!INPUT_NAME_PATTERN.test(name)) out.push({ code: 'input_name_invalid', field, params: { input: name } });
+    if (!prop || typeof prop !== 'object' || Array.isArray(prop)) {
+      bad(`property "${name}" must be a schema object`, field);
+      continue;
+    }
+    const auto = prop['x-fengyu-auto'];
+    if (auto !== undefined && auto !== SHARED_DIRECTORY) out.push({ code: 'input_auto_invalid', field, params: { input: name, value: auto } });
+    if (prop['x-fengyu-enum'] !== undefined && !enumSourceOf(prop)) out.push({ code: 'input_enum_invalid', field, params: { input: name } });
+  }
+  for (const r of c.required) {
+    if (!(r in c.properties)) out.push({ code: 'input_required_undeclared', field: 'inputSchema.required', params: { input: r } });
+  }
+  return out;
+}
+
+export interface DefinitionContext {
+  /** Looks a tool up in the owner's catalog (workflow tools need not be present). */
+  tool: (name: string) => ToolInfo | undefined;
+  /**
+   * Drafts may keep steps whose tool exists but is currently unavailable (a disabled plugin);
+   * publishing and running may not. Unknown tools are rejected either way.
+   */
+  allowUnavailableTools?: boolean;
+}
+
+export type DefinitionResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
+
+/** Nested workflow tools are never allowed in a saved definition (no recursion). */
+export function nestedWorkflowCheck(step: PlanStep): Problem[] {
+  if (!isWorkflowToolName(step.tool)) return [];
+  return [{ code: 'workflow_nested_tool', stepId: step.id, field: 'tool', params: { stepId: step.id, tool: step.tool } }];
+}
+
+function goalProblems(plan: unknown, c: InputContract): Problem[] {
+  const goal = (plan as { goal?: unknown } | undefined)?.goal;
+  if (typeof goal !== 'string') return [];
+  const out: Problem[] = [];
+  for (const { token } of collectReferences(goal)) {
+    if (!token.ok) out.push({ code: 'goal_ref_invalid', field: 'plan.goal', params: { ref: token.raw } });
+    else if (token.ref.kind !== 'inputs') out.push({ code: 'goal_ref_invalid', field: 'plan.goal', params: { ref: token.ref.raw } });
+    else if (!c.values.includes(token.ref.name)) out.push({ code: 'goal_ref_undeclared_input', field: 'plan.goal', params: { input: token.ref.name } });
+  }
+  return out;
+}
+
+/** Every problem of a definition at once: draft shape, input schema, plan, nesting, goal. */
+export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext): DefinitionResult {
+  const problems: Problem[] = [];
+  const parsed = WorkflowDraftSchema.safeParse(def);
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) {
+      const path = i.path.map(String).join('.') || '(root)';
+      problems.push({ code: 'workflow_field_invalid', field: path, params: { path, reason: i.message } });
+    }
+  }
+  const draft = (parsed.success ? parsed.data : def) as Partial<WorkflowDraft> | undefined;
+  if (draft?.graph && byteSize(draft.graph) > MAX_GRAPH_BYTES) problems.push({ code: 'workflow_graph_too_large', field: 'graph', params: { limit: MAX_GRAPH_BYTES } });
+  const schema = (draft?.inputSchema ?? { type: 'object', properties: {} }) as JsonSchema;
+  problems.push(...inputSchemaProblems(schema));
+  const c = inputContract(schema);
+  const fileLike = new Set([...c.files, ...c.sharedDirectories]);
+  const result = validatePlan(draft?.plan, {
+    tool: (name) => ctx.tool(name) ?? (isWorkflowToolName(name) ? workflowToolStub(name) : undefined),
+    inputNames: new Set(c.values),
+    fileInputNames: fileLike,
+    extraStepCheck: (step) => nestedWorkflowCheck(step),
+  });
+  if (!result.ok) {
+    for (const p of result.problems) {
+      if (p.code === 'step_unavailable_tool' && ctx.allowUnavailableTools) continue;
+      const input = p.params?.input;
+      if (p.code === 'ref_undeclared_input' && typeof input === 'string' && fileLike.has(input)) problems.push({ ...p, code: 'ref_file_input_as_value' });
+      else problems.push({ ...p, field: p.field ? `plan.${p.field}` : undefined });
+    }
+  }
+  problems.push(...goalProblems(draft?.plan, c));
+  if (problems.length > 0) return { ok: false, problems };
+  // Only tolerated problems (unavailable tools in a draft) were found: the plan parses.
+  return { ok: true, plan: result.ok ? result.plan : AgentPlanSchema.parse(draft?.plan) };
+}
+
+function workflowToolStub(name: string): ToolInfo {
+  return { name, inputSchema: { type: 'object' }, effect: 'write', idempotent: false, source: 'workflow', available: true };
+}
+
+function byteSize(value: unknown): number {
+  try {
+    return new TextEncoder().encode(JSON.stringify(value) ?? '').length;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+export type InputCheck = { ok: true; inputs: Record<string, unknown> } | { ok: false; problems: Problem[] };
+
+/**
+ * Binds run-time inputs to the contract: applies top-level defaults, then checks required fields
+ * and JSON Schema types (ajv), naming every missing or wrong field. File and shared-directory
+ * inputs are not values: a required file input must come with a `files` entry of its name.
+ */
+export function checkInputs(schema: JsonSchema | undefined, inputs: unknown, fileNames: readonly string[] = []): InputCheck {
+  if (inputs !== undefined && (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))) {
+    return { ok: false, problems: [{ code: 'inputs_not_object', field: 'inputs', params: {} }] };
+  }
+  const c = inputContract(schema);
+  const bound: Record<string, unknown> = { ...((inputs as Record<string, unknown>) ?? {}) };
+  for (const name of c.values) {
+    const d = c.properties[name]?.default;
+    if (bound[name] === undefined && d !== undefined) bound[name] = structuredClone(d);
+  }
+  const problems: Problem[] = [];
+  const provided = new Set(fileNames);
+  for (const name of c.files) {
+    if (c.required.includes(name) && !provided.has(name)) problems.push({ code: 'input_missing', field: name, params: { input: name } });
+    delete bound[name];
+  }
+  for (const name of c.sharedDirectories) delete bound[name];
+  const valueSchema = { ...(schema ?? {}), properties: Object.fromEntries(c.values.map((n) => [n, c.properties[n]])), required: c.required.filter((r) => c.values.includes(r)) };
+  for (const issue of checkSchema(valueSchema, bound)) {
+    const name = issue.path.split(/[.[]/)[1] ?? '(root)';
+    if (issue.keyword === 'required') problems.push({ code: 'input_missing', field: name, params: { input: name } });
+    else problems.push({ code: 'input_invalid', field: name, params: { input: name, path: issue.path, reason: issue.message } });
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs: bound };
+}
+
+/** Renders `{{inputs.*}}` placeholders of a goal as text (the goal is always a string). */
+export function renderGoal(goal: string | undefined, inputs: Readonly<Record<string, unknown>>): string | undefined {
+  if (goal === undefined) return undefined;
+  return goal.replace(/\{\{([^{}]*)\}\}/g, (whole, inner: string) => {
+    const parsed = parseReference(inner, whole);
+    if (!parsed.ok || parsed.ref.kind !== 'inputs' || !Object.hasOwn(inputs, parsed.ref.name)) return whole;
+    const value = getPath(inputs[parsed.ref.name], parsed.ref.path);
+    if (value === undefined) return whole;
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}

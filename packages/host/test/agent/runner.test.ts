@@ -32,7 +32,7 @@ describe('supplied workflow runs', () => {
     expect(types.at(-1)).toBe('complete');
     const spans = t.tools.spans.filter((s) => s.id === 'b' || s.id === 'c');
     expect(spans).toHaveLength(2);
-    const [x, y] = spans as [{ start: number; end: number }, { start: number; end: number }];
+    const [x, y] = spans as unknown as [{ start: number; end: number }, { start: number; end: number }];
     expect(x.start < y.end && y.start < x.end).toBe(true);
     const done = events.find((e) => e.type === 'step_complete' && e.data.stepId === 'd');
     expect(done?.data.result.args.value).toBe(2);

@@ -22,7 +22,7 @@ describe('auth and transport', () => {
 
   it('refuses API calls without or with a wrong token', async () => {
     for (const headers of [{}, { 'x-fengyu-token': 'wrong-token-wrong-token' }]) {
-      const res = await fetch(`${t.host.url}/api/agent/runs`, { headers });
+      const res = await fetch(`${t.host.url}/api/agent/runs`, { headers: headers as Record<string, string> });
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');
     }

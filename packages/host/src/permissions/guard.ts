@@ -5,7 +5,7 @@ import type { HookVerdict } from './decide';
 import { evaluateCall } from './evaluate';
 import { type HookConfig, type HookEvent, hookMatches } from './hook-config';
 import type { HookOutcome, HookRunner, HookTarget } from './hooks';
-import { type CallFacts, parseRuleLines, type RuleLines } from './rules';
+import { type CallFacts, parseRuleLines, type RuleLines, type RuleSet } from './rules';
 import { type BashParser, loadBashParser } from './shell-parser';
 import type { PluginHookTrustRepository } from './trust.repository';
 import type { GuardDecision, PermissionGuard, PluginHookProvider, RunEnd, ToolCall, ToolOutcome } from './types';
@@ -47,10 +47,17 @@ export interface Guard extends PermissionGuard {
 export function createGuard(deps: GuardDeps): Guard {
   let provider: PluginHookProvider | undefined;
   const parser = deps.parser ?? loadBashParser;
+  // The settings store hands out the same section object until it changes: parse it once.
+  const parsed = new WeakMap<object, RuleSet>();
 
-  async function rulesOf(owner: string, candidate?: RuleLines) {
-    const lines = candidate ?? (await deps.settings.section<PermissionsSection>(owner, 'permissions'));
-    return parseRuleLines(lines ?? {}).rules;
+  async function rulesOf(owner: string, candidate?: RuleLines): Promise<RuleSet> {
+    if (candidate) return parseRuleLines(candidate).rules;
+    const lines = (await deps.settings.section<PermissionsSection>(owner, 'permissions')) ?? { deny: [], ask: [], allow: [] };
+    const hit = parsed.get(lines);
+    if (hit) return hit;
+    const rules = parseRuleLines(lines).rules;
+    parsed.set(lines, rules);
+    return rules;
   }
 
   /** User hooks of the owner, then trusted plugin hooks, for one event and tool. */

@@ -17,9 +17,9 @@ import { TOOL_EFFECTS } from '@fengyu/protocol';
 
 export type Rule =
   | { kind: 'command'; text: string; match: CommandPattern }
-  | { kind: 'tool'; text: string; glob: string }
+  | { kind: 'tool'; text: string; glob: string; regex: RegExp }
   | { kind: 'effect'; text: string; effect: ToolEffect }
-  | { kind: 'mcp'; text: string; glob: string }
+  | { kind: 'mcp'; text: string; glob: string; regex: RegExp }
   | { kind: 'webfetch'; text: string; domain?: string };
 
 /** `all`: bare Command; `exact`: the words; `prefix`: the words then anything; `glob`: `*`/`?` over the text. */
@@ -61,7 +61,8 @@ export function parseRule(line: string): Rule | { error: string } {
   const mcpShort = /^mcp__([A-Za-z0-9_-]+?)(?:__(.+))?$/.exec(text);
   if (mcpShort) {
     const server = mcpShort[1] as string;
-    return { kind: 'mcp', text, glob: mcpShort[2] ? `${server}__${mcpShort[2]}` : `${server}__*` };
+    const glob = mcpShort[2] ? `${server}__${mcpShort[2]}` : `${server}__*`;
+    return { kind: 'mcp', text, glob, regex: globRegex(glob) };
   }
   const open = text.indexOf('(');
   const head = open < 0 ? text : text.slice(0, open);
@@ -81,9 +82,9 @@ export function parseRule(line: string): Rule | { error: string } {
     case 'Bash':
       return { kind: 'command', text, match: parseCommandPattern(pattern) };
     case 'Tool':
-      return { kind: 'tool', text, glob: pattern };
+      return { kind: 'tool', text, glob: pattern, regex: globRegex(pattern) };
     case 'Mcp':
-      return { kind: 'mcp', text, glob: pattern };
+      return { kind: 'mcp', text, glob: pattern, regex: globRegex(pattern) };
     case 'Effect':
       if (!(TOOL_EFFECTS as readonly string[]).includes(pattern)) {
         return { error: `unknown effect "${pattern}" (expected ${TOOL_EFFECTS.join(', ')})` };
@@ -154,11 +155,11 @@ export interface CallFacts {
 export function ruleMatchesCall(rule: Rule, call: CallFacts): boolean {
   switch (rule.kind) {
     case 'tool':
-      return globMatch(rule.glob, call.name);
+      return rule.regex.test(call.name);
     case 'effect':
       return call.effect === rule.effect;
     case 'mcp':
-      return call.source === 'mcp' && globMatch(rule.glob, call.name);
+      return call.source === 'mcp' && rule.regex.test(call.name);
     case 'webfetch':
       return webFetchMatches(rule.domain, call);
     case 'command':

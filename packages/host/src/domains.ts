@@ -8,7 +8,7 @@ import type { DomainRegistrar } from './context';
  */
 export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar> }> = [
   { name: 'permissions', load: async () => (await import('./permissions/permissions.routes')).registerPermissions },
-  // { name: 'plugins', load: async () => (await import('./plugins/plugins.routes')).registerPlugins },
+  { name: 'plugins', load: async () => (await import('./plugins/plugins.routes')).registerPlugins },
   { name: 'mcp', load: async () => (await import('./mcp/mcp.routes')).registerMcp },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },

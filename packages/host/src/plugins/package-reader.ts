@@ -106,3 +106,38 @@ export async function extractPackage(archive: string, dest: string, limits: Pack
   return files;
 }
 
+
+/** Reads only `manifest.json` of a package (bounded), without extracting anything. */
+export async function peekManifest(archive: string, maxBytes = 1024 * 1024): Promise<unknown> {
+  const zip = await openZip(archive);
+  return new Promise((res, rej) => {
+    let settled = false;
+    const settle = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      zip.close();
+      fn();
+    };
+    zip.on('error', (e) => settle(() => rej(invalid(e.message))));
+    zip.on('end', () => settle(() => rej(invalid('no manifest.json at the root of the package'))));
+    zip.on('entry', (entry: Entry) => {
+      if (entry.fileName !== 'manifest.json' && entry.fileName !== './manifest.json') return zip.readEntry();
+      if (entry.uncompressedSize > maxBytes) return settle(() => rej(new FengYuError('package_too_large', { reason: 'manifest.json is too large' })));
+      openStream(zip, entry).then((stream) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (c: Buffer) => chunks.push(c));
+        stream.on('error', (e: Error) => settle(() => rej(invalid(e.message))));
+        stream.on('end', () =>
+          settle(() => {
+            try {
+              res(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+            } catch (e) {
+              rej(new FengYuError('invalid_manifest', { count: 1 }, [{ code: 'manifest_invalid_json', params: { reason: (e as Error).message } }]));
+            }
+          }),
+        );
+      }, (e) => settle(() => rej(e)));
+    });
+    zip.readEntry();
+  });
+}

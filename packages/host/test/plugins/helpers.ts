@@ -18,3 +18,32 @@ export async function packProbe(overrides: Record<string, unknown> = {}): Promis
   const { file } = await packPlugin(dir, join(dir, 'out.fyp'));
   return file;
 }
+
+/** A zip built entry by entry; `rename` patches names after building (for zip-slip cases yazl refuses to write). */
+export async function zipEntries(entries: Array<{ name: string; data: string | Buffer; mode?: number }>, rename: Record<string, string> = {}): Promise<Buffer> {
+  const yazl = (await import('yazl')).default;
+  const zip = new yazl.ZipFile();
+  for (const e of entries) zip.addBuffer(Buffer.isBuffer(e.data) ? e.data : Buffer.from(e.data), e.name, { mode: e.mode ?? 0o100644, mtime: new Date(0) });
+  zip.end();
+  const chunks: Buffer[] = [];
+  for await (const c of zip.outputStream as AsyncIterable<Buffer>) chunks.push(c);
+  let buf = Buffer.concat(chunks);
+  for (const [from, to] of Object.entries(rename)) {
+    if (from.length !== to.length) throw new Error('rename must keep the length');
+    let at = buf.indexOf(from);
+    while (at >= 0) {
+      buf.write(to, at, 'latin1');
+      at = buf.indexOf(from, at + 1);
+    }
+  }
+  return buf;
+}
+
+export const MINIMAL_MANIFEST = {
+  id: 'test.fengyu.tiny',
+  name: 'Tiny',
+  version: '1.0.0',
+  worker: 'worker.js',
+  rpc: { methods: { noop: { inputSchema: { type: 'object' } } } },
+  aiTools: [{ name: 'tiny_noop', description: 'noop', method: 'noop', effect: 'read' }],
+};

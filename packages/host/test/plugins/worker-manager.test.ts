@@ -94,8 +94,8 @@ describe.each(backends)('worker manager (%s)', (_name, backend) => {
   it('forwards cancellation and rejects at once', async () => {
     const m = manager();
     const controller = new AbortController();
-    const p = call(m, 'slow', { ms: 60_000 }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
+    // Cancel once the handler runs (progress arrives), so a slow worker start cannot look like a hang.
+    const p = call(m, 'slow', { ms: 60_000 }, { signal: controller.signal, onProgress: () => controller.abort() });
     expect((await failure(p)).code).toBe('tool_cancelled');
     expect(await call(m, 'echo', { value: 'still fine' })).toMatchObject({ value: 'still fine' });
   });

@@ -1,0 +1,68 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { FengYuError } from '@fengyu/protocol';
+import type { Clock } from '../context';
+import { type FileRef, FileRepository, toFileRef } from './file.repository';
+import '../plugins/plugin-errors';
+import type { Db } from '../storage/database';
+
+/** Stores uploads under `$FENGYU_HOME/files/<id>/<name>` with their size and SHA-256. */
+
+export const DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
+
+/** A file name safe on every platform: no separators, no control characters, no dot-only names. */
+export function safeFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+  const cleaned = base.replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').trim().slice(0, 200);
+  return cleaned === '' || /^\.+$/.test(cleaned) ? 'upload' : cleaned;
+}
+
+export class FileService {
+  readonly repo: FileRepository;
+
+  constructor(
+    db: Db,
+    private readonly home: string,
+    private readonly clock: Clock,
+    readonly maxBytes = DEFAULT_MAX_UPLOAD_BYTES,
+  ) {
+    this.repo = new FileRepository(db);
+  }
+
+  /** Streams an upload to disk, hashing it; refuses more than `maxBytes` (file_too_large). */
+  async store(owner: string, name: string, stream: NodeJS.ReadableStream, signal?: AbortSignal): Promise<FileRef> {
+    const id = randomUUID();
+    const dir = join(this.home, 'files', id);
+    const fileName = safeFileName(name);
+    const partial = join(dir, `.${fileName}.part`);
+    await mkdir(dir, { recursive: true });
+    const hash = createHash('sha256');
+    let size = 0;
+    const max = this.maxBytes;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > max) return done(new FengYuError('file_too_large', { limit: max }));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(stream, meter, createWriteStream(partial, { flags: 'wx', mode: 0o600 }), { signal });
+      if ((stream as { truncated?: boolean }).truncated) throw new FengYuError('file_too_large', { limit: max });
+      const path = join(dir, fileName);
+      await rename(partial, path);
+      const row = { id, owner, name: fileName, size, sha256: hash.digest('hex'), path, created_at: new Date(this.clock.now()).toISOString() };
+      await this.repo.insert(row);
+      return toFileRef(row);
+    } catch (e) {
+      await rm(dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+}

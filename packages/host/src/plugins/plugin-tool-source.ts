@@ -1,0 +1,79 @@
+import { type AiTool, clampTimeout, FengYuError, type JsonSchema, stableHash } from '@fengyu/protocol';
+import type { Tool, ToolContext, ToolSource } from '../tools/tool';
+import type { InstalledPlugin } from './plugin.repository';
+import { resolveRefs } from './resolve-refs';
+import type { WorkerManager, WorkerTarget } from './worker-manager';
+
+/**
+ * Every enabled plugin's aiTools as catalog `Tool`s (id `pluginId:toolName`). Read from the
+ * database on every snapshot, so install / upgrade / enable / disable / uninstall show up in
+ * the next catalog or run without a restart.
+ */
+
+export interface PluginToolDeps {
+  plugins: () => Promise<InstalledPlugin[]>;
+  workers: WorkerManager;
+  dataDirOf: (pluginId: string) => string;
+  /** `backend.callTimeoutSeconds`: used when a tool declares no timeout. */
+  defaultTimeoutSeconds: () => number;
+}
+
+/** A worker result `{success: false, error}` is a failed call. */
+function failedResult(result: unknown): string | undefined {
+  if (!result || typeof result !== 'object' || (result as { success?: unknown }).success !== false) return undefined;
+  const error = (result as { error?: unknown }).error;
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message;
+  return error === undefined ? 'the plugin reported failure' : JSON.stringify(error);
+}
+
+export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginToolDeps): Tool {
+  const method = plugin.manifest.rpc.methods[ai.method];
+  const inputSchema = (method?.inputSchema ?? { type: 'object' }) as JsonSchema;
+  const outputSchema = method?.outputSchema as JsonSchema | undefined;
+  const flowNode = plugin.manifest.flowNodes?.find((n) => n.tool === ai.name);
+  const timeoutSeconds = clampTimeout(ai.timeoutSeconds);
+  const target: WorkerTarget = { pluginId: plugin.id, version: plugin.version, root: plugin.root, dataDir: deps.dataDirOf(plugin.id), worker: plugin.manifest.worker.replace(/^(\.\/)+/, '') };
+  return {
+    name: ai.name,
+    description: ai.description,
+    inputSchema,
+    ...(outputSchema ? { outputSchema } : {}),
+    effect: ai.effect,
+    source: 'plugin',
+    id: `${plugin.id}:${ai.name}`,
+    schemaRevision: stableHash({ input: inputSchema, output: outputSchema ?? null }),
+    idempotent: ai.idempotent === true,
+    available: true,
+    origin: plugin.id,
+    ...(flowNode ? { flowNode: flowNode as unknown as Record<string, unknown> } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    async invoke(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+      const params = resolveRefs(args ?? {}, ctx.grants ?? [], inputSchema);
+      const result = await deps.workers.invoke({
+        target,
+        method: ai.method,
+        params,
+        toolName: ai.name,
+        timeoutSeconds: timeoutSeconds ?? clampTimeout(deps.defaultTimeoutSeconds()) ?? 120,
+        signal: ctx.signal,
+        grants: ctx.grants ?? [],
+        onProgress: ctx.progress,
+      });
+      const failed = failedResult(result);
+      if (failed !== undefined) throw new FengYuError('tool_failed', { name: ai.name, reason: failed }, { result });
+      return result;
+    },
+  };
+}
+
+export class PluginToolSource implements ToolSource {
+  readonly kind = 'plugin' as const;
+
+  constructor(private readonly deps: PluginToolDeps) {}
+
+  async list(_owner: string): Promise<Tool[]> {
+    const plugins = (await this.deps.plugins()).filter((p) => p.enabled);
+    return plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps)));
+  }
+}

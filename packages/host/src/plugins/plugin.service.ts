@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { compareSemver, FengYuError, type PluginManifest, validateManifest } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../context';
+import { DEFAULT_LIMITS, extractPackage, type PackageLimits } from './package-reader';
+import type { InstalledPlugin, PluginRepository } from './plugin.repository';
+import type { WorkerManager } from './worker-manager';
+import './plugin-errors';
+
+/**
+ * Install, upgrade, enable, disable, uninstall. Layout: `$FENGYU_HOME/plugins/<id>/<version>/`
+ * (the extracted package, never written by the worker) and `$FENGYU_HOME/plugin-data/<id>/`
+ * (the worker's writable data, kept across upgrades). Installs are serialized.
+ */
+
+export interface PluginServiceDeps {
+  repo: PluginRepository;
+  workers: WorkerManager;
+  home: string;
+  clock: Clock;
+  logger: Logger;
+  /** Tool names taken outside the plugins domain (built-ins, MCP, workflows). */
+  otherToolNames: () => Promise<string[]>;
+  /** Validates a parsed hooks file (the permissions domain's parser); throws on problems. */
+  validateHooks?: (pluginId: string, doc: unknown) => void;
+  limits?: PackageLimits;
+  maxArchiveBytes?: number;
+}
+
+export interface InstallOptions {
+  bundled?: boolean;
+}
+
+export interface HookSource {
+  pluginId: string;
+  root: string;
+  dataDir: string;
+  hooksJson: unknown;
+}
+
+export class PluginService {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: PluginServiceDeps) {}
+
+  list(): Promise<InstalledPlugin[]> {
+    return this.deps.repo.list();
+  }
+
+  async get(id: string): Promise<InstalledPlugin> {
+    const p = await this.deps.repo.get(id);
+    if (!p) throw new FengYuError('plugin_not_found', { pluginId: id });
+    return p;
+  }
+
+  dataDirOf(id: string): string {
+    return join(this.deps.home, 'plugin-data', id);
+  }
+
+  /** Installs a `.fyp` from disk, or upgrades the installed plugin of the same id (higher version only). */
+  installPackage(file: string, options: InstallOptions = {}): Promise<InstalledPlugin> {
+    const run = this.queue.then(() => this.install(file, options));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async install(file: string, options: InstallOptions): Promise<InstalledPlugin> {
+    const max = this.deps.maxArchiveBytes ?? 256 * 1024 * 1024;
+    const size = (await stat(file)).size;
+    if (size > max) throw new FengYuError('package_too_large', { reason: `${size} bytes (at most ${max})` });
+    const pluginsDir = join(this.deps.home, 'plugins');
+    const staging = join(pluginsDir, '.staging', randomUUID());
+    try {
+      const files = await extractPackage(file, staging, this.deps.limits ?? DEFAULT_LIMITS);
+      const manifest = await this.checkManifest(staging, new Set(files));
+      const previous = await this.deps.repo.get(manifest.id);
+      if (previous && compareSemver(manifest.version, previous.version) <= 0) {
+        throw new FengYuError('plugin_version_not_higher', { pluginId: manifest.id, installed: previous.version, version: manifest.version });
+      }
+      const root = join(pluginsDir, manifest.id, manifest.version);
+      await rm(root, { recursive: true, force: true });
+      await mkdir(join(pluginsDir, manifest.id), { recursive: true });
+      await rename(staging, root);
+      await mkdir(this.dataDirOf(manifest.id), { recursive: true });
+      if (previous) await this.deps.workers.stopPlugin(manifest.id);
+      const now = new Date(this.deps.clock.now()).toISOString();
+      const plugin: InstalledPlugin = {
+        id: manifest.id,
+        name: manifest.name,
+        version: manifest.version,
+        description: manifest.description ?? '',
+        enabled: previous?.enabled ?? true,
+        manifest,
+        root,
+        bundled: options.bundled ?? previous?.bundled ?? false,
+        installedAt: previous?.installedAt ?? now,
+        updatedAt: now,
+      };
+      await this.deps.repo.put(plugin);
+      if (previous && previous.root !== root) await rm(previous.root, { recursive: true, force: true });
+      this.deps.logger.info({ plugin: plugin.id, version: plugin.version, upgradedFrom: previous?.version }, previous ? 'plugin upgraded' : 'plugin installed');
+      return plugin;
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  private async checkManifest(dir: string, files: Set<string>): Promise<PluginManifest> {
+    if (!files.has('manifest.json')) throw new FengYuError('invalid_package', { reason: 'no manifest.json at the root of the package' });
+    let json: unknown;
+    try {
+      json = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+    } catch (e) {
+      const problems = [{ code: 'manifest_invalid_json', params: { reason: (e as Error).message } }];
+      throw new FengYuError('invalid_manifest', { count: 1 }, problems);
+    }
+    const id = (json as { id?: unknown })?.id;
+    const taken = new Set(await this.deps.otherToolNames());
+    for (const p of await this.deps.repo.list()) if (p.id !== id) for (const t of p.manifest.aiTools ?? []) taken.add(t.name);
+    const checked = validateManifest(json, { existingToolNames: taken, files });
+    if (!checked.ok) throw new FengYuError('invalid_manifest', { count: checked.problems.length }, checked.problems);
+    const hooksFile = checked.manifest.hooks ?? (files.has('hooks/hooks.json') ? 'hooks/hooks.json' : undefined);
+    if (hooksFile) {
+      const doc = await this.readHooks(join(dir, hooksFile));
+      this.deps.validateHooks?.(checked.manifest.id, doc);
+    }
+    return checked.manifest;
+  }
+
+  private async readHooks(path: string): Promise<unknown> {
+    try {
+      return JSON.parse(await readFile(path, 'utf8'));
+    } catch (e) {
+      throw new FengYuError('plugin_invalid_hooks', { reason: (e as Error).message });
+    }
+  }
+
+  async setEnabled(id: string, enabled: boolean): Promise<InstalledPlugin> {
+    await this.get(id);
+    await this.deps.repo.setEnabled(id, enabled, new Date(this.deps.clock.now()).toISOString());
+    if (!enabled) await this.deps.workers.stopPlugin(id);
+    return this.get(id);
+  }
+
+  /** Removes the plugin and its install dir; its data dir is kept unless `purgeData`. */
+  async uninstall(id: string, purgeData = false): Promise<void> {
+    const plugin = await this.get(id);
+    await this.deps.workers.stopPlugin(id);
+    await this.deps.repo.remove(id);
+    await rm(join(this.deps.home, 'plugins', plugin.id), { recursive: true, force: true });
+    if (purgeData) await rm(this.dataDirOf(id), { recursive: true, force: true });
+    this.deps.logger.info({ plugin: id, purgeData }, 'plugin uninstalled');
+  }
+
+  /** Hooks files of installed, enabled plugins, for the permissions domain (which owns trust). */
+  async listHookSources(): Promise<HookSource[]> {
+    const out: HookSource[] = [];
+    for (const p of await this.deps.repo.list()) {
+      if (!p.enabled) continue;
+      const file = join(p.root, p.manifest.hooks ?? 'hooks/hooks.json');
+      if (!existsSync(file)) continue;
+      try {
+        out.push({ pluginId: p.id, root: p.root, dataDir: this.dataDirOf(p.id), hooksJson: JSON.parse(await readFile(file, 'utf8')) });
+      } catch (e) {
+        this.deps.logger.warn({ plugin: p.id, err: (e as Error).message }, 'plugin hooks file unreadable');
+      }
+    }
+    return out;
+  }
+
+  hasHooks(p: InstalledPlugin): boolean {
+    return existsSync(join(p.root, p.manifest.hooks ?? 'hooks/hooks.json'));
+  }
+}

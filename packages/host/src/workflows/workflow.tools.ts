@@ -111,6 +111,8 @@ export class WorkflowToolSource implements ToolSource {
 
   private async invoke(owner: string, v: VersionRow, content: WorkflowContent, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const id = v.workflow_id;
+    const name = workflowToolName(id);
+    if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name });
     let runId: string;
     try {
       runId = await startWorkflowRun(
@@ -128,15 +130,17 @@ export class WorkflowToolSource implements ToolSource {
         },
       );
     } catch (err) {
-      throw new FengYuError('tool_failed', { name: workflowToolName(id), reason: problemsText(err) }, (err as FengYuError).details, { cause: err });
+      throw new FengYuError('tool_failed', { name, reason: problemsText(err) }, (err as FengYuError).details, { cause: err });
     }
-    ctx.emit?.('audit', { kind: 'workflow_run', workflowId: id, version: v.version, runId });
+    ctx.emit?.('audit', { kind: 'workflow_run', workflowId: id, version: v.version, workflowRunId: runId });
     const onAbort = () => void this.deps.agent.cancel(owner, runId).catch(() => undefined);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort();
     try {
       const status = await this.deps.agent.waitForEnd(runId);
       const row = await this.deps.runs.get(runId);
       if (status === 'completed' && row) return row.result ? JSON.parse(row.result) : null;
+      if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name });
       const reason = row?.error ?? status;
       throw new FengYuError('workflow_run_failed', { id, runId, status: isTerminal(status) ? status : 'failed', reason });
     } finally {

@@ -1,0 +1,168 @@
+import { stableHash } from '@fengyu/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_OWNER } from '../../src/http/auth';
+import type { Tool } from '../../src/tools/tool';
+import { auto, startTestHost, type TestHost } from '../support/host';
+import { toolSourceContract } from '../mcp/tool-source-contract';
+
+/** Publication: frozen versions, the model's run_workflow_<id> tool, restore, revisions. */
+
+const offline: Tool = {
+  name: 'offline_tool',
+  description: 'an installed tool that is currently unavailable',
+  inputSchema: { type: 'object' },
+  effect: 'read',
+  source: 'plugin',
+  id: 'test.plugin:offline_tool',
+  schemaRevision: stableHash({}),
+  idempotent: false,
+  available: false,
+  invoke: async () => ({ never: true }),
+};
+
+let t: TestHost;
+beforeAll(async () => {
+  t = await startTestHost({ beforeDomains: (ctx) => ctx.catalog.register({ kind: 'plugin', list: async () => [offline] }) });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const schema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } };
+const planWith = (prefix: string) => ({ steps: [{ id: 'say', tool: 'echo', arguments: { value: `${prefix}{{inputs.text}}` } }] });
+
+async function createPublished(prefix = 'V1 ') {
+  const def = (await t.api('POST', '/api/workflows', { name: 'Say', description: 'Says the text', inputSchema: schema, plan: planWith(prefix) })).body;
+  const pub = await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: def.revision });
+  expect(pub.status, JSON.stringify(pub.body)).toBe(200);
+  return pub.body;
+}
+
+async function workflowTool(id: string): Promise<Tool | undefined> {
+  return (await t.host.ctx.catalog.snapshot(DEFAULT_OWNER)).get(`run_workflow_${id}`);
+}
+
+async function runTool(id: string, text: string) {
+  const res = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'call', tool: `run_workflow_${id}`, arguments: { text } }] }, config: auto });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const events = await t.stream(res.body.runId);
+  return { runId: res.body.runId as string, events, end: events[events.length - 1] };
+}
+
+describe('publication', () => {
+  it('publishes a frozen version that the model tool keeps running while the draft changes', async () => {
+    const pub = await createPublished();
+    expect(pub).toMatchObject({ state: 'published', publishedVersion: 1, revision: 2, hasDraftChanges: false });
+    const tools = (await t.api('GET', '/api/agent/tools')).body as Array<Record<string, unknown>>;
+    expect(tools.find((x) => x.name === `run_workflow_${pub.id}`)).toMatchObject({ source: 'workflow', effect: 'read', inputSchema: schema, available: true, id: `workflow:${pub.id}` });
+
+    const edited = await t.api('PUT', `/api/workflows/${pub.id}`, { revision: 2, plan: planWith('DRAFT ') });
+    expect(edited.body).toMatchObject({ state: 'published', publishedVersion: 1, hasDraftChanges: true, revision: 3 });
+
+    // a bare supplied run may call the workflow tool as a step: it runs the published version
+    const { events, end } = await runTool(pub.id, 'hi');
+    expect(end?.type).toBe('complete');
+    expect(end?.data.result).toMatchObject({ echoed: 'V1 hi' });
+    const audit = events.find((e) => e.type === 'audit' && e.data.kind === 'workflow_run');
+    expect(audit?.data).toMatchObject({ workflowId: pub.id, version: 1 });
+    const inner = (await t.api('GET', `/api/agent/runs/${audit?.data.workflowRunId}`)).body;
+    expect(inner).toMatchObject({ status: 'completed', origin: 'workflow-tool', workflowId: pub.id, workflowVersion: 1 });
+
+    // the catalog tool's invoke directly, too
+    const tool = await workflowTool(pub.id);
+    const result = await tool?.invoke({ text: 'direct' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'full-access', grants: [] });
+    expect(result).toMatchObject({ echoed: 'V1 direct' });
+
+    // a manual run runs the current draft; version "published" runs the frozen one
+    const manual = await t.api('POST', `/api/workflows/${pub.id}/run`, { inputs: { text: 'm' }, config: auto });
+    const mEvents = await t.stream(manual.body.runId);
+    expect(mEvents.at(-1)?.data.result).toMatchObject({ echoed: 'DRAFT m' });
+    const mRun = (await t.api('GET', `/api/agent/runs/${manual.body.runId}`)).body;
+    expect(mRun).toMatchObject({ origin: 'workflow', workflowId: pub.id, workflowVersion: null });
+    const frozen = await t.api('POST', `/api/workflows/${pub.id}/run`, { inputs: { text: 'f' }, config: auto, version: 'published' });
+    expect((await t.stream(frozen.body.runId)).at(-1)?.data.result).toMatchObject({ echoed: 'V1 f' });
+    expect((await t.api('GET', `/api/agent/runs/${frozen.body.runId}`)).body.workflowVersion).toBe(1);
+  });
+
+  it('lists versions, restores an old one into a draft without changing the active version', async () => {
+    const pub = await createPublished('ONE ');
+    await t.api('PUT', `/api/workflows/${pub.id}`, { revision: 2, plan: planWith('TWO ') });
+    const two = await t.api('POST', `/api/workflows/${pub.id}/publish`, { revision: 3 });
+    expect(two.body).toMatchObject({ publishedVersion: 2, revision: 4, hasDraftChanges: false });
+    const versions = (await t.api('GET', `/api/workflows/${pub.id}/versions`)).body.versions;
+    expect(versions.map((v: { version: number; active: boolean }) => [v.version, v.active])).toEqual([[2, true], [1, false]]);
+    const v1 = await t.api('GET', `/api/workflows/${pub.id}/versions/1`);
+    expect(v1.body.plan).toEqual(planWith('ONE '));
+
+    const stale = await t.api('POST', `/api/workflows/${pub.id}/restore`, { version: 1, revision: 3 });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.details).toEqual({ currentRevision: 4 });
+    expect((await t.api('POST', `/api/workflows/${pub.id}/restore`, { version: 9, revision: 4 })).status).toBe(404);
+
+    const restored = await t.api('POST', `/api/workflows/${pub.id}/restore`, { version: 1, revision: 4 });
+    expect(restored.body).toMatchObject({ publishedVersion: 2, revision: 5, hasDraftChanges: true, plan: planWith('ONE ') });
+    expect((await runTool(pub.id, 'x')).end?.data.result).toMatchObject({ echoed: 'TWO x' });
+
+    const three = await t.api('POST', `/api/workflows/${pub.id}/publish`, { revision: 5 });
+    expect(three.body).toMatchObject({ publishedVersion: 3, hasDraftChanges: false });
+    expect((await runTool(pub.id, 'y')).end?.data.result).toMatchObject({ echoed: 'ONE y' });
+    // publishing an unchanged draft makes no new version
+    const again = await t.api('POST', `/api/workflows/${pub.id}/publish`, { revision: 6 });
+    expect(again.body).toMatchObject({ publishedVersion: 3, revision: 6 });
+  });
+
+  it('refuses a stale publish and keeps unavailable tools out of published and run versions', async () => {
+    const def = (await t.api('POST', '/api/workflows', { name: 'Off', plan: { steps: [{ id: 'a', tool: 'offline_tool' }] } })).body;
+    expect(def.state).toBe('draft');
+    const stale = await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: 7 });
+    expect(stale.status).toBe(409);
+    const pub = await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: 1 });
+    expect(pub.status).toBe(400);
+    expect(pub.body.error.details.map((d: { code: string }) => d.code)).toEqual(['step_unavailable_tool']);
+    const run = await t.api('POST', `/api/workflows/${def.id}/run`, { inputs: {} });
+    expect(run.status).toBe(400);
+    expect((await t.api('GET', `/api/workflows/${def.id}`)).body).toMatchObject({ revision: 1, state: 'draft' });
+  });
+
+  it('cannot pause inside the tool call: a step needing approval fails with the reason', async () => {
+    const def = (await t.api('POST', '/api/workflows', { name: 'Note', inputSchema: schema, plan: { steps: [{ id: 'note', tool: 'write_note', arguments: { text: '{{inputs.text}}' } }] } })).body;
+    await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: 1 });
+    const tool = await workflowTool(def.id);
+    expect(tool?.effect).toBe('write');
+    const before = t.tools.calls.get('write_note') ?? 0;
+    const err = await tool?.invoke({ text: 'x' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'ask', grants: [] }).then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(err?.code).toBe('workflow_run_failed');
+    expect(String(err?.params.reason)).toContain('cannot pause for approval');
+    expect(t.tools.calls.get('write_note') ?? 0).toBe(before);
+    const ok = await tool?.invoke({ text: 'y' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'approve-for-me', grants: [] });
+    expect(ok).toEqual({ written: 'y' });
+    // bad tool inputs are named before a run starts
+    const bad = await tool?.invoke({ text: 5 }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'full-access', grants: [] }).then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(bad?.code).toBe('tool_failed');
+    expect(String(bad?.params.reason)).toContain('text');
+  });
+
+  it('removes the tool when the workflow is deleted', async () => {
+    const pub = await createPublished();
+    expect(await workflowTool(pub.id)).toBeDefined();
+    await t.api('DELETE', `/api/workflows/${pub.id}`);
+    expect(await workflowTool(pub.id)).toBeUndefined();
+    expect((await t.api('GET', `/api/workflows/${pub.id}/versions`)).status).toBe(404);
+  });
+});
+
+toolSourceContract('workflow tools', {
+  owner: DEFAULT_OWNER,
+  make: async () => {
+    await createPublished();
+    const source = { kind: 'workflow' as const, list: async (o: string) => (await t.host.ctx.catalog.snapshot(o)).tools.filter((x) => x.source === 'workflow') };
+    return { source };
+  },
+  sample: () => ({ text: 'contract' }),
+});

@@ -13,13 +13,12 @@ export interface CanvasNodeData {
   nodeId: string;
 }
 
-export function toCanvasNodes(graph: WorkflowGraph, selected?: string): Node<CanvasNodeData>[] {
+export function toCanvasNodes(graph: WorkflowGraph): Node<CanvasNodeData>[] {
   const nodes: Node<CanvasNodeData>[] = graph.nodes.map((n) => ({
     id: n.id,
     type: n.type === 'start' ? CANVAS_TYPES.start : CANVAS_TYPES.step,
     position: { ...n.position },
     data: { nodeId: n.id },
-    selected: n.id === selected,
     deletable: n.type !== 'start',
   }));
   for (const note of graph.notes) {
@@ -28,7 +27,6 @@ export function toCanvasNodes(graph: WorkflowGraph, selected?: string): Node<Can
       type: CANVAS_TYPES.note,
       position: { ...note.position },
       data: { nodeId: note.id },
-      selected: note.id === selected,
       zIndex: -1,
     });
   }

@@ -141,8 +141,8 @@ export function parseGraph(value: unknown): WorkflowGraph | undefined {
   );
   const notes = (Array.isArray(g.notes) ? g.notes : []).filter((n): n is GraphNote => !!n && typeof n.id === 'string');
   for (const n of nodes) {
-    if (n.type !== 'start') n.data = { arguments: {}, ...(n.data ?? {}) } as StepData;
+    if (n.type !== 'start') n.data = Object.assign({ arguments: {} }, n.data ?? {}) as StepData;
     if (!n.position) n.position = { x: 0, y: 0 };
   }
-  return { version: GRAPH_VERSION, nodes, edges, notes: notes.map((n) => ({ ...n, type: 'note', data: { text: '', ...(n.data ?? {}) } })) };
+  return { version: GRAPH_VERSION, nodes, edges, notes: notes.map((n) => ({ ...n, type: 'note', data: Object.assign({ text: '' }, n.data ?? {}) })) };
 }

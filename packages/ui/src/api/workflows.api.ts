@@ -1,0 +1,121 @@
+import type { AgentConfig, AgentPlan, CatalogEntry, JsonSchema } from '@fengyu/protocol';
+import type { ApiClient } from './client';
+
+/** The workflows API (SPEC §5) and the bits of the agent API the builder uses (SPEC §3, §4, §7). */
+
+export interface WorkflowDefinition {
+  id: string;
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  plan: AgentPlan;
+  graph?: unknown;
+  state: 'draft' | 'published';
+  revision: number;
+  publishedVersion?: number | null;
+  updatedAt?: string;
+  createdAt?: string;
+  /** Optional summaries some hosts attach; the library falls back to the runs list. */
+  lastRun?: { runId?: string; status?: string; at?: string; startedAt?: string } | null;
+}
+
+export interface WorkflowDraft {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  plan: AgentPlan;
+  graph: unknown;
+}
+
+export interface WorkflowTemplate {
+  id: string;
+  name: string;
+  description?: string;
+  inputSchema?: JsonSchema;
+  plan?: AgentPlan;
+  graph?: unknown;
+}
+
+export interface WorkflowVersion {
+  version: number;
+  revision?: number;
+  publishedAt?: string;
+  createdAt?: string;
+  name?: string;
+}
+
+export interface FileRef {
+  id: string;
+  name: string;
+  size: number;
+  sha256: string;
+}
+
+export interface RunFile {
+  name: string;
+  refs: FileRef[];
+}
+
+export interface EnumOption {
+  value: unknown;
+  label: string;
+}
+
+export interface RunSummary {
+  runId?: string;
+  id?: string;
+  goal?: string;
+  status: string;
+  workflowId?: string;
+  createdAt?: string;
+  startedAt?: string;
+  updatedAt?: string;
+  summary?: string;
+}
+
+function list<T>(value: unknown, key: string): T[] {
+  if (Array.isArray(value)) return value as T[];
+  const inner = (value as Record<string, unknown> | undefined)?.[key];
+  return Array.isArray(inner) ? (inner as T[]) : [];
+}
+
+const enc = encodeURIComponent;
+
+export function workflowsApi(api: ApiClient) {
+  return {
+    list: async () => list<WorkflowDefinition>(await api.get('/api/workflows'), 'workflows'),
+    get: (id: string) => api.get<WorkflowDefinition>(`/api/workflows/${enc(id)}`),
+    create: (draft: WorkflowDraft) => api.post<WorkflowDefinition>('/api/workflows', draft),
+    save: (id: string, draft: WorkflowDraft, revision: number) => api.put<WorkflowDefinition>(`/api/workflows/${enc(id)}`, { ...draft, revision }),
+    remove: (id: string) => api.del<void>(`/api/workflows/${enc(id)}`),
+    duplicate: (id: string) => api.post<WorkflowDefinition>(`/api/workflows/${enc(id)}/duplicate`, {}),
+    publish: (id: string, revision: number) => api.post<WorkflowDefinition>(`/api/workflows/${enc(id)}/publish`, { revision }),
+    versions: async (id: string) => list<WorkflowVersion>(await api.get(`/api/workflows/${enc(id)}/versions`), 'versions'),
+    restore: (id: string, version: number, revision: number) => api.post<WorkflowDefinition>(`/api/workflows/${enc(id)}/restore`, { version, revision }),
+    templates: async () => list<WorkflowTemplate>(await api.get('/api/workflow-templates'), 'templates'),
+    run: (id: string, body: { inputs: Record<string, unknown>; config?: AgentConfig; files?: RunFile[] }) =>
+      api.post<{ runId: string }>(`/api/workflows/${enc(id)}/run`, body),
+    options: async (id: string, field: string) => list<EnumOption>(await api.get(`/api/workflows/${enc(id)}/inputs/${enc(field)}/options`), 'options'),
+  };
+}
+
+export function agentApi(api: ApiClient) {
+  return {
+    tools: async () => list<CatalogEntry>(await api.get('/api/agent/tools'), 'tools'),
+    approve: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`),
+    cancel: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/cancel`),
+    run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
+    runs: async (query: { q?: string; limit?: number } = {}) => list<RunSummary>(await api.get('/api/agent/runs', { query }), 'runs'),
+    streamUrl: (runId: string) => api.streamUrl('/api/agent/stream', { runId }),
+  };
+}
+
+export function filesApi(api: ApiClient) {
+  return {
+    upload: (file: File) => api.upload<FileRef>('/api/files', file),
+  };
+}
+
+export type WorkflowsApi = ReturnType<typeof workflowsApi>;
+export type AgentApi = ReturnType<typeof agentApi>;
+export type FilesApi = ReturnType<typeof filesApi>;

@@ -1,0 +1,68 @@
+/** Shell-wide strings: navigation, connection, dialogs, shared words. */
+export const en = {
+  appName: 'FengYu',
+  nav: {
+    flows: 'Flows',
+    agent: 'Agent',
+    runs: 'Runs',
+    schedules: 'Scheduled tasks',
+    plugins: 'Plugins',
+    settings: 'Settings',
+    chat: 'Chat',
+  },
+  language: 'Language',
+  languages: { en: 'English', 'zh-CN': '简体中文' },
+  banner: {
+    unreachable: 'The FengYu host cannot be reached. Is it still running? Start it with npm start, then retry.',
+    retry: 'Retry',
+  },
+  token: {
+    title: 'Access token needed',
+    body: 'The host refused this browser. Paste the token from the address the host printed (the part after #token=), or from the token file in your FengYu home folder.',
+    placeholder: 'Token',
+    save: 'Connect',
+  },
+  dialog: { cancel: 'Cancel', confirm: 'Confirm', close: 'Close' },
+  notFound: { title: 'Page not found', body: 'There is nothing at {path}.', back: 'Go to Flows' },
+  placeholder: { coming: 'Coming soon' },
+  loading: 'Loading…',
+  copy: 'Copy',
+  copied: 'Copied',
+  none: '—',
+  yes: 'Yes',
+  no: 'No',
+};
+
+export const zhCN: typeof en = {
+  appName: '风语',
+  nav: {
+    flows: '流程',
+    agent: '智能体',
+    runs: '运行记录',
+    schedules: '定时任务',
+    plugins: '插件',
+    settings: '设置',
+    chat: '对话',
+  },
+  language: '语言',
+  languages: { en: 'English', 'zh-CN': '简体中文' },
+  banner: {
+    unreachable: '无法连接风语宿主。它是否仍在运行？请用 npm start 启动后重试。',
+    retry: '重试',
+  },
+  token: {
+    title: '需要访问令牌',
+    body: '宿主拒绝了此浏览器。请粘贴宿主打印的地址中 #token= 之后的部分，或风语主目录下 token 文件中的令牌。',
+    placeholder: '令牌',
+    save: '连接',
+  },
+  dialog: { cancel: '取消', confirm: '确认', close: '关闭' },
+  notFound: { title: '页面不存在', body: '{path} 下没有内容。', back: '前往流程' },
+  placeholder: { coming: '即将推出' },
+  loading: '加载中…',
+  copy: '复制',
+  copied: '已复制',
+  none: '—',
+  yes: '是',
+  no: '否',
+};

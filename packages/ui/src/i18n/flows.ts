@@ -1,0 +1,58 @@
+/** Strings of the Flows library (/flows). */
+export const en = {
+  title: 'Flows',
+  subtitle: 'Saved flows and one-click templates. Open a flow to edit it on the canvas.',
+  create: 'New flow',
+  empty: 'No flows yet. Start from a template below or create a blank flow.',
+  loadFailed: 'Could not load the flows: {reason}',
+  card: {
+    revision: 'Revision {n}',
+    lastRun: 'Last run: {status}',
+    neverRun: 'Not run yet',
+    open: 'Open',
+    duplicate: 'Save a copy',
+    delete: 'Delete',
+    untitled: 'Untitled flow',
+    noDescription: 'No description',
+    publishedVersion: 'Published v{n}',
+  },
+  state: { draft: 'Draft', published: 'Published' },
+  confirmDelete: { title: 'Delete this flow?', message: '"{name}" and its versions will be deleted. Runs already made stay in the history.', ok: 'Delete' },
+  templates: {
+    title: 'Templates',
+    subtitle: 'Pre-wired flows you fill in and run.',
+    use: 'Use template',
+    empty: 'No templates are available on this host.',
+    loadFailed: 'Could not load the templates: {reason}',
+    steps: '{n} steps',
+  },
+};
+
+export const zhCN: typeof en = {
+  title: '流程',
+  subtitle: '已保存的流程和一键模板。打开流程即可在画布上编辑。',
+  create: '新建流程',
+  empty: '还没有流程。可以从下面的模板开始，或新建一个空白流程。',
+  loadFailed: '无法加载流程：{reason}',
+  card: {
+    revision: '修订 {n}',
+    lastRun: '上次运行：{status}',
+    neverRun: '尚未运行',
+    open: '打开',
+    duplicate: '另存一份',
+    delete: '删除',
+    untitled: '未命名流程',
+    noDescription: '暂无描述',
+    publishedVersion: '已发布 v{n}',
+  },
+  state: { draft: '草稿', published: '已发布' },
+  confirmDelete: { title: '删除此流程？', message: '“{name}”及其所有版本将被删除。已有的运行记录会保留在历史中。', ok: '删除' },
+  templates: {
+    title: '模板',
+    subtitle: '预先连好的流程，填好即可运行。',
+    use: '使用模板',
+    empty: '此宿主上没有可用的模板。',
+    loadFailed: '无法加载模板：{reason}',
+    steps: '{n} 个步骤',
+  },
+};

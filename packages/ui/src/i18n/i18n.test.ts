@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { DIAGNOSTIC_MESSAGES } from '../flow/diagnostics';
+import { createUiI18n, MESSAGES } from './index';
+
+function flatten(value: unknown, prefix = ''): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) for (const [kk, vv] of flatten(v, prefix ? `${prefix}.${k}` : k)) out.set(kk, vv);
+  } else out.set(prefix, value);
+  return out;
+}
+
+describe('i18n completeness', () => {
+  const en = flatten(MESSAGES.en);
+  const zh = flatten(MESSAGES['zh-CN']);
+
+  it('both languages have the same keys', () => {
+    expect([...zh.keys()].sort()).toEqual([...en.keys()].sort());
+    expect(Object.keys(DIAGNOSTIC_MESSAGES['zh-CN']).sort()).toEqual(Object.keys(DIAGNOSTIC_MESSAGES.en).sort());
+  });
+
+  it('no value is empty', () => {
+    for (const [k, v] of [...en, ...zh]) {
+      expect(typeof v, k).toBe('string');
+      expect(String(v).trim(), k).not.toBe('');
+    }
+  });
+
+  it('uses the same placeholders in both languages', () => {
+    const names = (s: unknown) => [...String(s).matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+    for (const [k, v] of en) expect(names(zh.get(k)), k).toEqual(names(v));
+  });
+
+  it('every message compiles (no stray {{, @ or | that vue-i18n would misread)', () => {
+    for (const locale of ['en', 'zh-CN'] as const) {
+      const i18n = createUiI18n(locale) as unknown as { global: { t: (key: string, params: Record<string, unknown>) => string } };
+      for (const [k] of en) {
+        const text = i18n.global.t(k, { path: 'P', name: 'N', count: 1, n: 1, id: 'I', field: 'F', fields: 'F', reason: 'R', version: 1, index: 1, tool: 'T', ref: 'R', expected: 'E', actual: 'A', status: 'S' });
+        expect(text, k).not.toBe(k);
+        expect(text, k).not.toMatch(/\{\{|\}\}|[<>]/);
+      }
+    }
+  });
+});

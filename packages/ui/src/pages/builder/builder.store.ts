@@ -1,0 +1,318 @@
+import type { CatalogEntry } from '@fengyu/protocol';
+import { defineStore } from 'pinia';
+import { computed, ref, shallowRef } from 'vue';
+import { ApiError } from '../../api/client';
+import type { WorkflowDefinition } from '../../api/workflows.api';
+import type { Services } from '../../app/services';
+import { applyPositions, connectionToEdge } from '../../flow/canvas-map';
+import { type CatalogSync, resolveTool, syncWithCatalog } from '../../flow/catalog-nodes';
+import { compile, decompile } from '../../flow/compile';
+import { type Diagnostic, diagnose, diagnosticsByNode } from '../../flow/diagnostics';
+import { emptyGraph, type GraphNode, type InputSource, newEdgeId, newNodeId, parseGraph, type Position, type StartField, type StepNode, type WorkflowGraph } from '../../flow/graph';
+import { createHistory } from '../../flow/history';
+import { referencedNode } from '../../flow/input-source';
+
+/**
+ * The builder's state: the workflow document being edited (graph + name/description), its undo
+ * history, the tool catalog it is checked against, diagnostics, selection and save state.
+ * Every structural edit goes through `edit()`, which records an undo snapshot first.
+ */
+
+const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+interface Doc {
+  name: string;
+  description: string;
+  graph: WorkflowGraph;
+}
+
+export const useBuilder = defineStore('builder', () => {
+  const services = shallowRef<Services>();
+  const workflowId = ref<string>();
+  const meta = ref<Pick<WorkflowDefinition, 'state' | 'revision' | 'publishedVersion'>>({ state: 'draft', revision: 0, publishedVersion: null });
+  const name = ref('');
+  const description = ref('');
+  const graph = ref<WorkflowGraph>(emptyGraph());
+  const saved = ref('');
+  const catalog = ref<CatalogEntry[]>([]);
+  const catalogError = ref<string>();
+  const sync = ref<CatalogSync>({ unavailable: [], reconciled: [] });
+  const selected = ref<string>();
+  const loadError = ref<string>();
+  const saveError = ref<ApiError>();
+  const conflict = ref(false);
+  const saving = ref(false);
+  const lastResults = ref(new Map<string, unknown>());
+  const badges = ref<Record<string, 'running' | 'done' | 'failed'>>({});
+  const snap = ref(false);
+  const background = ref(true);
+  const history = createHistory<Doc>(50, json);
+  const historyTick = ref(0);
+
+  const doc = (): Doc => ({ name: name.value, description: description.value, graph: graph.value });
+  const docJson = () => JSON.stringify(doc());
+  const dirty = computed(() => docJson() !== saved.value);
+  const diagnostics = computed<Diagnostic[]>(() => diagnose(graph.value, catalog.value));
+  const byNode = computed(() => diagnosticsByNode(diagnostics.value));
+  const canUndo = computed(() => (historyTick.value, history.canUndo));
+  const canRedo = computed(() => (historyTick.value, history.canRedo));
+  const isNew = computed(() => !workflowId.value);
+
+  function init(s: Services) {
+    services.value = s;
+  }
+  const api = () => {
+    if (!services.value) throw new Error('builder not initialised');
+    return services.value;
+  };
+
+  function applyDoc(d: Doc) {
+    name.value = d.name;
+    description.value = d.description;
+    graph.value = d.graph;
+    if (selected.value && !findAny(selected.value)) selected.value = undefined;
+  }
+
+  function edit(mutate: (g: WorkflowGraph) => void) {
+    history.record(doc());
+    mutate(graph.value);
+    historyTick.value++;
+  }
+
+  function undo() {
+    const prev = history.undo(doc());
+    if (prev) applyDoc(prev);
+    historyTick.value++;
+  }
+
+  function redo() {
+    const next = history.redo(doc());
+    if (next) applyDoc(next);
+    historyTick.value++;
+  }
+
+  function adopt(def: WorkflowDefinition) {
+    workflowId.value = def.id;
+    meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
+    name.value = def.name;
+    description.value = def.description ?? '';
+    graph.value = parseGraph(def.graph) ?? decompile(def.plan ?? { steps: [] }, def.inputSchema);
+    if (catalog.value.length > 0) sync.value = syncWithCatalog(graph.value, catalog.value);
+    saved.value = docJson();
+  }
+
+  async function loadCatalog() {
+    try {
+      catalog.value = await api().agent.tools();
+      catalogError.value = undefined;
+      const before = docJson();
+      sync.value = syncWithCatalog(graph.value, catalog.value);
+      // Binding identities/reconciling is not a user edit: keep "unsaved" honest.
+      if (saved.value === before) saved.value = docJson();
+    } catch (e) {
+      catalogError.value = (e as Error).message;
+    }
+  }
+
+  async function load(id: string | undefined) {
+    loadError.value = undefined;
+    conflict.value = false;
+    saveError.value = undefined;
+    selected.value = undefined;
+    lastResults.value = new Map();
+    badges.value = {};
+    history.clear();
+    historyTick.value++;
+    if (!id) {
+      workflowId.value = undefined;
+      meta.value = { state: 'draft', revision: 0, publishedVersion: null };
+      name.value = '';
+      description.value = '';
+      graph.value = emptyGraph();
+      saved.value = docJson();
+    } else {
+      try {
+        adopt(await api().workflows.get(id));
+      } catch (e) {
+        loadError.value = (e as Error).message;
+      }
+    }
+    await loadCatalog();
+  }
+
+  function findAny(id: string) {
+    return graph.value.nodes.find((n) => n.id === id) ?? graph.value.notes.find((n) => n.id === id);
+  }
+  function findStep(id: string): StepNode | undefined {
+    const n = graph.value.nodes.find((x) => x.id === id);
+    return n && (n.type === 'tool' || n.type === 'model') ? n : undefined;
+  }
+  const toolOf = (node: GraphNode | undefined) => (node?.type === 'tool' ? resolveTool(node.tool, catalog.value) : undefined);
+
+  function addTool(entry: CatalogEntry, position: Position) {
+    let id = '';
+    edit((g) => {
+      id = newNodeId(g, entry.name);
+      const defaults = (entry.flowNode?.defaults ?? {}) as Record<string, unknown>;
+      const requiresApproval = entry.flowNode?.requiresApproval === true;
+      g.nodes.push({ id, type: 'tool', tool: { name: entry.name, id: entry.id, schemaRevision: entry.schemaRevision }, position, data: { arguments: json(defaults), ...(requiresApproval ? { requiresApproval } : {}) } });
+    });
+    selected.value = id;
+    return id;
+  }
+  function addModel(position: Position) {
+    let id = '';
+    edit((g) => {
+      id = newNodeId(g, 'model');
+      g.nodes.push({ id, type: 'model', position, data: { arguments: {}, instruction: '' } });
+    });
+    selected.value = id;
+    return id;
+  }
+  function addNote(position: Position) {
+    let id = '';
+    edit((g) => {
+      id = newNodeId(g, 'note');
+      g.notes.push({ id, type: 'note', position, data: { text: '' } });
+    });
+    return id;
+  }
+  function duplicate(id: string) {
+    const node = findStep(id);
+    const note = graph.value.notes.find((n) => n.id === id);
+    if (!node && !note) return;
+    edit((g) => {
+      const source = json(node ?? note) as GraphNode;
+      const copyId = newNodeId(g, id.replace(/_\d+$/, ''));
+      const position = { x: source.position.x + 40, y: source.position.y + 60 };
+      if (note) g.notes.push({ ...(json(note)), id: copyId, position });
+      else g.nodes.push({ ...source, id: copyId, position } as GraphNode);
+    });
+  }
+  function remove(ids: string[], edgeIds: string[] = []) {
+    const drop = new Set(ids.filter((id) => findAny(id) && findAny(id)?.type !== 'start'));
+    const dropEdges = new Set(edgeIds);
+    if (drop.size === 0 && dropEdges.size === 0) return;
+    edit((g) => {
+      g.nodes = g.nodes.filter((n) => !drop.has(n.id));
+      g.notes = g.notes.filter((n) => !drop.has(n.id));
+      g.edges = g.edges.filter((e) => !dropEdges.has(e.id) && !drop.has(e.source) && !drop.has(e.target));
+    });
+    if (selected.value && drop.has(selected.value)) selected.value = undefined;
+  }
+  function connect(c: { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) {
+    const e = connectionToEdge(graph.value, c as never);
+    if (e) edit((g) => g.edges.push(e));
+  }
+  function ensureEdge(source: string, target: string) {
+    if (graph.value.edges.some((e) => e.source === source && e.target === target)) return;
+    graph.value.edges.push({ id: newEdgeId(graph.value, source, target), source, target });
+  }
+  function move(list: Array<{ id: string; position: Position }>) {
+    const probe = json(graph.value);
+    if (!applyPositions(probe, list)) return;
+    edit((g) => applyPositions(g, list));
+  }
+
+  function setArgument(nodeId: string, key: string, value: unknown, source?: InputSource) {
+    const node = findStep(nodeId);
+    if (!node) return;
+    edit(() => {
+      if (value === undefined) delete node.data.arguments[key];
+      else node.data.arguments[key] = value;
+      if (source) node.data.sources = { ...(node.data.sources ?? {}), [key]: source };
+      const from = referencedNode(value);
+      if (from && from !== nodeId && findStep(from)) ensureEdge(from, nodeId);
+    });
+  }
+  function setStepData(nodeId: string, patch: Partial<StepNode['data']>) {
+    const node = findStep(nodeId);
+    if (node) edit(() => Object.assign(node.data, patch));
+  }
+  function setFields(fields: StartField[]) {
+    const start = graph.value.nodes.find((n) => n.type === 'start');
+    if (start && start.type === 'start') edit(() => (start.data.fields = json(fields)));
+  }
+  function setNoteText(id: string, text: string) {
+    const note = graph.value.notes.find((n) => n.id === id);
+    if (note && note.data.text !== text) edit(() => (note.data.text = text));
+  }
+  function setMeta(patch: { name?: string; description?: string }) {
+    history.record(doc());
+    if (patch.name !== undefined) name.value = patch.name;
+    if (patch.description !== undefined) description.value = patch.description;
+    historyTick.value++;
+  }
+  function pin(nodeId: string, result: unknown) {
+    setStepData(nodeId, { pinned: { result: json(result) } });
+  }
+  function unpin(nodeId: string) {
+    const node = findStep(nodeId);
+    if (node) edit(() => delete node.data.pinned);
+  }
+
+  function draft() {
+    const { plan, inputSchema } = compile(graph.value);
+    return { name: name.value.trim() || 'Untitled flow', description: description.value, inputSchema, plan, graph: json(graph.value) };
+  }
+
+  /** Saves (create or revision-checked update). Returns the saved definition, or undefined. */
+  async function save(): Promise<WorkflowDefinition | undefined> {
+    saving.value = true;
+    saveError.value = undefined;
+    try {
+      const body = draft();
+      const def = workflowId.value ? await api().workflows.save(workflowId.value, body, meta.value.revision) : await api().workflows.create(body);
+      const keepSelection = selected.value;
+      workflowId.value = def.id;
+      meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
+      saved.value = docJson();
+      selected.value = keepSelection;
+      return def;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) conflict.value = true;
+      else if (e instanceof ApiError) saveError.value = e;
+      else saveError.value = new ApiError(0, 'unknown', (e as Error).message);
+      return undefined;
+    } finally {
+      saving.value = false;
+    }
+  }
+
+  async function reload() {
+    const id = workflowId.value;
+    saved.value = docJson(); // the user chose to drop local edits
+    await load(id);
+  }
+
+  async function publish() {
+    if (!workflowId.value) return;
+    try {
+      const def = await api().workflows.publish(workflowId.value, meta.value.revision);
+      meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) conflict.value = true;
+      else saveError.value = e as ApiError;
+    }
+  }
+
+  async function restore(version: number) {
+    if (!workflowId.value) return;
+    try {
+      const def = await api().workflows.restore(workflowId.value, version, meta.value.revision);
+      history.record(doc());
+      adopt(def);
+      historyTick.value++;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) conflict.value = true;
+      else saveError.value = e as ApiError;
+    }
+  }
+
+  return {
+    workflowId, meta, name, description, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
+    lastResults, badges, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
+    init, load, loadCatalog, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
+    setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,
+  };
+});

@@ -1,0 +1,149 @@
+import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+
+/**
+ * The run panel's state as a pure fold over the run's SSE events (SPEC §3). The same fold serves
+ * a live run and a reopened one (the stream replays every persisted event first).
+ */
+
+export type StepStatus = 'pending' | 'running' | 'awaiting_approval' | 'done' | 'failed' | 'skipped';
+
+export interface StepView {
+  id: string;
+  index: number;
+  title?: string;
+  tool?: string;
+  status: StepStatus;
+  arguments?: unknown;
+  result?: unknown;
+  hasResult: boolean;
+  error?: string;
+  attempts?: number;
+  durationMs?: number;
+  pinned?: boolean;
+}
+
+export interface Gate {
+  kind: 'plan' | 'step';
+  gateId: string;
+  stepId?: string;
+  reason?: string;
+}
+
+export interface RunView {
+  runId: string;
+  status: RunStatus | 'connecting';
+  plan?: AgentPlan;
+  planText: string;
+  steps: StepView[];
+  gate?: Gate;
+  summary?: string;
+  result?: unknown;
+  error?: string;
+  lastSeq: number;
+  ended: boolean;
+}
+
+export function initialRun(runId: string): RunView {
+  return { runId, status: 'connecting', planText: '', steps: [], lastSeq: 0, ended: false };
+}
+
+export interface RawEvent {
+  type: string;
+  seq?: number;
+  [k: string]: unknown;
+}
+
+function withPlan(view: RunView, plan: AgentPlan): RunView {
+  const prev = new Map(view.steps.map((s) => [s.id, s]));
+  const steps = plan.steps.map(
+    (s, index): StepView => prev.get(s.id) ?? { id: s.id, index, title: s.title, tool: s.tool, status: 'pending', hasResult: false, pinned: !!s.pinned },
+  );
+  return { ...view, plan, steps };
+}
+
+function patchStep(view: RunView, stepId: string, patch: Partial<StepView>): RunView {
+  const exists = view.steps.some((s) => s.id === stepId);
+  const steps = exists
+    ? view.steps.map((s) => (s.id === stepId ? { ...s, ...patch } : s))
+    : [...view.steps, { id: stepId, index: view.steps.length, status: 'pending' as StepStatus, hasResult: false, ...patch }];
+  return { ...view, steps };
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export function applyEvent(view: RunView, e: RawEvent): RunView {
+  const seq = typeof e.seq === 'number' ? e.seq : view.lastSeq;
+  if (typeof e.seq === 'number' && e.seq <= view.lastSeq && view.lastSeq > 0) return view; // replayed duplicate
+  let v: RunView = { ...view, lastSeq: seq };
+  switch (e.type) {
+    case 'run_created':
+      return { ...v, status: (e.status as RunStatus) ?? v.status };
+    case 'plan_token':
+      return { ...v, status: 'planning', planText: v.planText + (str(e.text) ?? '') };
+    case 'plan_ready':
+      return withPlan(v, e.plan as AgentPlan);
+    case 'plan_approval_requested':
+      v = withPlan(v, e.plan as AgentPlan);
+      return { ...v, status: 'awaiting_plan_approval', gate: { kind: 'plan', gateId: String(e.gateId) } };
+    case 'plan_approved':
+      v = e.plan ? withPlan(v, e.plan as AgentPlan) : v;
+      return { ...v, status: 'running', gate: undefined };
+    case 'step_start':
+      return { ...patchStep(v, String(e.stepId), { status: 'running', arguments: e.arguments, title: str(e.title), tool: str(e.tool), pinned: !!e.pinned }), status: 'running' };
+    case 'step_approval_requested':
+      v = patchStep(v, String(e.stepId), { status: 'awaiting_approval' });
+      return { ...v, status: 'awaiting_step_approval', gate: { kind: 'step', gateId: String(e.gateId), stepId: String(e.stepId), reason: str(e.reason) } };
+    case 'step_approved':
+      return { ...patchStep(v, String(e.stepId), { status: 'running' }), status: 'running', gate: undefined };
+    case 'step_complete': {
+      const status = (['done', 'failed', 'skipped'].includes(String(e.status)) ? e.status : 'done') as StepStatus;
+      return patchStep(v, String(e.stepId), {
+        status,
+        hasResult: 'result' in e && e.result !== undefined,
+        result: e.result,
+        error: str(e.error),
+        attempts: typeof e.attempts === 'number' ? e.attempts : undefined,
+        durationMs: typeof e.durationMs === 'number' ? e.durationMs : undefined,
+      });
+    }
+    case 'complete':
+      return { ...v, status: 'completed', summary: str(e.summary), result: e.result, gate: undefined, ended: true };
+    case 'error':
+      return { ...v, status: 'failed', error: str(e.message), gate: undefined, ended: true };
+    case 'cancelled':
+      return { ...v, status: 'cancelled', gate: undefined, ended: true };
+    case 'interrupted':
+      return { ...v, status: 'interrupted', error: str(e.reason), gate: undefined, ended: true };
+    default:
+      return v;
+  }
+}
+
+export const STREAM_EVENT_TYPES = [
+  'run_created',
+  'plan_token',
+  'plan_ready',
+  'plan_approval_requested',
+  'plan_approved',
+  'step_start',
+  'step_approval_requested',
+  'step_approved',
+  'tool',
+  'step_retry',
+  'step_complete',
+  'audit',
+  'cancel_requested',
+  'complete',
+  'error',
+  'cancelled',
+  'interrupted',
+] as const;
+
+/** Badge status of a canvas node from the run's step. */
+export function badgeOf(step: StepView | undefined): 'running' | 'done' | 'failed' | undefined {
+  if (!step) return undefined;
+  if (step.status === 'running' || step.status === 'awaiting_approval') return 'running';
+  if (step.status === 'done') return 'done';
+  if (step.status === 'failed') return 'failed';
+  return undefined;
+}

@@ -2,7 +2,8 @@ import { checkInputs, FengYuError, inputContract, localize, nestedWorkflowCheck,
 import type { AgentService } from '../agent/agent.service';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
-import type { WorkflowContent } from './workflow.repository';
+import { contentOf, type WorkflowContent } from './workflow.repository';
+import type { WorkflowService } from './workflow.service';
 
 /**
  * Starts a run of one workflow content (a draft or a frozen version): binds the inputs (every
@@ -93,4 +94,36 @@ export function problemsText(err: unknown): string {
   const details = Array.isArray(e.details) ? (e.details as Problem[]) : [];
   const head = localize(e.code, e.params ?? {});
   return details.length ? `${head} ${details.map((p) => localize(p.code, p.params ?? {})).join('; ')}` : head;
+}
+
+export interface RunSelection {
+  inputs?: unknown;
+  config?: Record<string, unknown>;
+  files?: unknown;
+  /** `draft` (default for manual runs), `published` (the active version) or a version number. */
+  version?: number | 'draft' | 'published';
+  origin?: string;
+  noGates?: boolean;
+}
+
+/**
+ * Picks what runs (draft, active version, or a version) and starts it. Manual runs use the draft
+ * by default; schedules, webhooks and background tasks call `run` with `version: "published"`.
+ */
+export class WorkflowRunner {
+  constructor(private readonly deps: WorkflowRunDeps & { service: WorkflowService }) {}
+
+  async run(owner: string, id: string, sel: RunSelection): Promise<string> {
+    const row = await this.deps.service.row(owner, id);
+    let version: number | null = null;
+    let content = contentOf(row);
+    if (sel.version === 'published' || typeof sel.version === 'number') {
+      const wanted = sel.version === 'published' ? row.published_version : sel.version;
+      if (wanted === null) throw new FengYuError('workflow_not_published', { id });
+      const v = await this.deps.service.versionRow(owner, id, wanted);
+      version = v.version;
+      content = contentOf(v);
+    }
+    return startWorkflowRun(this.deps, { owner, workflowId: id, version, content, inputs: sel.inputs, files: sel.files, config: sel.config, origin: sel.origin ?? 'workflow', noGates: sel.noGates });
+  }
 }

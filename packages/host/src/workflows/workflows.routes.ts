@@ -1,4 +1,3 @@
-import { FengYuError } from '@fengyu/protocol';
 import { RunRepository } from '../agent/run.repository';
 import type { DomainRegistrar, HostContext } from '../context';
 import { listOptions } from './input-options';
@@ -6,7 +5,7 @@ import { TEMPLATES_DIR, TemplateStore } from './templates';
 import { contentOf, WorkflowRepository } from './workflow.repository';
 import { WorkflowService } from './workflow.service';
 import { BaseCatalog, WorkflowToolSource } from './workflow.tools';
-import { startWorkflowRun } from './workflow-run';
+import { WorkflowRunner } from './workflow-run';
 import { registerWorkflowErrors } from './workflows.errors';
 import { createBody, fieldParams, idParams, publishBody, restoreBody, runBody, runIdReply, updateBody, versionParams } from './workflows.schemas';
 
@@ -25,6 +24,8 @@ export interface WorkflowsDomain {
   templates: TemplateStore;
   /** Catalog snapshots without workflow tools. */
   base: BaseCatalog;
+  /** Starts runs of a draft or a version (schedules and webhooks: `version: "published"`). */
+  runner: WorkflowRunner;
 }
 
 export function createWorkflowsDomain(ctx: HostContext, templateDirs: string[] = [TEMPLATES_DIR]): WorkflowsDomain {
@@ -36,11 +37,12 @@ export function createWorkflowsDomain(ctx: HostContext, templateDirs: string[] =
   const service = new WorkflowService({ repo, clock: ctx.clock, templates, baseCatalog: (o) => base.snapshot(o) });
   const tools = new WorkflowToolSource({ repo, base, agent: ctx.agent, runs: new RunRepository(ctx.db) });
   ctx.catalog.register(tools);
-  return { service, tools, templates, base };
+  const runner = new WorkflowRunner({ agent: ctx.agent, baseCatalog: (o) => base.snapshot(o), service });
+  return { service, tools, templates, base, runner };
 }
 
 export const registerWorkflows: DomainRegistrar = (ctx, app) => {
-  const { service, templates, base } = createWorkflowsDomain(ctx);
+  const { service, templates, base, runner } = createWorkflowsDomain(ctx);
   const tags = ['workflows'];
   const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 
@@ -92,19 +94,7 @@ export const registerWorkflows: DomainRegistrar = (ctx, app) => {
 
   app.post('/api/workflows/:id/run', { schema: { summary: 'Run the workflow (inputs are bound and checked first)', tags, params: idParams, body: runBody, response: runIdReply } }, async (req) => {
     const b = (req.body ?? {}) as RunBody;
-    const id = idOf(req);
-    const row = await service.row(req.owner, id);
-    let version: number | null = null;
-    let content = contentOf(row);
-    if (b.version === 'published' || typeof b.version === 'number') {
-      const wanted = b.version === 'published' ? row.published_version : b.version;
-      if (wanted === null) throw new FengYuError('workflow_not_published', { id });
-      const v = await service.versionRow(req.owner, id, wanted);
-      version = v.version;
-      content = contentOf(v);
-    }
-    const config = { planApproval: false, ...(b.config ?? {}) };
-    const runId = await startWorkflowRun({ agent: ctx.agent, baseCatalog: (o) => base.snapshot(o) }, { owner: req.owner, workflowId: id, version, content, inputs: b.inputs, files: b.files, config, origin: 'workflow' });
+    const runId = await runner.run(req.owner, idOf(req), { ...b, config: { planApproval: false, ...(b.config ?? {}) }, origin: 'workflow' });
     return { runId };
   });
 

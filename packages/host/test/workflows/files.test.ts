@@ -1,0 +1,126 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE, packProbe } from '../plugins/helpers';
+import { auto, startTestHost, type TestHost } from '../support/host';
+
+/**
+ * Run-time pickers with real plugins (the probe fixture installed twice under two ids, real
+ * worker processes, the host's sandbox): a shared directory written by one plugin and read by
+ * another in one run, an uploaded file input reaching a worker as a resolved path, and enum
+ * options from a plugin tool.
+ */
+
+let t: TestHost;
+
+async function upload(path: string, body: Buffer, name: string) {
+  const form = new FormData();
+  form.append('file', new Blob([new Uint8Array(body)]), name);
+  const res = await fetch(`${t.host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+/** The probe under another id, its tools renamed (`probe_*` → `reader_*`). */
+function readerManifest() {
+  const m = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as { aiTools: Array<{ name: string }> };
+  return { id: 'test.fengyu.reader', name: 'Reader', aiTools: m.aiTools.map((a) => ({ ...a, name: a.name.replace(/^probe_/, 'reader_') })) };
+}
+
+async function runToEnd(id: string, body: Record<string, unknown>) {
+  const res = await t.api('POST', `/api/workflows/${id}/run`, body);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  await t.stream(res.body.runId);
+  return (await t.api('GET', `/api/agent/runs/${res.body.runId}`)).body;
+}
+
+const exec = (run: any, stepId: string) => run.executions.find((e: any) => e.stepId === stepId);
+
+beforeAll(async () => {
+  const [probe, reader] = await Promise.all([packProbe(), packProbe(readerManifest())]);
+  t = await startTestHost({ sandbox: 'auto' });
+  for (const file of [probe, reader]) {
+    const res = await upload('/api/plugins', readFileSync(file), 'plugin.fyp');
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+  }
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('workflow file inputs with plugins', () => {
+  it('mints a shared directory one plugin writes and another reads in the same run', async () => {
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Hand-off',
+      inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' }, out: { type: 'string', 'x-fengyu-auto': 'shared-directory' } } },
+      plan: {
+        steps: [
+          { id: 'write', tool: 'probe_write', arguments: { directory: '@file:out', name: 'part.txt', text: 'part: {{inputs.text}}' } },
+          { id: 'read', tool: 'reader_read', dependsOn: ['write'], arguments: { path: '{{node.write.result.path}}' } },
+        ],
+      },
+    });
+    expect(def.status, JSON.stringify(def.body)).toBe(200);
+    const run = await runToEnd(def.body.id, { inputs: { text: 'north' }, config: auto });
+    expect(run.status, JSON.stringify(run.events?.at(-1))).toBe('completed');
+    expect(run.sandbox).toEqual(t.host.ctx.posture());
+    expect(exec(run, 'read').result).toEqual({ text: 'part: north' });
+    const written = exec(run, 'write').result.path as string;
+    expect(written).toContain(join('runs', run.id, 'shared', 'out'));
+    // the model's tool does not ask for the automatic folder
+    await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: 1 });
+    const tools = (await t.api('GET', '/api/agent/tools')).body as Array<{ name: string; inputSchema: { properties: object } }>;
+    const tool = tools.find((x) => x.name === `run_workflow_${def.body.id}`);
+    expect(Object.keys(tool?.inputSchema.properties ?? {})).toEqual(['text']);
+  });
+
+  it('binds an uploaded file input as @file:<input>, resolved to a path for the worker', async () => {
+    const ref = await upload('/api/files', Buffer.from('rows,1,2\n'), 'sheet.csv');
+    expect(ref.status).toBe(201);
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Read upload',
+      inputSchema: { type: 'object', required: ['sheet'], properties: { sheet: { type: 'string', format: 'fengyu-file' } } },
+      plan: {
+        steps: [
+          { id: 'where', tool: 'probe_echo', arguments: { value: '@file:sheet' } },
+          { id: 'read', tool: 'reader_read', arguments: { path: '@file:sheet' } },
+        ],
+      },
+    });
+    expect(def.status, JSON.stringify(def.body)).toBe(200);
+    const run = await runToEnd(def.body.id, { inputs: {}, files: [{ name: 'sheet', refs: [ref.body] }], config: auto });
+    expect(run.status, JSON.stringify(run.events?.at(-1))).toBe('completed');
+    expect(exec(run, 'read').result).toEqual({ text: 'rows,1,2\n' });
+    const path = exec(run, 'where').result.value as string;
+    expect(path.startsWith('/')).toBe(true);
+    expect(path).toContain(`${ref.body.id}/sheet.csv`);
+    // without the file: named before the run starts
+    const missing = await t.api('POST', `/api/workflows/${def.body.id}/run`, { inputs: {} });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.details[0]).toMatchObject({ code: 'input_missing', field: 'sheet' });
+    // a FileRef of nobody's: refused by the grant resolver, nothing runs
+    const bogus = await t.api('POST', `/api/workflows/${def.body.id}/run`, { inputs: {}, files: [{ name: 'sheet', refs: ['not-a-file'] }] });
+    expect(bogus.status).toBe(400);
+  });
+
+  it('lists enum options through a plugin tool', async () => {
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Pick',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          account: { type: 'integer', 'x-fengyu-enum': { tool: 'reader_echo', arguments: { accounts: [{ id: 1, label: 'alice@example.com' }, { id: 2, label: 'bob@example.com' }] }, itemsPath: 'accounts' } },
+          unsafe: { type: 'string', 'x-fengyu-enum': 'probe_write' },
+        },
+      },
+      plan: { steps: [{ id: 'a', tool: 'probe_echo', arguments: { value: '{{inputs.account}}' } }] },
+    });
+    expect(def.status, JSON.stringify(def.body)).toBe(200);
+    const res = await t.api('GET', `/api/workflows/${def.body.id}/inputs/account/options`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.options).toEqual([
+      { value: 1, label: 'alice@example.com' },
+      { value: 2, label: 'bob@example.com' },
+    ]);
+    expect((await t.api('GET', `/api/workflows/${def.body.id}/inputs/unsafe/options`)).status).toBe(409);
+  });
+});

@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { DEFAULT_CALL_TIMEOUT_SECONDS, isStdio, type McpServerConfig, transportOf } from './mcp.config';
+import type { ProgressFn } from '../tools/tool';
 import { type McpCallResult, type McpToolDef, mapCallResult, TOOL_NAME } from './mcp-tool';
 
 /**
@@ -213,14 +214,17 @@ export class McpConnection {
   }
 
   /** Calls a tool; maps the result to JSON. Rejects with tool_failed / tool_timeout / tool_cancelled. */
-  async call(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  async call(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal, progress?: ProgressFn): Promise<unknown> {
     if (signal.aborted) throw new FengYuError('tool_cancelled', { name: qualified });
     await this.ensure();
     const client = this.client;
     if (!client) throw this.unavailable('not connected');
     let result: McpCallResult;
     try {
-      result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.timeoutSeconds * 1000 })) as McpCallResult;
+      const onprogress = progress
+        ? (p: { progress: number; total?: number; message?: string }) => progress({ current: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message ? { message: p.message } : {}) })
+        : undefined;
+      result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.timeoutSeconds * 1000, onprogress })) as McpCallResult;
     } catch (e) {
       if (signal.aborted) throw new FengYuError('tool_cancelled', { name: qualified }, undefined, { cause: e });
       if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {

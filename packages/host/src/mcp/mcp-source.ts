@@ -117,7 +117,7 @@ export class McpToolSource implements ToolSource {
       invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
         const current = this.entries.get(this.key(owner, server))?.conn;
         if (!current) throw new FengYuError('mcp_server_not_found', { server });
-        return current.call(mcpName, facts.name, args, ctx.signal);
+        return current.call(mcpName, facts.name, args, ctx.signal, ctx.progress);
       },
     };
   }

@@ -130,6 +130,18 @@ describe('McpToolSource', () => {
     expect(await (await find('fx__open')).invoke({}, ctx())).toBeNull();
   });
 
+  it('forwards MCP progress notifications to the tool context', async () => {
+    const seen: Array<{ current?: number; total?: number }> = [];
+    const result = await (await find('everything__trigger-long-running-operation')).invoke(
+      { duration: 0.2, steps: 2 },
+      { ...ctx(), progress: (p) => seen.push(p) },
+    );
+    expect(String(result)).toContain('Long running operation completed');
+    // the SDK may settle the call before it dispatches the last notification, so only the early ones are certain
+    expect(seen[0]).toEqual({ current: 1, total: 2 });
+    expect(seen.every((p, i) => p.current === i + 1 && p.total === 2)).toBe(true);
+  });
+
   it('rejects isError results with tool_failed carrying the text', async () => {
     const r = await codeOf((await find('fx__fail')).invoke({}, ctx()));
     expect(r.code).toBe('tool_failed');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import type { ToolInfo } from './validate';
 import { checkInputs, inputContract, renderGoal, validateWorkflowDefinition } from './workflow';
 
@@ -70,5 +71,33 @@ describe('inputContract and renderGoal', () => {
 
   it('renders inputs as text in the goal', () => {
     expect(renderGoal('n={{inputs.n}} o={{inputs.o.k}} x={{inputs.x}}', { n: 3, o: { k: [1] } })).toBe('n=3 o=[1] x={{inputs.x}}');
+  });
+});
+
+describe('checkInputs (property)', () => {
+  const TYPES = ['string', 'integer', 'number', 'boolean', 'array', 'object'] as const;
+  const matches = (type: (typeof TYPES)[number], v: unknown) =>
+    type === 'string' ? typeof v === 'string'
+    : type === 'integer' ? Number.isInteger(v)
+    : type === 'number' ? typeof v === 'number'
+    : type === 'boolean' ? typeof v === 'boolean'
+    : type === 'array' ? Array.isArray(v)
+    : !!v && typeof v === 'object' && !Array.isArray(v);
+  const field = fc.record({ type: fc.constantFrom(...TYPES), required: fc.boolean(), value: fc.option(fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.array(fc.integer()), fc.dictionary(fc.string(), fc.integer())), { nil: undefined }) });
+
+  it('names exactly the missing and mistyped fields', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/), field, { maxKeys: 8 }), (fields) => {
+        const entries = Object.entries(fields);
+        const schema = { type: 'object', properties: Object.fromEntries(entries.map(([n, f]) => [n, { type: f.type }])), required: entries.filter(([, f]) => f.required).map(([n]) => n) };
+        const inputs = Object.fromEntries(entries.filter(([, f]) => f.value !== undefined).map(([n, f]) => [n, f.value]));
+        const expected = entries
+          .flatMap(([n, f]) => (f.value === undefined ? (f.required ? [`input_missing:${n}`] : []) : matches(f.type, f.value) ? [] : [`input_invalid:${n}`]))
+          .sort();
+        const r = checkInputs(schema, inputs);
+        const got = r.ok ? [] : [...new Set(r.problems.map((p) => `${p.code}:${p.field}`))].sort();
+        expect(got).toEqual(expected);
+      }),
+    );
   });
 });

@@ -19,6 +19,8 @@ export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
 export const WORKFLOW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 /** Input (Start field) names: valid `{{inputs.<name>}}` and `@file:<name>` names. */
 export const INPUT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** Names that would shadow object internals; refused as input names. */
+const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 /** The authored canvas graph is stored verbatim up to this many bytes of JSON. */
 export const MAX_GRAPH_BYTES = 512 * 1024;
 /** `format` of an input that takes an uploaded file (bound as `@file:<name>`). */
@@ -159,7 +161,7 @@ export function inputSchemaProblems(schema: unknown): Problem[] {
   const c = inputContract(s);
   for (const [name, prop] of Object.entries(c.properties)) {
     const field = `inputSchema.properties.${name}`;
-    if (!INPUT_NAME_PATTERN.test(name)) out.push({ code: 'input_name_invalid', field, params: { input: name } });
+    if (!INPUT_NAME_PATTERN.test(name) || RESERVED_NAMES.has(name)) out.push({ code: 'input_name_invalid', field, params: { input: name } });
     if (!prop || typeof prop !== 'object' || Array.isArray(prop)) {
       bad(`property "${name}" must be a schema object`, field);
       continue;

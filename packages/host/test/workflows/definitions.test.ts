@@ -1,4 +1,8 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEMPLATES_DIR, TemplateStore } from '../../src/workflows/templates';
 import { startTestHost, type TestHost } from '../support/host';
 
 /** Definitions over HTTP: create, read, graph storage, revisions, validation, copy, delete, templates. */
@@ -142,5 +146,27 @@ describe('workflow definitions', () => {
     const made = await t.api('POST', '/api/workflows', { templateId: 'fetch-summarize' });
     expect(made.status, JSON.stringify(made.body)).toBe(200);
     expect(made.body).toMatchObject({ name: tpl?.name, state: 'draft', inputSchema: tpl?.inputSchema, plan: tpl?.plan });
+  });
+
+  it('loads every template file shipped in the templates folder', async () => {
+    const files = readdirSync(TEMPLATES_DIR).filter((f) => f.endsWith('.json'));
+    const store = new TemplateStore();
+    expect(store.loadDir(TEMPLATES_DIR)).toBe(files.length);
+    const listed = (await t.api('GET', '/api/workflow-templates')).body.templates as Array<{ id: string; missingTools: string[] }>;
+    expect(listed.length).toBe(files.length);
+    // a broken file is skipped, not fatal
+    const dir = mkdtempSync(join(tmpdir(), 'fengyu-templates-'));
+    writeFileSync(join(dir, 'bad.json'), '{"id": "x", "plan": {}}');
+    writeFileSync(join(dir, 'worse.json'), 'not json');
+    expect(new TemplateStore().loadDir(dir)).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('documents every route in the OpenAPI document', async () => {
+    const doc = (await t.api('GET', '/api/openapi.json')).body;
+    const paths = Object.keys(doc.paths);
+    for (const p of ['/api/workflows', '/api/workflows/{id}', '/api/workflows/{id}/publish', '/api/workflows/{id}/versions', '/api/workflows/{id}/restore', '/api/workflows/{id}/duplicate', '/api/workflows/{id}/run', '/api/workflows/{id}/inputs/{field}/options', '/api/workflow-templates']) {
+      expect(paths).toContain(p);
+    }
   });
 });

@@ -116,4 +116,28 @@ describe('workflow runs', () => {
     expect(badConfig.status).toBe(400);
     expect(badConfig.body.error.message).toContain('permissionMode');
   });
+
+  it('never evaluates input values as references and refuses hostile inputs', async () => {
+    const id = await create({ steps: [{ id: 'a', tool: 'echo', arguments: { value: { raw: '{{inputs.name}}', text: 'say {{inputs.name}}' } } }] }, { type: 'object', properties: { name: { type: 'string', maxLength: 10000 } } });
+    const sneaky = '{{inputs.name}} {{node.a.result}} @file:secret';
+    const res = await t.api('POST', `/api/workflows/${id}/run`, { inputs: { name: sneaky }, config: auto });
+    const events = await t.stream(res.body.runId);
+    expect(events.at(-1)?.data.result.echoed).toEqual({ raw: sneaky, text: `say ${sneaky}` });
+    const cases: Array<[unknown, string]> = [
+      [{ inputs: { name: 'x'.repeat(10001) } }, 'workflow_inputs_invalid'],
+      [{ inputs: { name: 42 } }, 'workflow_inputs_invalid'],
+      [{ inputs: {}, version: 'nonsense' }, 'invalid_request'],
+      [{ inputs: {}, version: 99 }, 'workflow_version_not_found'],
+      [{ inputs: {}, version: 'published' }, 'workflow_not_published'],
+      [{ inputs: {}, files: 'not-an-array' }, 'invalid_request'],
+    ];
+    for (const [body, code] of cases) {
+      const r = await t.api('POST', `/api/workflows/${id}/run`, body);
+      expect(r.body.error?.code, JSON.stringify(body).slice(0, 60)).toBe(code);
+    }
+    const raw = '{"name":"p","inputSchema":{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{"type":"string"}}},"plan":{"steps":[{"id":"a","tool":"noop"}]}}';
+    const proto = await t.api('POST', '/api/workflows', raw);
+    expect(proto.status).toBe(400);
+    expect(proto.body.error.details.map((d: { code: string }) => d.code)).toEqual(['input_name_invalid', 'input_name_invalid']);
+  });
 });

@@ -23,8 +23,8 @@ function harness() {
     argv: [],
     env: { FENGYU_PLUGIN_ROOT: '/root', FENGYU_PLUGIN_DATA: '/data' },
     exit: () => {},
-    write: (line) => {
-      lines.push(JSON.parse(line));
+    write: (chunk) => {
+      for (const line of chunk.split('\n')) if (line) lines.push(JSON.parse(line));
       for (const w of waiters) w();
       waiters = [];
     },

@@ -75,8 +75,9 @@ export interface WorkerIo {
 
 export class Worker {
   private readonly methods = new Map<string, Registered>();
-  private readonly inflight = new Map<number | string, AbortController>();
+  private readonly inflight = new Map<number | string, CallState>();
   private io?: WorkerIo;
+  private dirs = { pluginRoot: '', dataDir: '' };
 
   /** Registers a method. Types of `input` and the return value are inferred from the schemas. */
   method<I extends z.ZodType, O extends z.ZodType>(name: string, spec: MethodSpec<I, O>, handler: Handler<I, O>): this {
@@ -109,6 +110,8 @@ export class Worker {
       exit: io.exit ?? ((code) => process.exit(code)),
     };
     this.io = full;
+    // Read once: process.env lookups are slow, and these do not change.
+    this.dirs = { pluginRoot: full.env.FENGYU_PLUGIN_ROOT ?? process.cwd(), dataDir: full.env.FENGYU_PLUGIN_DATA ?? process.cwd() };
     if (full.argv.includes(DESCRIBE_FLAG)) {
       full.write(`${JSON.stringify(this.describe())}\n`);
       full.exit(0);
@@ -132,8 +135,18 @@ export class Worker {
     });
   }
 
+  private outbox: string[] = [];
+
+  /** Queues one message; everything queued in the same tick is written with one syscall. */
   private send(message: Record<string, unknown>): void {
-    this.io?.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    this.outbox.push(JSON.stringify({ jsonrpc: '2.0', ...message }));
+    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+  }
+
+  private flush(): void {
+    const lines = this.outbox;
+    this.outbox = [];
+    if (lines.length > 0) this.io?.write(`${lines.join('\n')}\n`);
   }
 
   private fail(id: RpcRequest['id'], error: RpcError): void {
@@ -162,10 +175,10 @@ export class Worker {
       this.send({ id: msg.id, result: this.describe() });
       return;
     }
-    void this.call(msg.id, msg.method, msg.params);
+    this.call(msg.id, msg.method, msg.params);
   }
 
-  private async call(id: number | string, name: string, params: unknown): Promise<void> {
+  private call(id: number | string, name: string, params: unknown): void {
     const registered = this.methods.get(name);
     if (!registered) {
       this.fail(id, { code: RpcErrorCode.methodNotFound, message: `unknown method ${name}` });
@@ -176,39 +189,73 @@ export class Worker {
       this.fail(id, { code: RpcErrorCode.invalidParams, message: z.prettifyError(parsed.error), data: parsed.error.issues });
       return;
     }
-    const controller = new AbortController();
-    this.inflight.set(id, controller);
+    const state = new CallState(id, this.dirs, (m) => this.send(m));
+    this.inflight.set(id, state);
+    let output: unknown;
     try {
-      const output = await registered.handler(parsed.data, this.context(id, controller.signal));
-      if (controller.signal.aborted) {
-        this.fail(id, { code: RpcErrorCode.cancelled, message: 'cancelled' });
-        return;
-      }
-      const checked = registered.spec.output.safeParse(output);
-      if (!checked.success) {
-        this.fail(id, { code: RpcErrorCode.internalError, message: `output of ${name} does not match its schema: ${z.prettifyError(checked.error)}` });
-        return;
-      }
-      this.send({ id, result: checked.data });
+      output = registered.handler(parsed.data, state);
     } catch (e) {
-      const code = controller.signal.aborted ? RpcErrorCode.cancelled : RpcErrorCode.toolFailed;
-      const data = e instanceof ToolError ? e.data : undefined;
-      this.fail(id, { code, message: e instanceof Error ? e.message : String(e), ...(data === undefined ? {} : { data }) });
-    } finally {
-      this.inflight.delete(id);
+      this.finishWithError(state, e);
+      return;
     }
+    // Synchronous handlers answer without a promise round trip.
+    if (output && typeof (output as PromiseLike<unknown>).then === 'function') {
+      (output as PromiseLike<unknown>).then(
+        (value) => this.finish(state, name, registered.spec.output, value),
+        (e) => this.finishWithError(state, e),
+      );
+    } else this.finish(state, name, registered.spec.output, output);
   }
 
-  private context(id: number | string, signal: AbortSignal): MethodContext {
-    const env = this.io?.env ?? {};
-    return {
-      signal,
-      requestId: id,
-      pluginRoot: env.FENGYU_PLUGIN_ROOT ?? process.cwd(),
-      dataDir: env.FENGYU_PLUGIN_DATA ?? process.cwd(),
-      log: (level, message) => this.send({ method: LOG_METHOD, params: { level, message } }),
-      progress: (p) => this.send({ method: PROGRESS_METHOD, params: { id, ...p } }),
-    };
+  private finish(state: CallState, name: string, schema: z.ZodType, output: unknown): void {
+    this.inflight.delete(state.requestId);
+    if (state.cancelled) return this.fail(state.requestId, { code: RpcErrorCode.cancelled, message: 'cancelled' });
+    const checked = schema.safeParse(output);
+    if (!checked.success) {
+      return this.fail(state.requestId, { code: RpcErrorCode.internalError, message: `output of ${name} does not match its schema: ${z.prettifyError(checked.error)}` });
+    }
+    this.send({ id: state.requestId, result: checked.data });
+  }
+
+  private finishWithError(state: CallState, e: unknown): void {
+    this.inflight.delete(state.requestId);
+    const code = state.cancelled ? RpcErrorCode.cancelled : RpcErrorCode.toolFailed;
+    const data = e instanceof ToolError ? e.data : undefined;
+    this.fail(state.requestId, { code, message: e instanceof Error ? e.message : String(e), ...(data === undefined ? {} : { data }) });
+  }
+}
+
+/** One call's context. The AbortController is created only if the handler looks at `signal`. */
+class CallState implements MethodContext {
+  private controller?: AbortController;
+  cancelled = false;
+  readonly pluginRoot: string;
+  readonly dataDir: string;
+  readonly log: MethodContext['log'];
+  readonly progress: MethodContext['progress'];
+
+  constructor(
+    readonly requestId: number | string,
+    dirs: { pluginRoot: string; dataDir: string },
+    send: (message: Record<string, unknown>) => void,
+  ) {
+    this.pluginRoot = dirs.pluginRoot;
+    this.dataDir = dirs.dataDir;
+    this.log = (level, message) => send({ method: LOG_METHOD, params: { level, message } });
+    this.progress = (p) => send({ method: PROGRESS_METHOD, params: { id: requestId, ...p } });
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort();
+    }
+    return this.controller.signal;
+  }
+
+  abort(): void {
+    this.cancelled = true;
+    this.controller?.abort();
   }
 }
 

@@ -77,22 +77,31 @@ export class RpcConnection {
     if (signal?.aborted) return Promise.reject(new RpcCallError({ kind: 'cancelled', message: 'cancelled before dispatch' }));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
-      const onAbort = () => {
-        if (!this.pending.delete(id)) return;
-        this.abandoned.add(id);
-        if (this.abandoned.size > 10_000) this.abandoned.clear();
-        this.notify('$/cancelRequest', { id });
-        reject(new RpcCallError({ kind: 'cancelled', message: 'cancelled' }));
-      };
-      const done = <T>(fn: (v: T) => void) => (v: T) => {
-        signal?.removeEventListener('abort', onAbort);
-        fn(v);
-      };
-      this.pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress: options.onProgress });
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // AbortSignal listeners cost ~10 µs per add/remove pair: only pay when a signal is given.
+      if (signal) {
+        const onAbort = () => this.cancel(id);
+        signal.addEventListener('abort', onAbort);
+        const done = <T>(fn: (v: T) => void) => (v: T) => {
+          signal.removeEventListener('abort', onAbort);
+          fn(v);
+        };
+        this.pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress: options.onProgress });
+      } else this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
       this.write({ jsonrpc: '2.0', id, method, params });
       options.onDispatch?.(id);
     });
+  }
+
+  /** Cancels a pending call: `$/cancelRequest` to the worker, the call rejects at once. */
+  cancel(id: number): boolean {
+    const pending = this.pending.get(id);
+    if (!pending) return false;
+    this.pending.delete(id);
+    this.abandoned.add(id);
+    if (this.abandoned.size > 10_000) this.abandoned.clear();
+    this.notify('$/cancelRequest', { id });
+    pending.reject(new RpcCallError({ kind: 'cancelled', message: 'cancelled' }));
+    return true;
   }
 
   /** True while a cancelled request has had no answer (a worker ignoring cancellation). */
@@ -113,9 +122,20 @@ export class RpcConnection {
     for (const p of all) p.reject(new RpcCallError({ kind: 'closed', message: reason }));
   }
 
+  private outbox: string[] = [];
+
+  /** Queues one message; messages queued in the same tick go out in one write. */
   private write(message: unknown): void {
+    this.outbox.push(JSON.stringify(message));
+    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+  }
+
+  private flush(): void {
+    const lines = this.outbox;
+    this.outbox = [];
+    if (lines.length === 0 || this.closed) return;
     try {
-      this.input.write(`${JSON.stringify(message)}\n`);
+      this.input.write(`${lines.join('\n')}\n`);
     } catch (e) {
       this.close(`cannot write to the worker: ${(e as Error).message}`);
     }

@@ -20,6 +20,10 @@ import { SecretStore } from './secret-store';
  */
 export const registerModels: DomainRegistrar = (ctx, app) => {
   registerModelErrors();
+  // The SDK prints provider warnings to the console unless this (process-wide) hook is set;
+  // route them into the host's structured log instead.
+  const modelLog = ctx.logger.child({ component: 'models' });
+  globalThis.AI_SDK_LOG_WARNINGS = ({ warnings, provider, model }) => modelLog.debug({ provider, model, warnings }, 'model provider warnings');
   const secrets = new SecretStore(ctx.config.home);
   ctx.settings.registerSection('backends', backendsSection(secrets));
   ctx.settings.registerSection('defaultBackend', defaultBackendSection);

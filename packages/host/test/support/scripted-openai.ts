@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A scripted OpenAI-compatible server for tests: a real node http server on 127.0.0.1 speaking
- * `POST /v1/chat/completions` (streaming SSE and plain JSON) and `GET /v1/models`. Each
+ * `POST /v1/chat/completions` (streaming SSE and plain JSON) and `GET /v1/models` — and, from the
+ * same script, Anthropic's `POST /v1/messages` (so one test suite can drive every provider;
+ * those request bodies are recorded as Anthropic sent them: `system` on top, content blocks). Each
  * completion request consumes the next prepared turn, so a test states exactly what "the model"
  * says and which tools it calls, and then inspects what the client sent.
  *
@@ -88,6 +90,7 @@ export async function startScriptedOpenAI(turns: TurnSource[] = []): Promise<Scr
     if (req.method === 'GET' && path === '/v1/models') {
       return json(res, 200, { object: 'list', data: [{ id: 'scripted', object: 'model' }] });
     }
+    if (req.method === 'POST' && path === '/v1/messages') return anthropic(req, res);
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
       return json(res, 404, { error: { message: `scripted-openai: no route ${req.method} ${path}` } });
     }
@@ -125,6 +128,52 @@ export async function startScriptedOpenAI(turns: TurnSource[] = []): Promise<Scr
       ],
       usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
     });
+  }
+
+  /** The same script over Anthropic's Messages API (`@ai-sdk/anthropic` with `baseURL: url`). */
+  async function anthropic(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = JSON.parse(await readBody(req)) as ChatRequestBody;
+    requests.push(body);
+    headers.push(req.headers);
+    const next = queue.shift();
+    if (!next) return json(res, 500, { type: 'error', error: { type: 'api_error', message: 'scripted-openai: no turn left' } });
+    const turn = typeof next === 'function' ? next(body) : next;
+    if (turn.error) return json(res, turn.error.status, { type: 'error', error: { type: 'invalid_request_error', message: turn.error.message } });
+    const calls = (turn.toolCalls ?? []).map((c) => ({
+      id: c.id ?? `toolu_${++callCounter}`,
+      name: c.name,
+      arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
+    }));
+    const chunks = typeof turn.text === 'string' ? splitWords(turn.text) : (turn.text ?? []);
+    const stop = calls.length > 0 ? 'tool_use' : turn.finishReason === 'length' ? 'max_tokens' : 'end_turn';
+    const id = `msg_${++completionCounter}`;
+    if (!body.stream) {
+      const content = [
+        ...(chunks.length ? [{ type: 'text', text: chunks.join('') }] : []),
+        ...calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.arguments) as unknown })),
+      ];
+      return json(res, 200, { id, type: 'message', role: 'assistant', model: body.model, content, stop_reason: stop, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 10 } });
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const send = async (event: string, data: Record<string, unknown>) => {
+      if (turn.chunkDelayMs) await new Promise((r) => setTimeout(r, turn.chunkDelayMs));
+      if (!res.destroyed) res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+    };
+    await send('message_start', { message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 1 } } });
+    let index = 0;
+    if (chunks.length) {
+      await send('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const text of chunks) await send('content_block_delta', { index, delta: { type: 'text_delta', text } });
+      await send('content_block_stop', { index: index++ });
+    }
+    for (const c of calls) {
+      await send('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } });
+      for (const part of splitInHalf(c.arguments)) await send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: part } });
+      await send('content_block_stop', { index: index++ });
+    }
+    await send('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 10 } });
+    await send('message_stop', {});
+    res.end();
   }
 
   server.listen(0, '127.0.0.1');

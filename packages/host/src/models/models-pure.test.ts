@@ -8,7 +8,7 @@ import { fileParams, fileRefsPrompt, injectFileArgument, routeB } from './file-r
 import { stepResult } from './model-step.runner';
 import { parseJsonAnswer, planSystemPrompt } from './plan-prompt';
 import { SecretStore } from './secret-store';
-import { wireName } from './tool-loop';
+import { forModel, MAX_RESULT_CHARS_FOR_MODEL, wireName } from './tool-loop';
 import type { FileGrant } from '../tools/tool';
 
 describe('parseJsonAnswer', () => {
@@ -109,6 +109,15 @@ describe('small helpers', () => {
     expect(wireName('a.b c', taken)).toBe('a_b_c');
     expect(wireName('a b.c', taken)).toBe('a_b_c_2');
     expect(wireName('x'.repeat(80), taken)).toHaveLength(64);
+  });
+
+  it('clips huge tool results for the model only', () => {
+    expect(forModel({ a: 1 })).toEqual({ a: 1 });
+    expect(forModel(undefined)).toBeNull();
+    const big = forModel({ text: 'x'.repeat(MAX_RESULT_CHARS_FOR_MODEL * 2) }) as { truncated: boolean; preview: string; totalChars: number };
+    expect(big.truncated).toBe(true);
+    expect(big.preview).toHaveLength(MAX_RESULT_CHARS_FOR_MODEL);
+    expect(big.totalChars).toBeGreaterThan(MAX_RESULT_CHARS_FOR_MODEL * 2);
   });
 
   it('returns JSON only when the instruction asks for it', () => {

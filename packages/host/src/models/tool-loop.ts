@@ -10,6 +10,15 @@ import { modelError } from './model-text';
  */
 
 export const DEFAULT_MAX_ROUNDS = 8;
+/** Larger tool results reach the model as a truncated preview (the `tool` event keeps them whole). */
+export const MAX_RESULT_CHARS_FOR_MODEL = 32_000;
+
+/** The value the model sees for a tool result: the result itself, or a clipped JSON preview. */
+export function forModel(result: unknown): unknown {
+  const text = JSON.stringify(result ?? null);
+  if (text.length <= MAX_RESULT_CHARS_FOR_MODEL) return result ?? null;
+  return { truncated: true, totalChars: text.length, preview: text.slice(0, MAX_RESULT_CHARS_FOR_MODEL) };
+}
 
 export interface ToolLoopRequest {
   model: LanguageModel;
@@ -58,7 +67,7 @@ export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'])
       inputSchema: jsonSchema(objectSchema(t.inputSchema)),
       execute: async (input, options) => {
         const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-        return call(t, args, options.toolCallId);
+        return forModel(await call(t, args, options.toolCallId));
       },
     });
   }

@@ -172,6 +172,19 @@ describe('chat', () => {
     expect((await t.api('GET', `/api/chat/conversations/${id}`)).status).toBe(404);
   });
 
+  it('documents every chat route in the OpenAPI document', async () => {
+    const doc = await t.api('GET', '/api/openapi.json');
+    for (const [path, method] of [
+      ['/api/chat', 'post'],
+      ['/api/chat/conversations', 'get'],
+      ['/api/chat/conversations/{id}', 'get'],
+      ['/api/chat/conversations/{id}', 'delete'],
+      ['/api/chat/{id}/approve', 'post'],
+    ] as const) {
+      expect(doc.body.paths[path]?.[method]?.summary, `${method} ${path}`).toBeTruthy();
+    }
+  });
+
   it('rejects hostile or malformed requests', async () => {
     const cases: Array<[unknown, number, string]> = [
       [{}, 400, 'invalid_request'],

@@ -8,7 +8,8 @@ import type { AgentPlan, PlanStep } from '@fengyu/protocol';
  * the host's validation reports them, and the page shows that 400 next to the plan).
  */
 
-const clone = (plan: AgentPlan): AgentPlan => structuredClone(plan);
+/** Plans are JSON; a JSON copy also works on Vue's reactive proxies (structuredClone does not). */
+const clone = (plan: AgentPlan): AgentPlan => JSON.parse(JSON.stringify(plan)) as AgentPlan;
 
 function withoutDeps(steps: PlanStep[], removed: ReadonlySet<string>): PlanStep[] {
   return steps.map((s) => {

@@ -56,7 +56,8 @@ export function contentColumns(c: WorkflowContent) {
     plan: JSON.stringify(c.plan),
     graph: c.graph ? JSON.stringify(c.graph) : null,
     layout: c.layout ? JSON.stringify(c.layout) : null,
-    content_hash: stableHash(c),
+    // hashed as stored (a JSON round trip), so a re-read draft hashes the same
+    content_hash: stableHash(JSON.parse(JSON.stringify(c))),
   };
 }
 

@@ -14,6 +14,13 @@ import { createBody, fieldParams, idParams, publishBody, restoreBody, runBody, r
  * templates, and the `run_workflow_<id>` tools of published workflows.
  */
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The workflows domain, for domains registered after it (schedules, webhooks, tasks). */
+    workflows?: WorkflowsDomain;
+  }
+}
+
 type Body = Record<string, unknown>;
 type RunBody = { inputs?: unknown; config?: Record<string, unknown>; files?: unknown; version?: number | 'draft' | 'published' };
 
@@ -42,7 +49,9 @@ export function createWorkflowsDomain(ctx: HostContext, templateDirs: string[] =
 }
 
 export const registerWorkflows: DomainRegistrar = (ctx, app) => {
-  const { service, templates, base, runner } = createWorkflowsDomain(ctx);
+  const domain = createWorkflowsDomain(ctx);
+  const { service, templates, base, runner } = domain;
+  app.decorate('workflows', domain);
   const tags = ['workflows'];
   const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 

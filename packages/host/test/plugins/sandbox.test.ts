@@ -1,0 +1,90 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isFengYuError } from '@fengyu/protocol';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { extractPackage } from '../../src/plugins/package-reader';
+import { bwrapArgs, detectSandbox, grantKey } from '../../src/plugins/sandbox';
+import { WorkerManager, type WorkerTarget } from '../../src/plugins/worker-manager';
+import type { FileGrant } from '../../src/tools/tool';
+import { packProbe, tempDir } from './helpers';
+
+const backend = detectSandbox('auto', process.env);
+
+describe('sandbox arguments (pure)', () => {
+  it('binds root read-only, data read-write, grants per access, parents first, no network', () => {
+    const grants: FileGrant[] = [
+      { name: 'inner', path: '/tmp/g/a/b', kind: 'directory', access: 'read' },
+      { name: 'outer', path: '/tmp/g', kind: 'directory', access: 'read-write' },
+    ];
+    const args = bwrapArgs({ nodePath: '/usr/bin/node', worker: 'w.mjs', root: '/h/plugins/p/1', dataDir: '/h/plugin-data/p', grants });
+    const joined = args.join(' ');
+    expect(args.slice(0, 2)).toEqual(['--unshare-all', '--die-with-parent']);
+    expect(joined).toContain('--ro-bind /h/plugins/p/1 /h/plugins/p/1');
+    expect(joined).toContain('--bind /h/plugin-data/p /h/plugin-data/p');
+    expect(joined.indexOf('--bind /tmp/g /tmp/g')).toBeLessThan(joined.indexOf('--ro-bind /tmp/g/a/b /tmp/g/a/b'));
+    expect(joined.indexOf('--tmpfs /tmp')).toBeLessThan(joined.indexOf('/tmp/g /tmp/g'));
+    expect(joined).toContain('--setenv FENGYU_PLUGIN_ROOT /h/plugins/p/1');
+    expect(joined).not.toContain('--share-net');
+    expect(joined).not.toMatch(/--ro-bind \/ \//);
+  });
+
+  it('keys sandboxed workers by grant set, unsandboxed ones not at all', () => {
+    const g: FileGrant[] = [{ name: 'a', path: '/x', kind: 'file', access: 'read' }];
+    expect(grantKey({ posture: { mode: 'unsandboxed', backend: 'none' } }, g)).toBe('');
+    expect(grantKey({ posture: { mode: 'sandboxed', backend: 'bwrap' }, bwrapPath: '/usr/bin/bwrap' }, g)).toBe('read:/x');
+  });
+
+  it('reports bwrap demanded but missing as unavailable', () => {
+    expect(detectSandbox('bwrap', { PATH: '/nonexistent' })).toMatchObject({ posture: { mode: 'unsandboxed' }, unavailable: expect.any(String) });
+    expect(detectSandbox('off', process.env).posture).toEqual({ mode: 'unsandboxed', backend: 'none' });
+  });
+});
+
+describe.skipIf(!backend.bwrapPath)('bubblewrap confinement (real workers)', () => {
+  let target: WorkerTarget;
+  let outside: string;
+  let grantDir: string;
+  let manager: WorkerManager;
+  beforeAll(async () => {
+    const home = tempDir();
+    target = { pluginId: 'test.fengyu.probe', version: '1.0.0', root: join(home, 'plugins/p/1.0.0'), dataDir: join(home, 'plugin-data/p'), worker: 'worker.mjs' };
+    await extractPackage(await packProbe(), target.root);
+    mkdirSync(target.dataDir, { recursive: true });
+    outside = join(home, 'secret.txt');
+    writeFileSync(outside, 'top secret');
+    grantDir = join(home, 'granted');
+    mkdirSync(grantDir);
+    writeFileSync(join(grantDir, 'in.txt'), 'granted text');
+    manager = new WorkerManager({ backend, logger: pino({ level: 'silent' }), killGraceMs: 300 });
+  });
+  afterAll(() => manager.close());
+
+  const call = (method: string, params: unknown, grants: FileGrant[] = []) =>
+    manager.invoke({ target, method, params, toolName: method, timeoutSeconds: 10, grants });
+  const reason = async (p: Promise<unknown>) => {
+    try {
+      await p;
+    } catch (e) {
+      return isFengYuError(e) ? String(e.params.reason) : String(e);
+    }
+    return 'succeeded';
+  };
+
+  it('hides everything that is not granted, even when the host check is bypassed', async () => {
+    expect(await reason(call('read_file', { path: outside }))).toContain('ENOENT');
+    expect(await reason(call('read_file', { path: '/root/.bashrc' }))).toMatch(/ENOENT|EACCES/);
+    expect(await call('read_file', { path: join(grantDir, 'in.txt') }, [{ name: 'g', path: grantDir, kind: 'directory', access: 'read' }])).toEqual({ text: 'granted text' });
+  });
+
+  it('enforces read-only grants and the read-only install dir; the data dir is writable', async () => {
+    const ro: FileGrant[] = [{ name: 'g', path: grantDir, kind: 'directory', access: 'read' }];
+    expect(await reason(call('write_file', { directory: grantDir, name: 'x.txt', text: 'no' }, ro))).toContain('EROFS');
+    expect(await reason(call('write_file', { directory: target.root, name: 'x.txt', text: 'no' }))).toContain('EROFS');
+    await call('write_file', { directory: target.dataDir, name: 'state.txt', text: 'yes' });
+    expect(readFileSync(join(target.dataDir, 'state.txt'), 'utf8')).toBe('yes');
+    const rw: FileGrant[] = [{ name: 'g', path: grantDir, kind: 'directory', access: 'read-write' }];
+    await call('write_file', { directory: grantDir, name: 'ok.txt', text: 'written' }, rw);
+    expect(readFileSync(join(grantDir, 'ok.txt'), 'utf8')).toBe('written');
+  });
+});

@@ -27,7 +27,7 @@ describe('validateWorkflowDefinition', () => {
     const r = validateWorkflowDefinition({ name: '', inputSchema: schema, plan: { goal: '{{inputs.ghost}}', steps } }, ctx);
     expect(r.ok).toBe(false);
     const codes = r.ok ? [] : r.problems.map((p) => p.code);
-    for (const c of ['workflow_field_invalid', 'plan_too_many_steps', 'ref_undeclared_input', 'retry_unsafe', 'workflow_nested_tool', 'step_unknown_tool', 'ref_file_input_as_value', 'goal_ref_undeclared_input']) expect(codes).toContain(c);
+    for (const c of ['workflow_name_required', 'plan_too_many_steps', 'ref_undeclared_input', 'retry_unsafe', 'workflow_nested_tool', 'step_unknown_tool', 'ref_file_input_as_value', 'goal_ref_undeclared_input']) expect(codes).toContain(c);
     expect(codes.filter((c) => c === 'step_unknown_tool')).toHaveLength(1);
   });
 

@@ -211,10 +211,7 @@ export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext)
   const problems: Problem[] = [];
   const parsed = WorkflowDraftSchema.safeParse(def);
   if (!parsed.success) {
-    for (const i of parsed.error.issues) {
-      const path = i.path.map(String).join('.') || '(root)';
-      problems.push({ code: 'workflow_field_invalid', field: path, params: { path, reason: i.message } });
-    }
+    for (const i of parsed.error.issues) problems.push(draftIssue(i));
   }
   const draft = (parsed.success ? parsed.data : def) as Partial<WorkflowDraft> | undefined;
   if (draft?.graph && byteSize(draft.graph) > MAX_GRAPH_BYTES) problems.push({ code: 'workflow_graph_too_large', field: 'graph', params: { limit: MAX_GRAPH_BYTES } });
@@ -240,6 +237,17 @@ export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext)
   if (problems.length > 0) return { ok: false, problems };
   // Only tolerated problems (unavailable tools in a draft) were found: the plan parses.
   return { ok: true, plan: result.ok ? result.plan : AgentPlanSchema.parse(draft?.plan) };
+}
+
+/** A draft-shape issue as a problem; the common ones get their own localized codes. */
+function draftIssue(i: z.core.$ZodIssue): Problem {
+  const path = i.path.map(String).join('.') || '(root)';
+  const field = i.path[0];
+  if ((field === 'name' || field === 'description') && i.path.length === 1) {
+    if (i.code === 'too_big') return { code: `workflow_${field}_too_long`, field, params: { max: Number(i.maximum) } };
+    if (field === 'name') return { code: 'workflow_name_required', field, params: {} };
+  }
+  return { code: 'workflow_field_invalid', field: path, params: { path, reason: i.message } };
 }
 
 function workflowToolStub(name: string): ToolInfo {

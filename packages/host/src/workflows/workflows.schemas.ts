@@ -10,8 +10,8 @@ export const versionParams = { type: 'object', required: ['id', 'version'], prop
 export const fieldParams = { type: 'object', required: ['id', 'field'], properties: { id, field: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
 
 const draftProperties = {
-  name: { type: 'string', maxLength: 200 },
-  description: { type: 'string', maxLength: 4000 },
+  name: { type: 'string', description: 'At most 200 characters.' },
+  description: { type: 'string', description: 'At most 4000 characters.' },
   inputSchema: { type: 'object', description: 'JSON Schema of the run-time inputs (type "object").' },
   plan: { type: 'object', description: 'The compiled AgentPlan (SPEC §2).' },
   graph: { type: ['object', 'null'], description: 'The authored canvas graph, stored verbatim.' },

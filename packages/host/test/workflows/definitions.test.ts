@@ -114,6 +114,8 @@ describe('workflow definitions', () => {
       const res = await t.api('POST', '/api/workflows', body);
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
     }
+    const long = await t.api('POST', '/api/workflows', { name: 'x'.repeat(201), plan }, { 'accept-language': 'zh-CN' });
+    expect(long.body.error.details[0]).toMatchObject({ code: 'workflow_name_too_long', message: '名称超过 200 个字符。' });
     const stale = await t.api('PUT', '/api/workflows/nope', { revision: 1, name: 'x' });
     expect(stale.status).toBe(404);
     const badId = await t.api('GET', '/api/workflows/..%2F..%2Fetc');

@@ -7,7 +7,7 @@ describe('rule error line mapping', () => {
   it('takes the list and line from the host problem params (the permissions domain shape)', () => {
     const details = [{ code: 'invalid_rule', field: 'permissions.allow[1]', line: 2, message: 'line 2: "Tool(" : unbalanced', params: { list: 'allow', line: 2, text: 'Tool(', reason: 'unbalanced' } }];
     const { lines, other } = mapRuleErrors(details, texts('', '', 'Effect(read)\nTool('));
-    expect(lines).toEqual([{ list: 'allow', line: 2, message: 'line 2: "Tool(" : unbalanced' }]);
+    expect(lines).toEqual([{ list: 'allow', line: 2, message: '"Tool(" : unbalanced' }]);
     expect(other).toEqual([]);
   });
 

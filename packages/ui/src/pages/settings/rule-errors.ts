@@ -74,7 +74,8 @@ export function mapRuleErrors(details: unknown, texts: Record<RuleList, string>)
       continue;
     }
     const numbers = ruleLineNumbers(texts[at.list] ?? '');
-    lines.push({ list: at.list, line: numbers[at.rule - 1] ?? at.rule, message });
+    // the host's message may start with its own "line N:" (a rule number); the page shows the text-area line instead
+    lines.push({ list: at.list, line: numbers[at.rule - 1] ?? at.rule, message: message.replace(/^line \d+:\s*/i, '') });
   }
   return { lines, other };
 }

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_OWNER } from '../../src/http/auth';
 import { FIXTURE, packProbe } from '../plugins/helpers';
 import { auto, startTestHost, type TestHost } from '../support/host';
 
@@ -122,5 +124,27 @@ describe('workflow file inputs with plugins', () => {
       { value: 2, label: 'bob@example.com' },
     ]);
     expect((await t.api('GET', `/api/workflows/${def.body.id}/inputs/unsafe/options`)).status).toBe(409);
+  });
+
+  it('passes a file the outer call holds to the workflow tool by grant name', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fengyu-wf-grant-'));
+    const book = join(dir, 'book.txt');
+    writeFileSync(book, 'chapter one');
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Read a file',
+      inputSchema: { type: 'object', required: ['doc'], properties: { doc: { type: 'string', format: 'fengyu-file' } } },
+      plan: { steps: [{ id: 'read', tool: 'reader_read', arguments: { path: '@file:doc' } }] },
+    });
+    await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: 1 });
+    const tool = (await t.host.ctx.catalog.snapshot(DEFAULT_OWNER)).get(`run_workflow_${def.body.id}`);
+    const grants = [{ name: 'attachment', path: realpathSync(book), kind: 'file' as const, access: 'read' as const }];
+    const ctx = { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'full-access' as const, grants };
+    expect(await tool?.invoke({ doc: 'attachment' }, ctx)).toEqual({ text: 'chapter one' });
+    const missing = await tool?.invoke({}, { ...ctx, grants: [] }).then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(String(missing?.params.reason)).toContain('doc');
+    rmSync(dir, { recursive: true, force: true });
   });
 });

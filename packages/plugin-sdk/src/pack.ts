@@ -3,7 +3,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { FengYuError, type PluginManifest, validateManifest } from '@fengyu/protocol';
+import { FengYuError, localize, type PluginManifest, validateManifest } from '@fengyu/protocol';
 import { build } from 'esbuild';
 import yazl from 'yazl';
 import { DESCRIBE_FLAG, type Description } from './wire';
@@ -52,7 +52,10 @@ export async function packPlugin(dir: string, out?: string, options: PackOptions
     const manifest = { ...template, worker, rpc: { methods: { ...declared, ...(described?.methods ?? {}) } } };
     const files = await listFiles(staging);
     const checked = validateManifest(manifest, { files: new Set(files) });
-    if (!checked.ok) throw new FengYuError('invalid_manifest', { count: checked.problems.length }, checked.problems);
+    if (!checked.ok) {
+      const problems = checked.problems.map((p) => ({ ...p, message: `${p.field ? `${p.field}: ` : ''}${localize(p.code, p.params ?? {})}` }));
+      throw new FengYuError('invalid_manifest', { count: problems.length }, problems);
+    }
     await writeFile(join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     const file = resolve(out ?? join(root, 'dist', `${checked.manifest.id}-${checked.manifest.version}.fyp`));
     await zipDir(staging, [...files, 'manifest.json'].sort(), file);

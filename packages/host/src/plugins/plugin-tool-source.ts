@@ -1,5 +1,5 @@
 import { type AiTool, clampTimeout, FengYuError, type JsonSchema, stableHash } from '@fengyu/protocol';
-import type { Tool, ToolContext, ToolSource } from '../tools/tool';
+import type { SourceStatus, Tool, ToolContext, ToolSource } from '../tools/tool';
 import type { InstalledPlugin } from './plugin.repository';
 import { resolveRefs } from './resolve-refs';
 import type { WorkerManager, WorkerTarget } from './worker-manager';
@@ -75,5 +75,14 @@ export class PluginToolSource implements ToolSource {
   async list(_owner: string): Promise<Tool[]> {
     const plugins = (await this.deps.plugins()).filter((p) => p.enabled);
     return plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps)));
+  }
+
+  async status(): Promise<SourceStatus[]> {
+    return (await this.deps.plugins()).map((p) => ({
+      source: 'plugin' as const,
+      name: p.id,
+      state: p.enabled ? ('ok' as const) : ('disabled' as const),
+      toolCount: p.manifest.aiTools?.length ?? 0,
+    }));
   }
 }

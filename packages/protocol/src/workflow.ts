@@ -206,7 +206,11 @@ function goalProblems(plan: unknown, c: InputContract): Problem[] {
   return out;
 }
 
-/** Every problem of a definition at once: draft shape, input schema, plan, nesting, goal. */
+/**
+ * Every problem of a definition at once: draft shape, input schema, plan, nesting, goal.
+ * A problem with a `stepId` has its `field` relative to that step (as `validatePlan` reports it);
+ * other fields are paths in the definition (`name`, `inputSchema.properties.x`, `plan.goal`, `plan.steps[3]`).
+ */
 export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext): DefinitionResult {
   const problems: Problem[] = [];
   const parsed = WorkflowDraftSchema.safeParse(def);
@@ -230,13 +234,18 @@ export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext)
       if (p.code === 'step_unavailable_tool' && ctx.allowUnavailableTools) continue;
       const input = p.params?.input;
       if (p.code === 'ref_undeclared_input' && typeof input === 'string' && fileLike.has(input)) problems.push({ ...p, code: 'ref_file_input_as_value' });
-      else problems.push({ ...p, field: p.field ? `plan.${p.field}` : undefined });
+      else problems.push(p.stepId || !p.field ? p : { ...p, field: planField(p.field) });
     }
   }
   problems.push(...goalProblems(draft?.plan, c));
   if (problems.length > 0) return { ok: false, problems };
   // Only tolerated problems (unavailable tools in a draft) were found: the plan parses.
   return { ok: true, plan: result.ok ? result.plan : AgentPlanSchema.parse(draft?.plan) };
+}
+
+/** Plan-level fields (no step) are located under `plan`; step fields stay relative to their step. */
+function planField(field: string): string {
+  return field.startsWith('.') || field.startsWith('[') ? `plan${field}` : `plan.${field}`;
 }
 
 /** A draft-shape issue as a problem; the common ones get their own localized codes. */

@@ -415,6 +415,24 @@ const HOSTILE: Row[] = [
   ['cat $F', 'secrets', 'deny', 'deny'],
   ['cat ./config/prod.env', 'secrets', 'deny', 'deny'],
   ['ls && cat .env', 'secrets', 'deny', 'deny'],
+  // builtins and git configuration that run or redirect commands
+  ['mapfile -C "rm x" -c 1 < f', 'blanket', 'ask', 'floor'],
+  ['printf -v PATH /tmp/evil; git status', 'blanket', 'ask', 'floor'],
+  ['read PATH <<< /tmp/evil', 'blanket', 'ask', 'floor'],
+  ['git -c alias.st="!rm -rf /" st', 'gitAll', 'ask', 'floor'],
+  ['git -c core.pager="sh -c evil" log', 'gitAll', 'ask', 'floor'],
+  ['git -c core.sshCommand=evil fetch', 'gitAll', 'ask', 'floor'],
+  ['git config alias.x "!rm -rf /"', 'gitAll', 'ask', 'floor'],
+  ['git config --global core.hooksPath /tmp/h', 'gitAll', 'ask', 'floor'],
+  ['git --exec-path=/tmp/evil status', 'gitAll', 'ask', 'floor'],
+  ['git -c user.name=x commit -m y', 'gitAll', 'allow', 'allow'],
+  ['git config user.email a@b.c', 'gitAll', 'allow', 'allow'],
+  ['bind -x \'"\\C-x": rm x\'', 'blanket', 'ask', 'floor'],
+  ['fc -s', 'blanket', 'ask', 'floor'],
+  ['exec 3>/dev/sda', 'blanket', 'ask', 'floor'],
+  ['ls | tee >(rm x)', 'dev', 'ask', 'floor'],
+  ['cat <<-EOF\n\tEOF\nrm x\nEOF', 'dev', 'ask', 'floor'],
+  ['x=1 y=$(rm z)', 'dev', 'ask', 'floor'],
 ];
 
 function call(name: string, effect: ToolEffect, source: string, args: Record<string, unknown> = {}, origin?: string) {

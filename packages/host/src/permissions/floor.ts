@@ -74,6 +74,8 @@ export const FLOOR_COMMANDS: Readonly<Record<string, string>> = {
   csh: 'shell: runs arbitrary code',
   tcsh: 'shell: runs arbitrary code',
   busybox: 'multi-call binary: runs any applet',
+  bind: 'binds keys to shell commands',
+  fc: 're-runs commands from the history',
 };
 
 /** Families matched by pattern: python3.12, mkfs.ext4, perl5.36, … */
@@ -122,6 +124,8 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
   const args = layer.words.slice(1);
   switch (name) {
     case 'git': {
+      const config = gitDangerousConfig(layer);
+      if (config) return { command: `git ${config}`, reason: 'git configuration that runs commands' };
       const sub = gitSubcommand(layer);
       if (sub === 'push') return { command: 'git push', reason: 'publishes commits to a remote' };
       if (sub === undefined) return { command: 'git', reason: 'git subcommand known only at run time' };
@@ -138,6 +142,12 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
       if (recursive(args) && args.some((a, i) => !a.startsWith('-') && (layer.dynamic[i + 1] || broadPath(a)))) {
         return { command: `${name} -R`, reason: 'changes ownership or modes of a whole tree' };
       }
+      return undefined;
+    case 'mapfile':
+    case 'readarray':
+    case 'complete':
+    case 'compgen':
+      if (args.some((a) => /^-[A-Za-z]*[CF]/.test(a))) return { command: `${name} -C`, reason: 'runs a callback command' };
       return undefined;
     case 'find':
       if (args.includes('-delete')) return { command: 'find -delete', reason: 'deletes files' };
@@ -158,6 +168,27 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
     default:
       return undefined;
   }
+}
+
+/** Config keys whose values git runs as commands (or that redirect where git finds them). */
+const GIT_RUNS = /^(alias\.|core\.(pager|sshcommand|fsmonitor|hookspath|editor|askpass|gitproxy|worktree)|sequence\.editor|diff\.external|gpg\.|credential\.|filter\.|uploadpack|receivepack|protocol\.|include\.|includeif\.|.*\.(command|cmd|helper|program|textconv|pager|tool|path))/i;
+
+/** `git -c <key>=…`, `--config-env`, `--exec-path=…` or `git config <key> …` touching such a key. */
+function gitDangerousConfig(layer: SegmentWords): string | undefined {
+  const w = layer.words;
+  for (let i = 1; i < w.length; i++) {
+    const word = w[i] as string;
+    if (layer.dynamic[i]) continue;
+    if ((word === '-c' || word === '--config-env') && (layer.dynamic[i + 1] || GIT_RUNS.test(w[i + 1] ?? ''))) return word;
+    if (/^--(config-env|exec-path)=/.test(word) || (word === '--exec-path' && i + 1 < w.length)) return word.split('=')[0];
+    if (word === 'config') {
+      const key = w.slice(i + 1).find((a, k) => !a.startsWith('-') && !layer.dynamic[i + 1 + k]);
+      if (layer.dynamic.slice(i + 1).some(Boolean) || (key !== undefined && GIT_RUNS.test(key))) return 'config';
+      return undefined;
+    }
+    if (!word.startsWith('-') && !['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(w[i - 1] ?? '')) return undefined;
+  }
+  return undefined;
 }
 
 /** git's subcommand after its global options; undefined when not statically known. */

@@ -144,9 +144,11 @@ function expand(seg: Words, opaque: string | undefined, scope: Scope, out: Shell
   const layers = [...scope.layers, seg];
   const u = opaque ? ({ kind: 'plain' } as const) : unwrap(seg);
   switch (u.kind) {
-    case 'plain':
-      out.segments.push({ ...seg, layers, via: scope.via, ...(opaque ? { opaque } : {}) });
+    case 'plain': {
+      const setter = opaque ?? setsSensitiveVariable(seg);
+      out.segments.push({ ...seg, layers, via: scope.via, ...(setter ? { opaque: setter } : {}) });
       return;
+    }
     case 'opaque':
       out.segments.push({ ...seg, layers, via: scope.via, opaque: u.reason });
       return;
@@ -184,6 +186,15 @@ function declaration(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser:
   }
   const seg: Words = { words: words.map((w) => w.value), dynamic: words.map((w) => w.dynamic), trailingDynamic: false };
   out.segments.push({ ...seg, layers: [...scope.layers, seg], via: scope.via, ...(opaque ? { opaque } : {}) });
+}
+
+/** Builtins that assign variables named by their arguments. */
+const VAR_SETTERS = new Set(['read', 'printf', 'getopts', 'mapfile', 'readarray', 'let', 'export', 'declare', 'typeset', 'local', 'readonly']);
+
+function setsSensitiveVariable(seg: Words): string | undefined {
+  if (!VAR_SETTERS.has(seg.words[0] ?? '')) return undefined;
+  const name = seg.words.slice(1).find((w, i) => !seg.dynamic[i + 1] && isSensitiveVariable(w.split(/[=[]/)[0] ?? ''));
+  return name ? `"${seg.words[0]}" may set ${name.split(/[=[]/)[0]}, which changes what later commands run` : undefined;
 }
 
 function checkAssignment(node: SyntaxNode, out: ShellAnalysis): void {

@@ -17,7 +17,6 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
 /** A file name safe on every platform: no separators, no control characters, no dot-only names. */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
   const cleaned = base.replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').trim().slice(0, 200);
   return cleaned === '' || /^\.+$/.test(cleaned) ? 'upload' : cleaned;
 }

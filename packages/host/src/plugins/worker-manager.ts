@@ -66,12 +66,11 @@ export class WorkerManager {
   async invoke(req: InvokeRequest): Promise<unknown> {
     if (this.options.backend.unavailable) throw new FengYuError('sandbox_unavailable', { backend: 'bwrap', reason: this.options.backend.unavailable });
     if (this.closed) throw new FengYuError('tool_failed', { name: req.toolName, reason: 'the host is shutting down' });
+    if (req.signal?.aborted) throw new FengYuError('tool_cancelled', { name: req.toolName });
     const worker = this.workerFor(req);
     let timedOut = false;
     let id: number | undefined;
-    let cancelled = req.signal?.aborted === true;
     const cancel = () => {
-      cancelled = true;
       if (id !== undefined) worker.rpc.cancel(id);
     };
     const timer = setTimeout(() => {
@@ -80,7 +79,6 @@ export class WorkerManager {
     }, req.timeoutSeconds * 1000);
     req.signal?.addEventListener('abort', cancel); // no {once}: it costs 4× more, and finally removes it
     try {
-      if (cancelled) throw new FengYuError('tool_cancelled', { name: req.toolName });
       return await worker.call(req.method, req.params, { onProgress: req.onProgress, onDispatch: (n) => (id = n) });
     } catch (e) {
       if (!(e instanceof RpcCallError)) throw e;

@@ -27,7 +27,7 @@ export async function zipEntries(entries: Array<{ name: string; data: string | B
   zip.end();
   const chunks: Buffer[] = [];
   for await (const c of zip.outputStream as AsyncIterable<Buffer>) chunks.push(c);
-  let buf = Buffer.concat(chunks);
+  const buf = Buffer.concat(chunks);
   for (const [from, to] of Object.entries(rename)) {
     if (from.length !== to.length) throw new Error('rename must keep the length');
     let at = buf.indexOf(from);

@@ -433,6 +433,13 @@ const HOSTILE: Row[] = [
   ['ls | tee >(rm x)', 'dev', 'ask', 'floor'],
   ['cat <<-EOF\n\tEOF\nrm x\nEOF', 'dev', 'ask', 'floor'],
   ['x=1 y=$(rm z)', 'dev', 'ask', 'floor'],
+  // resource exhaustion
+  [`echo ${'$('.repeat(3000)}x${')'.repeat(3000)}`, 'blanket', 'ask', 'floor'],
+  [`${'('.repeat(5000)}ls${')'.repeat(5000)}`, 'blanket', 'ask', 'floor'],
+  ['ls; '.repeat(20000), 'blanket', 'ask', 'floor'],
+  [`${'env '.repeat(12)}ls`, 'blanket', 'ask', 'floor'],
+  [`${'nice '.repeat(5)}ls`, 'blanket', 'allow', 'allow'],
+  [Array.from({ length: 150 }, () => 'true').join(' && '), 'dev', 'allow', 'allow'],
 ];
 
 function call(name: string, effect: ToolEffect, source: string, args: Record<string, unknown> = {}, origin?: string) {

@@ -18,9 +18,16 @@ export function evaluateCall(
   if (input.call.name !== COMMAND_TOOL) return decide(input);
   const command = input.call.arguments.command;
   const shell: ShellAnalysis =
-    typeof command === 'string'
-      ? analyzeShell(parser, command)
-      : { source: '', segments: [], opaque: ['"command" is not a string'], deviceWrites: [] };
+    typeof command === 'string' ? safeAnalyze(parser, command) : { source: '', segments: [], opaque: ['"command" is not a string'], deviceWrites: [] };
   const floor = floorHit(shell);
   return { ...decide({ ...input, shell, ...(floor ? { floor } : {}) }), shell };
+}
+
+/** Analysis never throws: a failure (e.g. a grammar limit) makes the command opaque. */
+function safeAnalyze(parser: BashParser, command: string): ShellAnalysis {
+  try {
+    return analyzeShell(parser, command);
+  } catch (err) {
+    return { source: command, segments: [], opaque: [`the command could not be analysed (${(err as Error).message})`], deviceWrites: [] };
+  }
 }

@@ -78,41 +78,48 @@ function analyzeInto(parser: BashParser, source: string, scope: Scope, out: Shel
   });
 }
 
-function walk(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+/** Syntax nesting deeper than this is refused (and keeps the walk's recursion bounded). */
+const MAX_NESTING = 200;
+
+function walk(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser, level = 0): void {
+  if (level > MAX_NESTING) {
+    if (!out.opaque.includes('syntax nested too deeply')) out.opaque.push('syntax nested too deeply');
+    return;
+  }
   if (node.isMissing || node.type === 'ERROR') return void out.opaque.push(`unparsable text near "${clip(node.text)}"`);
   if (!node.isNamed) return;
   switch (node.type) {
     case 'command':
-      return command(node, scope, out, parser);
+      return command(node, scope, out, parser, level);
     case 'declaration_command':
     case 'unset_command':
-      return declaration(node, scope, out, parser);
+      return declaration(node, scope, out, parser, level);
     case 'variable_assignment':
       checkAssignment(node, out);
-      return walkChildren(node, scope, out, parser);
+      return walkChildren(node, scope, out, parser, level);
     case 'command_substitution':
     case 'process_substitution':
-      return walkChildren(node, { ...scope, via: [...scope.via, node.type === 'command_substitution' ? '$(…)' : '<(…)'] }, out, parser);
+      return walkChildren(node, { ...scope, via: [...scope.via, node.type === 'command_substitution' ? '$(…)' : '<(…)'] }, out, parser, level);
     case 'file_redirect':
       checkRedirect(node, out);
-      return walkChildren(node, scope, out, parser);
+      return walkChildren(node, scope, out, parser, level);
     default:
-      if (GROUPING.has(node.type)) return walkChildren(node, scope, out, parser);
+      if (GROUPING.has(node.type)) return walkChildren(node, scope, out, parser, level);
       if (LEAVES.has(node.type)) return;
       out.opaque.push(`unsupported shell construct "${node.type}"`);
   }
 }
 
-function walkChildren(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
-  for (const child of node.children) if (child) walk(child, scope, out, parser);
+function walkChildren(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser, level: number): void {
+  for (const child of node.children) if (child) walk(child, scope, out, parser, level + 1);
 }
 
-function command(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+function command(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser, level: number): void {
   const words: Word[] = [];
   let opaque: string | undefined;
   for (const child of node.namedChildren) {
     if (!child) continue;
-    walk(child, scope, out, parser);
+    walk(child, scope, out, parser, level + 1);
     if (child.type === 'variable_assignment') {
       const name = child.childForFieldName('name')?.text ?? child.namedChildren[0]?.text ?? '';
       if (isSensitiveVariable(name)) opaque = `the command sets ${name}, which changes what it runs`;
@@ -172,12 +179,12 @@ function expand(seg: Words, opaque: string | undefined, scope: Scope, out: Shell
   }
 }
 
-function declaration(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+function declaration(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser, level: number): void {
   const words: Word[] = [{ value: node.child(0)?.text ?? node.type, dynamic: false, glob: false }];
   let opaque: string | undefined;
   for (const child of node.namedChildren) {
     if (!child) continue;
-    walk(child, scope, out, parser);
+    walk(child, scope, out, parser, level + 1);
     if (child.type === 'variable_assignment') {
       const name = child.childForFieldName('name')?.text ?? child.namedChildren[0]?.text ?? '';
       if (isSensitiveVariable(name)) opaque = `"${words[0]?.value}" sets ${name}, which changes what later commands run`;

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
 import type { PublicAccount } from './accounts';
 
 /**
@@ -45,7 +45,7 @@ export function classify(e: unknown, secret: string | undefined): SendFailure {
   return { connection, message };
 }
 
-function mailOf(m: OutgoingMessage): nodemailer.SendMailOptions {
+function mailOf(m: OutgoingMessage): SendMailOptions {
   return {
     from: m.from,
     to: m.to,

@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyzeShell } from '../../src/permissions/shell';
+import { type BashParser, loadBashParser } from '../../src/permissions/shell-parser';
+
+/**
+ * Differential check against the real bash: random command lines built from logging stub
+ * programs (c0…c5 append their name to a log) run under `bash -c`; every program bash actually
+ * ran must be one of the segments the analysis found, and none of these lines may be opaque.
+ */
+
+let dir: string;
+let parser: BashParser;
+const NAMES = ['c0', 'c1', 'c2', 'c3', 'c4', 'c5'];
+
+beforeAll(async () => {
+  parser = await loadBashParser();
+  dir = mkdtempSync(join(tmpdir(), 'fengyu-shdiff-'));
+  for (const n of NAMES) {
+    const file = join(dir, n);
+    writeFileSync(file, `#!/bin/sh\necho ${n} >> "$LOG"\necho out-${n}\n`);
+    chmodSync(file, 0o755);
+  }
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const name = fc.constantFrom(...NAMES);
+const simple = fc.tuple(name, fc.constantFrom('', ' a', ' "b c"', " 'd'", ' -x')).map(([n, a]) => `${n}${a}`);
+
+const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
+  e: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    simple,
+    fc.tuple(tie('e'), fc.constantFrom(' && ', ' || ', '; ', ' | ', '\n'), tie('e')).map(([a, op, b]) => `${a}${op}${b}`),
+    tie('e').map((e) => `(${e})`),
+    tie('e').map((e) => `{ ${e}; }`),
+    tie('e').map((e) => `c0 "$(${e})"`),
+    simple.map((s) => `c1 \`${s}\``),
+    fc.tuple(simple, simple).map(([a, b]) => `sh -c '${a}; ${b}'`),
+    fc.tuple(simple, tie('e')).map(([a, b]) => `if ${a}; then ${b}; fi`),
+    simple.map((s) => `env FOO=1 ${s}`),
+    simple.map((s) => `nice -n 1 ${s}`),
+    simple.map((s) => `timeout 5 ${s}`),
+    name.map((n) => `echo x | xargs ${n}`),
+    name.map((n) => `find ${dir} -maxdepth 0 -exec ${n} {} \\;`),
+    simple.map((s) => `cat <<EOF\n$(${s})\nEOF`),
+    simple.map((s) => `cat <(${s})`),
+    simple.map((s) => `f() { ${s}; }; f`),
+    simple.map((s) => `X=$(${s})`),
+    simple.map((s) => `for i in 1; do ${s}; done`),
+  ),
+})).e;
+
+function ranBy(command: string): string[] {
+  const log = join(dir, 'log');
+  writeFileSync(log, '');
+  try {
+    execFileSync('bash', ['-c', command], { env: { PATH: `${dir}:/usr/bin:/bin`, LOG: log }, stdio: 'ignore', timeout: 10_000 });
+  } catch {
+    // a failing command still ran what it ran
+  }
+  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+}
+
+describe('segmentation versus bash', () => {
+  it('finds every program bash runs, and none of these lines is opaque', () => {
+    fc.assert(
+      fc.property(expr, (command) => {
+        const analysis = analyzeShell(parser, command);
+        expect(analysis.opaque, command).toEqual([]);
+        const found = new Set(analysis.segments.filter((s) => !s.opaque).map((s) => s.words[0]));
+        for (const ran of ranBy(command)) expect(found.has(ran), `${JSON.stringify(command)} ran ${ran}`).toBe(true);
+      }),
+      { numRuns: 120 },
+    );
+  });
+});

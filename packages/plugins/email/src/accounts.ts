@@ -30,7 +30,7 @@ export type PublicAccount = Account & { kind: 'smtp' | 'outbox'; hasSecret: bool
 const outboxAccount = (): PublicAccount => ({
   id: LOCAL_OUTBOX,
   name: 'Local outbox (.eml files)',
-  from: 'fengyu@localhost',
+  from: 'fengyu@localhost.localdomain',
   host: 'localhost',
   port: 25,
   tls: 'none',

@@ -95,7 +95,7 @@ export interface WorkflowTemplate {
 /**
  * `"x-fengyu-enum"`: the input's options come from a read tool. Either a tool name, or
  * `{tool, arguments?, itemsPath?, valueField?, labelField?}`; `itemsPath` locates the list in the
- * tool's result (default: the result itself, or its first array property); `valueField` defaults
+ * tool's result (default: the result itself, its `options` array, or its first array property); `valueField` defaults
  * to `id` (then `value`), `labelField` to `label` (then `name`, then the value).
  */
 export interface EnumSource {

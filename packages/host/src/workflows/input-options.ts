@@ -15,14 +15,18 @@ export interface EnumOption {
 export const MAX_OPTIONS = 1000;
 const OPTIONS_TIMEOUT_MS = 30_000;
 
-/** The list inside a tool result: `itemsPath`, else the result, else its first array property. */
+/** The list inside a tool result: `itemsPath`, else the result, else its `options` array, else its first array property. */
 export function itemsOf(result: unknown, itemsPath?: string): unknown[] | undefined {
   if (itemsPath) {
     const at = getPath(result, parsePath(itemsPath.startsWith('.') || itemsPath.startsWith('[') ? itemsPath : `.${itemsPath}`));
     return Array.isArray(at) ? at : undefined;
   }
   if (Array.isArray(result)) return result;
-  if (result && typeof result === 'object') return Object.values(result).find((v): v is unknown[] => Array.isArray(v));
+  if (result && typeof result === 'object') {
+    const options = (result as Record<string, unknown>).options;
+    if (Array.isArray(options)) return options;
+    return Object.values(result).find((v): v is unknown[] => Array.isArray(v));
+  }
   return undefined;
 }
 

@@ -28,6 +28,7 @@ const tools = [
   listTool('accounts_list', 'read', () => ({ accounts: [{ id: 7, label: 'alice@example.com' }, { id: 9, label: 'bob@example.com' }] })),
   listTool('tags_list', 'read', () => [{ tagId: 'vip', title: 'VIP customers' }, { tagId: 'all', title: 'Everyone' }, { title: 'no id' }]),
   listTool('plain_list', 'read', () => ['red', 'green']),
+  listTool('mail_accounts', 'read', () => ({ success: true, summary: '2 accounts', accounts: [{ id: 'a1', email: 'x' }], options: [{ value: 'a1', label: 'alice@example.com' }] })),
   listTool('broken_list', 'read', () => ({ success: false, error: 'mailbox offline' })),
   listTool('delete_all', 'write', () => []),
 ];
@@ -42,6 +43,7 @@ beforeAll(async () => {
       account: { type: 'integer', 'x-fengyu-enum': 'accounts_list' },
       group: { type: 'string', 'x-fengyu-enum': { tool: 'tags_list', arguments: { kind: 'recipients' }, valueField: 'tagId', labelField: 'title' } },
       color: { type: 'string', 'x-fengyu-enum': { tool: 'plain_list' } },
+      mail: { type: 'string', 'x-fengyu-enum': 'mail_accounts' },
       broken: { type: 'string', 'x-fengyu-enum': { tool: 'broken_list' } },
       danger: { type: 'string', 'x-fengyu-enum': { tool: 'delete_all' } },
       gone: { type: 'string', 'x-fengyu-enum': { tool: 'uninstalled_list' } },
@@ -64,6 +66,7 @@ describe('dynamic option inputs', () => {
     expect((await options('group')).body.options).toEqual([{ value: 'vip', label: 'VIP customers' }, { value: 'all', label: 'Everyone' }]);
     expect(calls.find((c) => c.name === 'tags_list')?.args).toEqual({ kind: 'recipients' });
     expect((await options('color')).body.options).toEqual([{ value: 'red', label: 'red' }, { value: 'green', label: 'green' }]);
+    expect((await options('mail')).body.options).toEqual([{ value: 'a1', label: 'alice@example.com' }]);
   });
 
   it('refuses write tools, missing tools, failures and fields without a source', async () => {

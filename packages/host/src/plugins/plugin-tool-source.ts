@@ -12,6 +12,8 @@ import type { WorkerManager, WorkerTarget } from './worker-manager';
 
 export interface PluginToolDeps {
   plugins: () => Promise<InstalledPlugin[]>;
+  /** The plugin as installed now (a run's snapshot may outlive a disable or an upgrade). */
+  current?: (pluginId: string) => Promise<InstalledPlugin | undefined>;
   workers: WorkerManager;
   dataDirOf: (pluginId: string) => string;
   /** `backend.callTimeoutSeconds`: used when a tool declares no timeout. */
@@ -33,7 +35,7 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
   const outputSchema = method?.outputSchema as JsonSchema | undefined;
   const flowNode = plugin.manifest.flowNodes?.find((n) => n.tool === ai.name);
   const timeoutSeconds = clampTimeout(ai.timeoutSeconds);
-  const target: WorkerTarget = { pluginId: plugin.id, version: plugin.version, root: plugin.root, dataDir: deps.dataDirOf(plugin.id), worker: plugin.manifest.worker.replace(/^(\.\/)+/, '') };
+  const targetOf = (p: InstalledPlugin): WorkerTarget => ({ pluginId: p.id, version: p.version, root: p.root, dataDir: deps.dataDirOf(p.id), worker: p.manifest.worker.replace(/^(\.\/)+/, '') });
   return {
     name: ai.name,
     description: ai.description,
@@ -49,9 +51,14 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
     ...(flowNode ? { flowNode: flowNode as unknown as Record<string, unknown> } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     async invoke(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+      // Disabled or uninstalled since the snapshot: no new calls. Upgraded: the new version answers.
+      const now = deps.current ? await deps.current(plugin.id) : plugin;
+      if (!now) throw new FengYuError('plugin_not_found', { pluginId: plugin.id });
+      if (!now.enabled) throw new FengYuError('plugin_disabled', { pluginId: plugin.id });
+      if (!(now.manifest.aiTools ?? []).some((t) => t.name === ai.name && t.method === ai.method)) throw new FengYuError('tool_not_found', { name: ai.name });
       const params = resolveRefs(args ?? {}, ctx.grants ?? [], inputSchema);
       const result = await deps.workers.invoke({
-        target,
+        target: targetOf(now),
         method: ai.method,
         params,
         toolName: ai.name,

@@ -56,7 +56,7 @@ export function createPluginsDomain(ctx: HostContext): PluginsDomain {
     otherToolNames: async () => (await ctx.catalog.snapshot('default')).tools.filter((t) => t.source !== 'plugin').map((t) => t.name),
   });
   ctx.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => ctx.config.callTimeoutSeconds }),
+    new PluginToolSource({ plugins: () => repo.list(), current: (id) => repo.get(id), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => ctx.config.callTimeoutSeconds }),
   );
   ctx.guard.usePluginHooks?.({
     trustedHooks: async () => {

@@ -81,3 +81,16 @@ describe('bundled plugins and plugin hooks', () => {
   });
 });
 
+
+describe('installPackage (no HTTP, no running host)', () => {
+  it('installs into a home that a host then serves', async () => {
+    const { installPackage } = await import('../../src/plugins/install-offline');
+    const home = tempDir('fengyu-offline-');
+    const installed = await installPackage({ home, file: await packProbe() });
+    expect(installed).toMatchObject({ id: 'test.fengyu.probe', version: '1.0.0', enabled: true });
+    await expect(installPackage({ home, file: await packProbe() })).rejects.toMatchObject({ code: 'plugin_version_not_higher' });
+    const t = await startTestHost({ keepHome: home });
+    hosts.push(t);
+    expect(((await t.api('GET', '/api/agent/tools')).body as Array<{ name: string }>).some((x) => x.name === 'probe_echo')).toBe(true);
+  });
+});

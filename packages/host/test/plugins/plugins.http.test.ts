@@ -73,7 +73,11 @@ describe('plugins over HTTP', () => {
   });
 
   it('disables and enables between runs without restart', async () => {
+    const held = (await t.host.ctx.catalog.snapshot('default')).get('probe_echo');
     expect((await t.api('POST', `/api/plugins/${PROBE}/disable`)).body.enabled).toBe(false);
+    // A snapshot taken before the disable makes no new calls either.
+    const call = held?.invoke({}, { signal: new AbortController().signal, owner: 'default', permissionMode: 'full-access', grants: [] });
+    await expect(call).rejects.toMatchObject({ code: 'plugin_disabled' });
     expect(((await t.api('GET', '/api/agent/tools')).body as any[]).some((x) => x.origin === PROBE)).toBe(false);
     const refused = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'a', tool: 'probe_echo', arguments: {} }] }, config: { planApproval: false } });
     expect(refused.status).toBe(400);

@@ -1,16 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExecuteCommandTool } from '../../src/tools/builtin/execute-command';
 import { startTestHost, type TestHost } from '../support/host';
 
 let t: TestHost;
 beforeAll(async () => {
-  t = await startTestHost({
-    beforeDomains: (ctx) => {
-      const tool = createExecuteCommandTool({ home: ctx.config.home, env: { PATH: process.env.PATH } });
-      // Until the lead's built-in source lists execute_command, the test registers it itself.
-      ctx.catalog.register({ kind: 'builtin', list: async () => [tool] });
-    },
-  });
+  t = await startTestHost();
 });
 afterAll(async () => t.close());
 
@@ -45,6 +38,12 @@ describe('settings validation', () => {
 });
 
 describe('POST /api/permissions/check', () => {
+  it('lists execute_command in the catalog with effect command', async () => {
+    const tools = (await t.api('GET', '/api/agent/tools')).body;
+    const list = Array.isArray(tools) ? tools : tools.tools;
+    expect(list.find((x: { name: string }) => x.name === 'execute_command')).toMatchObject({ effect: 'command', source: 'builtin' });
+  });
+
   it('answers against the saved rules, with source and rule', async () => {
     const saved = await t.api('PATCH', '/api/settings', { permissions: { allow: ['Command(git:*)'], deny: ['Command(git push:*)'], ask: [] } });
     expect(saved.status).toBe(200);

@@ -13,6 +13,8 @@ export interface WorkflowDefinition {
   state: 'draft' | 'published';
   revision: number;
   publishedVersion?: number | null;
+  hasDraftChanges?: boolean;
+  graphReconstructed?: boolean;
   updatedAt?: string;
   createdAt?: string;
   /** Optional summaries some hosts attach; the library falls back to the runs list. */
@@ -31,6 +33,9 @@ export interface WorkflowTemplate {
   id: string;
   name: string;
   description?: string;
+  category?: string;
+  /** Tools the template uses that this host does not have (e.g. a plugin not installed). */
+  missingTools?: string[];
   inputSchema?: JsonSchema;
   plan?: AgentPlan;
   graph?: unknown;
@@ -38,6 +43,7 @@ export interface WorkflowTemplate {
 
 export interface WorkflowVersion {
   version: number;
+  active?: boolean;
   revision?: number;
   publishedAt?: string;
   createdAt?: string;
@@ -86,6 +92,7 @@ export function workflowsApi(api: ApiClient) {
     list: async () => list<WorkflowDefinition>(await api.get('/api/workflows'), 'workflows'),
     get: (id: string) => api.get<WorkflowDefinition>(`/api/workflows/${enc(id)}`),
     create: (draft: WorkflowDraft) => api.post<WorkflowDefinition>('/api/workflows', draft),
+    fromTemplate: (templateId: string) => api.post<WorkflowDefinition>('/api/workflows', { templateId }),
     save: (id: string, draft: WorkflowDraft, revision: number) => api.put<WorkflowDefinition>(`/api/workflows/${enc(id)}`, { ...draft, revision }),
     remove: (id: string) => api.del<void>(`/api/workflows/${enc(id)}`),
     duplicate: (id: string) => api.post<WorkflowDefinition>(`/api/workflows/${enc(id)}/duplicate`, {}),

@@ -106,7 +106,7 @@ export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean)
       key: `tool:${e.id}`,
       kind: 'tool',
       label: str(e.flowNode?.label) ?? e.name,
-      description: str(e.flowNode?.description) ?? e.description,
+      description: str(e.flowNode?.help) ?? str(e.flowNode?.description) ?? e.description,
       group: groupOf(e),
       color: toolColor(e),
       icon: iconOf(e),

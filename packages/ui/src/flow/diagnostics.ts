@@ -1,12 +1,13 @@
-import { type CatalogEntry, type Locale, localize, type Problem, validatePlan } from '@fengyu/protocol';
+import { type CatalogEntry, type Locale, localize, type Problem, validateWorkflowDefinition } from '@fengyu/protocol';
 import { compile } from './compile';
 import { isStepNode, startNode, type WorkflowGraph } from './graph';
 import { fieldProblems } from './start-fields';
 
 /**
  * Inline diagnostics of the canvas: the graph is compiled and checked with protocol's
- * `validatePlan` (the very code the host validates with), plus the checks only a graph can have:
- * dangling connections and Start field names. Messages come from protocol's i18n tables.
+ * `validateWorkflowDefinition` (the very code the host validates with), plus the checks only a graph can have:
+ * dangling connections and Start field names. (Unavailable tools are reported, though the host
+ * lets a draft keep them.) Messages come from protocol's i18n tables.
  */
 
 export interface Diagnostic {
@@ -40,7 +41,7 @@ export function diagnosticMessage(d: Diagnostic, locale: Locale): string {
 /** The UI's own diagnostic messages (exposed for the i18n completeness test). */
 export const DIAGNOSTIC_MESSAGES = UI_MESSAGES;
 
-export function diagnose(graph: WorkflowGraph, catalog: readonly CatalogEntry[]): Diagnostic[] {
+export function diagnose(graph: WorkflowGraph, catalog: readonly CatalogEntry[], goal?: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   const ids = new Set([...graph.nodes.map((n) => n.id)]);
   for (const e of graph.edges) {
@@ -49,18 +50,17 @@ export function diagnose(graph: WorkflowGraph, catalog: readonly CatalogEntry[])
   const fields = startNode(graph)?.data.fields ?? [];
   for (const p of fieldProblems(fields)) out.push({ code: p.code, nodeId: startNode(graph)?.id, params: { index: p.index + 1, name: fields[p.index]?.name ?? '' } });
   if (!graph.nodes.some(isStepNode)) return out;
-  const { plan } = compile(graph);
+  const { plan, inputSchema } = compile(graph, goal?.trim() || undefined);
   const byName = new Map(catalog.map((e) => [e.name, e]));
-  const result = validatePlan(plan, {
-    tool: (name) => byName.get(name),
-    inputNames: new Set(fields.map((f) => f.name)),
-  });
+  // The host's own save-time validator: the canvas and the host can never disagree.
+  const result = validateWorkflowDefinition({ name: 'flow', inputSchema, plan }, { tool: (name) => byName.get(name) });
   if (!result.ok) out.push(...result.problems.map(fromProblem));
   return out;
 }
 
 function fromProblem(p: Problem): Diagnostic {
-  return { code: p.code, nodeId: p.stepId, field: p.field, params: p.params ?? {} };
+  const field = p.field?.startsWith('plan.') ? p.field.slice(5) : p.field;
+  return { code: p.code, nodeId: p.stepId, field, params: p.params ?? {} };
 }
 
 export function diagnosticsByNode(list: readonly Diagnostic[]): Map<string, Diagnostic[]> {

@@ -1,5 +1,6 @@
 import type { CatalogEntry, JsonSchema, PathPart } from '@fengyu/protocol';
 import { dependencies } from './compile';
+import { declaredOutputSchema } from './flow-node';
 import { isStepNode, startNode, type WorkflowGraph } from './graph';
 import { inputRef, nodeRef } from './input-source';
 import { fieldSchema } from './start-fields';
@@ -47,10 +48,7 @@ export interface TreeContext {
 const MAX_DEPTH = 5;
 
 export function outputSchemaOf(entry: CatalogEntry | undefined): JsonSchema | undefined {
-  if (!entry) return undefined;
-  if (entry.outputSchema) return entry.outputSchema;
-  const declared = entry.flowNode?.outputSchema;
-  return declared && typeof declared === 'object' ? (declared as JsonSchema) : undefined;
+  return declaredOutputSchema(entry);
 }
 
 function childKeys(schema: JsonSchema | undefined, ...values: unknown[]): string[] {

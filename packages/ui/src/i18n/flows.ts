@@ -15,6 +15,7 @@ export const en = {
     untitled: 'Untitled flow',
     noDescription: 'No description',
     publishedVersion: 'Published v{n}',
+    draftChanges: 'Unpublished changes',
   },
   state: { draft: 'Draft', published: 'Published' },
   confirmDelete: { title: 'Delete this flow?', message: '"{name}" and its versions will be deleted. Runs already made stay in the history.', ok: 'Delete' },
@@ -25,6 +26,7 @@ export const en = {
     empty: 'No templates are available on this host.',
     loadFailed: 'Could not load the templates: {reason}',
     steps: '{n} steps',
+    missing: 'Needs tools this host does not have yet: {tools}',
   },
 };
 
@@ -44,6 +46,7 @@ export const zhCN: typeof en = {
     untitled: '未命名流程',
     noDescription: '暂无描述',
     publishedVersion: '已发布 v{n}',
+    draftChanges: '有未发布的修改',
   },
   state: { draft: '草稿', published: '已发布' },
   confirmDelete: { title: '删除此流程？', message: '“{name}”及其所有版本将被删除。已有的运行记录会保留在历史中。', ok: '删除' },
@@ -54,5 +57,6 @@ export const zhCN: typeof en = {
     empty: '此宿主上没有可用的模板。',
     loadFailed: '无法加载模板：{reason}',
     steps: '{n} 个步骤',
+    missing: '需要此宿主尚未提供的工具：{tools}',
   },
 };

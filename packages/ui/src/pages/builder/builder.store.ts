@@ -23,6 +23,8 @@ const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 interface Doc {
   name: string;
   description: string;
+  /** The plan's goal (may reference `{{inputs.*}}`); shown as the run's title. */
+  goal: string;
   graph: WorkflowGraph;
 }
 
@@ -32,6 +34,7 @@ export const useBuilder = defineStore('builder', () => {
   const meta = ref<Pick<WorkflowDefinition, 'state' | 'revision' | 'publishedVersion'>>({ state: 'draft', revision: 0, publishedVersion: null });
   const name = ref('');
   const description = ref('');
+  const goal = ref('');
   const graph = ref<WorkflowGraph>(emptyGraph());
   const saved = ref('');
   const catalog = ref<CatalogEntry[]>([]);
@@ -49,10 +52,10 @@ export const useBuilder = defineStore('builder', () => {
   const history = createHistory<Doc>(50, json);
   const historyTick = ref(0);
 
-  const doc = (): Doc => ({ name: name.value, description: description.value, graph: graph.value });
+  const doc = (): Doc => ({ name: name.value, description: description.value, goal: goal.value, graph: graph.value });
   const docJson = () => JSON.stringify(doc());
   const dirty = computed(() => docJson() !== saved.value);
-  const diagnostics = computed<Diagnostic[]>(() => diagnose(graph.value, catalog.value));
+  const diagnostics = computed<Diagnostic[]>(() => diagnose(graph.value, catalog.value, goal.value));
   const byNode = computed(() => diagnosticsByNode(diagnostics.value));
   const canUndo = computed(() => (historyTick.value, history.canUndo));
   const canRedo = computed(() => (historyTick.value, history.canRedo));
@@ -69,6 +72,7 @@ export const useBuilder = defineStore('builder', () => {
   function applyDoc(d: Doc) {
     name.value = d.name;
     description.value = d.description;
+    goal.value = d.goal;
     graph.value = d.graph;
     if (selected.value && !findAny(selected.value)) selected.value = undefined;
   }
@@ -96,6 +100,7 @@ export const useBuilder = defineStore('builder', () => {
     meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
     name.value = def.name;
     description.value = def.description ?? '';
+    goal.value = def.plan?.goal ?? '';
     graph.value = parseGraph(def.graph) ?? decompile(def.plan ?? { steps: [] }, def.inputSchema);
     if (catalog.value.length > 0) sync.value = syncWithCatalog(graph.value, catalog.value);
     saved.value = docJson();
@@ -128,6 +133,7 @@ export const useBuilder = defineStore('builder', () => {
       meta.value = { state: 'draft', revision: 0, publishedVersion: null };
       name.value = '';
       description.value = '';
+      goal.value = '';
       graph.value = emptyGraph();
       saved.value = docJson();
     } else {
@@ -237,8 +243,9 @@ export const useBuilder = defineStore('builder', () => {
     const note = graph.value.notes.find((n) => n.id === id);
     if (note && note.data.text !== text) edit(() => (note.data.text = text));
   }
-  function setMeta(patch: { name?: string; description?: string }) {
+  function setMeta(patch: { name?: string; description?: string; goal?: string }) {
     history.record(doc());
+    if (patch.goal !== undefined) goal.value = patch.goal;
     if (patch.name !== undefined) name.value = patch.name;
     if (patch.description !== undefined) description.value = patch.description;
     historyTick.value++;
@@ -252,7 +259,7 @@ export const useBuilder = defineStore('builder', () => {
   }
 
   function draft() {
-    const { plan, inputSchema } = compile(graph.value);
+    const { plan, inputSchema } = compile(graph.value, goal.value.trim() || undefined);
     return { name: name.value.trim() || 'Untitled flow', description: description.value, inputSchema, plan, graph: json(graph.value) };
   }
 
@@ -310,7 +317,7 @@ export const useBuilder = defineStore('builder', () => {
   }
 
   return {
-    workflowId, meta, name, description, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
+    workflowId, meta, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
     lastResults, badges, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
     init, load, loadCatalog, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,

@@ -54,6 +54,7 @@ export const en = {
       interrupted: 'Interrupted',
       step_retry: 'Retry',
     },
+    values: { allow: 'allow', ask: 'ask', deny: 'deny', approved: 'approved', rejected: 'rejected', hook: 'hook', floor: 'dangerous-command floor', mode: 'permission mode', true: 'yes', false: 'no' },
     facts: { decision: 'decision', source: 'source', rule: 'rule', reason: 'reason', hook: 'hook', event: 'event', effect: 'effect', message: 'message', edited: 'edited', attempt: 'attempt', error: 'error', summary: 'summary' },
   },
   batch: {
@@ -122,6 +123,7 @@ export const zhCN: typeof en = {
       interrupted: '已中断',
       step_retry: '重试',
     },
+    values: { allow: '允许', ask: '询问', deny: '拒绝', approved: '已批准', rejected: '已拒绝', hook: '钩子', floor: '危险命令底线', mode: '权限模式', true: '是', false: '否' },
     facts: { decision: '决定', source: '来源', rule: '规则', reason: '原因', hook: '钩子', event: '事件', effect: '影响', message: '消息', edited: '已修改', attempt: '尝试', error: '错误', summary: '总结' },
   },
   batch: {

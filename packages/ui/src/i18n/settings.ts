@@ -70,7 +70,7 @@ export const en = {
     transports: { stdio: 'Local process', http: 'HTTP' },
     states: { idle: 'Idle', connecting: 'Connecting', ready: 'Connected', error: 'Error', closed: 'Closed' },
     config: 'Configuration',
-    configHint: 'A JSON object: name → a local command (command, args, env) or a remote server (url, headers). Secret values show as redacted and are kept when saved unchanged.',
+    configHint: 'A JSON object: each name maps to a local command or a remote server. Secret values show as redacted and are kept when saved unchanged.',
     badJson: 'This is not valid JSON: {reason}',
   },
   general: {
@@ -158,7 +158,7 @@ export const zhCN: typeof en = {
     transports: { stdio: '本地进程', http: 'HTTP' },
     states: { idle: '空闲', connecting: '连接中', ready: '已连接', error: '错误', closed: '已关闭' },
     config: '配置',
-    configHint: '一个 JSON 对象：名称 → 本地命令（command、args、env）或远程服务器（url、headers）。机密值显示为已隐藏，原样保存时会保留。',
+    configHint: '一个 JSON 对象：每个名称对应一个本地命令或远程服务器。机密值显示为已隐藏，原样保存时会保留。',
     badJson: '这不是有效的 JSON：{reason}',
   },
   general: {

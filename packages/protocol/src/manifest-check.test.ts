@@ -65,6 +65,7 @@ const corpus: Array<[string, unknown, string, { existing?: string[]; files?: str
   ['flow help for unknown input', edit((m) => ((m.flowNodes[0]!.inputs as Record<string, unknown>).age = { type: 'number' })), 'manifest_flow_field_unknown'],
   ['flow port type unknown', edit((m) => ((m.flowNodes[0]!.outputs as Record<string, unknown>).text = { type: 'string' })), 'manifest_bad_field'],
   ['missing rpc', edit((m) => delete (m as Partial<M>).rpc), 'manifest_missing_field'],
+  ['unknown sandbox capability', edit((m) => (m.sandbox = { network: true, filesystem: 'all' })), 'manifest_unknown_field'],
   ['unknown aiTool field', edit((m) => (tool(m).inputSchema = {})), 'manifest_unknown_field'],
 ];
 

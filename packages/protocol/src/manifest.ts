@@ -113,6 +113,14 @@ export const ManifestSchema = z
     flowNodes: z.array(FlowNodeSchema).max(256).optional(),
     /** Plugin hooks file, relative to the root; conventionally `hooks/hooks.json`. */
     hooks: z.string().optional(),
+    /** What the sandbox lets the worker do beyond its dirs and grants (shown to the user). */
+    sandbox: z
+      .object({
+        /** Network access (e.g. an SMTP client); without it a sandboxed worker has none. */
+        network: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
     author: z.string().max(200).optional(),
     homepage: z.string().max(500).optional(),
     license: z.string().max(100).optional(),

@@ -35,7 +35,7 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
   const outputSchema = method?.outputSchema as JsonSchema | undefined;
   const flowNode = plugin.manifest.flowNodes?.find((n) => n.tool === ai.name);
   const timeoutSeconds = clampTimeout(ai.timeoutSeconds);
-  const targetOf = (p: InstalledPlugin): WorkerTarget => ({ pluginId: p.id, version: p.version, root: p.root, dataDir: deps.dataDirOf(p.id), worker: p.manifest.worker.replace(/^(\.\/)+/, '') });
+  const targetOf = (p: InstalledPlugin): WorkerTarget => ({ pluginId: p.id, version: p.version, root: p.root, dataDir: deps.dataDirOf(p.id), worker: p.manifest.worker.replace(/^(\.\/)+/, ''), network: p.manifest.sandbox?.network === true });
   return {
     name: ai.name,
     description: ai.description,

@@ -12,7 +12,7 @@ export interface PluginView {
   supportsAi: boolean;
   bundled: boolean;
   tools: Array<{ id: string; name: string; description: string; effect: string; idempotent: boolean; timeoutSeconds?: number; flowNode: boolean }>;
-  sandbox: SandboxPosture;
+  sandbox: SandboxPosture & { network: boolean };
   hooks: { present: boolean; trusted: boolean };
   installedAt: string;
   updatedAt: string;
@@ -40,7 +40,7 @@ export function pluginView(p: InstalledPlugin, posture: SandboxPosture, hooks: {
         flowNode: nodes.has(t.name),
       };
     }),
-    sandbox: posture,
+    sandbox: { ...posture, network: p.manifest.sandbox?.network === true },
     hooks,
     installedAt: p.installedAt,
     updatedAt: p.updatedAt,
@@ -58,7 +58,7 @@ export const pluginViewSchema = {
     supportsAi: { type: 'boolean' },
     bundled: { type: 'boolean' },
     tools: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    sandbox: { type: 'object', properties: { mode: { type: 'string' }, backend: { type: 'string' } } },
+    sandbox: { type: 'object', properties: { mode: { type: 'string' }, backend: { type: 'string' }, network: { type: 'boolean' } } },
     hooks: { type: 'object', properties: { present: { type: 'boolean' }, trusted: { type: 'boolean' } } },
     installedAt: { type: 'string' },
     updatedAt: { type: 'string' },

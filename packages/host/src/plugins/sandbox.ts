@@ -34,10 +34,14 @@ export interface WorkerLaunch {
   root: string;
   dataDir: string;
   grants: readonly FileGrant[];
+  /** The manifest's `sandbox.network`: keep the host's network namespace. */
+  network?: boolean;
 }
 
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group'];
+
+const NETWORK_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/gai.conf', '/etc/host.conf'];
 
 function findOnPath(name: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
   for (const dir of (env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
@@ -74,9 +78,9 @@ export function workerCommand(backend: SandboxBackend, launch: WorkerLaunch): Sp
 
 /** Pure: the bubblewrap arguments for one worker launch. */
 export function bwrapArgs(launch: WorkerLaunch): string[] {
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--clearenv'];
+  const args = ['--unshare-all', ...(launch.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--clearenv'];
   for (const d of SYSTEM_DIRS) args.push('--ro-bind-try', d, d);
-  for (const f of SYSTEM_FILES) args.push('--ro-bind-try', f, f);
+  for (const f of [...SYSTEM_FILES, ...(launch.network ? NETWORK_FILES : [])]) args.push('--ro-bind-try', f, f);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   const nodeReal = safeRealpath(launch.nodePath);
   const nodeDir = dirname(nodeReal);

@@ -22,6 +22,8 @@ export interface WorkerTarget {
   dataDir: string;
   /** Worker entry relative to `root`. */
   worker: string;
+  /** The manifest's `sandbox.network`. */
+  network?: boolean;
 }
 
 export interface InvokeRequest {
@@ -116,12 +118,12 @@ export class WorkerManager {
   private workerFor(req: InvokeRequest): WorkerProcess {
     const { target } = req;
     const prefix = `${target.pluginId}@`;
-    const key = `${prefix}${target.version}\n${grantKey(this.options.backend, req.grants)}`;
+    const key = `${prefix}${target.version}${target.network ? '+net' : ''}\n${grantKey(this.options.backend, req.grants)}`;
     const existing = this.workers.get(key);
     if (existing?.alive) return existing;
     if (existing) void existing.stop(this.options.killGraceMs);
     this.evictFor(prefix);
-    const launch = { nodePath: this.options.nodePath ?? process.execPath, worker: target.worker, root: target.root, dataDir: target.dataDir, grants: req.grants };
+    const launch = { nodePath: this.options.nodePath ?? process.execPath, worker: target.worker, root: target.root, dataDir: target.dataDir, grants: req.grants, network: target.network };
     const logger = this.options.logger.child({ plugin: target.pluginId, version: target.version });
     const worker = new WorkerProcess({
       spawn: workerCommand(this.options.backend, launch),

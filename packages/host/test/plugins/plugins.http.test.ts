@@ -44,7 +44,7 @@ describe('plugins over HTTP', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({ id: PROBE, version: '1.0.0', enabled: true, supportsAi: true, hooks: { present: false, trusted: false } });
     expect(res.body.tools.find((x: any) => x.name === 'probe_hang')).toMatchObject({ effect: 'read', timeoutSeconds: 1, id: `${PROBE}:probe_hang` });
-    expect(res.body.sandbox).toEqual(t.host.ctx.posture());
+    expect(res.body.sandbox).toEqual({ ...t.host.ctx.posture(), network: false });
     const tools = (await t.api('GET', '/api/agent/tools')).body as any[];
     const echo = tools.find((x) => x.name === 'probe_echo');
     expect(echo).toMatchObject({ source: 'plugin', id: `${PROBE}:probe_echo`, effect: 'read', idempotent: true, origin: PROBE });

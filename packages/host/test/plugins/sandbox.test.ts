@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { isFengYuError } from '@fengyu/protocol';
 import pino from 'pino';
@@ -75,6 +76,19 @@ describe.skipIf(!backend.bwrapPath)('bubblewrap confinement (real workers)', () 
     expect(await reason(call('read_file', { path: outside }))).toContain('ENOENT');
     expect(await reason(call('read_file', { path: '/root/.bashrc' }))).toMatch(/ENOENT|EACCES/);
     expect(await call('read_file', { path: join(grantDir, 'in.txt') }, [{ name: 'g', path: grantDir, kind: 'directory', access: 'read' }])).toEqual({ text: 'granted text' });
+  });
+
+  it('has no network unless the manifest asks for it (sandbox.network)', async () => {
+    const server = createServer((s) => s.end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      expect(await call('connect', { port })).toMatchObject({ connected: false });
+      const withNet = await manager.invoke({ target: { ...target, network: true }, method: 'connect', params: { port }, toolName: 'connect', timeoutSeconds: 10, grants: [] });
+      expect(withNet).toEqual({ connected: true });
+    } finally {
+      server.close();
+    }
   });
 
   it('enforces read-only grants and the read-only install dir; the data dir is writable', async () => {

@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyzeShell } from '../../src/permissions/shell';
+import { analyzeShell, type Segment } from '../../src/permissions/shell';
 import { type BashParser, loadBashParser } from '../../src/permissions/shell-parser';
 
 /**
  * Differential check against the real bash: random command lines built from logging stub
  * programs (c0…c5 append their name to a log) run under `bash -c`; every program bash actually
- * ran must be one of the segments the analysis found, and none of these lines may be opaque.
+ * ran, with its arguments, must be one of the segments the analysis found, and none of these lines may be opaque.
  */
 
 let dir: string;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fengyu-shdiff-'));
   for (const n of NAMES) {
     const file = join(dir, n);
-    writeFileSync(file, `#!/bin/sh\necho ${n} >> "$LOG"\necho out-${n}\n`);
+    writeFileSync(file, `#!/bin/bash\n(IFS=$'\\x1f'; echo "${n}\${*:+$'\\x1f'}$*") >> "$LOG"\necho out-${n}\n`);
     chmodSync(file, 0o755);
   }
 });
@@ -74,7 +74,8 @@ const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
   ),
 })).e;
 
-function ranBy(command: string): string[] {
+/** argv of every stub bash ran (name first). */
+function ranBy(command: string): string[][] {
   const log = join(dir, 'log');
   writeFileSync(log, '');
   try {
@@ -82,7 +83,15 @@ function ranBy(command: string): string[] {
   } catch {
     // a failing command still ran what it ran
   }
-  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+  return readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\x1f'));
+}
+
+/** A segment accounts for an argv when its words are the argv (static words), or a prefix of it. */
+function accounts(seg: Segment, argv: string[]): boolean {
+  if (seg.words[0] !== argv[0]) return false;
+  const loose = seg.trailingDynamic || seg.dynamic.some(Boolean);
+  if (!loose) return seg.words.length === argv.length && seg.words.every((w, i) => w === argv[i]);
+  return seg.words.every((w, i) => seg.dynamic[i] || w === argv[i]);
 }
 
 describe('segmentation versus bash', () => {
@@ -91,8 +100,10 @@ describe('segmentation versus bash', () => {
       fc.property(expr, (command) => {
         const analysis = analyzeShell(parser, command);
         expect(analysis.opaque, command).toEqual([]);
-        const found = new Set(analysis.segments.filter((s) => !s.opaque).map((s) => s.words[0]));
-        for (const ran of ranBy(command)) expect(found.has(ran), `${JSON.stringify(command)} ran ${ran}`).toBe(true);
+        const segments = analysis.segments.filter((s) => !s.opaque);
+        for (const argv of ranBy(command)) {
+          expect(segments.some((s) => accounts(s, argv)), `${JSON.stringify(command)} ran ${JSON.stringify(argv)}`).toBe(true);
+        }
       }),
       { numRuns: 120 },
     );

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import ExcelJS, { type Row } from 'exceljs';
+import Column from 'exceljs/lib/doc/column.js';
 import { excelError } from './errors';
 
 /**
@@ -24,8 +24,7 @@ let patched = false;
 function patchColumnWidths(): void {
   if (patched) return;
   patched = true;
-  const require = createRequire(import.meta.url);
-  const Column = require('exceljs/lib/doc/column.js') as { fromModel: (ws: unknown, cols?: unknown) => unknown };
+  // Imported statically so the bundler packs the same module instance exceljs uses.
   const original = Column.fromModel;
   Column.fromModel = function fromModel(worksheet: unknown, cols?: unknown) {
     if (Array.isArray(worksheet) && cols === undefined) return original.call(this, null, worksheet);

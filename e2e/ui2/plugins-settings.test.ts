@@ -1,9 +1,8 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packPlugin } from '../../packages/plugin-sdk/src/pack';
-import { ROOT } from './build-ui';
+import { packHelloWithHooks } from './fixtures';
 import { startUi2, type Ui2 } from './harness';
 
 /** Plugins page (install a .fyp by upload, trust hooks, disable, uninstall) and Settings page (rules with line errors, try a rule, keys). */
@@ -14,15 +13,7 @@ let fyp: string;
 beforeAll(async () => {
   u = await startUi2();
   work = mkdtempSync(join(tmpdir(), 'fengyu-ui2-plugin-'));
-  // the example plugin, with a hooks file so the trust switch shows
-  const src = join(work, 'hello');
-  cpSync(join(ROOT, 'examples/hello-plugin'), src, { recursive: true });
-  const manifest = JSON.parse(readFileSync(join(src, 'manifest.json'), 'utf8'));
-  manifest.hooks = 'hooks/hooks.json';
-  writeFileSync(join(src, 'manifest.json'), JSON.stringify(manifest, null, 2));
-  mkdirSync(join(src, 'hooks'));
-  writeFileSync(join(src, 'hooks/hooks.json'), JSON.stringify([{ name: 'log-calls', event: 'post_tool_use', matcher: 'hello_*', type: 'command', command: 'true' }]));
-  fyp = (await packPlugin(src, join(work, 'hello.fyp'))).file;
+  fyp = await packHelloWithHooks(work);
   writeFileSync(join(work, 'not-a-plugin.fyp'), 'this is not a zip');
 });
 afterAll(async () => {

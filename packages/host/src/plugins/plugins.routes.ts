@@ -38,6 +38,16 @@ export type WithPlugins = HostContext & { plugins?: PluginsDomain };
 const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 200 } } } as const;
 
+/** Names taken by non-plugin tools; bounded in time (a slow MCP server must not block installs). */
+async function otherToolNames(ctx: HostContext): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), 5000);
+  });
+  const snapshot = await Promise.race([ctx.catalog.snapshot('default'), timeout]).finally(() => clearTimeout(timer));
+  return (snapshot?.tools ?? []).filter((t) => t.source !== 'plugin').map((t) => t.name);
+}
+
 export function createPluginsDomain(ctx: HostContext): PluginsDomain {
   const backend = detectSandbox(ctx.config.sandbox, ctx.config.env);
   ctx.posture = () => backend.posture;
@@ -53,7 +63,7 @@ export function createPluginsDomain(ctx: HostContext): PluginsDomain {
     logger,
     maxArchiveBytes: MAX_PACKAGE_BYTES,
     validateHooks: (id, doc) => void parsePluginHooks(id, doc),
-    otherToolNames: async () => (await ctx.catalog.snapshot('default')).tools.filter((t) => t.source !== 'plugin').map((t) => t.name),
+    otherToolNames: () => otherToolNames(ctx),
   });
   ctx.catalog.register(
     new PluginToolSource({ plugins: () => repo.list(), current: (id) => repo.get(id), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => ctx.config.callTimeoutSeconds }),

@@ -32,6 +32,9 @@ type Planned =
   | { name: string; kind: 'native'; path: string; directory: boolean; access: FileGrant['access'] }
   | { name: string; kind: 'shared' };
 
+/** Owners other than the host's default one may grant only their own uploads and shared dirs. */
+const NATIVE_PATH_OWNER = 'default';
+
 async function plan(repo: FileRepository, owner: string, files: readonly RunFileEntry[]): Promise<{ planned: Planned[]; problems: Problem[] }> {
   const problems: Problem[] = [];
   const planned: Planned[] = [];
@@ -59,7 +62,8 @@ async function plan(repo: FileRepository, owner: string, files: readonly RunFile
       planned.push({ name, kind: 'refs', rows });
     } else if (entry.nativePath !== undefined) {
       const path = String(entry.nativePath);
-      if (!isAbsolute(path)) problems.push({ code: 'files_native_relative', field, params: { name, path } });
+      if (owner !== NATIVE_PATH_OWNER) problems.push({ code: 'files_native_forbidden', field, params: { name } });
+      else if (!isAbsolute(path)) problems.push({ code: 'files_native_relative', field, params: { name, path } });
       else if (!existsSync(path)) problems.push({ code: 'files_native_missing', field, params: { name, path } });
       else {
         const real = realpathSync(path);

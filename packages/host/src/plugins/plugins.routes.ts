@@ -8,6 +8,7 @@ import { FengYuError } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { FileService } from '../files/file.service';
+import { DEFAULT_OWNER } from '../http/auth';
 import { type RunFileEntry, resolveRunFiles } from '../files/run-files';
 import { parsePluginHooks } from '../permissions/hook-config';
 import { PluginHookTrustRepository } from '../permissions/trust.repository';
@@ -36,6 +37,11 @@ export interface PluginsDomain {
 export type WithPlugins = HostContext & { plugins?: PluginsDomain };
 
 const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
+
+/** Plugins run code for every owner: only the host's default owner changes them. */
+function requireAdmin(req: FastifyRequest): void {
+  if (req.owner !== DEFAULT_OWNER) throw new FengYuError('forbidden', { reason: 'only the default owner installs, enables, disables or removes plugins' });
+}
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 200 } } } as const;
 
 /** Names taken by non-plugin tools; bounded in time (a slow MCP server must not block installs). */
@@ -115,6 +121,7 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
   });
   for (const action of ['enable', 'disable'] as const) {
     app.post(`/api/plugins/:id/${action}`, { schema: { summary: `${action === 'enable' ? 'Enable' : 'Disable'} a plugin`, tags: ['plugins'], params: idParams } }, async (req) => {
+      requireAdmin(req);
       const { id } = req.params as { id: string };
       await service.setEnabled(id, action === 'enable');
       return view(id);
@@ -123,6 +130,7 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
   app.delete('/api/plugins/:id', {
     schema: { summary: 'Uninstall a plugin (its data dir is kept unless purgeData=true)', tags: ['plugins'], params: idParams, querystring: { type: 'object', properties: { purgeData: { type: 'boolean' } } } },
   }, async (req) => {
+    requireAdmin(req);
     const { id } = req.params as { id: string };
     await service.uninstall(id, (req.query as { purgeData?: boolean }).purgeData === true);
     return { id, uninstalled: true };
@@ -131,6 +139,7 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
   await app.register(async (scoped: FastifyInstance) => {
     await scoped.register(multipart, { limits: { files: 1, fields: 10, parts: 20 } });
     scoped.post('/api/plugins', { schema: { summary: 'Install or upgrade a plugin (.fyp as multipart field "file")', tags: ['plugins'], consumes: ['multipart/form-data'] } }, async (req, reply) => {
+      requireAdmin(req);
       const part = await receiveUpload(req, MAX_PACKAGE_BYTES);
       const dir = join(ctx.config.home, 'plugins', '.uploads');
       await mkdir(dir, { recursive: true });

@@ -99,8 +99,8 @@ describe('resolveRunFiles and uploads', () => {
   });
 
   it('turns refs, native paths and shared directories into grants', async () => {
-    const ref = await files.store('me', 'a.txt', Readable.from([Buffer.from('a')]));
-    const grants = await resolveRunFiles(ctx, 'me', 'run1', [
+    const ref = await files.store('default', 'a.txt', Readable.from([Buffer.from('a')]));
+    const grants = await resolveRunFiles(ctx, 'default', 'run1', [
       { name: 'upload', refs: [ref.id] },
       { name: 'native', nativePath: home, access: 'read-write' },
       { name: 'share', createSharedDirectory: true },
@@ -114,8 +114,9 @@ describe('resolveRunFiles and uploads', () => {
 
   it('reports every problem before creating anything', async () => {
     const other = await files.store('someone-else', 'b.txt', Readable.from([Buffer.from('b')]));
+    await expect(resolveRunFiles(ctx, 'someone-else', 'run3', [{ name: 'n', nativePath: '/tmp' }])).rejects.toMatchObject({ details: [{ code: 'files_native_forbidden' }] });
     try {
-      await resolveRunFiles(ctx, 'me', 'run2', [
+      await resolveRunFiles(ctx, 'default', 'run2', [
         { name: 'bad name!', createSharedDirectory: true },
         { name: 'dup', createSharedDirectory: true },
         { name: 'dup', createSharedDirectory: true },

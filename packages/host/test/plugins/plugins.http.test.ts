@@ -86,6 +86,18 @@ describe('plugins over HTTP', () => {
     expect(run.status).toBe('completed');
   });
 
+  it('lets only the default owner change plugins; other owners still see and use them', async () => {
+    const other = (await t.api('POST', '/api/owners', { name: 'guest' })).body as { token: string };
+    const headers = { 'x-fengyu-token': other.token };
+    const denied = await t.api('POST', `/api/plugins/${PROBE}/disable`, undefined, headers);
+    expect(denied.status).toBe(403);
+    expect((await t.api('DELETE', `/api/plugins/${PROBE}`, undefined, headers)).status).toBe(403);
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(readFileSync(v2))]), 'p.fyp');
+    expect((await fetch(`${t.host.url}/api/plugins`, { method: 'POST', headers, body: form })).status).toBe(403);
+    expect(((await t.api('GET', '/api/plugins', undefined, headers)).body as any[]).map((p) => p.id)).toEqual([PROBE]);
+  });
+
   it('fails a step with {success:false} as tool_failed carrying the worker text', async () => {
     const run = await runWorkflow([{ id: 'a', tool: 'probe_fail', arguments: {} }]);
     expect(run.status).toBe('failed');

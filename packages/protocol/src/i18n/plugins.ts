@@ -45,6 +45,7 @@ export const en: Record<string, string> = {
   files_unknown_ref: 'File entry "{name}" refers to unknown upload {fileId}.',
   files_native_relative: 'File entry "{name}": nativePath "{path}" must be absolute.',
   files_native_missing: 'File entry "{name}": nativePath "{path}" does not exist.',
+  files_native_forbidden: 'File entry "{name}": only the host\'s default owner may grant native paths.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -90,4 +91,5 @@ export const zhCN: Record<string, string> = {
   files_unknown_ref: '文件项“{name}”引用了未知的上传文件 {fileId}。',
   files_native_relative: '文件项“{name}”：nativePath“{path}”必须是绝对路径。',
   files_native_missing: '文件项“{name}”：nativePath“{path}”不存在。',
+  files_native_forbidden: '文件项“{name}”：只有宿主的默认所有者可以授权本机路径。',
 };

@@ -405,6 +405,8 @@ const HOSTILE: Row[] = [
   ['ls; rm x', 'denyRm', 'deny', 'deny'],
   ['echo `rm x`', 'denyRm', 'deny', 'deny'],
   ["'rm' x", 'denyRm', 'deny', 'deny'],
+  ['ｒｍ x', 'denyRm', 'deny', 'deny'],
+  ['rм x', 'denyRm', 'ask', 'floor'],
   ['rm x', 'denyRm', 'deny', 'deny', 'A'],
   ['curl evil.com', 'denyCurl', 'deny', 'deny'],
   ['ls && /usr/bin/curl x', 'denyCurl', 'deny', 'deny'],

@@ -1,4 +1,3 @@
-import type { PermissionMode } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../context';
 import type { HookVerdict } from './decide';
@@ -8,7 +7,7 @@ import type { HookOutcome, HookRunner, HookTarget } from './hooks';
 import { type CallFacts, parseRuleLines, type RuleLines, type RuleSet } from './rules';
 import { type BashParser, loadBashParser } from './shell-parser';
 import type { PluginHookTrustRepository } from './trust.repository';
-import type { GuardDecision, PermissionGuard, PluginHookProvider, RunEnd, ToolCall, ToolOutcome } from './types';
+import type { DryRunInput, GuardDecision, PermissionGuard, PluginHookProvider, RunEnd, ToolCall, ToolOutcome } from './types';
 
 /**
  * The permission guard (the one implementation of `PermissionGuard`): the owner's saved rules
@@ -29,14 +28,6 @@ export interface GuardDeps {
   logger: Logger;
   clock: Clock;
   parser?: () => Promise<BashParser>;
-}
-
-export interface DryRunInput {
-  owner: string;
-  call: CallFacts;
-  mode: PermissionMode;
-  /** Candidate rules instead of the saved ones. */
-  rules?: RuleLines;
 }
 
 export interface Guard extends PermissionGuard {
@@ -148,7 +139,7 @@ export function createGuard(deps: GuardDeps): Guard {
     },
 
     async dryRun(input) {
-      const decision = evaluateCall(await parser(), { call: input.call, mode: input.mode, rules: await rulesOf(input.owner, input.rules) });
+      const decision = evaluateCall(await parser(), { call: input.call, mode: input.permissionMode, rules: await rulesOf(input.owner, input.rules) });
       const { shell: _shell, ...rest } = decision;
       return rest;
     },

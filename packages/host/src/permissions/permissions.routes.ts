@@ -99,7 +99,7 @@ export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: Fast
         if (problems.length) throw new FengYuError('invalid_settings', { count: problems.length }, problems);
       }
       const call = await callFacts(ctx, req.owner, body.tool, body.arguments ?? {});
-      const d = await guard.dryRun({ owner: req.owner, call, mode: body.permissionMode ?? 'ask', ...(body.rules ? { rules: body.rules } : {}) });
+      const d = await guard.dryRun({ owner: req.owner, call, permissionMode: body.permissionMode ?? 'ask', ...(body.rules ? { rules: body.rules } : {}) });
       return { decision: d.decision, source: d.source, ...(d.rule ? { rule: d.rule } : {}), reason: d.reason };
     },
   );

@@ -1,6 +1,7 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import type { Tool } from '../tools/tool';
 import type { HookConfig } from './hook-config';
+import type { CallFacts, RuleLines } from './rules';
 
 /**
  * The permission guard contract. Every tool call from any caller (runner step, model step,
@@ -73,4 +74,18 @@ export interface PermissionGuard {
   runEnded?(end: RunEnd): Promise<Array<Record<string, unknown>>>;
   /** Connects plugin hooks (called by the plugins domain at assembly). */
   usePluginHooks?(provider: PluginHookProvider): void;
+  /**
+   * What `check` would decide, without running hooks (SPEC §7 dry run). Other domains use it to
+   * ask "does an allow rule cover this step?" (e.g. schedules under the ask mode: source `allow`).
+   */
+  dryRun?(input: DryRunInput): Promise<GuardDecision>;
+}
+
+export interface DryRunInput {
+  owner: string;
+  /** The facts rules see: tool name, effect, source, origin and the call's arguments. */
+  call: CallFacts;
+  permissionMode: PermissionMode;
+  /** Candidate rules instead of the owner's saved ones. */
+  rules?: RuleLines;
 }

@@ -1,4 +1,4 @@
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkEntry, DEFAULT_LIMITS, extractPackage } from '../../src/plugins/package-reader';
@@ -92,5 +92,42 @@ describe('installPackage (no HTTP, no running host)', () => {
     const t = await startTestHost({ keepHome: home });
     hosts.push(t);
     expect(((await t.api('GET', '/api/agent/tools')).body as Array<{ name: string }>).some((x) => x.name === 'probe_echo')).toBe(true);
+  });
+});
+
+describe('the example plugin (examples/hello-plugin, built with the SDK)', () => {
+  it('packs, installs over HTTP and runs in a workflow with an upload and a shared folder', async () => {
+    const { packPlugin } = await import('@fengyu/plugin-sdk/pack');
+    const out = join(tempDir('fengyu-hello-'), 'hello.fyp');
+    const { manifest } = await packPlugin(join(import.meta.dirname, '../../../../examples/hello-plugin'), out);
+    expect(Object.keys(manifest.rpc.methods).sort()).toEqual(['count_lines', 'greet', 'write_note']);
+    const t = await startTestHost({ sandbox: 'auto' });
+    hosts.push(t);
+    const post = async (path: string, data: Uint8Array, name: string) => {
+      const form = new FormData();
+      form.append('file', new Blob([data]), name);
+      const res = await fetch(`${t.host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });
+      return (await res.json()) as any;
+    };
+    expect((await post('/api/plugins', new Uint8Array(readFileSync(out)), 'hello.fyp')).supportsAi).toBe(true);
+    const ref = await post('/api/files', new TextEncoder().encode('one\ntwo\nthree\n'), 'notes.txt');
+    const started = await t.api('POST', '/api/agent/run', {
+      workflow: {
+        steps: [
+          { id: 'count', tool: 'hello_count_lines', arguments: { filePath: '@file:notes' } },
+          { id: 'note', tool: 'hello_write_note', dependsOn: ['count'], arguments: { directory: '@file:out', fileName: 'lines.txt', text: 'lines: {{node.count.result.lines}}' } },
+        ],
+      },
+      files: [{ name: 'notes', refs: [ref.id] }, { name: 'out', createSharedDirectory: true }],
+      config: { planApproval: false, permissionMode: 'full-access' },
+    });
+    const runId = started.body.runId as string;
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type).toBe('complete');
+    expect(events.some((e) => e.type === 'tool' && e.data.name === 'hello_count_lines')).toBe(true);
+    const run = (await t.api('GET', `/api/agent/runs/${runId}`)).body as { executions: Array<{ stepId: string; result: any }> };
+    expect(run.executions.find((e) => e.stepId === 'count')?.result).toEqual({ lines: 3, file: { name: 'notes.txt', bytes: 14 } });
+    const written = run.executions.find((e) => e.stepId === 'note')?.result.path as string;
+    expect(readFileSync(written, 'utf8')).toBe('lines: 3');
   });
 });

@@ -113,6 +113,8 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
     const grants = await resolveRunFiles(ctx, owner, runId, entries as RunFileEntry[]);
     return { grants, names: [...new Set(grants.map((g) => g.name))] };
   });
+  // Leftovers of an install or upload interrupted by a crash.
+  for (const dir of ['.staging', '.uploads']) await rm(join(ctx.config.home, 'plugins', dir), { recursive: true, force: true });
   await installBundledPlugins(service, ctx.config.bundledPluginDirs, ctx.config.home, ctx.logger);
 
   app.get('/api/plugins', { schema: { summary: 'Installed plugins', tags: ['plugins'], response: { 200: { type: 'array', items: pluginViewSchema } } } }, async () => {

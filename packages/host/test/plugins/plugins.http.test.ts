@@ -98,6 +98,18 @@ describe('plugins over HTTP', () => {
     expect(((await t.api('GET', '/api/plugins', undefined, headers)).body as any[]).map((p) => p.id)).toEqual([PROBE]);
   });
 
+  it('fails steps of crashing, hanging and garbage-writing workers and keeps serving', async () => {
+    // Separate runs: steps of one run share the warm worker, and a crash fails every call in flight.
+    const crash = await runWorkflow([{ id: 'crash', tool: 'probe_crash', arguments: {} }]);
+    expect(stepResult(crash, 'crash')).toMatchObject({ status: 'failed', error: expect.stringContaining('exited with code 3') });
+    const hang = await runWorkflow([{ id: 'hang', tool: 'probe_hang', arguments: {} }]);
+    expect(stepResult(hang, 'hang')).toMatchObject({ status: 'failed', error: expect.stringContaining('timed out after 1 s') });
+    const garbage = await runWorkflow([{ id: 'garbage', tool: 'probe_garbage', arguments: {} }]);
+    expect(stepResult(garbage, 'garbage')).toMatchObject({ status: 'done', result: { ok: true } });
+    expect((await t.api('GET', '/api/health')).status).toBe(200);
+    expect((await runWorkflow([{ id: 'a', tool: 'probe_echo', arguments: { value: 'after' } }])).status).toBe('completed');
+  });
+
   it('fails a step with {success:false} as tool_failed carrying the worker text', async () => {
     const run = await runWorkflow([{ id: 'a', tool: 'probe_fail', arguments: {} }]);
     expect(run.status).toBe('failed');

@@ -435,6 +435,18 @@ const HOSTILE: Row[] = [
   ['ls | tee >(rm x)', 'dev', 'ask', 'floor'],
   ['cat <<-EOF\n\tEOF\nrm x\nEOF', 'dev', 'ask', 'floor'],
   ['x=1 y=$(rm z)', 'dev', 'ask', 'floor'],
+  // programs whose options run commands
+  ["sed -e 's/a/b/e' f", 'blanket', 'ask', 'floor'],
+  ["sed '1e rm x' f", 'blanket', 'ask', 'floor'],
+  ["sed 's/a/b/w /etc/cron.d/x' f", 'blanket', 'ask', 'floor'],
+  ['sed -f evil.sed f', 'blanket', 'ask', 'floor'],
+  ["sed -i 's/e/E/g' \"$FILE\"", 'blanket', 'allow', 'allow'],
+  ["sed -n '/^e/p' f", 'blanket', 'allow', 'allow'],
+  ['tar xf a.tar --to-command=sh', 'blanket', 'ask', 'floor'],
+  ['tar -I "sh -c evil" -xf a.tar', 'blanket', 'ask', 'floor'],
+  ['tar czf out.tgz src', 'blanket', 'allow', 'allow'],
+  ['rsync -e "sh -c evil" a b:', 'blanket', 'ask', 'floor'],
+  ['ssh -o ProxyCommand="sh -c evil" host', 'blanket', 'ask', 'floor'],
   // resource exhaustion
   [`echo ${'$('.repeat(3000)}x${')'.repeat(3000)}`, 'blanket', 'ask', 'floor'],
   [`${'('.repeat(5000)}ls${')'.repeat(5000)}`, 'blanket', 'ask', 'floor'],

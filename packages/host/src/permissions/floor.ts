@@ -149,6 +149,27 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
     case 'compgen':
       if (args.some((a) => /^-[A-Za-z]*[CF]/.test(a))) return { command: `${name} -C`, reason: 'runs a callback command' };
       return undefined;
+    case 'sed':
+    case 'gsed':
+      if (sedRuns(layer)) return { command: name, reason: 'sed script runs commands or writes files (e / w)' };
+      return undefined;
+    case 'tar':
+    case 'gtar':
+    case 'bsdtar':
+      if (args.some((a) => /^--(to-command|checkpoint-action|use-compress-program|rsh-command|info-script|new-volume-script)/.test(a) || a === '-I' || a === '-F')) {
+        return { command: `${name} --to-command`, reason: 'tar option runs commands' };
+      }
+      return undefined;
+    case 'rsync':
+      if (args.some((a) => a === '-e' || /^--rsh(=|$)/.test(a) || /^--rsync-path/.test(a))) return { command: 'rsync -e', reason: 'rsync option runs commands' };
+      return undefined;
+    case 'ssh':
+    case 'scp':
+    case 'sftp':
+      if (args.some((a, i) => /(ProxyCommand|LocalCommand|KnownHostsCommand|Match\s+exec)/i.test(a) && (a.startsWith('-o') || args[i - 1] === '-o'))) {
+        return { command: `${name} -o …Command`, reason: 'ssh option runs local commands' };
+      }
+      return undefined;
     case 'find':
       if (args.includes('-delete')) return { command: 'find -delete', reason: 'deletes files' };
       return undefined;
@@ -201,6 +222,34 @@ function gitSubcommand(layer: SegmentWords): string | null | undefined {
     else if (!w.startsWith('-')) return w;
   }
   return null;
+}
+
+/** A sed script with an `e` command or flag, a `w`/`W` command or flag, or one read from a file. */
+function sedRuns(layer: SegmentWords): boolean {
+  const args = layer.words.slice(1);
+  let scripts: string[] = [];
+  let explicit = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    const dynamic = (k: number) => layer.dynamic[k + 1] === true;
+    if (a === '-f' || a.startsWith('--file')) return true;
+    if (a === '-e' || a === '--expression') {
+      if (dynamic(i + 1)) return true;
+      explicit = true;
+      scripts.push(args[i + 1] ?? '');
+      i += 1;
+    } else if (a.startsWith('--expression=')) {
+      if (dynamic(i)) return true;
+      explicit = true;
+      scripts.push(a.slice('--expression='.length));
+    } else if (!a.startsWith('-') && !explicit && scripts.length === 0) {
+      if (dynamic(i)) return true;
+      scripts = [a];
+    }
+  }
+  const command = /(^|[;{}\n])\s*[0-9$,/^.*\\!]*\s*[ewW](\s|$|;)/;
+  const flag = /s(.)(?:(?!\1).|\\.)*\1(?:(?!\1).|\\.)*\1[gpiImM0-9]*[ewW]/;
+  return scripts.some((s) => command.test(s) || flag.test(s));
 }
 
 function recursive(args: string[]): boolean {

@@ -125,3 +125,33 @@ describe('runs page', () => {
     await page.getByTestId('run-summary').waitFor({ timeout: 20_000 });
   });
 });
+
+describe('batch and access', () => {
+  it('starts two goals at once and follows each run separately', async () => {
+    const { page, llm } = u;
+    llm.push(planTurn([{ id: 'one', tool: 'echo', arguments: { text: '1' } }]), planTurn([{ id: 'two', tool: 'echo', arguments: { text: '2' } }]));
+    await u.open('/runs');
+    await page.getByTestId('batch-open').click();
+    await page.getByTestId('batch-goals').fill('Batch goal one\n\nBatch goal two');
+    await page.getByTestId('batch-start').click();
+    await expect.poll(() => page.getByTestId('batch-run').count()).toBe(2);
+    await expect.poll(() => page.locator('[data-testid="batch-run"] .chip.awaiting_plan_approval').count(), { timeout: 20_000 }).toBe(2);
+    await u.shot('ui2-runs-batch');
+    const ids = await page.getByTestId('batch-run').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id')));
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) await u.t.api('POST', `/api/agent/${id}/cancel`);
+  });
+
+  it('asks for the token when the browser has none (or a wrong one), then loads the page', async () => {
+    const { page, t } = u;
+    await page.goto(`${t.host.url}/runs`);
+    await page.evaluate(() => localStorage.setItem('fengyu.token', 'wrong-token'));
+    await page.goto(`${t.host.url}/runs`);
+    const dialog = page.getByTestId('token-dialog');
+    await dialog.waitFor();
+    await dialog.locator('input').fill(t.host.token);
+    await dialog.locator('button[type="submit"]').click();
+    await page.getByTestId('runs-table').waitFor();
+    expect(await page.getByTestId('token-dialog').count()).toBe(0);
+  });
+});

@@ -68,8 +68,8 @@ export async function englishLeft(page: Page, allow: readonly string[] = []): Pr
     const root = document.body.cloneNode(true) as HTMLElement;
     const drop = '.mono, pre, code, textarea, input, script, style, [data-user], .goal, .bubble, .conv-title, .desc, [data-testid="plugin-card"] h3, .agent-run h1, .run-detail h1, [data-testid="mcp-server"] strong, .vue-flow__attribution';
     // a select's text is its options' texts run together: keep each option as its own words
-    for (const sel of root.querySelectorAll('select')) sel.replaceWith(document.createTextNode(` ${[...sel.querySelectorAll('option')].map((o) => o.textContent).join(' ')} `));
-    for (const el of root.querySelectorAll(drop)) el.remove();
+    for (const sel of Array.from(root.querySelectorAll('select'))) sel.replaceWith(document.createTextNode(` ${Array.from(sel.querySelectorAll('option')).map((o) => o.textContent).join(' ')} `));
+    for (const el of Array.from(root.querySelectorAll(drop))) el.remove();
     const text = root.innerText || root.textContent || '';
     return text.match(/[A-Za-z][A-Za-z'-]+/g) ?? [];
   });

@@ -4,7 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import { FengYuError } from '@fengyu/protocol';
+import { FengYuError, manifestJsonSchema } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { FileService } from '../files/file.service';
@@ -117,6 +117,7 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
   for (const dir of ['.staging', '.uploads']) await rm(join(ctx.config.home, 'plugins', dir), { recursive: true, force: true });
   await installBundledPlugins(service, ctx.config.bundledPluginDirs, ctx.config.home, ctx.logger);
 
+  app.get('/api/plugins/manifest-schema', { schema: { summary: 'JSON Schema of a plugin manifest.json', tags: ['plugins'] } }, async () => manifestJsonSchema());
   app.get('/api/plugins', { schema: { summary: 'Installed plugins', tags: ['plugins'], response: { 200: { type: 'array', items: pluginViewSchema } } } }, async () => {
     const trusted = await trust.trustedIds();
     return (await service.list()).map((p) => pluginView(p, ctx.posture(), { present: service.hasHooks(p), trusted: trusted.has(p.id) }));

@@ -40,6 +40,7 @@ afterAll(async () => {
 describe('plugins over HTTP', () => {
   it('installs a .fyp upload and lists it with its tools and posture', async () => {
     expect((await t.api('GET', '/api/plugins')).body).toEqual([]);
+    expect((await t.api('GET', '/api/plugins/manifest-schema')).body).toMatchObject({ type: 'object', required: expect.arrayContaining(['id', 'worker', 'rpc']) });
     const res = await uploadPackage(v1);
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({ id: PROBE, version: '1.0.0', enabled: true, supportsAi: true, hooks: { present: false, trusted: false } });

@@ -36,6 +36,15 @@ describe('sandbox arguments (pure)', () => {
     expect(grantKey({ posture: { mode: 'sandboxed', backend: 'bwrap' }, bwrapPath: '/usr/bin/bwrap' }, g)).toBe('read:/x');
   });
 
+  it('refuses plugin calls when bwrap is demanded but unavailable (never silently weaker)', async () => {
+    const missing = detectSandbox('bwrap', { PATH: '/nonexistent' });
+    const m = new WorkerManager({ backend: missing, logger: pino({ level: 'silent' }) });
+    const target = { pluginId: 'x.y', version: '1.0.0', root: '/nonexistent', dataDir: '/nonexistent', worker: 'w.mjs' };
+    await expect(m.invoke({ target, method: 'noop', params: {}, toolName: 'x', timeoutSeconds: 1, grants: [] })).rejects.toMatchObject({ code: 'sandbox_unavailable' });
+    expect(m.size).toBe(0);
+    await m.close();
+  });
+
   it('reports bwrap demanded but missing as unavailable', () => {
     expect(detectSandbox('bwrap', { PATH: '/nonexistent' })).toMatchObject({ posture: { mode: 'unsandboxed' }, unavailable: expect.any(String) });
     expect(detectSandbox('off', process.env).posture).toEqual({ mode: 'unsandboxed', backend: 'none' });

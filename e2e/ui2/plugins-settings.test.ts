@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from './build-ui';
 import { packHelloWithHooks } from './fixtures';
 import { startUi2, type Ui2 } from './harness';
 
@@ -107,5 +108,26 @@ describe('settings page', () => {
     await u.shot('ui2-settings');
     await page.getByTestId('settings-backends').scrollIntoViewIfNeeded();
     await u.shot('ui2-settings-backends');
+  });
+
+  it('edits hooks, and shows an MCP server with its connection status and tools', async () => {
+    const { page } = u;
+    await u.open('/settings');
+    await page.getByTestId('settings-hooks').getByRole('button', { name: 'Add hook' }).click();
+    const row = page.getByTestId('hook-row').first();
+    await row.locator('input').nth(0).fill('audit-log');
+    await row.locator('input[placeholder="Command to run"]').fill('echo called');
+    await page.getByTestId('hooks-save').click();
+    await expect.poll(async () => (await u.t.api('GET', '/api/settings')).body.hooks?.[0]?.name).toBe('audit-log');
+
+    const everything = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+    await page.getByTestId('mcp-config').fill(JSON.stringify({ everything: { command: process.execPath, args: [everything] } }, null, 2));
+    await page.getByTestId('mcp-save').click();
+    const server = page.locator('[data-testid="mcp-server"][data-server="everything"]');
+    await expect.poll(async () => { await page.getByTestId('settings-mcp').getByRole('button', { name: 'Refresh' }).click(); return (await server.getByTestId('mcp-state').innerText().catch(() => '')); }, { timeout: 20_000, interval: 1000 }).toBe('Connected');
+    await server.getByRole('button', { name: /Tools/ }).click();
+    expect(await server.innerText()).toContain('everything__echo');
+    await page.getByTestId('settings-mcp').scrollIntoViewIfNeeded();
+    await u.shot('ui2-settings-mcp');
   });
 });

@@ -27,6 +27,8 @@ export interface ResolvedConfig {
   model?: string;
   /** Invoked as a tool (run_workflow_*): it cannot pause, so any gate fails its step. */
   noGates: boolean;
+  /** With noGates: gates pass because the outer tool call was approved. */
+  preApproved?: boolean;
   inputNames: string[];
   fileInputNames: string[];
 }
@@ -207,6 +209,10 @@ export class ActiveRun {
 
   /** Opens a step gate (or fails fast when this run may not pause). */
   async stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome> {
+    if (this.config.noGates && this.config.preApproved) {
+      await this.commit([{ type: 'audit', kind: 'gate_preapproved', stepId, reason: `${reason}; approved with the outer tool call` }]);
+      return { kind: 'approved' };
+    }
     if (this.config.noGates) return { kind: 'rejected', reason: `approval required (${reason}), but a run invoked as a tool cannot pause for approval` };
     return this.gates.request(
       'step',

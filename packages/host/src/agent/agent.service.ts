@@ -37,6 +37,8 @@ export interface StartRequest {
   extraStepCheck?: (step: PlanStep) => Problem[];
   /** Invoked as a tool: never pauses (gates fail their step), no plan gate. */
   noGates?: boolean;
+  /** With noGates: the outer call was approved, so inner gates pass (deny rules still deny). */
+  preApproved?: boolean;
 }
 
 export type FilesResolver = (owner: string, runId: string, files: unknown) => Promise<{ grants: FileGrant[]; names: string[] }>;
@@ -118,6 +120,7 @@ export class AgentService {
       backend: c.backend,
       model: c.model,
       noGates: req.noGates ?? false,
+      preApproved: req.preApproved ?? false,
       inputNames: req.inputNames ?? Object.keys(req.inputs ?? {}),
       fileInputNames: req.fileInputNames ?? [],
     };

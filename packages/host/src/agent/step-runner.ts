@@ -65,6 +65,7 @@ export class StepRunner {
       }
       if (decision.decision === 'ask') gateReason = decision.reason;
     }
+    let approved = r.config.permissionMode === 'full-access' || !gateReason;
     if (gateReason) {
       const audits = this.take(step.id);
       if (audits.length) await r.commit(audits);
@@ -74,12 +75,13 @@ export class StepRunner {
         return;
       }
       if (outcome.kind === 'rejected') return this.settle(step, { ok: false, error: outcome.reason }, 0, Date.now(), true);
+      approved = true;
     }
     if (r.cancelRequested) {
       r.stepStatus.set(step.id, 'pending');
       return;
     }
-    await this.execute(step, tool, args, instruction);
+    await this.execute(step, tool, args, instruction, approved);
   }
 
   private scope(step: PlanStep) {
@@ -109,7 +111,7 @@ export class StepRunner {
     return decision;
   }
 
-  private async execute(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, instruction: string): Promise<void> {
+  private async execute(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, instruction: string, approved: boolean): Promise<void> {
     const r = this.active;
     const started = Date.now();
     const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
@@ -128,7 +130,7 @@ export class StepRunner {
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
-        outcome = await this.invoke(step, tool, args);
+        outcome = await this.invoke(step, tool, args, approved);
         tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
       } else outcome = await this.modelStep(step, instruction);
       if (outcome.ok || r.cancelRequested || attempt === maxAttempts) break;
@@ -141,7 +143,7 @@ export class StepRunner {
     if (tool) await this.observe(step, tool, args, outcome);
   }
 
-  private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>): Promise<Outcome> {
+  private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean): Promise<Outcome> {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     const timeout = AbortSignal.timeout(seconds * 1000);
@@ -152,6 +154,7 @@ export class StepRunner {
       runId: r.id,
       stepId: step.id,
       permissionMode: r.config.permissionMode,
+      approved,
       grants: r.grants,
       emit: (type, payload) => void r.commit([{ type, stepId: step.id, ...payload } as NewEvent]),
       progress: (p) => void r.commit([{ type: 'audit', kind: 'progress', stepId: step.id, tool: tool.name, ...p }]),

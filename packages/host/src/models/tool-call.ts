@@ -35,7 +35,8 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
     ...(env.runId ? { runId: env.runId } : {}),
     ...(env.stepId ? { stepId: env.stepId } : {}),
   };
-  const denial = await permit(env, call, callId);
+  const verdict = await permit(env, call, callId);
+  const denial = verdict.denial;
   if (denial !== undefined) {
     const error = `denied: ${denial}`;
     env.emit('tool', { phase: 'result', ...base, error });
@@ -47,6 +48,7 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
       signal: env.signal,
       owner: env.owner,
       permissionMode: env.permissionMode,
+      approved: verdict.approved,
       grants: env.grants,
       ...(env.runId ? { runId: env.runId } : {}),
       ...(env.stepId ? { stepId: env.stepId } : {}),
@@ -64,8 +66,8 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
   }
 }
 
-/** Undefined when the call may run, else the denial reason. */
-async function permit(env: CallEnv, call: ToolCall, callId: string): Promise<string | undefined> {
+/** `denial` is undefined when the call may run; `approved` when a human (or the mode) approved it. */
+async function permit(env: CallEnv, call: ToolCall, callId: string): Promise<{ denial?: string; approved: boolean }> {
   const decision = await env.guard.check(call, env.signal);
   for (const audit of decision.audits ?? []) env.emit('audit', { ...audit, ...(env.stepId ? { stepId: env.stepId } : {}) });
   env.emit('audit', {
@@ -78,11 +80,11 @@ async function permit(env: CallEnv, call: ToolCall, callId: string): Promise<str
     reason: decision.reason,
     caller: env.caller,
   });
-  if (decision.decision === 'allow') return undefined;
-  if (decision.decision === 'deny') return decision.reason;
+  if (decision.decision === 'allow') return { approved: env.permissionMode === 'full-access' };
+  if (decision.decision === 'deny') return { denial: decision.reason, approved: false };
   const approved = await env.askApproval(decision.reason, { tool: call.tool.name, arguments: call.arguments, effect: call.tool.effect, callId });
   env.emit('audit', { kind: 'approval', ...(env.stepId ? { stepId: env.stepId } : {}), tool: call.tool.name, decision: approved ? 'approved' : 'rejected' });
-  return approved ? undefined : `${decision.reason} (not approved)`;
+  return approved ? { approved: true } : { denial: `${decision.reason} (not approved)`, approved: false };
 }
 
 async function observe(env: CallEnv, call: ToolCall, outcome: { ok: boolean; result?: unknown; error?: string }): Promise<void> {

@@ -26,6 +26,12 @@ export interface ToolContext {
   runId?: string;
   stepId?: string;
   permissionMode: PermissionMode;
+  /**
+   * True when a human approved this very call (a step gate or a chat confirmation card), or the
+   * mode needs no approval. A workflow tool carries it into its inner run ("the permissions
+   * already granted to the outer call"), so approved calls do not fail on inner gates.
+   */
+  approved?: boolean;
   /** Grants of the run (uploads, native paths, shared directories). */
   grants: readonly FileGrant[];
   progress?: ProgressFn;

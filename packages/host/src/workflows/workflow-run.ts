@@ -30,6 +30,8 @@ export interface WorkflowRunRequest {
   grants?: FileGrant[];
   config?: Record<string, unknown>;
   noGates?: boolean;
+  /** The outer tool call was approved: inner gates pass (see ToolContext.approved). */
+  preApproved?: boolean;
   origin: string;
 }
 
@@ -81,6 +83,7 @@ export async function prepareWorkflowRun(deps: WorkflowRunDeps, req: WorkflowRun
     catalog,
     extraStepCheck: nestedWorkflowCheck,
     noGates: req.noGates ?? false,
+    preApproved: req.preApproved ?? false,
   };
 }
 

@@ -126,6 +126,7 @@ export class WorkflowToolSource implements ToolSource {
           grants: fileGrants(content, args ?? {}, ctx.grants ?? []),
           config: { permissionMode: ctx.permissionMode, planApproval: false },
           noGates: true,
+          preApproved: ctx.approved === true,
           origin: 'workflow-tool',
         },
       );

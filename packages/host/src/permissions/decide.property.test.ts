@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { evaluateCall } from './evaluate';
+import { floorHit } from './floor';
 import { parseRuleLines, type RuleLines } from './rules';
 import { type BashParser, loadBashParser } from './shell-parser';
 
@@ -87,6 +88,22 @@ describe('guard properties', () => {
         if (hits) expect(d.decision).toBe('deny');
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('never throws on arbitrary input, and a blanket allow never allows a floor or opaque line', () => {
+    const shellish = fc.string({ unit: fc.constantFrom(...'rm sudo git ls $()`\'"\\;|&<>{}[]*?~#=!\n\t -c sh eval xargs find -exec ｒ м\u200b'.split(' ')), maxLength: 40 });
+    fc.assert(
+      fc.property(fc.oneof(shellish, fc.string({ unit: 'grapheme', maxLength: 60 })), fc.constantFrom(...MODES), (command, mode) => {
+        const d = decideFor(command, { allow: ['Command'] }, mode);
+        expect(['allow', 'ask', 'deny']).toContain(d.decision);
+        if (d.decision === 'allow' && d.source === 'allow') {
+          expect(d.shell?.opaque).toEqual([]);
+          expect(d.shell?.segments.every((s) => !s.opaque)).toBe(true);
+          expect(d.shell && floorHit(d.shell)).toBeUndefined();
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });

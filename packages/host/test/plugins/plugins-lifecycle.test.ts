@@ -103,7 +103,7 @@ describe('the example plugin (examples/hello-plugin, built with the SDK)', () =>
     expect(Object.keys(manifest.rpc.methods).sort()).toEqual(['count_lines', 'greet', 'write_note']);
     const t = await startTestHost({ sandbox: 'auto' });
     hosts.push(t);
-    const post = async (path: string, data: Uint8Array, name: string) => {
+    const post = async (path: string, data: Uint8Array<ArrayBuffer>, name: string) => {
       const form = new FormData();
       form.append('file', new Blob([data]), name);
       const res = await fetch(`${t.host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });

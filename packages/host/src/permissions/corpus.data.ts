@@ -336,8 +336,8 @@ const HOSTILE: Row[] = [
   ['sudo x', 'toolAll', 'ask', 'floor'],
   ['rm x', 'bash', 'ask', 'floor'],
   ['rm x', 'none', 'ask', 'floor', 'A'],
-  ['rm -rf /', 'none', 'allow', 'mode', 'F'],
-  ['sudo x', 'blanket', 'allow', 'mode', 'F'],
+  ['rm -rf /', 'none', 'ask', 'floor', 'F'],
+  ['sudo x', 'blanket', 'ask', 'floor', 'F'],
   // expansions and globs in command position
   ['$X', 'blanket', 'ask', 'floor'],
   ['$CMD arg', 'blanket', 'ask', 'floor'],

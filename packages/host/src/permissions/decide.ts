@@ -13,7 +13,8 @@ import type { GuardDecision } from './types';
  * For `execute_command`, a deny or ask rule matches when ANY segment (any layer of it: the
  * wrapper, the wrapped command, `/bin/rm` as `rm`) could match; an allow rule set grants only
  * when EVERY segment is covered by some allow rule, nothing is opaque and nothing is on the
- * dangerous-command floor. Floor and opaque commands ask in every mode but full-access.
+ * dangerous-command floor. Floor and opaque commands ask in every mode, full-access included
+ * ("those always ask", seed 000): full access never silently runs rm, sudo or an interpreter.
  */
 
 export interface HookVerdict {
@@ -49,7 +50,6 @@ export function decide(input: DecideInput): GuardDecision {
   if (isCommand) {
     const unsafe = unsafeReason(input);
     if (unsafe) {
-      if (input.mode === 'full-access') return modeDefault(input.mode, call.effect);
       return { decision: 'ask', source: 'floor', reason: unsafe };
     }
     const covering = coverAll(rules.allow, call, shell);

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { MethodContext } from '@fengyu/plugin-sdk';
 import type { z } from 'zod';
@@ -18,9 +19,9 @@ type Out<T extends z.ZodType> = z.input<T>;
 const stores = (ctx: Ctx) => ({ accounts: new AccountStore(ctx.dataDir), tags: new TagStore(ctx.dataDir), batches: new BatchStore(ctx.dataDir) });
 
 export async function accountSave(input: In<typeof S.AccountSaveInput>, ctx: Ctx): Promise<Out<typeof S.AccountSaveOutput>> {
-  const { secret, verify, ...account } = input;
+  const { secret, secretFile, verify, ...account } = input;
   const { accounts } = stores(ctx);
-  const saved = await accounts.save(account, secret);
+  const saved = await accounts.save(account, secretFile ? await readSecretFile(secretFile) : secret);
   let verified: boolean | null = null;
   let verifyError: string | undefined;
   if (verify) {
@@ -38,6 +39,16 @@ export async function accountSave(input: In<typeof S.AccountSaveInput>, ctx: Ctx
   }
   const summary = `Saved account ${saved.id} (${saved.from} via ${saved.host}:${saved.port}, ${saved.tls})${verified === null ? '' : verified ? '; login checked' : `; check failed: ${verifyError}`}.`;
   return { success: true, summary, account: saved, verified, ...(verifyError ? { verifyError } : {}) };
+}
+
+async function readSecretFile(path: string): Promise<string> {
+  const file = checkPartPath(path, 'secretFile');
+  const text = await readFile(file, 'utf8').catch(() => {
+    throw emailError('email_secret_file_unreadable', { path: file });
+  });
+  const secret = text.split(/\r?\n/)[0]?.trim() ?? '';
+  if (!secret || secret.length > 1000) throw emailError('email_secret_file_unreadable', { path: file });
+  return secret;
 }
 
 export async function accountsList(_input: unknown, ctx: Ctx): Promise<Out<typeof S.AccountsListOutput>> {

@@ -9,6 +9,12 @@ const Option = z.object({ value: z.string(), label: z.string() });
 
 export const AccountSaveInput = AccountSchema.extend({
   secret: z.string().min(1).max(1000).nullable().optional().describe('Password or app token; omit to keep the stored one, null to remove it. Never returned.'),
+  secretFile: z
+    .string({ error: (iss) => (iss.input !== null && typeof iss.input === 'object' ? 'a file reference object the host did not resolve; pass a granted file path' : undefined) })
+    .min(1)
+    .optional()
+    .meta({ format: 'fengyu-file' })
+    .describe('A granted file holding the secret (first line). Preferred over "secret": run logs record tool arguments, but not file contents.'),
   verify: z.boolean().default(false).describe('Connect and log in once to check the settings'),
 });
 export const AccountSaveOutput = z.object({

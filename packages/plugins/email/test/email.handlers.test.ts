@@ -148,3 +148,14 @@ describe('local outbox', () => {
     expect(headerOf(raw, 'To')).toBe('a@example.com, b@example.com');
   });
 });
+
+describe('secret from a file', () => {
+  it('reads the first line of a granted file, so the secret never appears in tool arguments', async () => {
+    const file = join(root, 'secret.txt');
+    await writeFile(file, `${SECRET}\n`);
+    const saved = await saveAccount(2525, { user: 'office', secretFile: file });
+    expect(saved.account.hasSecret).toBe(true);
+    expect(JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8'))).toEqual({ office: SECRET });
+    expect(await codeOf(saveAccount(2525, { user: 'office', secretFile: join(root, 'nope.txt') }))).toBe('email_secret_file_unreadable');
+  });
+});

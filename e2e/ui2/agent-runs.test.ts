@@ -126,6 +126,19 @@ describe('runs page', () => {
   });
 });
 
+describe('fork', () => {
+  it('forks a finished run into a new one paused at plan review with the same steps', async () => {
+    const { page } = u;
+    await u.open(`/runs?id=${firstRun}`);
+    await page.getByTestId('run-fork').click();
+    await page.waitForURL((url) => url.pathname === '/agent' && url.searchParams.get('run') !== firstRun);
+    await page.getByTestId('plan-review').waitFor({ timeout: 20_000 });
+    await expect.poll(() => page.getByTestId('plan-step').count()).toBe(3);
+    await page.getByTestId('plan-reject').click();
+    await expect.poll(() => page.getByTestId('run-status').innerText()).toBe('Cancelled');
+  });
+});
+
 describe('batch and access', () => {
   it('starts two goals at once and follows each run separately', async () => {
     const { page, llm } = u;

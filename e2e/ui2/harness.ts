@@ -45,8 +45,8 @@ export async function startUi2(opts: { backend?: boolean } = {}): Promise<Ui2> {
     },
     async close() {
       await browser.close().catch(() => {});
-      await t.close();
-      await llm.close();
+      await t.close().catch(() => {});
+      await llm.close().catch(() => {});
     },
   };
 }

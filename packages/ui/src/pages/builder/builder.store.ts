@@ -51,6 +51,8 @@ export const useBuilder = defineStore('builder', () => {
   const background = ref(true);
   const history = createHistory<Doc>(50, json);
   const historyTick = ref(0);
+  /** Bumped on every load, so the canvas frames a freshly loaded flow once. */
+  const loads = ref(0);
 
   const doc = (): Doc => ({ name: name.value, description: description.value, goal: goal.value, graph: graph.value });
   const docJson = () => JSON.stringify(doc());
@@ -143,6 +145,7 @@ export const useBuilder = defineStore('builder', () => {
         loadError.value = (e as Error).message;
       }
     }
+    loads.value++;
     await loadCatalog();
   }
 
@@ -318,7 +321,7 @@ export const useBuilder = defineStore('builder', () => {
 
   return {
     workflowId, meta, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
-    lastResults, badges, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
+    lastResults, badges, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
     init, load, loadCatalog, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,
   };

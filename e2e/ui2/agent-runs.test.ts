@@ -127,7 +127,7 @@ describe('runs page', () => {
 });
 
 describe('fork', () => {
-  it('forks a finished run into a new one paused at plan review with the same steps', async () => {
+  it('forks a finished run into a new one paused at plan review, then resumes it after a cancel', async () => {
     const { page } = u;
     await u.open(`/runs?id=${firstRun}`);
     await page.getByTestId('run-fork').click();
@@ -136,6 +136,16 @@ describe('fork', () => {
     await expect.poll(() => page.getByTestId('plan-step').count()).toBe(3);
     await page.getByTestId('plan-reject').click();
     await expect.poll(() => page.getByTestId('run-status').innerText()).toBe('Cancelled');
+    // a cancelled run resumes: same run, back at plan review
+    const forked = new URL(page.url()).searchParams.get('run') ?? '';
+    await page.getByTestId('agent-open-history').click();
+    await page.getByTestId('run-resume').click();
+    await page.waitForURL((url) => url.pathname === '/agent' && url.searchParams.get('run') === forked);
+    await page.getByTestId('plan-review').waitFor({ timeout: 20_000 });
+    await page.getByTestId('plan-approve').click();
+    await page.getByTestId('step-gate').waitFor({ timeout: 20_000 });
+    await page.getByTestId('gate-reject').click();
+    await page.getByTestId('run-failed').or(page.getByTestId('run-summary')).waitFor({ timeout: 20_000 });
   });
 });
 

@@ -21,6 +21,23 @@ describe('plan editing', () => {
     expect(moveStep(plan, 7, 0).steps.map((s) => s.id)).toEqual(['a', 'b', 'c']);
   });
 
+  it('keeps positional {{steps.N}} references pointing at the same step after moves and removals', () => {
+    const p: AgentPlan = {
+      steps: [
+        { id: 'x', tool: 'echo', arguments: { text: 'a' } },
+        { id: 'y', tool: 'echo', arguments: { text: 'b' } },
+        { id: 'z', instruction: 'join {{steps.1.result.echoed}} and {{ steps.2.result }}', arguments: { list: ['{{steps.2.result.echoed}}', { deep: '{{steps.1.result}}' }] } },
+      ],
+    };
+    const moved = moveStep(p, 0, 1);
+    expect(moved.steps.map((s) => s.id)).toEqual(['y', 'x', 'z']);
+    expect(moved.steps[2]?.instruction).toBe('join {{steps.2.result.echoed}} and {{ steps.1.result }}');
+    expect(moved.steps[2]?.arguments).toEqual({ list: ['{{steps.1.result.echoed}}', { deep: '{{steps.2.result}}' }] });
+    const removed = removeStep(p, 'x');
+    expect(removed.steps[1]?.instruction).toBe('join {{node.x.result.echoed}} and {{ steps.1.result }}');
+    expect(p.steps[2]?.instruction).toBe('join {{steps.1.result.echoed}} and {{ steps.2.result }}');
+  });
+
   it('removes a step and drops it from the dependsOn of the rest', () => {
     const next = removeStep(plan, 'b');
     expect(next.steps.map((s) => s.id)).toEqual(['a', 'c']);

@@ -4,8 +4,8 @@ import type { AgentPlan, PlanStep } from '@fengyu/protocol';
  * Pure edits of an AgentPlan under review (Agent page): reorder, remove, trim, change an
  * instruction, title or argument. Every function returns a new plan; the input is never mutated.
  * Removing a step also drops it from the `dependsOn` of the steps that remain, so the edited
- * plan never points at a step that is gone (references inside arguments are left as written:
- * the host's validation reports them, and the page shows that 400 next to the plan).
+ * plan never points at a step that is gone; positional `{{steps.N}}` references follow their step
+ * (see `keepStepRefs`).
  */
 
 /** Plans are JSON; a JSON copy also works on Vue's reactive proxies (structuredClone does not). */
@@ -20,6 +20,44 @@ function withoutDeps(steps: PlanStep[], removed: ReadonlySet<string>): PlanStep[
   });
 }
 
+const STEP_REF = /\{\{(\s*)steps\.(\d+)\./g;
+
+function remapValue(value: unknown, map: (n: number) => number | string | undefined): unknown {
+  if (typeof value === 'string')
+    return value.replace(STEP_REF, (all, sp: string, n: string) => {
+      const next = map(Number(n));
+      if (next === undefined) return all;
+      return typeof next === 'number' ? `{{${sp}steps.${next}.` : `{{${sp}node.${next}.`;
+    });
+  if (Array.isArray(value)) return value.map((v) => remapValue(v, map));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, remapValue(v, map)]));
+  return value;
+}
+
+/**
+ * `{{steps.N…}}` references are positional: after steps moved or were removed, each one is
+ * rewritten to the new position of the step it meant. A reference to a removed step becomes
+ * `{{node.<removed id>…}}`, so it can never silently point at another step: the host's
+ * validation reports the unknown step next to the plan.
+ */
+function keepStepRefs(before: AgentPlan, after: AgentPlan): AgentPlan {
+  const oldIds = before.steps.map((s) => s.id);
+  const map = (n: number) => {
+    const id = oldIds[n - 1];
+    if (id === undefined) return undefined;
+    const at = after.steps.findIndex((s) => s.id === id);
+    return at < 0 ? id : at + 1;
+  };
+  after.steps = after.steps.map((s) => {
+    const next = { ...s };
+    if (s.arguments) next.arguments = remapValue(s.arguments, map) as Record<string, unknown>;
+    if (typeof s.instruction === 'string') next.instruction = remapValue(s.instruction, map) as string;
+    return next;
+  });
+  if (typeof after.goal === 'string') after.goal = remapValue(after.goal, map) as string;
+  return after;
+}
+
 /** Moves the step at `from` to `to` (both 0-based, clamped). */
 export function moveStep(plan: AgentPlan, from: number, to: number): AgentPlan {
   const next = clone(plan);
@@ -27,7 +65,7 @@ export function moveStep(plan: AgentPlan, from: number, to: number): AgentPlan {
   const target = Math.max(0, Math.min(next.steps.length - 1, to));
   const [step] = next.steps.splice(from, 1);
   next.steps.splice(target, 0, step as PlanStep);
-  return next;
+  return keepStepRefs(plan, next);
 }
 
 /** Removes one step by id. */
@@ -37,7 +75,7 @@ export function removeStep(plan: AgentPlan, id: string): AgentPlan {
     next.steps.filter((s) => s.id !== id),
     new Set([id]),
   );
-  return next;
+  return keepStepRefs(plan, next);
 }
 
 /** Keeps the first `keep` steps (at least one); the rest are removed. */
@@ -46,7 +84,7 @@ export function trimSteps(plan: AgentPlan, keep: number): AgentPlan {
   const n = Math.max(1, Math.min(next.steps.length, Math.floor(keep)));
   const removed = new Set(next.steps.slice(n).map((s) => s.id));
   next.steps = withoutDeps(next.steps.slice(0, n), removed);
-  return next;
+  return keepStepRefs(plan, next);
 }
 
 function patchStep(plan: AgentPlan, id: string, patch: (s: PlanStep) => PlanStep): AgentPlan {

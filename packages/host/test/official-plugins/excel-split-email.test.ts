@@ -186,9 +186,16 @@ describe('bad input', () => {
       expect(smtp.messages.length).toBe(before + 2);
       proxy.dropAtData = 0;
       const confirmationId = exec(run, 'send').result.confirmation.confirmationId;
-      const again = await runPlan([{ id: 'again', tool: 'confirm_send', arguments: { confirmationId } }]);
-      expect(again.status).toBe('completed');
-      expect(exec(again, 'again').result).toMatchObject({ success: true, sent: 2, alreadySent: 2 });
+      // Resume the failed run (the UI's Resume): finished steps are reused, confirm_send runs again.
+      const last = Number((await t.stream(run.id)).at(-1)?.id);
+      expect((await t.api('POST', `/api/agent/runs/${run.id}/resume`)).status).toBe(200);
+      await t.stream(run.id, { lastEventId: last, until: (e) => e.type === 'plan_approval_requested' });
+      expect((await t.api('POST', `/api/agent/${run.id}/approve`)).status).toBe(200);
+      const resumed = await t.stream(run.id, { lastEventId: last });
+      expect(resumed.filter((e) => e.type === 'step_start').map((e) => e.data.stepId)).toEqual(['confirm']);
+      const again = await detail(run.id);
+      expect(again.status, JSON.stringify(again.executions)).toBe('completed');
+      expect(exec(again, 'confirm').result).toMatchObject({ success: true, sent: 2, alreadySent: 2 });
       const subjects = smtp.messages.slice(before).map((m) => /invoices-(\w+)/.exec(attachmentsOf(m.raw)[0]?.filename ?? '')?.[1]);
       expect(subjects).toEqual(['East', 'North', 'South', 'West']);
       const third = await runPlan([{ id: 'third', tool: 'confirm_send', arguments: { confirmationId } }]);

@@ -38,7 +38,7 @@ export async function startSmtp(options: { users?: Record<string, string> } = {}
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
-        messages.push({ from: String(session.envelope.mailFrom && session.envelope.mailFrom.address), to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) });
+        messages.push({ from: String(session.envelope.mailFrom ? session.envelope.mailFrom.address : ""), to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks) });
         cb(null, 'queued');
       });
     },

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
 
-const optional = ['packages/ui/vitest.config.ts', 'e2e/vitest.config.ts'].filter((f) => existsSync(f));
+const optional = ['packages/ui/vitest.config.ts', 'e2e/vitest.config.ts', 'e2e/ui2/vitest.config.ts'].filter((f) => existsSync(f));
 
 // One test command for the whole repository. Node-side tests run in the `node` project;
 // the UI package adds its own project (happy-dom) in packages/ui/vitest.config.ts.

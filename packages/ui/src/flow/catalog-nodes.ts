@@ -1,3 +1,4 @@
+import { jsonClone } from './json-clone';
 import type { CatalogEntry, JsonSchema } from '@fengyu/protocol';
 import type { StepNode, ToolRef, WorkflowGraph } from './graph';
 
@@ -154,7 +155,7 @@ export function reconcileArguments(args: Record<string, unknown>, schema: JsonSc
   }
   for (const [k, p] of Object.entries(props ?? {})) {
     if (!(k in out) && p && typeof p === 'object' && 'default' in p) {
-      out[k] = structuredClone(p.default);
+      out[k] = jsonClone(p.default);
       added.push(k);
     }
   }

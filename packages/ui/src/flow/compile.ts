@@ -1,3 +1,4 @@
+import { jsonClone } from './json-clone';
 import type { AgentPlan, JsonSchema, PlanStep } from '@fengyu/protocol';
 import {
   emptyGraph,
@@ -70,11 +71,11 @@ function compileStep(node: StepNode, dependsOn: string[]): PlanStep {
   if (d.title) step.title = d.title;
   if (node.type === 'tool') step.tool = node.tool.name;
   if (node.type === 'model') step.instruction = d.instruction ?? '';
-  if (node.type === 'tool' || Object.keys(d.arguments ?? {}).length > 0) step.arguments = structuredClone(d.arguments ?? {});
+  if (node.type === 'tool' || Object.keys(d.arguments ?? {}).length > 0) step.arguments = jsonClone(d.arguments ?? {});
   if (dependsOn.length > 0) step.dependsOn = [...dependsOn];
   if (d.requiresApproval) step.requiresApproval = true;
   if (d.retry && d.retry.maxAttempts > 1) step.retry = { ...d.retry };
-  if (d.pinned) step.pinned = { result: structuredClone(d.pinned.result) };
+  if (d.pinned) step.pinned = { result: jsonClone(d.pinned.result) };
   return step;
 }
 
@@ -113,11 +114,11 @@ export function decompile(plan: AgentPlan, inputSchema?: JsonSchema): WorkflowGr
     const position = { x: start.position.x + col * COLUMN, y: start.position.y + row * ROW };
     const data = {
       ...(step.title ? { title: step.title } : {}),
-      arguments: structuredClone(step.arguments ?? {}),
+      arguments: jsonClone(step.arguments ?? {}),
       ...(step.instruction !== undefined && !step.tool ? { instruction: step.instruction } : {}),
       ...(step.requiresApproval ? { requiresApproval: true } : {}),
       ...(step.retry ? { retry: { ...step.retry } } : {}),
-      ...(step.pinned ? { pinned: { result: structuredClone(step.pinned.result) } } : {}),
+      ...(step.pinned ? { pinned: { result: jsonClone(step.pinned.result) } } : {}),
     };
     graph.nodes.push(
       step.tool

@@ -1,3 +1,5 @@
+import { jsonClone } from './json-clone';
+
 /**
  * The saved workflow graph (the `graph` field of a workflow definition, SPEC §5).
  *
@@ -112,7 +114,7 @@ export function startNode(graph: WorkflowGraph): Extract<GraphNode, { type: 'sta
 }
 
 export function cloneGraph(graph: WorkflowGraph): WorkflowGraph {
-  return structuredClone(graph) as WorkflowGraph;
+  return jsonClone(graph) as WorkflowGraph;
 }
 
 /** A fresh id that is a valid step id (^[A-Za-z][A-Za-z0-9_-]{0,63}$) and unused in the graph. */

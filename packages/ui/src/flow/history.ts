@@ -1,3 +1,5 @@
+import { jsonClone } from './json-clone';
+
 /**
  * The undo stack of the builder: snapshots of the document taken before each edit, capped
  * (50 by default; the oldest falls off). Pure data, no Vue: the store drives it.
@@ -17,7 +19,7 @@ export interface History<T> {
 
 export const HISTORY_CAP = 50;
 
-export function createHistory<T>(cap = HISTORY_CAP, clone: (v: T) => T = (v) => structuredClone(v)): History<T> {
+export function createHistory<T>(cap = HISTORY_CAP, clone: (v: T) => T = (v) => jsonClone(v)): History<T> {
   let past: T[] = [];
   let future: T[] = [];
   return {

@@ -23,6 +23,8 @@ export const en = {
     uploaded: 'Uploaded {name}',
     missing: 'Fill in the required fields first: {fields}',
     auto: '{name} is created automatically for each run.',
+    permissionMode: 'Permissions',
+    modes: { ask: 'Ask before writing or sending', 'approve-for-me': 'Approve routine steps for me', 'full-access': 'Full access (no questions)' },
   },
   panel: {
     empty: 'No run yet. Press Run to start one; its steps, approvals and results appear here.',
@@ -64,6 +66,8 @@ export const zhCN: typeof en = {
     uploaded: '已上传 {name}',
     missing: '请先填写必填项：{fields}',
     auto: '{name} 会在每次运行时自动创建。',
+    permissionMode: '权限',
+    modes: { ask: '写入或发送前询问', 'approve-for-me': '常规步骤替我批准', 'full-access': '完全访问（不再询问）' },
   },
   panel: {
     empty: '还没有运行。点击“运行”开始；步骤、审批和结果会显示在这里。',

@@ -1,0 +1,55 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { startTestHost, type TestHost } from '../../packages/host/test/support/host';
+import { ROOT } from './global-setup';
+
+/** One real host and one chromium (fresh profile) for a test file. */
+
+export const SHOTS = join(ROOT, 'docs/screenshots');
+
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export interface FlowsE2E {
+  t: TestHost;
+  context: BrowserContext;
+  page: Page;
+  /** A UI address with the token in the hash, as the host prints it. */
+  url(path: string): string;
+  shot(page: Page, name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFlowsE2E(): Promise<FlowsE2E> {
+  const t = await startTestHost({
+    uiDir: join(ROOT, 'packages/ui/dist'),
+    bundledPluginDirs: [join(ROOT, 'packages/plugins/excel/dist'), join(ROOT, 'packages/plugins/email/dist')],
+  });
+  const profile = mkdtempSync(join(tmpdir(), 'fengyu-e2e-profile-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1920, height: 1080 },
+    locale: 'en-US',
+  });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']).catch(() => {});
+  const page = context.pages()[0] ?? (await context.newPage());
+  mkdirSync(SHOTS, { recursive: true });
+  return {
+    t,
+    context,
+    page,
+    url: (path) => `${t.host.url}${path}#token=${encodeURIComponent(t.host.token)}`,
+    async shot(p, name) {
+      await p.waitForTimeout(400);
+      await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+    },
+    async close() {
+      await context.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+      await t.close();
+    },
+  };
+}

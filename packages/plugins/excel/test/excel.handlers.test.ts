@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as H from '../src/handlers';
 import * as S from '../src/schemas';
@@ -118,6 +119,30 @@ describe('excel_complex_config → excel_execute', () => {
     for (const f of r.files) expect(f.path).toBe(join(out, f.name));
     expect(new Set(r.files.map((f) => f.name)).size).toBe(r.files.length);
     expect(r.files.find((f) => f.value === '(empty)')?.rowCount).toBe(1);
+  });
+});
+
+describe('title rows above the header', () => {
+  it('uses headerRow and copies the rows above it into every part', async () => {
+    const path = join(dir, 'titled.xlsx');
+    const wb = new ExcelJS.Workbook();
+    const ws = wb.addWorksheet('Report');
+    ws.addRow(['Invoice report 2026']);
+    ws.addRow(['Invoice', 'Region', 'Amount']);
+    for (const [i, r] of ['North', 'South', 'North'].entries()) ws.addRow([`I-${i}`, r, i * 10]);
+    await wb.xlsx.writeFile(path);
+    const a = await H.analyze(S.AnalyzeInput.parse({ filePath: path, headerRow: 2 }), ctx);
+    expect(a.sheets[0]?.columns.map((c) => c.name)).toEqual(['Invoice', 'Region', 'Amount']);
+    expect(a.sheets[0]?.rowCount).toBe(3);
+    const out = join(dir, 'out-titled');
+    await mkdir(out);
+    const c = await H.complexConfig(S.ConfigInput.parse({ filePath: path, headerRow: 2, splitColumn: 'region' }), ctx);
+    const r = await H.execute(S.ExecuteInput.parse({ config: c.config, outputDirectory: out }), ctx);
+    expect(r.files.map((f) => [f.value, f.rowCount])).toEqual([['North', 2], ['South', 1]]);
+    const north = await readBack(r.files[0]?.path as string);
+    expect(north.getRow(1).getCell(1).value).toBe('Invoice report 2026');
+    expect(north.getRow(2).values).toEqual([undefined, 'Invoice', 'Region', 'Amount']);
+    expect(north.getRow(4).getCell(1).value).toBe('I-2');
   });
 });
 

@@ -69,3 +69,15 @@ describe('reference grammar', () => {
     expect(exactReference('{{inputs.v}} ')).toBeUndefined();
   });
 });
+
+import { validatePlan } from './validate';
+
+describe('FileRef objects in arguments', () => {
+  it('are not type-checked as literals (they become paths at dispatch)', () => {
+    const tool = { name: 'read', inputSchema: { type: 'object', properties: { filePath: { type: 'string' } }, required: ['filePath'] }, effect: 'read' as const, idempotent: false, source: 'plugin' as const, available: true };
+    const ctx = { tool: () => tool, inputNames: new Set<string>() };
+    expect(validatePlan({ steps: [{ id: 'a', tool: 'read', arguments: { filePath: { fileRef: 'f1' } } }] }, ctx).ok).toBe(true);
+    expect(validatePlan({ steps: [{ id: 'a', tool: 'read', arguments: { filePath: { id: 'f1', name: 'x.xlsx', size: 3, sha256: 'a'.repeat(64) } } }] }, ctx).ok).toBe(true);
+    expect(validatePlan({ steps: [{ id: 'a', tool: 'read', arguments: { filePath: { other: 1 } } }] }, ctx).ok).toBe(false);
+  });
+});

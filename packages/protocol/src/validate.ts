@@ -138,12 +138,32 @@ function referenceProblems(step: PlanStep, steps: readonly PlanStep[], pre: Set<
   return problems;
 }
 
-/** Drops issues located at (or below) an exact placeholder: its type is only known at dispatch. */
+/** A FileRef object (`{fileRef}` or an uploaded file's `{id, name, size, sha256}`): a path at dispatch. */
+export function isFileRefShape(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value).sort().join(',');
+  return keys === 'fileRef' || keys === 'id,name,sha256,size';
+}
+
+function fileRefPointers(value: unknown, at: string[] = []): string[] {
+  if (isFileRefShape(value)) return [`/${at.join('/')}`];
+  if (Array.isArray(value)) return value.flatMap((v, i) => fileRefPointers(v, [...at, String(i)]));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => fileRefPointers(v, [...at, k]));
+  return [];
+}
+
+/**
+ * Drops issues located at (or below) an exact placeholder or a FileRef object: their value (a
+ * type, a resolved path) is only known at dispatch.
+ */
 function literalArgumentProblems(step: PlanStep, tool: ToolInfo): Problem[] {
   const args = step.arguments ?? {};
-  const dynamic = collectReferences(args)
-    .filter((f) => f.exact)
-    .map((f) => `/${f.at.map(String).join('/')}`);
+  const dynamic = [
+    ...collectReferences(args)
+      .filter((f) => f.exact)
+      .map((f) => `/${f.at.map(String).join('/')}`),
+    ...fileRefPointers(args),
+  ];
   const issues = checkSchema(tool.inputSchema, args).filter((issue) => {
     if (dynamic.some((d) => issue.pointer === d || issue.pointer.startsWith(`${d}/`))) return false;
     return true;

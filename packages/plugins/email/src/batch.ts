@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join } from 'node:path';
 import { emailError } from './errors';
 import { readJson, writeJson } from './json-store';
@@ -12,6 +12,8 @@ import { readJson, writeJson } from './json-store';
  */
 
 export const MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024;
+/** Prepared batches (sent or not) are kept 30 days, then removed when the next batch is prepared. */
+export const BATCH_RETENTION_MS = 30 * 24 * 3600_000;
 
 export type MessageStatus = 'pending' | 'sent' | 'failed';
 
@@ -79,6 +81,7 @@ export class BatchStore {
 
   /** Checks every attachment, copies them, and persists the batch (nothing is sent). */
   async prepare(accountId: string, drafts: MessageDraft[], now: Date): Promise<PreparedBatch> {
+    await this.prune(now);
     const id = newConfirmationId();
     const dir = this.dirOf(id);
     const sizes: number[] = [];
@@ -107,6 +110,22 @@ export class BatchStore {
     const batch: PreparedBatch = { confirmationId: id, accountId, createdAt: now.toISOString(), messages };
     await this.save(batch);
     return batch;
+  }
+
+  /** Removes batches prepared more than BATCH_RETENTION_MS ago (their copies of the attachments go with them). */
+  async prune(now: Date): Promise<number> {
+    const root = join(this.dataDir, 'batches');
+    const ids = await readdir(root).catch(() => [] as string[]);
+    let removed = 0;
+    for (const id of ids.filter((d) => ID.test(d))) {
+      const batch = await readJson<PreparedBatch | null>(join(root, id, 'batch.json'), null).catch(() => null);
+      const created = batch ? Date.parse(batch.createdAt) : Number.NaN;
+      if (Number.isFinite(created) && now.getTime() - created > BATCH_RETENTION_MS) {
+        await rm(join(root, id), { recursive: true, force: true });
+        removed++;
+      }
+    }
+    return removed;
   }
 
   async load(id: string): Promise<PreparedBatch> {

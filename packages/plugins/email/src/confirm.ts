@@ -59,6 +59,9 @@ async function sendPending(batch: PreparedBatch, deps: ConfirmDeps, touch: () =>
   const todo = batch.messages.filter((m) => m.status !== 'sent');
   if (todo.length) {
     const delivery: Delivery = account.id === LOCAL_OUTBOX ? outboxDelivery(deps.accounts.outboxDir) : smtpDelivery(account, secret);
+    // A cancelled run closes the connection: the message in flight fails (and stays unsent).
+    const onAbort = () => delivery.close();
+    deps.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       await delivery.verify();
     } catch (e) {
@@ -87,6 +90,7 @@ async function sendPending(batch: PreparedBatch, deps: ConfirmDeps, touch: () =>
       await deps.batches.save(batch);
       await touch();
     }
+    deps.signal?.removeEventListener('abort', onAbort);
     delivery.close();
   }
   return report(batch, earlier, status, stopError, deps);

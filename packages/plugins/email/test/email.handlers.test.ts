@@ -159,3 +159,21 @@ describe('secret from a file', () => {
     expect(await codeOf(saveAccount(2525, { user: 'office', secretFile: join(root, 'nope.txt') }))).toBe('email_secret_file_unreadable');
   });
 });
+
+describe('retention and cancellation', () => {
+  it('removes batches older than 30 days when a new one is prepared', async () => {
+    const old = await H.sendBatch(S.SendBatchInput.parse({ accountId: 'local-outbox', recipients: 'team', files: [files[0]?.path] }), { ...ctx, now: () => new Date(Date.UTC(2026, 0, 1)) });
+    const fresh = await H.sendBatch(S.SendBatchInput.parse({ accountId: 'local-outbox', recipients: 'team', files: [files[0]?.path] }), { ...ctx, now: () => new Date(Date.UTC(2026, 1, 15)) });
+    expect(await codeOf(H.confirm({ confirmationId: old.confirmation.confirmationId }, ctx))).toBe('email_confirmation_not_found');
+    expect((await H.confirm({ confirmationId: fresh.confirmation.confirmationId }, ctx)).sent).toBe(1);
+  });
+
+  it('a cancelled confirm sends nothing and leaves every message pending', async () => {
+    const batch = await prepare('local-outbox');
+    const ac = new AbortController();
+    ac.abort();
+    const r = await H.confirm({ confirmationId: batch.confirmation.confirmationId }, { ...ctx, signal: ac.signal });
+    expect(r).toMatchObject({ success: false, sent: 0, notSent: 4 });
+    expect((await H.confirm({ confirmationId: batch.confirmation.confirmationId }, ctx)).sent).toBe(4);
+  });
+});

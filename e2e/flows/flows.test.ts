@@ -143,6 +143,12 @@ describe('Flows library, builder and run panel', () => {
     const step = panel.locator('[data-step="execute"]');
     await step.getByTestId('result-toggle').click();
     await expect.poll(() => step.getByTestId('step-result').textContent()).toMatch(/\.xlsx/);
+    // The same page in Simplified Chinese (every string translated; CJK fonts from fonts-noto-cjk).
+    await page.getByTestId('locale').selectOption('zh-CN');
+    await expect.poll(() => page.getByTestId('tab-config').textContent()).toBe('配置');
+    await page.locator('.fy-node[data-node-id="confirm"] .fy-label').click();
+    await page.getByTestId('tab-config').click();
+    await e.shot(page, 'builder-zh');
     await page.close();
   });
 });

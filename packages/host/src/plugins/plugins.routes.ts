@@ -58,7 +58,7 @@ export function createPluginsDomain(ctx: HostContext): PluginsDomain {
   const backend = detectSandbox(ctx.config.sandbox, ctx.config.env);
   ctx.posture = () => backend.posture;
   const logger = ctx.logger.child({ component: 'plugins' });
-  const workers = new WorkerManager({ backend, logger });
+  const workers = new WorkerManager({ backend, logger, path: ctx.config.env.PATH });
   ctx.onClose(() => workers.close());
   const repo = new PluginRepository(ctx.db);
   const service = new PluginService({

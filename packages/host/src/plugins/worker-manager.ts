@@ -48,6 +48,8 @@ export interface WorkerManagerOptions {
   cancelGraceMs?: number;
   maxWorkersPerPlugin?: number;
   maxLineChars?: number;
+  /** PATH given to workers (from the host config; never the rest of the host's environment). */
+  path?: string;
 }
 
 export class WorkerManager {
@@ -129,7 +131,7 @@ export class WorkerManager {
       spawn: workerCommand(this.options.backend, launch),
       cwd: target.root,
       env: {
-        PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        PATH: this.options.path ?? '/usr/local/bin:/usr/bin:/bin',
         HOME: target.dataDir,
         LANG: 'C.UTF-8',
         FENGYU_PLUGIN_ROOT: target.root,

@@ -1,0 +1,61 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/** The house rules of ARCHITECTURE.md / STYLE.md that a machine can check. */
+
+const root = join(import.meta.dirname, '../../../..');
+
+function files(dir: string, exts = ['.ts', '.vue']): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      if (name === 'node_modules' || name === 'dist') continue;
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (exts.some((e) => name.endsWith(e))) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2] ?? '');
+
+describe('dependency direction', () => {
+  it('protocol imports nothing of ours and does no I/O', () => {
+    const allowed = new Set(['zod', 'ajv', 'ajv-formats']);
+    for (const f of files(join(root, 'packages/protocol/src'))) {
+      for (const spec of importsOf(f)) {
+        const ok = spec.startsWith('./') || spec.startsWith('../') ? !join(f, '..', spec).includes('packages/host') : allowed.has(spec) || spec === 'vitest' || spec === 'fast-check';
+        expect(ok, `${relative(root, f)} imports ${spec}`).toBe(true);
+      }
+      if (!f.endsWith('.test.ts')) expect(readFileSync(f, 'utf8'), relative(root, f)).not.toMatch(/from ['"]node:(fs|net|http|child_process)/);
+    }
+  });
+
+  it('nothing imports the host', () => {
+    for (const pkg of ['packages/ui/src', 'packages/plugin-sdk/src', 'packages/plugins', 'packages/protocol/src']) {
+      for (const f of files(join(root, pkg))) {
+        for (const spec of importsOf(f)) expect(spec.includes('@fengyu/host') || spec.includes('packages/host'), `${relative(root, f)} imports ${spec}`).toBe(false);
+      }
+    }
+  });
+
+  it('only config/ reads process.env in the host', () => {
+    const offenders = files(join(root, 'packages/host/src'), ['.ts'])
+      .filter((f) => !f.endsWith('.test.ts') && !f.includes('/config/') && !f.includes('/cli/'))
+      .filter((f) => /process\.env/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(root, f));
+    expect(offenders).toEqual([]);
+  });
+
+  it('only http/ and routes import Fastify at runtime', () => {
+    for (const f of files(join(root, 'packages/host/src'), ['.ts'])) {
+      if (f.endsWith('.test.ts')) continue;
+      const text = readFileSync(f, 'utf8');
+      const rel = relative(root, f);
+      if (/^import (?!type)[^;]*from 'fastify'/m.test(text)) expect(/\/http\/|\.routes\.ts$/.test(rel), `${rel} imports fastify`).toBe(true);
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, validatePlan } from '@fengyu/protocol';
+import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, resolveString, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock, SandboxPosture } from '../context';
 import type { EventLog } from '../events/event-log';
@@ -39,6 +39,19 @@ export interface StartRequest {
   noGates?: boolean;
   /** With noGates: the outer call was approved, so inner gates pass (deny rules still deny). */
   preApproved?: boolean;
+}
+
+/** `{{inputs.x}}` in a goal renders as text; anything unresolvable stays as written. */
+function renderGoal(goal: string | undefined, inputs: Record<string, unknown>): string | undefined {
+  if (!goal?.includes('{{')) return goal;
+  return goal.replace(/\{\{[^{}]*\}\}/g, (whole) => {
+    try {
+      const v = resolveString(whole, { stepIds: [], results: new Map(), dependsOn: [], inputs });
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    } catch {
+      return whole;
+    }
+  });
 }
 
 export type FilesResolver = (owner: string, runId: string, files: unknown) => Promise<{ grants: FileGrant[]; names: string[] }>;
@@ -155,7 +168,7 @@ export class AgentService {
     }
     if (extra.forceReview) config.planApproval = true;
     const now = new Date(this.deps.clock.now()).toISOString();
-    const goal = req.goal ?? plan?.goal;
+    const goal = renderGoal(req.goal ?? plan?.goal, req.inputs ?? {});
     const status: RunStatus = plan ? 'running' : 'planning';
     const row: RunRow = {
       id: runId,

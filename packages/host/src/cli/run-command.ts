@@ -24,17 +24,39 @@ export function buildRequest(fileText: string, opts: Opts): Record<string, unkno
   return body;
 }
 
-async function ask(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    const answer = (await rl.question(`${question} [y/N] `)).trim().toLowerCase();
-    return answer === 'y' || answer === 'yes';
-  } finally {
-    rl.close();
-  }
+/**
+ * Answers come from one line reader for the whole run, so answers piped on stdin
+ * (`printf 'y\ny\n' | fengyu run …`) are not lost between questions.
+ */
+function answers() {
+  let rl: ReturnType<typeof createInterface> | undefined;
+  const queued: string[] = [];
+  const waiting: Array<(line: string | undefined) => void> = [];
+  let closed = false;
+  const open = () => {
+    if (rl) return;
+    rl = createInterface({ input: process.stdin, terminal: false });
+    rl.on('line', (line) => (waiting.length ? waiting.shift()?.(line) : queued.push(line)));
+    rl.on('close', () => {
+      closed = true;
+      for (const w of waiting.splice(0)) w(undefined);
+    });
+  };
+  return {
+    async ask(question: string): Promise<boolean> {
+      open();
+      process.stderr.write(`${question} [y/N] `);
+      const line = queued.length ? queued.shift() : closed ? undefined : await new Promise<string | undefined>((r) => waiting.push(r));
+      const answer = (line ?? '').trim().toLowerCase();
+      return answer === 'y' || answer === 'yes';
+    },
+    close: () => rl?.close(),
+  };
 }
 
 function follow(h: HostHandle, runId: string, opts: Opts): Promise<string> {
+  const input = answers();
+  const ask = input.ask;
   return new Promise((resolve) => {
     const es = new EventSource(`${h.url}/api/agent/stream?runId=${runId}&token=${encodeURIComponent(h.token)}`);
     const bar = new cliProgress.SingleBar({ format: ' {bar} {value}/{total} steps | {status}', stream: process.stderr, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic);
@@ -43,6 +65,7 @@ function follow(h: HostHandle, runId: string, opts: Opts): Promise<string> {
     const log = (line: string) => process.stderr.write(`${line}\n`);
     const on = (type: string, fn: (d: any) => void | Promise<void>) => es.addEventListener(type, (m: MessageEvent) => void fn(JSON.parse(m.data)));
     const finish = (status: string) => {
+      input.close();
       bar.stop();
       es.close();
       resolve(status);

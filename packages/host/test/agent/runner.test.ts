@@ -144,6 +144,12 @@ describe('supplied workflow runs', () => {
     expect(rest.map((e) => Number(e.id))).toEqual(s1.map((e) => Number(e.id)).filter((n) => n > mid));
   });
 
+  it('renders {{inputs.x}} in the goal', async () => {
+    const id = await run({ goal: 'Split by {{inputs.region}} into {{inputs.n}} parts', inputs: { region: 'Region', n: 4 }, config: auto, workflow: { steps: [{ id: 'a', tool: 'noop' }] } });
+    await t.stream(id);
+    expect((await t.api('GET', `/api/agent/runs/${id}`)).body.goal).toBe('Split by Region into 4 parts');
+  });
+
   it('goal-only runs answer no_chat_backend in both languages', async () => {
     const en = await t.api('POST', '/api/agent/run', { goal: 'do something' });
     expect(en.status).toBe(400);

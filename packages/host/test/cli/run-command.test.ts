@@ -45,3 +45,12 @@ describe('fengyu run', () => {
     expect(r.stderr).toMatch(/Run failed/);
   });
 });
+
+describe('fengyu run with piped answers', () => {
+  it('reads every answer from stdin, one per gate', () => {
+    const r = fengyu(['run', 'examples/hello-workflow.json'], 'y\ny\ny\n');
+    expect(r.stderr).toMatch(/Approve this plan\?/);
+    expect(r.stderr).toMatch(/needs approval/);
+    expect(r.status, r.stderr).toBe(0);
+  });
+});

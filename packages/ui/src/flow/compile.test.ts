@@ -2,7 +2,7 @@ import type { CatalogEntry } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
 import { compile, decompile, orderSteps } from './compile';
 import { diagnose } from './diagnostics';
-import { emptyGraph, type WorkflowGraph } from './graph';
+import { emptyGraph, parseGraph, type WorkflowGraph } from './graph';
 
 function tool(name: string, inputSchema: Record<string, unknown> = { type: 'object' }): CatalogEntry {
   return { name, description: name, inputSchema, effect: 'read', source: 'builtin', id: `builtin:${name}`, schemaRevision: '1', idempotent: false, available: true };
@@ -92,5 +92,24 @@ describe('compile', () => {
     const g = emptyGraph();
     g.nodes.push({ id: 'm', type: 'model', position: { x: 1, y: 0 }, data: { arguments: {}, instruction: 'Summarize' } });
     expect(compile(g).plan.steps).toEqual([{ id: 'm', instruction: 'Summarize' }]);
+  });
+});
+
+describe('parseGraph (stored graphs are untrusted)', () => {
+  it.each([null, 42, 'x', [], { nodes: 'no' }, {}])('rejects %j', (value) => {
+    expect(parseGraph(value)).toBeUndefined();
+  });
+
+  it('drops malformed nodes and edges but keeps dangling edges for diagnostics', () => {
+    const g = parseGraph({
+      nodes: [{ id: 'start', type: 'start', position: { x: 0, y: 0 }, data: { fields: [] } }, { id: 'a', type: 'tool', tool: { name: 't' } }, { type: 'tool' }, { id: 'x', type: 'weird' }, null],
+      edges: [{ id: 'e', source: 'a', target: 'gone' }, { id: 3 }, 'bad'],
+      notes: [{ id: 'n', position: { x: 1, y: 1 } }, 5],
+    });
+    expect(g?.nodes.map((n) => n.id)).toEqual(['start', 'a']);
+    expect(g?.nodes[1]).toMatchObject({ position: { x: 0, y: 0 }, data: { arguments: {} } });
+    expect(g?.edges.map((e) => e.id)).toEqual(['e']);
+    expect(g?.notes).toEqual([{ id: 'n', type: 'note', position: { x: 1, y: 1 }, data: { text: '' } }]);
+    expect(diagnose(g as WorkflowGraph, [tool('t')]).map((d) => d.code)).toContain('edge_dangling');
   });
 });

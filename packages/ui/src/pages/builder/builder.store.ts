@@ -56,6 +56,7 @@ export const useBuilder = defineStore('builder', () => {
 
   const doc = (): Doc => ({ name: name.value, description: description.value, goal: goal.value, graph: graph.value });
   const docJson = () => JSON.stringify(doc());
+  saved.value = docJson();
   const dirty = computed(() => docJson() !== saved.value);
   const diagnostics = computed<Diagnostic[]>(() => diagnose(graph.value, catalog.value, goal.value));
   const byNode = computed(() => diagnosticsByNode(diagnostics.value));

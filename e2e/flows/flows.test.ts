@@ -43,7 +43,7 @@ describe('Flows library, builder and run panel', () => {
     expect(page.url()).not.toContain('token='); // the token is moved to local storage
     const card = page.locator('[data-template-id="excel-split-email"]');
     await card.waitFor();
-    await e.shot(page, 'flows-library');
+    await e.shot(page, 'flows-library-empty');
     await card.getByTestId('use-template').click();
     await page.waitForURL(/\/flows\/[^/]+$/);
     flowId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() as string);
@@ -72,6 +72,27 @@ describe('Flows library, builder and run panel', () => {
     await expect.poll(() => current.locator('code').textContent()).toBe(FILES_REF);
     await page.keyboard.press('Escape');
     await e.shot(page, 'builder');
+  });
+
+  it('adds a node by drag from the palette, deletes it with the Delete key, and brings it back with Ctrl+Z', async () => {
+    const { page } = e;
+    const before = await page.locator('.fy-node[data-node-id]').count();
+    await page.locator('[data-palette-item="excel_analyze"]').dragTo(page.getByTestId('canvas'), { targetPosition: { x: 500, y: 650 } });
+    const added = page.locator('.fy-node[data-node-id="excel_analyze"]');
+    await added.waitFor();
+    expect(await page.locator('.fy-node[data-node-id]').count()).toBe(before + 1);
+    await page.locator('body').click({ position: { x: 5, y: 5 } }).catch(() => {});
+    await added.locator('.fy-label').click();
+    await page.keyboard.press('Delete');
+    await expect.poll(() => added.count()).toBe(0);
+    await page.keyboard.press('Control+z');
+    await added.waitFor();
+    await page.keyboard.press('Control+z'); // and undo the add itself
+    await expect.poll(() => added.count()).toBe(0);
+    await page.keyboard.press('Control+Shift+z');
+    await added.waitFor();
+    await page.keyboard.press('Control+z');
+    await expect.poll(() => added.count()).toBe(0);
   });
 
   it('saves, then reports a 409 when a second tab saved first', async () => {
@@ -149,6 +170,23 @@ describe('Flows library, builder and run panel', () => {
     await page.locator('.fy-node[data-node-id="confirm"] .fy-label').click();
     await page.getByTestId('tab-config').click();
     await e.shot(page, 'builder-zh');
+    await page.getByTestId('locale').selectOption('en');
+    await page.goto(e.url('/flows'));
+    await page.locator(`[data-flow-id="${flowId}"]`).waitFor();
+    await expect.poll(() => page.locator(`[data-flow-id="${flowId}"]`).getByTestId('last-run').textContent()).toContain('Completed');
+    await e.shot(page, 'flows-library');
+    // Save a copy, then delete the copy (with confirmation).
+    await page.locator(`[data-flow-id="${flowId}"]`).getByTestId('duplicate').click();
+    await expect.poll(() => page.locator('[data-flow-id]').count()).toBe(2);
+    const copy = page.locator(`[data-flow-id]:not([data-flow-id="${flowId}"])`);
+    await copy.getByTestId('delete').click();
+    await page.getByTestId('confirm-dialog').waitFor();
+    await page.getByTestId('confirm-cancel').click();
+    expect(await page.locator('[data-flow-id]').count()).toBe(2);
+    await copy.getByTestId('delete').click();
+    await page.getByTestId('confirm-ok').click();
+    await expect.poll(() => page.locator('[data-flow-id]').count()).toBe(1);
+    expect((await e.t.api('GET', '/api/workflows')).body.workflows).toHaveLength(1);
     await page.close();
   });
 });

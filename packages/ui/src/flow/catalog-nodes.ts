@@ -71,7 +71,7 @@ export function iconOf(entry: CatalogEntry): IconName {
 }
 
 export function toolColor(entry: CatalogEntry | undefined): string {
-  if (!entry || !entry.available) return COLORS.unavailable;
+  if (!entry?.available) return COLORS.unavailable;
   const declared = str(entry.flowNode?.color);
   if (declared && /^#[0-9a-fA-F]{6}$/.test(declared)) return declared;
   return CATEGORY_COLORS[categoryOf(entry)];
@@ -79,7 +79,7 @@ export function toolColor(entry: CatalogEntry | undefined): string {
 
 export function nodeColor(node: StepNode, entry: CatalogEntry | undefined): string {
   if (node.type === 'model') return COLORS.model;
-  if (!entry || !entry.available) return COLORS.unavailable;
+  if (!entry?.available) return COLORS.unavailable;
   if (node.data.requiresApproval) return COLORS.approval;
   return toolColor(entry);
 }
@@ -178,7 +178,7 @@ export function syncWithCatalog(graph: WorkflowGraph, catalog: readonly CatalogE
   for (const node of graph.nodes) {
     if (node.type !== 'tool') continue;
     const entry = resolveTool(node.tool, catalog);
-    if (!entry || !entry.available) {
+    if (!entry?.available) {
       result.unavailable.push(node.id);
       continue;
     }

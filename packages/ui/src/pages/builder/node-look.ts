@@ -44,7 +44,7 @@ export function useNodeLook(nodeId: () => string) {
     }
     const entry = builder.toolOf(node);
     const color = nodeColor(node, entry);
-    const unavailable = node.type === 'tool' && (!entry || !entry.available);
+    const unavailable = node.type === 'tool' && (!entry?.available);
     const icon: IconName = node.type === 'model' ? 'model' : unavailable ? 'unavailable' : node.data.requiresApproval ? 'approval' : entry ? iconOf(entry) : 'tool';
     const label = typeof entry?.flowNode?.label === 'string' ? entry.flowNode.label : undefined;
     return {

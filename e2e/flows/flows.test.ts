@@ -36,6 +36,19 @@ afterAll(async () => {
 });
 
 describe('Flows library, builder and run panel', () => {
+  it('asks for the token when the host refuses the one in the address', async () => {
+    const { page } = e;
+    await page.goto(`${e.t.host.url}/flows#token=not-the-token`);
+    const dialog = page.getByTestId('token-dialog');
+    await dialog.waitFor();
+    expect(page.url()).not.toContain('not-the-token');
+    await dialog.locator('input').fill(e.t.host.token);
+    await dialog.locator('button[type="submit"]').click();
+    await expect.poll(() => dialog.count()).toBe(0);
+    await page.getByTestId('flows-library').waitFor();
+    await expect.poll(() => page.evaluate(() => localStorage.getItem('fengyu.token'))).toBe(e.t.host.token);
+  });
+
   it('creates the Excel-split flow from the template gallery', async () => {
     const { page } = e;
     await page.goto(e.url('/'));

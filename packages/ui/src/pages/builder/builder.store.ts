@@ -8,7 +8,8 @@ import { applyPositions, connectionToEdge } from '../../flow/canvas-map';
 import { type CatalogSync, resolveTool, syncWithCatalog } from '../../flow/catalog-nodes';
 import { compile, decompile } from '../../flow/compile';
 import { type Diagnostic, diagnose, diagnosticsByNode } from '../../flow/diagnostics';
-import { emptyGraph, type GraphNode, type InputSource, newEdgeId, newNodeId, parseGraph, type Position, type StartField, type StepNode, type WorkflowGraph } from '../../flow/graph';
+import { emptyGraph, type GraphNode, type InputSource, parseGraph, type Position, type StartField, type StepNode, type WorkflowGraph } from '../../flow/graph';
+import { addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
 import { createHistory } from '../../flow/history';
 import { referencedNode } from '../../flow/input-source';
 
@@ -161,62 +162,34 @@ export const useBuilder = defineStore('builder', () => {
 
   function addTool(entry: CatalogEntry, position: Position) {
     let id = '';
-    edit((g) => {
-      id = newNodeId(g, entry.name);
-      const defaults = (entry.flowNode?.defaults ?? {}) as Record<string, unknown>;
-      const requiresApproval = entry.flowNode?.requiresApproval === true;
-      g.nodes.push({ id, type: 'tool', tool: { name: entry.name, id: entry.id, schemaRevision: entry.schemaRevision }, position, data: { arguments: json(defaults), ...(requiresApproval ? { requiresApproval } : {}) } });
-    });
+    edit((g) => (id = addToolNode(g, entry, position)));
     selected.value = id;
     return id;
   }
   function addModel(position: Position) {
     let id = '';
-    edit((g) => {
-      id = newNodeId(g, 'model');
-      g.nodes.push({ id, type: 'model', position, data: { arguments: {}, instruction: '' } });
-    });
+    edit((g) => (id = addModelNode(g, position)));
     selected.value = id;
     return id;
   }
   function addNote(position: Position) {
     let id = '';
-    edit((g) => {
-      id = newNodeId(g, 'note');
-      g.notes.push({ id, type: 'note', position, data: { text: '' } });
-    });
+    edit((g) => (id = addNoteTo(g, position)));
     return id;
   }
   function duplicate(id: string) {
-    const node = findStep(id);
-    const note = graph.value.notes.find((n) => n.id === id);
-    if (!node && !note) return;
-    edit((g) => {
-      const source = json(node ?? note) as GraphNode;
-      const copyId = newNodeId(g, id.replace(/_\d+$/, ''));
-      const position = { x: source.position.x + 40, y: source.position.y + 60 };
-      if (note) g.notes.push({ ...(json(note)), id: copyId, position });
-      else g.nodes.push({ ...source, id: copyId, position } as GraphNode);
-    });
+    if (removableIds(graph.value, [id]).size > 0) edit((g) => duplicateNode(g, id));
   }
   function remove(ids: string[], edgeIds: string[] = []) {
-    const drop = new Set(ids.filter((id) => findAny(id) && findAny(id)?.type !== 'start'));
-    const dropEdges = new Set(edgeIds);
+    const drop = removableIds(graph.value, ids);
+    const dropEdges = new Set(edgeIds.filter((id) => graph.value.edges.some((e) => e.id === id)));
     if (drop.size === 0 && dropEdges.size === 0) return;
-    edit((g) => {
-      g.nodes = g.nodes.filter((n) => !drop.has(n.id));
-      g.notes = g.notes.filter((n) => !drop.has(n.id));
-      g.edges = g.edges.filter((e) => !dropEdges.has(e.id) && !drop.has(e.source) && !drop.has(e.target));
-    });
+    edit((g) => removeElements(g, drop, dropEdges));
     if (selected.value && drop.has(selected.value)) selected.value = undefined;
   }
   function connect(c: { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) {
     const e = connectionToEdge(graph.value, c as never);
     if (e) edit((g) => g.edges.push(e));
-  }
-  function ensureEdge(source: string, target: string) {
-    if (graph.value.edges.some((e) => e.source === source && e.target === target)) return;
-    graph.value.edges.push({ id: newEdgeId(graph.value, source, target), source, target });
   }
   function move(list: Array<{ id: string; position: Position }>) {
     const probe = json(graph.value);
@@ -232,7 +205,7 @@ export const useBuilder = defineStore('builder', () => {
       else node.data.arguments[key] = value;
       if (source) node.data.sources = { ...(node.data.sources ?? {}), [key]: source };
       const from = referencedNode(value);
-      if (from && from !== nodeId && findStep(from)) ensureEdge(from, nodeId);
+      if (from && from !== nodeId && findStep(from)) ensureEdge(graph.value, from, nodeId);
     });
   }
   function setStepData(nodeId: string, patch: Partial<StepNode['data']>) {

@@ -22,7 +22,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fengyu-shdiff-'));
   for (const n of NAMES) {
     const file = join(dir, n);
-    writeFileSync(file, `#!/bin/bash\n(IFS=$'\\x1f'; echo "${n}\${*:+$'\\x1f'}$*") >> "$LOG"\necho out-${n}\n`);
+    writeFileSync(file, `#!/bin/bash\n(IFS=$'\\x1f'; printf '%s\\x1e' "${n}\${*:+$'\\x1f'}$*") >> "$LOG"\necho out-${n}\n`);
     chmodSync(file, 0o755);
   }
 });
@@ -83,7 +83,8 @@ function ranBy(command: string): string[][] {
   } catch {
     // a failing command still ran what it ran
   }
-  return readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\x1f'));
+  // Records end with \x1e (an argument may itself contain newlines: "$(… two lines …)").
+  return readFileSync(log, 'utf8').split('\x1e').filter(Boolean).map((line) => line.split('\x1f'));
 }
 
 /** A segment accounts for an argv when its words are the argv (static words), or a prefix of it. */

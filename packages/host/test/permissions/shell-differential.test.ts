@@ -36,7 +36,7 @@ const expr: fc.Arbitrary<string> = fc.letrec<{ e: string }>((tie) => ({
     { depthSize: 'small', withCrossShrink: true },
     simple,
     fc.tuple(tie('e'), fc.constantFrom(' && ', ' || ', '; ', ' | ', '\n'), tie('e')).map(([a, op, b]) => `${a}${op}${b}`),
-    tie('e').map((e) => `(${e})`),
+    tie('e').map((e) => `( ${e} )`), // spaced: `((…))` would be arithmetic, not a subshell
     tie('e').map((e) => `{ ${e}; }`),
     tie("e").map((e) => `c0 "$( ${e})"`),
     simple.map((s) => `c1 \`${s}\``),

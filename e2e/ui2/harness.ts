@@ -18,7 +18,8 @@ export interface Ui2 {
   close(): Promise<void>;
 }
 
-export const SHOTS = join(ROOT, 'docs/screenshots');
+/** Screenshots land in docs/screenshots only when asked (UPDATE_SCREENSHOTS=1); otherwise in a git-ignored folder. */
+export const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : join(ROOT, 'e2e/.artifacts/screenshots');
 
 export async function startUi2(opts: { backend?: boolean } = {}): Promise<Ui2> {
   const uiDir = (inject('ui2Dist') as string | undefined) ?? buildUi();

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ChatGates } from './chat-gates';
 import type { ChatFrame, ChatRequest, ChatService } from './chat.service';
 import type { ConversationRepository } from './conversation.repository';
+import { openSseResponse } from '../events/sse';
 
 /**
  * Chat routes. `POST /api/chat` answers with an SSE stream (frames documented in
@@ -79,16 +80,7 @@ type Sender = ((frame: ChatFrame, data: Record<string, unknown>) => void) & { en
 
 /** Hijacks the reply into an SSE stream; `onGone` fires when the client disconnects early. */
 function openStream(reply: FastifyReply, onGone: () => void): Sender {
-  reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
-  res.write(': connected\n\n');
+  const res = openSseResponse(reply);
   let seq = 0;
   let ended = false;
   const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);

@@ -25,7 +25,8 @@ function superseded(events: RunEvent[]): Set<number> {
   return out;
 }
 
-export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/** Takes over a reply as an SSE response (headers set by hooks are kept) and says hello. */
+export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {
@@ -36,6 +37,11 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     'x-accel-buffering': 'no',
   });
   res.write(': connected\n\n');
+  return res;
+}
+
+export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const res = openSseResponse(reply);
   let last = afterSeq;
   let ended = false;
   const buffered: RunEvent[] = [];

@@ -48,6 +48,28 @@ describe('supplied workflow runs', () => {
     expect(events.filter((e) => e.type === 'tool' && e.data.phase === 'result')).toHaveLength(4);
   });
 
+  it('honours config.maxConcurrency: with 1, ready steps run one at a time', async () => {
+    const runId = await run({
+      goal: 'bounded',
+      config: { ...auto, maxConcurrency: 1 },
+      workflow: {
+        steps: [
+          { id: 'root', tool: 'noop' },
+          { id: 'm1', tool: 'slow', arguments: { ms: 150, id: 'm1' }, dependsOn: ['root'] },
+          { id: 'm2', tool: 'slow', arguments: { ms: 150, id: 'm2' }, dependsOn: ['root'] },
+        ],
+      },
+    });
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type).toBe('complete');
+    const spans = t.tools.spans.filter((s) => s.id === 'm1' || s.id === 'm2') as unknown as { start: number; end: number }[];
+    expect(spans).toHaveLength(2);
+    const [x, y] = spans as [{ start: number; end: number }, { start: number; end: number }];
+    expect(x.end <= y.start || y.end <= x.start).toBe(true);
+    const bad = await t.api('POST', '/api/agent/run', { config: { ...auto, maxConcurrency: 0 }, workflow: { steps: [{ id: 'a', tool: 'noop' }] } });
+    expect(bad.status).toBe(400);
+  });
+
   it('pauses at the plan gate and adopts an edited plan', async () => {
     const runId = await run({ config: { permissionMode: 'full-access' }, workflow: { steps: [{ id: 'one', tool: 'echo', arguments: { value: 1 } }] } });
     const gate = await t.waitFor(runId, 'plan_approval_requested');

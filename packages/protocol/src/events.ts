@@ -29,8 +29,6 @@ export interface RunEventPayloads {
   cancel_requested: {};
   /** A failed, cancelled or interrupted run was resumed: it pauses for plan review again. */
   resumed: { reusedSteps: string[] };
-  /** The run's status changed without another event saying so. */
-  status: { status: RunStatus };
   complete: { result: unknown; summary: string };
   error: { message: string; code?: string; details?: unknown };
   // biome-ignore lint/complexity/noBannedTypes: an event without payload

@@ -37,6 +37,20 @@ describe('fengyu run', () => {
     expect(r.stderr).toMatch(/\[b\].*zzz/);
   });
 
+  it('passes --inputs to the run, and refuses malformed --inputs before starting anything', () => {
+    const file = join(home, 'inputs.json');
+    writeFileSync(file, JSON.stringify({ goal: 'greet {{inputs.who}}', steps: [{ id: 'a', tool: 'execute_command', arguments: { command: 'echo hi {{inputs.who}}' } }] }));
+    const r = fengyu(['run', file, '--yes', '--inputs', '{"who":"Ada"}']);
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).stdout.trim()).toBe('hi Ada');
+    const bad = fengyu(['run', file, '--yes', '--inputs', '{"who":']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).not.toMatch(/^Run /m);
+    const missing = fengyu(['run', file, '--yes']);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/who/);
+  });
+
   it('exits 1 when a step fails', () => {
     const file = join(home, 'fail.json');
     writeFileSync(file, JSON.stringify({ steps: [{ id: 'a', tool: 'execute_command', arguments: { command: 'echo x', cwd: '/etc' } }] }));

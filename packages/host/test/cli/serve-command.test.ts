@@ -1,0 +1,45 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '../../../..');
+const home = mkdtempSync(join(tmpdir(), 'fengyu-serve-'));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+describe('fengyu serve', () => {
+  it('starts the host on loopback, prints the UI address with its token, and stops on SIGTERM', async () => {
+    const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', home], {
+      cwd: root,
+      env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const ui = await new Promise<RegExpMatchArray>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve printed: ${out}`)), 60_000);
+        child.stdout.on('data', () => {
+          const m = out.match(/(http:\/\/127\.0\.0\.1:(\d+))\/#token=(\S+)/);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m);
+          }
+        });
+        child.on('exit', () => reject(new Error(`serve exited: ${out}`)));
+      });
+      const [, base, port, token] = ui as unknown as [string, string, string, string];
+      expect(Number(port)).toBeGreaterThan(0);
+      const ok = await fetch(`${base}/api/agent/tools`, { headers: { 'x-fengyu-token': token } });
+      expect(ok.status).toBe(200);
+      const refused = await fetch(`${base}/api/agent/tools`);
+      expect(refused.status).toBe(401);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    expect(out).toMatch(/SIGTERM: stopping/);
+  }, 90_000);
+});

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { isFengYuError } from '@fengyu/protocol';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { extractPackage } from '../../src/plugins/package-reader';
 import { detectSandbox, type SandboxBackend } from '../../src/plugins/sandbox';
 import { type InvokeRequest, WorkerManager, type WorkerTarget } from '../../src/plugins/worker-manager';
@@ -80,6 +80,14 @@ describe.each(backends)('worker manager (%s)', (_name, backend) => {
     expect(String(f.params.reason)).toContain('code 3');
     const after = (await call(m, 'echo', {})) as { instance: string };
     expect(after.instance).not.toBe(before.instance);
+  });
+
+  it('captures worker stderr into the host log, tagged with the plugin', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) };
+    const m = manager({ logger: pino({ level: 'info' }, sink) });
+    await failure(call(m, 'crash'));
+    await vi.waitFor(() => expect(lines.find((l) => l.msg === 'about to crash')).toMatchObject({ stream: 'stderr', plugin: 'test.fengyu.probe' }));
   });
 
   it('times out a hung worker, kills it, and serves the next call from a new one', async () => {

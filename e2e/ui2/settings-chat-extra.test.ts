@@ -1,0 +1,105 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startUi2, type Ui2 } from './harness';
+
+/** Settings' memory and language switches; Chat's published-flows list and attached folders. */
+let u: Ui2;
+let work: string;
+beforeAll(async () => {
+  u = await startUi2();
+  work = mkdtempSync(join(tmpdir(), 'fengyu-ui2-extra-'));
+});
+afterAll(async () => {
+  await u?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('settings switches', () => {
+  it('saves the memory switch and keeps it after a reload', async () => {
+    const { page, t } = u;
+    await u.open('/settings');
+    const sw = page.getByTestId('memory-switch');
+    await sw.waitFor();
+    expect(await sw.isChecked()).toBe(false);
+    await sw.check();
+    await expect.poll(async () => (await t.api('GET', '/api/settings')).body.memory?.enabled, { timeout: 10_000 }).toBe(true);
+    await page.reload();
+    await page.getByTestId('memory-switch').waitFor();
+    await expect.poll(() => page.getByTestId('memory-switch').isChecked()).toBe(true);
+    await page.getByTestId('memory-switch').uncheck();
+    await expect.poll(async () => (await t.api('GET', '/api/settings')).body.memory?.enabled, { timeout: 10_000 }).toBe(false);
+  });
+
+  it('switches the language from Settings: the page, the html lang and the saved setting follow', async () => {
+    const { page, t } = u;
+    await u.open('/settings');
+    const select = page.getByTestId('settings-locale');
+    await select.waitFor();
+    const navSettings = page.locator('[data-nav="settings"]');
+    const english = await navSettings.innerText();
+    await select.selectOption('zh-CN');
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    await expect.poll(() => navSettings.innerText()).not.toBe(english);
+    expect(await navSettings.innerText()).not.toMatch(/[A-Za-z]/);
+    await expect.poll(() => page.getByTestId('locale').inputValue()).toBe('zh-CN'); // the shell's switch agrees
+    await expect.poll(async () => (await t.api('GET', '/api/settings')).body.locale, { timeout: 10_000 }).toBe('zh-CN');
+    await page.reload();
+    await page.getByTestId('settings-locale').waitFor();
+    expect(await page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    await page.getByTestId('settings-locale').selectOption('en');
+    await expect.poll(() => navSettings.innerText()).toBe(english);
+    await expect.poll(async () => (await t.api('GET', '/api/settings')).body.locale, { timeout: 10_000 }).toBe('en');
+  });
+});
+
+describe('chat extras', () => {
+  it('lists published flows as tools, not drafts', async () => {
+    const { page, t } = u;
+    const plan = { steps: [{ id: 'a', tool: 'echo', arguments: { text: 'x' } }] };
+    const pub = (await t.api('POST', '/api/workflows', { name: 'Published echo', plan })).body;
+    expect((await t.api('POST', `/api/workflows/${pub.id}/publish`, { revision: pub.revision })).status).toBe(200);
+    await t.api('POST', '/api/workflows', { name: 'Draft only', plan });
+    await u.open('/chat');
+    const flows = page.getByTestId('chat-flows');
+    await flows.waitFor({ timeout: 20_000 });
+    const text = await flows.innerText();
+    expect(text).toContain('Published echo');
+    expect(text).not.toContain('Draft only');
+    expect(await flows.locator(`[title="run_workflow_${pub.id}"]`).count()).toBe(1);
+  });
+
+  it('attaches an uploaded folder and a local folder path, and sends them with the message', async () => {
+    const { page, llm } = u;
+    const dir = join(work, 'reports');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.txt'), 'alpha');
+    writeFileSync(join(dir, 'b.txt'), 'beta');
+    llm.push({ text: 'Got the folder.' });
+    await u.open('/chat');
+    await page.getByTestId('chat-composer').waitFor();
+    await page.locator('input[type="file"][webkitdirectory]').setInputFiles(dir);
+    const chips = page.getByTestId('chat-attachment');
+    await expect.poll(() => chips.count(), { timeout: 10_000 }).toBe(1);
+    expect(await chips.first().innerText()).toContain('reports');
+    expect(await chips.first().innerText()).toContain('2');
+    const path = page.locator('input.path');
+    await path.fill(work);
+    await path.press('Enter');
+    await expect.poll(() => chips.count()).toBe(2);
+    const before = llm.requests.length;
+    await page.getByTestId('chat-input').fill('Summarise what I attached');
+    await page.getByTestId('chat-input').press('Enter');
+    await expect.poll(() => page.locator('[data-testid="chat-assistant"][data-streaming="false"]').last().innerText(), { timeout: 20_000 }).toContain('Got the folder');
+    expect(await chips.count()).toBe(0);
+    expect(await page.getByTestId('chat-user').last().innerText()).toContain('reports');
+    // the model is told about both: the uploaded folder's files and the local directory
+    const system = String((llm.requests[before]?.messages?.[0] as { content?: unknown } | undefined)?.content ?? '');
+    expect(system).toMatch(/reports: file.*a\.txt/);
+    expect(system).toMatch(/reports: file.*b\.txt/);
+    expect(system).toContain(`directory, read, path "${work}"`);
+    // and the published flow (previous test) is one of its tools
+    expect(JSON.stringify(llm.requests[before]?.tools ?? [])).toContain('"run_workflow_');
+  });
+});

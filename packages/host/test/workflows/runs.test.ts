@@ -93,6 +93,28 @@ describe('workflow runs', () => {
     expect(run.inputs).toMatchObject({ mood: 'calm' });
   });
 
+  it('records which definition and version each run ran', async () => {
+    const one = { type: 'object', properties: { name: { type: 'string' } } };
+    const id = await create({ steps: [{ id: 'a', tool: 'echo', arguments: { value: 'v1 {{inputs.name}}' } }] }, one);
+    const pub = await t.api('POST', `/api/workflows/${id}/publish`, { revision: 1 });
+    expect(pub.status, JSON.stringify(pub.body)).toBe(200);
+    const edit = await t.api('PUT', `/api/workflows/${id}`, { revision: pub.body.revision, plan: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 'draft {{inputs.name}}' } }] } });
+    expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+    const started = async (body: Record<string, unknown>) => {
+      const res = await t.api('POST', `/api/workflows/${id}/run`, { inputs: { name: 'x' }, config: auto, ...body });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const events = await t.stream(res.body.runId);
+      return { end: events.at(-1), run: (await t.api('GET', `/api/agent/runs/${res.body.runId}`)).body };
+    };
+    const published = await started({ version: 'published' });
+    expect(published.end?.data.result.echoed).toBe('v1 x');
+    expect(published.run).toMatchObject({ workflowId: id, workflowVersion: 1 });
+    const draft = await started({});
+    expect(draft.end?.data.result.echoed).toBe('draft x');
+    expect(draft.run.workflowId).toBe(id);
+    expect(draft.run.workflowVersion ?? null).toBeNull();
+  });
+
   it('keeps the normal per-step approval policy for manual runs', async () => {
     const id = await create({ steps: [{ id: 'note', tool: 'write_note', arguments: { text: '{{inputs.name}}' } }] }, { type: 'object', properties: { name: { type: 'string' } } });
     const res = await t.api('POST', `/api/workflows/${id}/run`, { inputs: { name: 'gate' }, config: { permissionMode: 'ask' } });

@@ -10,6 +10,12 @@ beforeAll(async () => {
 afterAll(async () => t.close());
 
 describe('auth and transport', () => {
+  it('listens on loopback only', () => {
+    const bound = t.host.app.server.address();
+    expect(bound).toMatchObject({ address: '127.0.0.1', port: t.host.port });
+    expect(new URL(t.host.url).hostname).toBe('127.0.0.1');
+  });
+
   it('creates a 0600 token file and host.json', () => {
     const token = readFileSync(join(t.home, 'token'), 'utf8').trim();
     expect(token).toBe(t.host.token);

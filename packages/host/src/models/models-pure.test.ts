@@ -34,6 +34,9 @@ describe('planSystemPrompt', () => {
     const entry = (name: string, available: boolean) => ({ name, description: `d ${name}`, inputSchema: { type: 'object' }, effect: 'read' as const, source: 'builtin' as const, id: `builtin:${name}`, schemaRevision: '1', idempotent: false, available });
     const text = planSystemPrompt({ goal: 'g', catalog: [entry('here', true), entry('gone', false)], inputs: { region: 'EU' }, memories: ['likes csv'] });
     expect(text).toContain('"name":"here"');
+    expect(text).toContain('"description":"d here"');
+    expect(text).toContain('"effect":"read"');
+    expect(text).toContain('"inputSchema":{"type":"object"}');
     expect(text).not.toContain('"name":"gone"');
     expect(text).toContain('"region":"EU"');
     expect(text).toContain('likes csv');

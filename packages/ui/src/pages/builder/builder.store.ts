@@ -132,21 +132,22 @@ export const useBuilder = defineStore('builder', () => {
     badges.value = {};
     history.clear();
     historyTick.value++;
-    if (!id) {
-      workflowId.value = undefined;
+    const blank = (flowId: string | undefined) => {
+      workflowId.value = flowId;
       meta.value = { state: 'draft', revision: 0, publishedVersion: null };
-      name.value = '';
-      description.value = '';
-      goal.value = '';
+      name.value = description.value = goal.value = '';
       graph.value = emptyGraph();
       saved.value = docJson();
-    } else {
+    };
+    if (!id) blank(undefined);
+    else
       try {
         adopt(await api().workflows.get(id));
       } catch (e) {
+        // never leave the previous flow on screen under this flow's address (nor save it as this one)
+        blank(id);
         loadError.value = (e as Error).message;
       }
-    }
     loads.value++;
     await loadCatalog();
   }

@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
+import { describe, expect, it } from 'vitest';
 import { extractPackage } from '../../src/plugins/package-reader';
 import type { InstalledPlugin } from '../../src/plugins/plugin.repository';
-import { PluginToolSource } from '../../src/plugins/plugin-tool-source';
+import { PluginToolSource, pluginTool } from '../../src/plugins/plugin-tool-source';
 import { detectSandbox } from '../../src/plugins/sandbox';
 import { WorkerManager } from '../../src/plugins/worker-manager';
 import { toolSourceContract } from '../mcp/tool-source-contract';
@@ -27,4 +28,29 @@ toolSourceContract('PluginToolSource (probe plugin, real worker)', {
     return { source, close: () => workers.close() };
   },
   sample: (tool) => (tool.name === 'probe_echo' ? { value: 1 } : tool.name === 'probe_noop' ? {} : undefined),
+});
+
+describe('plugin tool schema revisions', () => {
+  const make = (inputSchema: Record<string, unknown>, description = 'Echo') => {
+    const manifest = {
+      id: 'test.rev',
+      name: 'Rev',
+      version: '1.0.0',
+      worker: 'worker.mjs',
+      rpc: { methods: { echo: { inputSchema, outputSchema: { type: 'object' } } } },
+      aiTools: [{ name: 'rev_echo', description, method: 'echo', effect: 'read' }],
+    } as unknown as PluginManifest;
+    const plugin: InstalledPlugin = { id: manifest.id, name: manifest.name, version: manifest.version, description: '', enabled: true, manifest, root: '/nonexistent', bundled: false, installedAt: '', updatedAt: '' };
+    return pluginTool(plugin, manifest.aiTools![0]!, { plugins: async () => [plugin], workers: {} as WorkerManager, dataDirOf: () => '/nonexistent', defaultTimeoutSeconds: () => 120 });
+  };
+
+  it('keeps the id, and changes schemaRevision exactly when a schema changes', () => {
+    const a = make({ type: 'object', properties: { value: { type: 'string' } } });
+    const b = make({ type: 'object', properties: { value: { type: 'number' } } });
+    const c = make({ properties: { value: { type: 'string' } }, type: 'object' }, 'Echo, reworded');
+    expect(a.id).toBe('test.rev:rev_echo');
+    expect(b.id).toBe(a.id);
+    expect(b.schemaRevision).not.toBe(a.schemaRevision);
+    expect(c.schemaRevision).toBe(a.schemaRevision);
+  });
 });

@@ -88,4 +88,19 @@ describe('durability across a SIGKILL', () => {
     expect(afterResume.at(-1)?.data.result.echoed).toBe('kept');
     second.child.kill('SIGTERM');
   });
+
+  it('marks a run that was waiting at a gate when the host died as interrupted', async () => {
+    const first = await start();
+    const { body } = await api(first, 'POST', '/api/agent/run', { goal: 'gated crash', workflow: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 1 } }] } });
+    const runId = body.runId as string;
+    await collect(first, runId, (t) => t === 'plan_approval_requested');
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+    const second = await start();
+    const detail = (await api(second, 'GET', `/api/agent/runs/${runId}`)).body;
+    expect(detail.status).toBe('interrupted');
+    expect(detail.events.at(-1).type).toBe('interrupted');
+    expect((await api(second, 'POST', `/api/agent/${runId}/approve`)).status).not.toBe(200);
+    second.child.kill('SIGTERM');
+  });
 });

@@ -142,6 +142,12 @@ describe('supplied workflow runs', () => {
     expect(ev.at(-1)?.type).toBe('error');
     expect(ev.at(-1)?.data.message).toContain('this tool always fails');
     expect(ev.some((e) => e.type === 'step_start' && e.data.stepId === 'y')).toBe(false);
+    const tools = ev.filter((e) => e.type === 'tool' && e.data.stepId === 'x');
+    expect(tools.map((e) => e.data.phase)).toEqual(['call', 'result']);
+    expect(tools[0]?.data).toMatchObject({ name: 'fail', arguments: {} });
+    expect(String(tools[1]?.data.error)).toContain('this tool always fails');
+    expect(tools[1]?.data.result).toBeUndefined();
+    expect(ev.find((e) => e.type === 'step_complete' && e.data.stepId === 'x')?.data).toMatchObject({ status: 'failed', error: expect.stringContaining('always fails') });
   });
 
   it('cancel reaches a running tool call and ends the stream with cancelled', async () => {

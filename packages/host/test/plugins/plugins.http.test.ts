@@ -56,6 +56,13 @@ describe('plugins over HTTP', () => {
     const run = await runWorkflow([{ id: 'a', tool: 'probe_echo', arguments: { value: 'hi' } }]);
     expect(run.status, JSON.stringify(run)).toBe('completed');
     expect(JSON.stringify(run)).toContain('"version":"1.0.0"');
+    const tools = (run.events as Array<{ type: string; data?: any; [k: string]: any }>).filter((e) => e.type === 'tool').map((e) => e.data ?? e);
+    expect(tools.map((e) => [e.phase, e.name, e.stepId])).toEqual([
+      ['call', 'probe_echo', 'a'],
+      ['result', 'probe_echo', 'a'],
+    ]);
+    expect(tools[0].arguments).toEqual({ value: 'hi' });
+    expect(tools[1].result).toMatchObject({ value: 'hi' });
   });
 
   it('upgrades without restart, keeps the data dir, refuses the same version', async () => {

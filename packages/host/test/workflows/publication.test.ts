@@ -148,6 +148,18 @@ describe('publication', () => {
     expect(String(bad?.params.reason)).toContain('text');
   });
 
+  it('never lets a saved definition call a real published workflow tool (no recursion)', async () => {
+    const pub = await createPublished();
+    expect(await workflowTool(pub.id)).toBeDefined();
+    const nested = await t.api('POST', '/api/workflows', { name: 'Outer', inputSchema: schema, plan: { steps: [{ id: 'inner', tool: `run_workflow_${pub.id}`, arguments: { text: '{{inputs.text}}' } }] } });
+    expect(nested.status).toBe(400);
+    expect(nested.body.error.details.map((d: { code: string }) => d.code)).toContain('workflow_nested_tool');
+    // nor by editing an existing definition to call itself
+    const self = await t.api('PUT', `/api/workflows/${pub.id}`, { revision: pub.revision, plan: { steps: [{ id: 'me', tool: `run_workflow_${pub.id}`, arguments: { text: 'x' } }] } });
+    expect(self.status).toBe(400);
+    expect(self.body.error.details.map((d: { code: string }) => d.code)).toContain('workflow_nested_tool');
+  });
+
   it('removes the tool when the workflow is deleted', async () => {
     const pub = await createPublished();
     expect(await workflowTool(pub.id)).toBeDefined();

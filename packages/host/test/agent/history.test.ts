@@ -108,8 +108,9 @@ describe('run history', () => {
 
   it('refuses to replay a sandboxed run while plugins run unsandboxed', async () => {
     const { runId } = await finished('sandboxed once', [{ id: 'a', tool: 'noop' }]);
+    const failed = await finished('sandboxed and failed', [{ id: 'x', tool: 'fail' }]);
     const db = t.host.ctx.db;
-    await db.updateTable('runs').set({ sandbox: JSON.stringify({ mode: 'sandboxed', backend: 'bubblewrap' }) }).where('id', '=', runId).execute();
+    await db.updateTable('runs').set({ sandbox: JSON.stringify({ mode: 'sandboxed', backend: 'bubblewrap' }) }).where('id', 'in', [runId, failed.runId]).execute();
     const posture = t.host.ctx.posture;
     t.host.ctx.posture = () => ({ mode: 'unsandboxed', backend: 'none' });
     try {
@@ -118,6 +119,10 @@ describe('run history', () => {
         expect(res.status).toBe(409);
         expect(res.body.error.code).toBe('sandbox_weakened');
       }
+      const resume = await t.api('POST', `/api/agent/runs/${failed.runId}/resume`);
+      expect(resume.status).toBe(409);
+      expect(resume.body.error.code).toBe('sandbox_weakened');
+      expect((await t.api('GET', `/api/agent/runs/${failed.runId}`)).body.status).toBe('failed');
     } finally {
       t.host.ctx.posture = posture;
     }

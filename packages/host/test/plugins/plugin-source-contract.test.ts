@@ -54,3 +54,28 @@ describe('plugin tool schema revisions', () => {
     expect(c.schemaRevision).toBe(a.schemaRevision);
   });
 });
+
+describe('plugin tool call timeouts', () => {
+  const timeoutFor = async (declared: number | undefined, fallback: number) => {
+    const manifest = {
+      id: 'test.timeout',
+      name: 'Timeout',
+      version: '1.0.0',
+      worker: 'worker.mjs',
+      rpc: { methods: { echo: { inputSchema: { type: 'object' } } } },
+      aiTools: [{ name: 'to_echo', description: 'Echo', method: 'echo', effect: 'read', ...(declared !== undefined ? { timeoutSeconds: declared } : {}) }],
+    } as unknown as PluginManifest;
+    const plugin: InstalledPlugin = { id: manifest.id, name: manifest.name, version: manifest.version, description: '', enabled: true, manifest, root: '/nonexistent', bundled: false, installedAt: '', updatedAt: '' };
+    let seen: number | undefined;
+    const workers = { invoke: async (req: { timeoutSeconds: number }) => ((seen = req.timeoutSeconds), {}) } as unknown as WorkerManager;
+    const tool = pluginTool(plugin, manifest.aiTools![0]!, { plugins: async () => [plugin], workers, dataDirOf: () => '/nonexistent', defaultTimeoutSeconds: () => fallback });
+    await tool.invoke({}, { signal: new AbortController().signal, owner: 'o', permissionMode: 'full-access', grants: [] } as never);
+    return seen;
+  };
+
+  it('uses the declared timeout clamped to [1, 600], else backend.callTimeoutSeconds', async () => {
+    expect(await timeoutFor(30, 120)).toBe(30);
+    expect(await timeoutFor(9999, 120)).toBe(600);
+    expect(await timeoutFor(undefined, 45)).toBe(45);
+  });
+});

@@ -170,6 +170,11 @@ describe('supplied workflow runs', () => {
     const mid = Number(s1[2]?.id);
     const rest = await t.stream(id, { lastEventId: mid });
     expect(rest.map((e) => Number(e.id))).toEqual(s1.map((e) => Number(e.id)).filter((n) => n > mid));
+    // the standard Last-Event-ID header (what a reconnecting EventSource sends) does the same
+    const raw = await fetch(`${t.host.url}/api/agent/stream?runId=${id}`, { headers: { 'x-fengyu-token': t.host.token, 'last-event-id': String(mid) } });
+    expect(raw.status).toBe(200);
+    const ids = (await raw.text()).split('\n').filter((l) => l.startsWith('id:')).map((l) => Number(l.slice(3).trim()));
+    expect(ids).toEqual(rest.map((e) => Number(e.id)));
   });
 
   it('renders {{inputs.x}} in the goal', async () => {

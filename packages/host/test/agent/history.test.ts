@@ -144,5 +144,9 @@ describe('run history', () => {
     const tooMany = await t.api('POST', '/api/agent/batch', { runs: Array.from({ length: 9 }, () => ({ workflow: { steps: [{ id: 'a', tool: 'noop' }] } })) });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error.code).toBe('batch_size');
+    const none = await t.api('POST', '/api/agent/batch', { runs: [] });
+    expect(none.status).toBe(400);
+    const badMode = await t.api('POST', '/api/agent/batch', { capabilityMode: 'full', runs: [{ workflow: { steps: [{ id: 'a', tool: 'noop' }] } }] });
+    expect(badMode.status).toBe(400);
   });
 });

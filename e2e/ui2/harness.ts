@@ -64,16 +64,16 @@ export function planTurn(steps: unknown[]) {
  * Latin-script words left in the rendered page once product names, tool names, code, ids and user
  * data are taken out: what a zh-CN user would still see in English.
  */
-export async function englishLeft(page: Page, allow: readonly string[] = []): Promise<string[]> {
-  const words: string[] = await page.evaluate(() => {
+export async function englishLeft(page: Page, allow: readonly string[] = [], extraDrop = ''): Promise<string[]> {
+  const words: string[] = await page.evaluate((extra) => {
     const root = document.body.cloneNode(true) as HTMLElement;
-    const drop = '.mono, pre, code, textarea, input, script, style, [data-user], .goal, .bubble, .conv-title, .desc, [data-testid="plugin-card"] h3, .agent-run h1, .run-detail h1, [data-testid="mcp-server"] strong, .vue-flow__attribution';
+    const drop = (extra ? `${extra}, ` : '') + '.mono, pre, code, textarea, input, script, style, [data-user], .goal, .bubble, .conv-title, .desc, [data-testid="plugin-card"] h3, .agent-run h1, .run-detail h1, [data-testid="mcp-server"] strong, .vue-flow__attribution';
     // a select's text is its options' texts run together: keep each option as its own words
     for (const sel of Array.from(root.querySelectorAll('select'))) sel.replaceWith(document.createTextNode(` ${Array.from(sel.querySelectorAll('option')).map((o) => o.textContent).join(' ')} `));
     for (const el of Array.from(root.querySelectorAll(drop))) el.remove();
     const text = root.innerText || root.textContent || '';
     return text.match(/[A-Za-z][A-Za-z'-]+/g) ?? [];
-  });
+  }, extraDrop);
   const ok = new Set(['FengYu', 'OpenAI', 'Anthropic', 'MCP', 'HTTP', 'API', 'JSON', 'SearXNG', 'URL', 'Shell', 'Webhook', 'AI', 'English', 'Enter', 'Shift', 'fyp', 'ms', 'min', 'Command', 'Tool', 'Effect', 'Mcp', 'WebFetch', 'Bash', 'git', 'status', 'npm', 'run', 'email', 'read', 'github', 'domain', 'example', 'com', 'web_fetch', 'web_search', 'web', 'fetch', 'search', 'searxng', 'v', ...allow].map((w) => w.toLowerCase()));
   return [...new Set(words)].filter((w) => !ok.has(w.toLowerCase()));
 }

@@ -25,7 +25,7 @@ export const en = {
     alsoLost: 'Its unsaved edits will be lost too.',
     discard: 'Discard changes',
   },
-  canvas: { snap: 'Snap to grid', background: 'Show the dot grid' },
+  canvas: { snap: 'Snap to grid', background: 'Show the dot grid', minimap: 'Mini map' },
   palette: {
     search: 'Search nodes',
     showAll: 'Show all tools ({n} more)',
@@ -162,7 +162,7 @@ export const zhCN: typeof en = {
     alsoLost: '它未保存的修改也会一并丢失。',
     discard: '放弃修改',
   },
-  canvas: { snap: '吸附到网格', background: '显示点状网格' },
+  canvas: { snap: '吸附到网格', background: '显示点状网格', minimap: '缩略图' },
   palette: {
     search: '搜索节点',
     showAll: '显示全部工具（另有 {n} 个）',

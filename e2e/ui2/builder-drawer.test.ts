@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startUi2, type Ui2 } from './harness';
+
+/** The builder's settings drawer (publish, versions, restore) and the unsaved-changes confirmations. */
+let u: Ui2;
+let flowId = '';
+beforeAll(async () => {
+  u = await startUi2();
+  const plan = { steps: [{ id: 'a', title: 'First', tool: 'echo', arguments: { text: 'x' } }] };
+  flowId = (await u.t.api('POST', '/api/workflows', { name: 'Version one', plan })).body.id;
+});
+afterAll(async () => {
+  await u?.close();
+});
+
+async function rename(name: string) {
+  const field = u.page.getByTestId('toolbar-name');
+  await field.fill(name);
+  await field.press('Tab');
+  await u.page.getByTestId('unsaved').waitFor();
+}
+
+it('publishes from the drawer, lists the version and restores it into the draft', async () => {
+  const { page, t } = u;
+  await u.open(`/flows/${flowId}`);
+  await page.locator('.fy-node[data-node-id="a"]').waitFor();
+  await page.getByTestId('open-settings').click();
+  const drawer = page.getByTestId('settings-drawer');
+  await drawer.waitFor();
+  await drawer.getByTestId('publish').click();
+  await drawer.locator('[data-version="1"]').waitFor({ timeout: 10_000 });
+  expect((await t.api('GET', `/api/workflows/${flowId}`)).body.state).toBe('published');
+  await rename('Version two');
+  await page.getByTestId('save').click();
+  await expect.poll(() => page.getByTestId('unsaved').count()).toBe(0);
+  // restoring with unsaved edits asks first; Cancel keeps them
+  await rename('Unsaved name');
+  await drawer.locator('[data-version="1"]').getByTestId('restore').click();
+  await page.getByTestId('confirm-dialog').waitFor();
+  await page.getByTestId('confirm-cancel').click();
+  expect(await page.getByTestId('toolbar-name').inputValue()).toBe('Unsaved name');
+  await drawer.locator('[data-version="1"]').getByTestId('restore').click();
+  await page.getByTestId('confirm-ok').click();
+  await expect.poll(() => page.getByTestId('toolbar-name').inputValue()).toBe('Version one');
+  await expect.poll(async () => (await t.api('GET', `/api/workflows/${flowId}`)).body.name).toBe('Version one');
+});
+
+it('asks before leaving a flow with unsaved changes, and stays on Cancel', async () => {
+  const { page } = u;
+  await u.open(`/flows/${flowId}`);
+  await page.locator('.fy-node[data-node-id="a"]').waitFor();
+  await rename('Not saved yet');
+  await page.locator('[data-nav="runs"]').click();
+  await page.getByTestId('confirm-dialog').waitFor();
+  await page.getByTestId('confirm-cancel').click();
+  expect(new URL(page.url()).pathname).toBe(`/flows/${flowId}`);
+  expect(await page.getByTestId('toolbar-name').inputValue()).toBe('Not saved yet');
+  // the browser's own leave guard is armed too
+  expect(await page.evaluate(() => { const e = new Event('beforeunload', { cancelable: true }); window.dispatchEvent(e); return e.defaultPrevented; })).toBe(true);
+  await page.locator('[data-nav="runs"]').click();
+  await page.getByTestId('confirm-ok').click();
+  await page.waitForURL(/\/runs/);
+});

@@ -50,3 +50,22 @@ export function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value) ?? 'null';
 }
+
+export const REDACTED = '[redacted]';
+
+/** Top-level input properties a tool declares secret (`writeOnly`, `format: password`, `x-fengyu-secret`). */
+export function secretFields(schema: JsonSchema | undefined): string[] {
+  const props = (schema?.properties ?? {}) as Record<string, Record<string, unknown> | undefined>;
+  return Object.entries(props)
+    .filter(([, p]) => p && (p.writeOnly === true || p.format === 'password' || p['x-fengyu-secret'] === true))
+    .map(([k]) => k);
+}
+
+/** A copy of `args` with the schema's secret fields replaced, for events, logs and API output. */
+export function redactSecrets<T>(args: T, schema: JsonSchema | undefined): T {
+  const fields = secretFields(schema);
+  if (fields.length === 0 || !args || typeof args !== 'object' || Array.isArray(args)) return args;
+  const out: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+  for (const f of fields) if (out[f] !== undefined && out[f] !== null) out[f] = REDACTED;
+  return out as T;
+}

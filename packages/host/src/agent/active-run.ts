@@ -1,4 +1,5 @@
-import { type AgentPlan, FengYuError, localize, type PlanStep, type RunStatus } from '@fengyu/protocol';
+import { createHash } from 'node:crypto';
+import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, type RunStatus, secretFields } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../context';
 import type { EventLog, NewEvent, Trx } from '../events/event-log';
@@ -162,13 +163,13 @@ export class ActiveRun {
       plan = this.deps.validate(draft, this);
     }
     this.plan = plan;
-    await this.commit([{ type: 'plan_ready', plan }], { plan: JSON.stringify(plan) });
+    await this.commit([{ type: 'plan_ready', plan: redactPlan(plan, this.catalog) }], { plan: JSON.stringify(plan) });
   }
 
   private planGate(): Promise<GateOutcome> {
     return this.gates.request('plan', 'review the plan', async (gate) => {
       this.status = 'awaiting_plan_approval';
-      await this.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: this.plan as AgentPlan }], {
+      await this.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: redactPlan(this.plan as AgentPlan, this.catalog) }], {
         status: 'awaiting_plan_approval',
         gate: JSON.stringify(gate),
       });
@@ -186,10 +187,10 @@ export class ActiveRun {
         await this.cancel();
         return gate;
       }
-      const plan = this.deps.validate(isPlan ? body : this.plan, this);
+      const plan = this.deps.validate(isPlan ? restoreSecrets(body as AgentPlan, this.plan, this.catalog) : this.plan, this);
       this.plan = plan;
       this.status = 'running';
-      await this.commit([{ type: 'plan_approved', gateId: gate.id, edited: isPlan, plan }], { status: 'running', plan: JSON.stringify(plan), gate: null });
+      await this.commit([{ type: 'plan_approved', gateId: gate.id, edited: isPlan, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null });
       this.gates.resolve({ kind: 'approved', plan });
       return gate;
     }
@@ -270,7 +271,7 @@ export class ActiveRun {
     }
     if (!this.config.planApproval) {
       this.status = 'running';
-      await this.commit([{ type: 'plan_ready', plan }], { status: 'running', plan: JSON.stringify(plan) });
+      await this.commit([{ type: 'plan_ready', plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan) });
     }
     this.tick();
   }
@@ -379,8 +380,31 @@ export class ActiveRun {
   }
 }
 
+/** The plan as events and the API show it: secret tool arguments replaced (the row keeps them). */
+export function redactPlan(plan: AgentPlan, catalog: CatalogSnapshot): AgentPlan {
+  return { ...plan, steps: plan.steps.map((s) => (s.tool && s.arguments ? { ...s, arguments: redactSecrets(s.arguments, catalog.get(s.tool)?.inputSchema) } : s)) };
+}
+
+/** An edited plan sent back from a review carries `[redacted]` where a secret was: keep the original. */
+function restoreSecrets(edited: AgentPlan, current: AgentPlan | undefined, catalog: CatalogSnapshot): AgentPlan {
+  if (!edited || !Array.isArray(edited.steps) || !current) return edited;
+  return {
+    ...edited,
+    steps: edited.steps.map((s) => {
+      const before = current.steps.find((c) => c.id === s?.id);
+      if (!s?.tool || !s.arguments || !before?.arguments) return s;
+      const args = { ...s.arguments };
+      for (const f of secretFields(catalog.get(s.tool)?.inputSchema)) if (args[f] === REDACTED && f in before.arguments) args[f] = before.arguments[f];
+      return { ...s, arguments: args };
+    }),
+  };
+}
+
+/** Identity of what a step does (a digest: arguments may hold secrets). Equal ⇒ reusable on resume. */
 export function fingerprint(step: PlanStep): string {
-  return JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null]);
+  return createHash('sha256')
+    .update(JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null]))
+    .digest('hex');
 }
 
 export function errorText(err: unknown): string {

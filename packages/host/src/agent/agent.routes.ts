@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { streamRun } from '../events/sse';
 import { batchBody, listQuery, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
+import { redactPlan } from './active-run';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 
 /** HTTP surface of the agent (SPEC §3). */
@@ -40,11 +41,12 @@ function summaryOf(row: RunRow) {
 }
 
 export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunRow) {
-  const [executions, events] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id)]);
+  const [executions, events, catalog] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id), ctx.catalog.snapshot(row.owner)]);
+  const plan = parsePlan(row);
   const config = JSON.parse(row.config) as Record<string, unknown>;
   return {
     ...summaryOf(row),
-    plan: parsePlan(row) ?? null,
+    plan: plan ? redactPlan(plan, catalog) : null,
     config: {
       permissionMode: config.permissionMode,
       planApproval: config.planApproval,

@@ -1,4 +1,4 @@
-import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
+import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
 import type { Tool, ToolContext } from '../tools/tool';
@@ -69,7 +69,7 @@ export class StepRunner {
     if (gateReason) {
       const audits = this.take(step.id);
       if (audits.length) await r.commit(audits);
-      const outcome = await r.stepGate(step.id, gateReason, { tool: step.tool, arguments: args, effect: tool?.effect ?? 'model' });
+      const outcome = await r.stepGate(step.id, gateReason, { tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), effect: tool?.effect ?? 'model' });
       if (outcome.kind === 'cancelled' || r.cancelRequested) {
         r.stepStatus.set(step.id, 'pending');
         return;
@@ -118,7 +118,7 @@ export class StepRunner {
     let delay = step.retry?.initialBackoffMs ?? 500;
     const startEvents: NewEvent[] = [
       ...this.take(step.id),
-      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: args, attempt: 1 },
+      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
     await r.commit(startEvents, { status: r.gates.open ? r.status : 'running' }, (trx) =>
@@ -267,7 +267,7 @@ export class StepRunner {
 }
 
 function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): NewEvent {
-  return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: args };
+  return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: redactSecrets(args, tool.inputSchema) };
 }
 
 function byteLength(v: unknown): number {

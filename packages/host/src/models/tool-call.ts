@@ -1,4 +1,4 @@
-import { type PermissionMode, isFengYuError, localize } from '@fengyu/protocol';
+import { type PermissionMode, isFengYuError, localize, redactSecrets } from '@fengyu/protocol';
 import type { CallerKind, PermissionGuard, ToolCall } from '../permissions/types';
 import type { FileGrant, Tool } from '../tools/tool';
 
@@ -25,7 +25,7 @@ export interface CallEnv {
 
 export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<string, unknown>, callId: string): Promise<unknown> {
   const base = { ...(env.stepId ? { stepId: env.stepId } : {}), name: tool.name, callId };
-  env.emit('tool', { phase: 'call', ...base, arguments: args });
+  env.emit('tool', { phase: 'call', ...base, arguments: redactSecrets(args, tool.inputSchema) });
   const call: ToolCall = {
     tool,
     arguments: args,
@@ -82,7 +82,7 @@ async function permit(env: CallEnv, call: ToolCall, callId: string): Promise<{ d
   });
   if (decision.decision === 'allow') return { approved: env.permissionMode === 'full-access' };
   if (decision.decision === 'deny') return { denial: decision.reason, approved: false };
-  const approved = await env.askApproval(decision.reason, { tool: call.tool.name, arguments: call.arguments, effect: call.tool.effect, callId });
+  const approved = await env.askApproval(decision.reason, { tool: call.tool.name, arguments: redactSecrets(call.arguments, call.tool.inputSchema), effect: call.tool.effect, callId });
   env.emit('audit', { kind: 'approval', ...(env.stepId ? { stepId: env.stepId } : {}), tool: call.tool.name, decision: approved ? 'approved' : 'rejected' });
   return approved ? { approved: true } : { denial: `${decision.reason} (not approved)`, approved: false };
 }

@@ -81,6 +81,10 @@ export function createTestTools(): TestTools {
       count('write_note');
       return { written: args.text };
     }),
+    tool('login', 'read', { type: 'object', properties: { user: { type: 'string' }, password: { type: 'string', writeOnly: true } }, required: ['user', 'password'] }, async (args) => {
+      count('login');
+      return { user: args.user, passwordLength: String(args.password).length };
+    }),
     tool('send_message', 'external', { type: 'object', properties: { to: { type: 'string' } } }, async (args) => {
       count('send_message');
       return { sent: args.to ?? null };

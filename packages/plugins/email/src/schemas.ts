@@ -8,7 +8,7 @@ const PublicAccount = AccountSchema.extend({ kind: z.enum(['smtp', 'outbox']), h
 const Option = z.object({ value: z.string(), label: z.string() });
 
 export const AccountSaveInput = AccountSchema.extend({
-  secret: z.string().min(1).max(1000).nullable().optional().describe('Password or app token; omit to keep the stored one, null to remove it. Never returned.'),
+  secret: z.string().min(1).max(1000).nullable().optional().meta({ writeOnly: true, description: 'Password or app token; omit to keep the stored one, null to remove it. Never returned; the host redacts it in run events.' }),
   secretFile: z
     .string({ error: (iss) => (iss.input !== null && typeof iss.input === 'object' ? 'a file reference object the host did not resolve; pass a granted file path' : undefined) })
     .min(1)

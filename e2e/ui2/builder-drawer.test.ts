@@ -61,3 +61,30 @@ it('asks before leaving a flow with unsaved changes, and stays on Cancel', async
   await page.getByTestId('confirm-ok').click();
   await page.waitForURL(/\/runs/);
 });
+
+it('pins a finished step result from the output viewer: a marker on the card, kept in the saved plan', async () => {
+  const { page, t } = u;
+  const run = await t.api('POST', `/api/workflows/${flowId}/run`, { config: { permissionMode: 'full-access' } });
+  expect(run.status, JSON.stringify(run.body)).toBe(200);
+  await t.stream(run.body.runId);
+  await u.open(`/flows/${flowId}?run=${run.body.runId}`);
+  await expect.poll(() => page.locator('.fy-node[data-node-id="a"]').getAttribute('data-badge'), { timeout: 20_000 }).toBe('done');
+  await page.locator('.fy-node[data-node-id="a"] .fy-label').click();
+  await page.getByTestId('tab-config').click();
+  const viewer = page.getByTestId('output-viewer');
+  await viewer.waitFor();
+  await expect.poll(() => viewer.getByTestId('pin').isEnabled()).toBe(true);
+  await viewer.getByTestId('pin').click();
+  await page.locator('.fy-node[data-node-id="a"] .fy-pin').waitFor();
+  await viewer.getByTestId('unpin').waitFor();
+  await page.getByTestId('save').click();
+  await expect.poll(() => page.getByTestId('unsaved').count()).toBe(0);
+  const saved = (await t.api('GET', `/api/workflows/${flowId}`)).body;
+  expect(saved.plan.steps[0].pinned).toBeTruthy();
+  // the next run serves the pin instead of calling the tool
+  const next = await t.api('POST', `/api/workflows/${flowId}/run`, { config: { permissionMode: 'full-access' } });
+  const events = await t.stream(next.body.runId);
+  expect(events.some((e) => e.type === 'step_start' && (e.data as { pinned?: boolean }).pinned === true), JSON.stringify(events.map((e) => e.type))).toBe(true);
+  await page.getByTestId('undo').click();
+  await expect.poll(() => page.locator('.fy-node[data-node-id="a"] .fy-pin').count()).toBe(0);
+});

@@ -32,7 +32,7 @@ const entry = (name: string, origin: string, flowNode = true): CatalogEntry => (
   ...(flowNode ? { flowNode: { label: name } } : {}),
 });
 
-const globals = () => ({ global: { plugins: [pinia, createUiI18n()] } });
+const globals = () => ({ global: { plugins: [pinia, createUiI18n('en')] } });
 
 describe('Start fields editor', () => {
   it('adds fields, edits name/type/required, and the input schema follows', async () => {

@@ -37,7 +37,6 @@ it('leaves no English on the Flows library and builder once the language is swit
     await page.waitForTimeout(300);
     const words = await englishLeft(page, allow, drop);
     if (words.length) left[name] = words;
-    if (process.env.ZH_DUMP && words.length) console.log('ZHWHERE', name, JSON.stringify(await page.evaluate((ws) => { const out: string[] = []; const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT); let n; while ((n = w.nextNode())) if (ws.some((x) => new RegExp(`\\b${x}\\b`).test(n!.textContent ?? ''))) out.push((n.parentElement?.outerHTML ?? '').slice(0, 300)); return out; }, words)));
     await u.shot(`ui2-zh-${name}`);
   };
 

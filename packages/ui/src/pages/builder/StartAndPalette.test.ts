@@ -87,9 +87,10 @@ describe('node palette', () => {
     expect(names().every((n) => n.toLowerCase().includes('excel'))).toBe(true);
     await w.get('[data-testid="palette-search"]').setValue('');
     const group = w.findAll('.palette-group')[0];
-    const head = group?.get('.group-head');
-    await head?.trigger('click');
-    expect(head?.attributes('aria-expanded')).toBe('false');
-    expect((group?.get('ul').element as HTMLElement).style.display).toBe('none');
+    if (!group) throw new Error('the palette shows no group');
+    const head = group.get('.group-head');
+    await head.trigger('click');
+    expect(head.attributes('aria-expanded')).toBe('false');
+    expect((group.get('ul').element as HTMLElement).style.display).toBe('none');
   });
 });

@@ -1,0 +1,74 @@
+import type { PermissionMode } from '@fengyu/protocol';
+
+/**
+ * The seam between background-task producers (the REST route, the task tools, schedules,
+ * webhooks) and the task executor. Producers depend on this interface only, so the queue can move
+ * to another store (a shared database with a job engine) without touching them.
+ */
+
+export type TaskPriority = 'interactive' | 'normal' | 'batch';
+export type TaskKind = 'workflow' | 'workflow-schedule' | 'workflow-webhook';
+export type TaskState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type CapacityScope = 'owner' | 'global' | 'owner-priority' | 'global-priority';
+
+/** One snapshot shape for REST, tools and the UI. Times are ISO-8601 UTC. */
+export interface TaskSnapshot {
+  id: string;
+  ownerId: string;
+  kind: TaskKind;
+  priority: TaskPriority;
+  state: TaskState;
+  /** True while the task waits for a running slot. */
+  queued: boolean;
+  workflowId: string;
+  workflowVersion: number;
+  runId?: string;
+  scheduleId?: string;
+  triggerId?: string;
+  submittedAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+  /** Time spent queued; advances while the task waits. */
+  queueWaitMs: number;
+  /** Time since the body started; advances while it runs. */
+  runDurationMs?: number;
+  /** The run's summary and final result as text, capped at 64 KiB. */
+  output: { text: string; truncated: boolean };
+  error?: { code: string; message: string };
+}
+
+export interface SubmitTaskRequest {
+  ownerId: string;
+  workflowId: string;
+  inputs?: Record<string, unknown>;
+  priority: TaskPriority;
+  kind: TaskKind;
+  /** Defaults to the owner's configured mode when absent. */
+  permissionMode?: PermissionMode;
+  scheduleId?: string;
+  triggerId?: string;
+}
+
+/** Why a submission was refused for capacity: the limit that refused it. */
+export interface CapacityRefusal {
+  capacityScope: CapacityScope;
+  /** The reservation that refused (batch, or batch + normal), when a reservation did. */
+  capacityPriority?: 'batch' | 'normal';
+  retryable: true;
+  retryAfterSeconds: 1;
+}
+
+export type SubmitResult = { ok: true; task: TaskSnapshot } | { ok: false; refusal: CapacityRefusal };
+
+export interface TaskSubmitter {
+  /**
+   * Validates the request (unknown workflow 404, draft 409, inputs 400 naming the field; thrown as
+   * FengYuError before anything is queued), then admits the task or refuses it for capacity.
+   * The task is persisted before this resolves.
+   */
+  submit(req: SubmitTaskRequest): Promise<SubmitResult>;
+  /** The owner's task, or undefined for an unknown id or another owner's task. */
+  get(ownerId: string, taskId: string): Promise<TaskSnapshot | undefined>;
+  /** Called after a task reaches a terminal state (persisted first). Returns an unsubscribe. */
+  onFinished(listener: (task: TaskSnapshot) => void): () => void;
+}

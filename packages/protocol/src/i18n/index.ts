@@ -3,13 +3,14 @@ import * as mcp from './mcp';
 import * as models from './models';
 import * as permissions from './permissions';
 import * as plugins from './plugins';
+import * as unattended from './unattended';
 import * as workflows from './workflows';
 
 /** Supported display languages. `en` is the default. */
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models, mcp];
+const tables = [core, plugins, permissions, workflows, models, mcp, unattended];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

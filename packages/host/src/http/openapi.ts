@@ -9,6 +9,8 @@ interface Collected {
   method: string;
   url: string;
   schema: Record<string, unknown>;
+  /** The route authenticates callers itself (no host token). */
+  tokenExempt: boolean;
 }
 
 export function collectRoutes(app: FastifyInstance): Collected[] {
@@ -18,7 +20,7 @@ export function collectRoutes(app: FastifyInstance): Collected[] {
     const methods = Array.isArray(r.method) ? r.method : [r.method];
     for (const m of methods) {
       if (m === 'HEAD' || m === 'OPTIONS') continue;
-      routes.push({ method: m.toLowerCase(), url: r.url, schema: (r.schema ?? {}) as Record<string, unknown> });
+      routes.push({ method: m.toLowerCase(), url: r.url, schema: (r.schema ?? {}) as Record<string, unknown>, tokenExempt: (r.config as { tokenExempt?: string } | undefined)?.tokenExempt !== undefined });
     }
   });
   return routes;
@@ -43,7 +45,7 @@ export function openApiDocument(routes: Collected[], version: string) {
         ...Object.fromEntries(Object.entries((s.response as Record<string, unknown>) ?? {}).map(([code, sch]) => [code, { description: String(code), content: { 'application/json': { schema: sch } } }])),
         default: { description: 'Error envelope', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },
-      security: path.startsWith('/api/workflow-hooks/') ? [] : [{ token: [] }],
+      security: r.tokenExempt ? [] : [{ token: [] }],
     };
     if (s.body) op.requestBody = { content: { 'application/json': { schema: s.body } } };
     if (s.consumes) op.requestBody = { content: Object.fromEntries((s.consumes as string[]).map((c) => [c, { schema: { type: 'object' } }])) };

@@ -16,8 +16,9 @@ import { SettingsStore } from '../settings/settings.store';
 import { migrate, openDatabase } from '../storage/database';
 import { builtinSource } from '../tools/builtin/builtin.source';
 import { ToolCatalog } from '../tools/catalog';
-import { DEFAULT_OWNER, isLoopbackHost, loadPrimaryToken, TokenVerifier } from './auth';
+import { DEFAULT_OWNER, loadPrimaryToken, TokenVerifier } from './auth';
 import { sendError } from './errors';
+import { frontDoorRewriteUrl, installFrontDoor } from './front-door';
 import { collectRoutes, openApiDocument } from './openapi';
 import { serveUi } from './static';
 
@@ -55,15 +56,6 @@ export interface Host {
 
 export const VERSION = '0.1.0';
 const BODY_LIMIT = 1024 * 1024;
-
-function jsonParser(_req: unknown, body: string, done: (err: Error | null, value?: unknown) => void) {
-  if (body.trim() === '') return done(null, undefined);
-  try {
-    done(null, JSON.parse(body));
-  } catch (err) {
-    done(new FengYuError('invalid_json', { reason: (err as Error).message }));
-  }
-}
 
 /** Assembles a real host: database, event log, catalog, domains, HTTP; listens on loopback. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
@@ -104,25 +96,12 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     callTimeoutSeconds: config.callTimeoutSeconds,
   });
 
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, ajv: { customOptions: { allErrors: true, strict: false, coerceTypes: 'array', removeAdditional: false } } }) as unknown as FastifyInstance;
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl, ajv: { customOptions: { allErrors: true, strict: false, coerceTypes: 'array', removeAdditional: false } } }) as unknown as FastifyInstance;
   const routes = collectRoutes(app);
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, jsonParser);
   app.decorateRequest('owner', '');
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => sendError(new FengYuError('route_not_found', { method: req.method, url: req.url.split('?')[0] }), req, reply));
-  app.addHook('onRequest', async (req) => {
-    if (!isLoopbackHost(req.headers.host)) throw new FengYuError('forbidden_host', { host: String(req.headers.host ?? '') });
-    const path = req.url.split('?')[0] ?? '';
-    if (!path.startsWith('/api/') && path !== '/api' && path !== '/metrics') return;
-    if (path.startsWith('/api/workflow-hooks/')) return; // authenticated by the trigger's own secret
-    const header = req.headers['x-fengyu-token'];
-    let presented = typeof header === 'string' ? header : undefined;
-    if (!presented && (path === '/api/agent/stream' || path.endsWith('/stream'))) presented = (req.query as { token?: string }).token;
-    const owner = await verifier.ownerOf(presented);
-    if (!owner) throw new FengYuError('unauthorized');
-    req.owner = owner;
-  });
+  installFrontDoor(app, verifier, BODY_LIMIT);
   app.addHook('onSend', async (_req, reply) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');

@@ -26,6 +26,17 @@ export default defineConfig({
     chunkSizeWarningLimit: 2000,
   },
   server: {
-    proxy: { '/api': 'http://127.0.0.1:7878' },
+    // The host refuses any Origin but its own: the dev server's own pages are re-labelled as the
+    // host's origin; any other page's Origin passes through and is refused.
+    proxy: {
+      '/api': {
+        target: 'http://127.0.0.1:7878',
+        configure: (proxy) =>
+          proxy.on('proxyReq', (proxyReq, req) => {
+            const origin = req.headers.origin;
+            if (origin && origin === `http://${req.headers.host}`) proxyReq.setHeader('origin', 'http://127.0.0.1:7878');
+          }),
+      },
+    },
   },
 });

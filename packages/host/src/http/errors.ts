@@ -1,4 +1,4 @@
-import { errorSpec, FengYuError, isFengYuError, localize, type Locale, pickLocale, type Problem } from '@fengyu/protocol';
+import { errorSpec, FengYuError, isFengYuError, type Locale, localize, MESSAGES, pickLocale, type Problem } from '@fengyu/protocol';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The one mapping from errors to the HTTP envelope `{error:{code,message,details}}` (SPEC §1). */
@@ -8,7 +8,10 @@ function localizeDetails(details: unknown, locale: Locale): unknown {
   return details.map((d) => {
     if (!d || typeof d !== 'object' || typeof (d as Problem).code !== 'string') return d;
     const p = d as Problem;
-    const message = p.message ?? localize(p.code, p.params ?? {}, locale);
+    // Outside English, a problem with parameters is rendered from the table in the caller's
+    // language even when its producer attached English text; a bare message is passed through.
+    const translated = locale !== 'en' && p.params !== undefined && MESSAGES[locale][p.code] !== undefined;
+    const message = translated || p.message === undefined ? localize(p.code, p.params ?? {}, locale) : p.message;
     const details2 = (d as { details?: unknown }).details;
     return { ...p, message, ...(details2 ? { details: localizeDetails(details2, locale) } : {}) };
   });
@@ -25,7 +28,7 @@ export function envelope(err: FengYuError, locale: Locale) {
 }
 
 /** Converts Fastify's own errors (validation, body limits, bad JSON) into FengYuErrors. */
-export function toFengYuError(err: unknown): FengYuError {
+export function toFengYuError(err: unknown, bodyLimit?: number): FengYuError {
   if (isFengYuError(err)) return err as FengYuError;
   const fe = err as FastifyError & { validation?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown> }>; validationContext?: string };
   if (fe.validation) {
@@ -39,21 +42,21 @@ export function toFengYuError(err: unknown): FengYuError {
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new FengYuError('payload_too_large', { limit: (fe as { limit?: number }).limit ?? 'the' });
+      return new FengYuError('payload_too_large', { limit: bodyLimit ?? 0 });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new FengYuError('invalid_json', { reason: fe.message });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new FengYuError('invalid_request', { reason: fe.message });
   }
-  if (fe.statusCode === 413) return new FengYuError('payload_too_large', { limit: 'the' });
+  if (fe.statusCode === 413) return new FengYuError('payload_too_large', { limit: bodyLimit ?? 0 });
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new FengYuError('invalid_request', { reason: fe.message });
   if (err instanceof SyntaxError) return new FengYuError('invalid_json', { reason: err.message });
   return new FengYuError('internal', { reason: err instanceof Error ? err.message : String(err) }, undefined, { cause: err });
 }
 
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const fe = toFengYuError(err);
+  const fe = toFengYuError(err, request.routeOptions?.bodyLimit ?? request.server.initialConfig.bodyLimit);
   const status = errorSpec(fe.code).status;
   if (status >= 500) request.log.error({ err }, 'request failed');
   const locale = pickLocale(request.headers['accept-language']);

@@ -21,6 +21,7 @@ import { sendError } from './errors';
 import { frontDoorRewriteUrl, installFrontDoor } from './front-door';
 import { collectRoutes, openApiDocument } from './openapi';
 import { serveUi } from './static';
+import { routeValidatorCompiler } from './validation';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -96,7 +97,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     callTimeoutSeconds: config.callTimeoutSeconds,
   });
 
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl, ajv: { customOptions: { allErrors: true, strict: false, coerceTypes: 'array', removeAdditional: false } } }) as unknown as FastifyInstance;
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl }) as unknown as FastifyInstance;
+  app.setValidatorCompiler(routeValidatorCompiler());
   const routes = collectRoutes(app);
   app.decorateRequest('owner', '');
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));

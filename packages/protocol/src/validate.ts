@@ -1,7 +1,7 @@
 import type { CatalogEntry } from './catalog';
 import { isRetrySafe } from './catalog';
 import type { Problem } from './errors';
-import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep } from './plan';
+import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep, StepSchema } from './plan';
 import { collectFileInputs, collectReferences, formatPath, type PathPart } from './references';
 import { checkSchema } from './schema-check';
 
@@ -200,22 +200,48 @@ function stepProblems(step: PlanStep, ids: Map<string, number>, ctx: ValidationC
   return problems;
 }
 
+/** Problems of the steps alone: ids, each step's own rules, and cycles. */
+function stepSetProblems(steps: readonly PlanStep[], knownIds: readonly string[], ctx: ValidationContext): Problem[] {
+  const problems: Problem[] = [];
+  const ids = new Map<string, number>();
+  steps.forEach((s, i) => {
+    if (ids.has(s.id)) problems.push({ code: 'step_duplicate_id', stepId: s.id, field: 'id', params: { stepId: s.id } });
+    else ids.set(s.id, i);
+  });
+  for (const id of knownIds) if (!ids.has(id)) ids.set(id, -1);
+  for (const step of steps) problems.push(...stepProblems(step, ids, ctx));
+  const cycle = findCycle(steps);
+  if (cycle) problems.push({ code: 'plan_cycle', stepId: cycle[0], field: 'dependsOn', params: { cycle: cycle.join(' → ') } });
+  return problems;
+}
+
+/**
+ * When the plan's shape is broken, the steps whose own shape is sound are still checked, so one
+ * answer lists every problem (a malformed step does not hide an unknown tool in another).
+ */
+function salvagedProblems(input: unknown, ctx: ValidationContext): Problem[] {
+  const raw = (input as { steps?: unknown } | null)?.steps;
+  if (!Array.isArray(raw)) return [];
+  const sound: PlanStep[] = [];
+  const knownIds: string[] = [];
+  for (const candidate of raw) {
+    const parsed = StepSchema.safeParse(candidate);
+    if (parsed.success) sound.push(parsed.data);
+    const id = (candidate as { id?: unknown } | null)?.id;
+    if (typeof id === 'string') knownIds.push(id);
+  }
+  return stepSetProblems(sound, knownIds, ctx);
+}
+
 /** Validates a plan in full. Returns the typed plan, or every problem found. */
 export function validatePlan(input: unknown, ctx: ValidationContext): ValidationResult {
   const structural = schemaProblems(input);
-  if (structural.length > 0) return { ok: false, problems: structural };
+  if (structural.length > 0) return { ok: false, problems: [...structural, ...salvagedProblems(input, ctx)] };
   const plan = AgentPlanSchema.parse(input);
   const problems: Problem[] = [];
   if (plan.steps.length === 0) problems.push({ code: 'plan_empty', params: {} });
   if (plan.steps.length > MAX_STEPS) problems.push({ code: 'plan_too_many_steps', params: { count: plan.steps.length } });
-  const ids = new Map<string, number>();
-  plan.steps.forEach((s, i) => {
-    if (ids.has(s.id)) problems.push({ code: 'step_duplicate_id', stepId: s.id, field: 'id', params: { stepId: s.id } });
-    else ids.set(s.id, i);
-  });
-  for (const step of plan.steps) problems.push(...stepProblems(step, ids, ctx));
-  const cycle = findCycle(plan.steps);
-  if (cycle) problems.push({ code: 'plan_cycle', stepId: cycle[0], field: 'dependsOn', params: { cycle: cycle.join(' → ') } });
+  problems.push(...stepSetProblems(plan.steps, [], ctx));
   const pre = prerequisites(plan.steps);
   for (const step of plan.steps) problems.push(...referenceProblems(step, plan.steps, pre.get(step.id) ?? new Set(), ctx));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, plan };

@@ -93,7 +93,14 @@ export function backendsSection(secrets: SecretStore): SectionSpec<BackendConfig
 
 export const DefaultBackendSchema = z.string().max(64).nullable();
 
+/** The default backend must be one of the configured backends (or null for none). */
 export const defaultBackendSection: SectionSpec<string | null> = {
   schema: DefaultBackendSchema,
   defaultValue: null,
+  validate: (value, doc) => {
+    if (value === null) return [];
+    const configured = Array.isArray(doc.backends) ? (doc.backends as Array<{ id?: unknown }>) : [];
+    if (configured.some((b) => b?.id === value)) return [];
+    return [{ code: 'default_backend_unknown', field: 'defaultBackend', params: { backend: value } }];
+  },
 };

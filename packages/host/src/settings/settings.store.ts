@@ -17,8 +17,11 @@ export interface SectionSpec<T> {
   redact?: (value: T) => unknown;
   /** Runs after validation, before saving (e.g. moves secrets to a 0600 file). */
   prepare?: (next: T, prev: T, owner: string) => T | Promise<T>;
-  /** Extra checks beyond the schema (e.g. rule syntax with line numbers). */
-  validate?: (value: T) => Problem[];
+  /**
+   * Extra checks beyond the schema (e.g. rule syntax with line numbers). `doc` is the whole
+   * document as it would be saved, for checks that span sections.
+   */
+  validate?: (value: T, doc: SettingsDoc) => Problem[];
 }
 
 export type SettingsDoc = Record<string, unknown>;
@@ -99,7 +102,7 @@ export class SettingsStore {
     }
     const prev = await this.get(owner);
     const merged = mergePatch(prev, patch) as SettingsDoc;
-    const problems: Array<Problem & { message: string }> = [];
+    const problems: Problem[] = [];
     const next: SettingsDoc = {};
     for (const key of Object.keys(patch)) {
       if (!this.sections.has(key)) problems.push({ code: 'unknown_section', field: key, message: `unknown settings section "${key}"` });
@@ -113,7 +116,7 @@ export class SettingsStore {
         }
         continue;
       }
-      for (const p of spec.validate?.(parsed.data) ?? []) problems.push({ ...p, message: p.message ?? p.code });
+      problems.push(...(spec.validate?.(parsed.data, merged) ?? []));
       next[name] = parsed.data;
     }
     if (problems.length) throw new FengYuError('invalid_settings', { count: problems.length }, problems);

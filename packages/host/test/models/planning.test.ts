@@ -28,8 +28,7 @@ describe('no backend configured', () => {
     const res = await t.api('POST', '/api/agent/run', { goal: 'say hello' });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('no_chat_backend');
-    expect(res.body.error.message).toContain('backends');
-    expect(res.body.error.message).toContain('PATCH /api/settings');
+    expect(res.body.error.message).toContain('Settings → Chat backends');
     const zh = await t.api('POST', '/api/agent/run', { goal: 'say hello' }, { 'accept-language': 'zh-CN' });
     expect(zh.body.error.message).toContain('未配置聊天后端');
   });

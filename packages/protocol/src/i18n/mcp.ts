@@ -1,10 +1,10 @@
 /** Messages of the MCP domain (configured MCP servers and their tools), in both languages. */
 export const en: Record<string, string> = {
   mcp_server_unavailable: 'MCP server "{server}" is not available: {reason}',
-  mcp_server_not_found: 'MCP server "{server}" is not configured. Add it under "mcpServers" in PATCH /api/settings.',
+  mcp_server_not_found: 'MCP server "{server}" is not configured. Add it under Settings → MCP servers.',
 };
 
 export const zhCN: Record<string, string> = {
   mcp_server_unavailable: 'MCP 服务器 "{server}" 不可用：{reason}',
-  mcp_server_not_found: '未配置 MCP 服务器 "{server}"。请通过 PATCH /api/settings 在 "mcpServers" 中添加。',
+  mcp_server_not_found: '未配置 MCP 服务器 "{server}"。请在“设置 → MCP 服务器”中添加。',
 };

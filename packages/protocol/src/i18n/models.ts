@@ -1,6 +1,7 @@
 /** Messages of the models domain (chat backends, model steps, chat, memory), in both languages. */
 export const en: Record<string, string> = {
-  unknown_backend: 'Backend "{backend}" is not configured (configured: {ids}). Add it under "backends" in PATCH /api/settings.',
+  unknown_backend: 'Backend "{backend}" is not configured (configured: {ids}). Add it under Settings → Chat backends.',
+  default_backend_unknown: 'The default backend "{backend}" names no configured backend: add it to "backends" first, or choose one of the configured ones.',
   backend_key_missing: 'Backend "{backend}" has no API key: set "apiKey", or "apiKeyEnv" naming a set environment variable (now: {env}).',
   model_failed: 'The model backend "{backend}" failed: {reason}',
   model_cancelled: 'The call to model backend "{backend}" was cancelled.',
@@ -11,7 +12,8 @@ export const en: Record<string, string> = {
 };
 
 export const zhCN: Record<string, string> = {
-  unknown_backend: '后端 "{backend}" 未配置（已配置：{ids}）。请通过 PATCH /api/settings 在 "backends" 中添加。',
+  unknown_backend: '后端 "{backend}" 未配置（已配置：{ids}）。请在“设置 → 聊天后端”中添加。',
+  default_backend_unknown: '默认后端 "{backend}" 不是已配置的后端：请先将其加入 "backends"，或从已配置的后端中选择。',
   backend_key_missing: '后端 "{backend}" 没有 API 密钥：请设置 "apiKey"，或用 "apiKeyEnv" 指定一个已设置的环境变量（当前：{env}）。',
   model_failed: '模型后端 "{backend}" 调用失败：{reason}',
   model_cancelled: '对模型后端 "{backend}" 的调用已取消。',

@@ -10,7 +10,8 @@ program
   .description('start the host (HTTP API + web UI on 127.0.0.1)')
   .option('-p, --port <port>', 'port (0 picks a free one)', (v) => Number.parseInt(v, 10))
   .option('--home <dir>', 'data directory (default $FENGYU_HOME or ~/.fengyu)')
-  .action(async (opts: { port?: number; home?: string }) => serveCommand(opts));
+  .option('--open', 'open the web UI (token included) in the default browser')
+  .action(async (opts: { port?: number; home?: string; open?: boolean }) => serveCommand(opts));
 
 program
   .command('run <workflow>')

@@ -1,6 +1,7 @@
 import { createHost } from '../http/server';
+import { openInBrowser } from './open-browser';
 
-export async function serveCommand(opts: { port?: number; home?: string }): Promise<void> {
+export async function serveCommand(opts: { port?: number; home?: string; open?: boolean }): Promise<void> {
   const host = await createHost({ port: opts.port, home: opts.home });
   const posture = host.ctx.posture();
   process.stdout.write(
@@ -12,6 +13,9 @@ export async function serveCommand(opts: { port?: number; home?: string }): Prom
       '',
     ].join('\n'),
   );
+  if (opts.open && !(await openInBrowser(`${host.url}/#token=${host.token}`))) {
+    process.stdout.write('Could not open a browser here: open the address above yourself.\n');
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -41,5 +41,44 @@ describe('fengyu serve', () => {
     }
     expect(await exited).toBe(0);
     expect(out).toMatch(/SIGTERM: stopping/);
+  }, 90_000);
+});
+
+describe('fengyu serve --open', () => {
+  it('opens the UI address with its token in the browser named by $BROWSER', async () => {
+    const openHome = mkdtempSync(join(tmpdir(), 'fengyu-open-'));
+    const record = join(openHome, 'opened.txt');
+    const opener = join(openHome, 'fake-browser.sh');
+    writeFileSync(opener, `#!/bin/sh\nprintf '%s' "$1" > '${record}'\n`);
+    chmodSync(opener, 0o755);
+    const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', openHome, '--open'], {
+      cwd: root,
+      env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off', BROWSER: opener },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const opened = await new Promise<string>((resolve, reject) => {
+        const poll = setInterval(() => {
+          if (existsSync(record) && readFileSync(record, 'utf8').length > 0) {
+            clearInterval(poll);
+            resolve(readFileSync(record, 'utf8'));
+          }
+        }, 50);
+        child.on('exit', () => {
+          clearInterval(poll);
+          reject(new Error(`serve exited: ${out}`));
+        });
+      });
+      const printed = out.match(/Open the web UI: (\S+)/)?.[1];
+      expect(opened).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=\S+$/);
+      expect(opened).toBe(printed);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(openHome, { recursive: true, force: true });
+    }
   }, 90_000);
 });

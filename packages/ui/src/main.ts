@@ -29,3 +29,10 @@ app.use(i18n);
 app.provide(SERVICES, services);
 app.provide(ROUTER, createRouter(ROUTES, window));
 app.mount('#app');
+
+// The installable app: the service worker keeps the shell only (never API data).
+if ('serviceWorker' in navigator && window.isSecureContext) {
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('/sw.js').catch(() => undefined);
+  });
+}

@@ -11,6 +11,7 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
   '.png': 'image/png',
   '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
   '.ico': 'image/x-icon',
   '.woff2': 'font/woff2',
   '.map': 'application/json',
@@ -28,7 +29,8 @@ export function serveUi(app: FastifyInstance, dir: string): void {
       return reply.type('text/html; charset=utf-8').send('<!doctype html><title>FengYu</title><p>The web UI is not built yet: run <code>npm run build</code>, then reload.</p>');
     }
     const type = TYPES[extname(file)] ?? 'application/octet-stream';
-    reply.header('cache-control', file.endsWith('index.html') ? 'no-cache' : 'public, max-age=3600');
+    const fresh = file.endsWith('index.html') || file.endsWith('sw.js') || file.endsWith('.webmanifest');
+    reply.header('cache-control', fresh ? 'no-cache' : 'public, max-age=3600');
     reply.header('x-content-type-options', 'nosniff');
     return reply.type(type).send(createReadStream(file));
   });

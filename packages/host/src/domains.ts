@@ -12,4 +12,5 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'mcp', load: async () => (await import('./mcp/mcp.routes')).registerMcp },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },
+  { name: 'schedules', load: async () => (await import('./schedules/schedules.routes')).registerSchedules },
 ];

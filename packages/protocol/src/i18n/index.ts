@@ -3,6 +3,7 @@ import * as mcp from './mcp';
 import * as models from './models';
 import * as permissions from './permissions';
 import * as plugins from './plugins';
+import * as schedules from './schedules';
 import * as unattended from './unattended';
 import * as workflows from './workflows';
 
@@ -10,7 +11,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models, mcp, unattended];
+const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

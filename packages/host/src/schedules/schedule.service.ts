@@ -1,0 +1,170 @@
+import { randomBytes } from 'node:crypto';
+import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem } from '@fengyu/protocol';
+import type { Clock, SandboxPosture } from '../context';
+import type { PermissionGuard } from '../permissions/types';
+import type { CatalogSnapshot } from '../tools/catalog';
+import { assertUnattendedRunnable } from '../workflows/unattended-check';
+import { contentOf, type VersionRow, type WorkflowRow } from '../workflows/workflow.repository';
+import { expiryOf, fireTimes, nextFire, type Recurrence } from './recurrence';
+import type { RecordedError, ScheduleRepository, ScheduleRow } from './schedule.repository';
+import { parseCreateBody, parsePreviewBody } from './schedule-input';
+import type { ScheduleLoop } from './schedule-loop';
+
+/**
+ * Creating, listing, previewing and deleting schedules. Everything is validated before the row
+ * is written (the body, the workflow — published, inputs bound — the unattended-mode check, the
+ * owner's limit); the limit is counted and the row inserted in one transaction.
+ */
+
+export const MAX_LIVE_SCHEDULES = 50;
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 100;
+
+/** The schedule as the API, the tool and the UI show it. */
+export interface ScheduleView {
+  id: string;
+  workflowId: string;
+  recurrence: Recurrence;
+  permissionMode: string;
+  inputs: Record<string, unknown>;
+  createdAt: string;
+  nextRunAt: string | null;
+  expiresAt?: string;
+  triggerCount: number;
+  missedFires: number;
+  lastError?: { code: string; message: string; at: string };
+  lastTaskId?: string;
+  state: ScheduleRow['state'];
+  pausedReason?: string;
+}
+
+export interface ScheduleServiceDeps {
+  repo: ScheduleRepository;
+  loop: ScheduleLoop;
+  clock: Clock;
+  posture: () => SandboxPosture;
+  /** The workflows a schedule may name (owner-scoped; unknown → workflow_not_found). */
+  workflows: {
+    row(owner: string, id: string): Promise<WorkflowRow>;
+    versionRow(owner: string, id: string, version: number): Promise<VersionRow>;
+  };
+  /** The owner's catalog without workflow tools (what a scheduled run sees). */
+  baseCatalog: (owner: string) => Promise<CatalogSnapshot>;
+  guard: () => PermissionGuard;
+  /** The zone of calendar schedules that name none. */
+  hostZone: string;
+  maxLive?: number;
+}
+
+const newId = () => `sch_${randomBytes(8).toString('hex')}`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function toView(row: ScheduleRow, locale: Locale = 'en'): ScheduleView {
+  const err = row.last_error ? (JSON.parse(row.last_error) as RecordedError) : undefined;
+  return {
+    id: row.id,
+    workflowId: row.workflow_id,
+    recurrence: JSON.parse(row.recurrence) as Recurrence,
+    permissionMode: row.permission_mode,
+    inputs: JSON.parse(row.inputs) as Record<string, unknown>,
+    createdAt: row.created_at,
+    nextRunAt: row.next_run_ms === null ? null : iso(row.next_run_ms),
+    ...(row.expires_ms !== null ? { expiresAt: iso(row.expires_ms) } : {}),
+    triggerCount: row.trigger_count,
+    missedFires: row.missed_fires,
+    ...(err ? { lastError: { code: err.code, message: localize(err.code, err.params, locale), at: err.at } } : {}),
+    ...(row.last_task_id ? { lastTaskId: row.last_task_id } : {}),
+    state: row.state,
+    ...(row.paused_reason ? { pausedReason: row.paused_reason } : {}),
+  };
+}
+
+export class ScheduleService {
+  constructor(private readonly deps: ScheduleServiceDeps) {}
+
+  get hostZone(): string {
+    return this.deps.hostZone;
+  }
+
+  async create(owner: string, raw: unknown): Promise<ScheduleRow> {
+    const body = parseCreateBody(raw, this.deps.hostZone);
+    const workflow = await this.deps.workflows.row(owner, body.workflowId);
+    if (workflow.published_version === null) throw new FengYuError('schedule_workflow_draft', { id: workflow.id, field: 'workflowId' }, [{ code: 'schedule_workflow_draft', field: 'workflowId', params: { id: workflow.id, field: 'workflowId' } }]);
+    const content = contentOf(await this.deps.workflows.versionRow(owner, workflow.id, workflow.published_version));
+    // A scheduled run binds no picked files; its shared directories are created per run.
+    const bound = checkInputs(content.inputSchema, body.inputs, inputContract(content.inputSchema).sharedDirectories);
+    if (!bound.ok) throw inputsError(bound.problems);
+    const catalog = await this.deps.baseCatalog(owner);
+    await assertUnattendedRunnable({ owner, plan: content.plan, permissionMode: body.permissionMode, tools: catalog.tools, guard: this.deps.guard() }, 'schedule_needs_unattended_mode');
+
+    const now = this.deps.clock.now();
+    const next = body.runImmediately ? now : nextFire(body.recurrence, now, now);
+    const expires = expiryOf(body.recurrence, now);
+    const row: ScheduleRow = {
+      id: newId(),
+      owner,
+      workflow_id: workflow.id,
+      recurrence: JSON.stringify(body.recurrence),
+      permission_mode: body.permissionMode,
+      inputs: JSON.stringify(body.inputs),
+      created_at: iso(now),
+      anchor_ms: now,
+      next_run_ms: next ?? null,
+      expires_ms: expires ?? null,
+      trigger_count: 0,
+      missed_fires: 0,
+      last_error: null,
+      last_task_id: null,
+      state: 'active',
+      paused_reason: null,
+      sandboxed: this.deps.posture().mode === 'sandboxed' ? 1 : 0,
+      claim_ms: null,
+      claimed_at_ms: null,
+      updated_at: iso(now),
+    };
+    const limit = this.deps.maxLive ?? MAX_LIVE_SCHEDULES;
+    await this.deps.repo.transaction(async (trx) => {
+      if ((await this.deps.repo.countLive(owner, trx)) >= limit) throw new FengYuError('schedule_limit', { limit }, [{ code: 'schedule_limit', field: 'workflowId', params: { limit } }]);
+      await this.deps.repo.insert(row, trx);
+    });
+    if (body.runImmediately) await this.deps.loop.fire(row);
+    this.deps.loop.wake();
+    return (await this.deps.repo.get(owner, row.id)) ?? row;
+  }
+
+  async get(owner: string, id: string): Promise<ScheduleRow> {
+    const row = await this.deps.repo.get(owner, id);
+    if (!row) throw new FengYuError('schedule_not_found', { id });
+    return row;
+  }
+
+  async list(owner: string, limit = DEFAULT_PAGE, cursor?: string): Promise<{ items: ScheduleRow[]; nextCursor?: string }> {
+    let after: { createdAt: string; id: string } | undefined;
+    if (cursor) {
+      const at = await this.deps.repo.get(owner, cursor);
+      if (!at) throw new FengYuError('invalid_request', { reason: 'cursor does not name one of your schedules' });
+      after = { createdAt: at.created_at, id: at.id };
+    }
+    const rows = await this.deps.repo.list(owner, limit + 1, after);
+    const items = rows.slice(0, limit);
+    return { items, ...(rows.length > limit ? { nextCursor: (items.at(-1) as ScheduleRow).id } : {}) };
+  }
+
+  /** Stops future fires; tasks already submitted keep running. */
+  async delete(owner: string, id: string): Promise<void> {
+    if (!(await this.deps.repo.delete(owner, id))) throw new FengYuError('schedule_not_found', { id });
+  }
+
+  /** The next fire instants strictly after `from` (default now; an interval is anchored at `from`). */
+  preview(raw: unknown): string[] {
+    const body = parsePreviewBody(raw, this.deps.hostZone);
+    const from = body.from ?? this.deps.clock.now();
+    return fireTimes(body.recurrence, from, from, body.count).map(iso);
+  }
+}
+
+function inputsError(problems: Problem[]): FengYuError {
+  const named = problems.map((p) => ({ ...p, field: p.field === 'inputs' ? 'inputs' : `inputs.${p.field ?? ''}` }));
+  const fields = [...new Set(named.map((p) => p.field))].join(', ');
+  return new FengYuError('workflow_inputs_invalid', { fields }, named);
+}

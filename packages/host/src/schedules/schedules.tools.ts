@@ -1,0 +1,68 @@
+import { type JsonSchema, stableHash } from '@fengyu/protocol';
+import type { Tool, ToolContext, ToolSource } from '../tools/tool';
+import { type ScheduleService, toView } from './schedule.service';
+
+/**
+ * `task_schedule`: the model creates a schedule with the same body and checks as
+ * `POST /api/agent/schedules`. Effect `external`: it makes unattended runs happen later.
+ */
+
+const recurrenceSchema: JsonSchema = {
+  type: 'object',
+  description:
+    'daily {kind,time "HH:MM",timeZone}; weekly {kind,time,timeZone,weekdays [1..7], Monday = 1}; monthly {kind,time,timeZone,day 1..31 or "last"}; interval {kind,everySeconds >= 60, expires after 7 days}; once {kind,delaySeconds >= 60}. Default: daily 09:00 in the host time zone.',
+  properties: {
+    kind: { type: 'string', enum: ['daily', 'weekly', 'monthly', 'interval', 'once'] },
+    time: { type: 'string' },
+    timeZone: { type: 'string' },
+    weekdays: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 7 } },
+    day: { anyOf: [{ type: 'integer', minimum: 1, maximum: 31 }, { type: 'string', enum: ['last'] }] },
+    everySeconds: { type: 'integer', minimum: 60 },
+    delaySeconds: { type: 'integer', minimum: 60 },
+  },
+  required: ['kind'],
+};
+
+export const TASK_SCHEDULE_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: {
+    workflowId: { type: 'string', description: 'A published workflow.' },
+    inputs: { type: 'object', description: 'Inputs of the workflow.' },
+    permissionMode: {
+      type: 'string',
+      enum: ['ask', 'approve-for-me', 'full-access'],
+      description: 'Mode of the unattended runs; under "ask", a workflow with a step that would wait for approval is refused.',
+    },
+    runImmediately: { type: 'boolean', description: 'Also run once now.' },
+    recurrence: recurrenceSchema,
+  },
+  required: ['workflowId', 'permissionMode'],
+  additionalProperties: false,
+};
+
+export class ScheduleToolSource implements ToolSource {
+  readonly kind = 'builtin' as const;
+  private readonly tool: Tool;
+
+  constructor(service: ScheduleService) {
+    this.tool = {
+      name: 'task_schedule',
+      description: 'Run a published workflow on a schedule (daily, weekly, monthly at a clock time, a fixed interval, or once after a delay). Returns the schedule.',
+      inputSchema: TASK_SCHEDULE_SCHEMA,
+      effect: 'external',
+      source: 'builtin',
+      id: 'builtin:task_schedule',
+      schemaRevision: stableHash(TASK_SCHEDULE_SCHEMA),
+      idempotent: false,
+      available: true,
+      invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
+        const row = await service.create(ctx.owner, args);
+        return { scheduleId: row.id, schedule: toView(row) };
+      },
+    };
+  }
+
+  async list(): Promise<Tool[]> {
+    return [this.tool];
+  }
+}

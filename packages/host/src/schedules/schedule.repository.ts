@@ -204,7 +204,6 @@ export class ScheduleRepository {
   }
 
   /** Disables the workflow's live schedules, inside the caller's transaction (workflow deletion). */
-  // biome-ignore lint/suspicious/noExplicitAny: the workflow domain's transaction, narrowed here
   async disableForWorkflow(trx: Transaction<any>, owner: string, workflowId: string, error: RecordedError, at: number): Promise<number> {
     const res = await trx
       .withTables<Tables>()

@@ -11,6 +11,7 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'plugins', load: async () => (await import('./plugins/plugins.routes')).registerPlugins },
   { name: 'mcp', load: async () => (await import('./mcp/mcp.routes')).registerMcp },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
+  { name: 'tasks', load: async () => (await import('./tasks/tasks.routes')).registerTasks },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },
   { name: 'schedules', load: async () => (await import('./schedules/schedules.routes')).registerSchedules },
 ];

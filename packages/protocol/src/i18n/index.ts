@@ -4,6 +4,7 @@ import * as models from './models';
 import * as permissions from './permissions';
 import * as plugins from './plugins';
 import * as schedules from './schedules';
+import * as tasks from './tasks';
 import * as unattended from './unattended';
 import * as workflows from './workflows';
 
@@ -11,7 +12,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules];
+const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

@@ -1,0 +1,426 @@
+import { randomUUID } from 'node:crypto';
+import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../context';
+import { CancelSlot } from './canceller';
+import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
+import type { TaskRecord, TaskStore } from './task.store';
+import type { CapacityScope, SubmitResult, SubmitTaskRequest, TaskKind, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
+
+/**
+ * The executor around the fair queue: validates a submission (through the kind's body), asks the
+ * policy for a decision, persists the task before answering, runs bodies in the slots the policy
+ * hands out, records their end (output capped), releases the slot and starts what the policy
+ * names next. Kills: a queued task is withdrawn before its body starts; a running one is
+ * cancelled cooperatively, then the processes its run started get SIGTERM, then SIGKILL.
+ */
+
+/** Output kept per task, in UTF-8 bytes. */
+export const OUTPUT_CAP_BYTES = 64 * 1024;
+/** Finished tasks kept across restarts. */
+export const FINISHED_KEPT = 100;
+/** Kill escalation: cooperative grace, then SIGTERM grace, then SIGKILL grace (each ≤ 5 s). */
+export const KILL_GRACES_MS = { cooperative: 2000, term: 2000, kill: 1000 } as const;
+
+export const TASK_PRIORITIES: readonly TaskPriority[] = PRIORITIES;
+export const TASK_KINDS: readonly TaskKind[] = ['workflow', 'workflow-schedule', 'workflow-webhook'];
+export const PERMISSION_MODES: readonly PermissionMode[] = ['ask', 'approve-for-me', 'full-access'];
+const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+
+export interface BodyHooks {
+  /** Cancellation of this task: attach cancellers here (race-safe). */
+  slot: CancelSlot;
+  /** Records the run the body started (persisted before it resolves). */
+  onRun(runId: string): Promise<void>;
+}
+
+export interface BodyOutcome {
+  state: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  text: string;
+  error?: { code: string; message: string };
+}
+
+/** What a task kind does: checks a submission (before anything is queued) and runs the body. */
+export interface TaskBody {
+  /** Throws a FengYuError naming the problem; returns the version that will run and the bound inputs. */
+  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }>;
+  run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
+}
+
+/** The counters and histogram the executor feeds (gauges read `capacity()`). */
+export interface TaskMetricsSink {
+  dispatched(priority: TaskPriority): void;
+  rejected(priority: TaskPriority, scope: CapacityScope): void;
+  queueWait(priority: TaskPriority, outcome: 'executed' | 'cancelled', seconds: number): void;
+}
+
+/** The processes a run started: how many are alive, and a signal to all of them. */
+export interface ProcessKiller {
+  count(runId: string): number;
+  signal(runId: string, signal: 'SIGTERM' | 'SIGKILL'): number;
+}
+
+export interface TaskRegistryDeps {
+  store: TaskStore;
+  policy: QueuePolicy;
+  clock: Clock;
+  logger: Logger;
+  /** The body of each kind; every kind runs a published workflow. */
+  body: TaskBody;
+  metrics?: TaskMetricsSink;
+  killProcesses?: ProcessKiller;
+  /** Default mode when a request names none. */
+  defaultPermissionMode?: PermissionMode;
+  graces?: { cooperative: number; term: number; kill: number };
+}
+
+interface Live {
+  record: TaskRecord;
+  slot: CancelSlot;
+  persisted: Promise<void>;
+  done: Promise<void>;
+  resolveDone: () => void;
+  ended: boolean;
+}
+
+/** Cuts text to at most `cap` UTF-8 bytes without splitting a character. */
+export function capText(text: string, cap = OUTPUT_CAP_BYTES): { text: string; truncated: boolean } {
+  const buf = Buffer.from(text, 'utf8');
+  if (buf.length <= cap) return { text, truncated: false };
+  let end = cap;
+  while (end > 0 && ((buf[end] as number) & 0xc0) === 0x80) end -= 1;
+  return { text: buf.subarray(0, end).toString('utf8'), truncated: true };
+}
+
+/** Polls `done` every 20 ms for up to `ms`; true when it held. */
+async function waitFor(done: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() >= end) return false;
+    await sleep(20);
+  }
+  return true;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref?.());
+}
+
+export class TaskRegistry implements TaskSubmitter {
+  private readonly live = new Map<string, Live>();
+  private readonly listeners = new Set<(t: TaskSnapshot) => void>();
+  private closing = false;
+  private finishedSincePrune = 0;
+
+  constructor(private readonly deps: TaskRegistryDeps) {}
+
+  /** At start: tasks that were queued or running when the host stopped become interrupted (never re-run). */
+  async recover(): Promise<number> {
+    const interrupted = await this.deps.store.interruptLive(this.deps.clock.now(), {
+      code: 'task_interrupted',
+      message: 'The host stopped while this task was queued or running; it is not run again.',
+    });
+    await this.deps.store.prune(FINISHED_KEPT);
+    return interrupted.length;
+  }
+
+  private now(): number {
+    return this.deps.clock.now();
+  }
+
+  snapshot(r: TaskRecord, now = this.now()): TaskSnapshot {
+    const waitEnd = r.startedMs ?? r.finishedMs ?? now;
+    return {
+      id: r.id,
+      ownerId: r.ownerId,
+      kind: r.kind,
+      priority: r.priority,
+      state: r.state,
+      queued: r.state === 'queued',
+      workflowId: r.workflowId,
+      workflowVersion: r.workflowVersion,
+      ...(r.runId ? { runId: r.runId } : {}),
+      ...(r.scheduleId ? { scheduleId: r.scheduleId } : {}),
+      ...(r.triggerId ? { triggerId: r.triggerId } : {}),
+      submittedAt: new Date(r.submittedMs).toISOString(),
+      ...(r.startedMs !== undefined ? { startedAt: new Date(r.startedMs).toISOString() } : {}),
+      ...(r.finishedMs !== undefined ? { finishedAt: new Date(r.finishedMs).toISOString() } : {}),
+      queueWaitMs: Math.max(0, waitEnd - r.submittedMs),
+      ...(r.startedMs !== undefined ? { runDurationMs: Math.max(0, (r.finishedMs ?? now) - r.startedMs) } : {}),
+      output: { ...r.output },
+      ...(r.error ? { error: { ...r.error } } : {}),
+    };
+  }
+
+  /** Checks the fields every kind shares; throws a 400 naming the field. */
+  private checkRequest(req: SubmitTaskRequest): void {
+    if (!TASK_PRIORITIES.includes(req.priority)) {
+      throw new FengYuError('task_field_invalid', { field: 'priority', allowed: TASK_PRIORITIES.join(', ') }, [{ code: 'task_field_invalid', field: 'priority', params: { field: 'priority', allowed: TASK_PRIORITIES.join(', ') } }]);
+    }
+    if (!TASK_KINDS.includes(req.kind)) throw new FengYuError('task_field_invalid', { field: 'kind', allowed: TASK_KINDS.join(', ') });
+    if (req.permissionMode !== undefined && !PERMISSION_MODES.includes(req.permissionMode)) {
+      throw new FengYuError('task_field_invalid', { field: 'permissionMode', allowed: PERMISSION_MODES.join(', ') }, [{ code: 'task_field_invalid', field: 'permissionMode', params: { field: 'permissionMode', allowed: PERMISSION_MODES.join(', ') } }]);
+    }
+    if (typeof req.workflowId !== 'string' || req.workflowId === '') throw new FengYuError('task_field_invalid', { field: 'workflowId', allowed: 'a workflow id' });
+    if (req.inputs !== undefined && (req.inputs === null || typeof req.inputs !== 'object' || Array.isArray(req.inputs))) {
+      throw new FengYuError('task_field_invalid', { field: 'inputs', allowed: 'a JSON object' });
+    }
+  }
+
+  async submit(req: SubmitTaskRequest): Promise<SubmitResult> {
+    if (this.closing) throw new FengYuError('task_host_stopping');
+    this.checkRequest(req);
+    const prepared = await this.deps.body.prepare(req);
+    const id = randomUUID();
+    const now = this.now();
+    const admission = this.deps.policy.submit({ id, owner: req.ownerId, priority: req.priority }, now);
+    if (admission.kind === 'refuse') {
+      this.deps.metrics?.rejected(req.priority, admission.capacityScope);
+      return {
+        ok: false,
+        refusal: { capacityScope: admission.capacityScope, ...(admission.capacityPriority ? { capacityPriority: admission.capacityPriority } : {}), retryable: true, retryAfterSeconds: 1 },
+      };
+    }
+    const starts = admission.kind === 'start';
+    const record: TaskRecord = {
+      id,
+      ownerId: req.ownerId,
+      kind: req.kind,
+      priority: req.priority,
+      state: starts ? 'running' : 'queued',
+      workflowId: req.workflowId,
+      workflowVersion: prepared.workflowVersion,
+      ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
+      ...(req.triggerId ? { triggerId: req.triggerId } : {}),
+      inputs: prepared.inputs,
+      permissionMode: req.permissionMode ?? this.deps.defaultPermissionMode ?? 'ask',
+      submittedMs: now,
+      ...(starts ? { startedMs: now } : {}),
+      output: { text: '', truncated: false },
+    };
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => {
+      resolveDone = r;
+    });
+    const entry: Live = { record, slot: new CancelSlot(), persisted: this.deps.store.insert(record), done, resolveDone, ended: false };
+    this.live.set(id, entry);
+    try {
+      await entry.persisted;
+    } catch (err) {
+      this.live.delete(id);
+      if (!this.deps.policy.withdraw(id)) this.release(id);
+      resolveDone();
+      throw err;
+    }
+    const snap = this.snapshot(record);
+    if (starts) this.launch(entry, false);
+    return { ok: true, task: snap };
+  }
+
+  /** Starts a body in the slot the policy gave it. */
+  private launch(entry: Live, fromQueue: boolean): void {
+    const r = entry.record;
+    if (fromQueue) {
+      r.state = 'running';
+      r.startedMs = this.now();
+    }
+    this.deps.metrics?.dispatched(r.priority);
+    this.deps.metrics?.queueWait(r.priority, 'executed', ((r.startedMs ?? r.submittedMs) - r.submittedMs) / 1000);
+    const body = (async () => {
+      await entry.persisted;
+      if (fromQueue) await this.deps.store.update(r.id, { state: 'running', startedMs: r.startedMs });
+      return this.deps.body.run(r, {
+        slot: entry.slot,
+        onRun: async (runId) => {
+          r.runId = runId;
+          await this.deps.store.update(r.id, { runId });
+        },
+      });
+    })();
+    body.then(
+      (outcome) => this.end(entry, outcome),
+      (err) => this.end(entry, { state: 'failed', text: '', error: { code: (err as FengYuError).code ?? 'internal', message: err instanceof Error ? err.message : String(err) } }),
+    );
+  }
+
+  /** Records a task's end (persisted first), then frees its slot and starts what is next. */
+  private async end(entry: Live, outcome: BodyOutcome): Promise<void> {
+    // A run comes back interrupted only when the host stops: start nothing more; `close` records it.
+    if (outcome.state === 'interrupted') this.closing = true;
+    if (entry.ended || this.closing) return;
+    entry.ended = true;
+    const r = entry.record;
+    const killed = entry.slot.requested;
+    r.state = killed && outcome.state !== 'completed' ? 'cancelled' : outcome.state;
+    r.finishedMs = this.now();
+    r.output = capText(outcome.text);
+    if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
+    else if (outcome.error) r.error = outcome.error;
+    try {
+      await this.deps.store.update(r.id, { state: r.state, finishedMs: r.finishedMs, output: r.output, ...(r.error ? { error: r.error } : {}) });
+    } catch (err) {
+      this.deps.logger.error({ err, taskId: r.id }, 'could not record the end of a task');
+    }
+    this.live.delete(r.id);
+    this.release(r.id);
+    await this.finished(entry);
+  }
+
+  private release(id: string): void {
+    if (this.closing) return;
+    for (const next of this.deps.policy.finish(id)) {
+      const e = this.live.get(next.id);
+      if (e) this.launch(e, true);
+      else this.release(next.id);
+    }
+  }
+
+  private async finished(entry: Live): Promise<void> {
+    entry.resolveDone();
+    const snap = this.snapshot(entry.record);
+    for (const l of this.listeners) {
+      try {
+        l(snap);
+      } catch (err) {
+        this.deps.logger.warn({ err }, 'task listener failed');
+      }
+    }
+    this.finishedSincePrune += 1;
+    if (this.finishedSincePrune >= 32) {
+      this.finishedSincePrune = 0;
+      await this.deps.store.prune(FINISHED_KEPT).catch((err) => this.deps.logger.warn({ err }, 'pruning finished tasks failed'));
+    }
+  }
+
+  onFinished(listener: (task: TaskSnapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private async record(ownerId: string, id: string): Promise<TaskRecord | undefined> {
+    const e = this.live.get(id);
+    if (e) return e.record.ownerId === ownerId ? e.record : undefined;
+    const r = await this.deps.store.get(id);
+    return r && r.ownerId === ownerId ? r : undefined;
+  }
+
+  async get(ownerId: string, id: string): Promise<TaskSnapshot | undefined> {
+    const r = await this.record(ownerId, id);
+    return r ? this.snapshot(r) : undefined;
+  }
+
+  private async owned(ownerId: string, id: string): Promise<TaskRecord> {
+    const r = typeof id === 'string' ? await this.record(ownerId, id) : undefined;
+    if (!r) throw new FengYuError('task_not_found', { id: String(id) });
+    return r;
+  }
+
+  async list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
+    let before: { submittedMs: number; id: string } | undefined;
+    if (q.cursor) {
+      const [ms, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
+      if (!ms || !id || !Number.isFinite(Number(ms))) throw new FengYuError('task_field_invalid', { field: 'cursor', allowed: 'a cursor from a previous page' });
+      before = { submittedMs: Number(ms), id };
+    }
+    const rows = await this.deps.store.list(ownerId, { state: q.state, limit: limit + 1, before });
+    const now = this.now();
+    const page = rows.slice(0, limit).map((r) => this.snapshot(this.live.get(r.id)?.record ?? r, now));
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return { items: page, ...(last ? { nextCursor: Buffer.from(`${last.submittedMs}|${last.id}`).toString('base64url') } : {}) };
+  }
+
+  /** Blocks up to `timeoutMs` for the task to finish, then returns its snapshot. */
+  async output(ownerId: string, id: string, timeoutMs: number): Promise<TaskSnapshot> {
+    await this.owned(ownerId, id);
+    const e = this.live.get(id);
+    if (e && timeoutMs > 0) await Promise.race([e.done, sleep(timeoutMs)]);
+    return this.snapshot(await this.owned(ownerId, id));
+  }
+
+  /** Waits for any or all of 1..20 tasks, up to `timeoutMs`. */
+  async wait(ownerId: string, ids: string[], mode: 'any' | 'all', timeoutMs: number): Promise<{ tasks: TaskSnapshot[]; timedOut: boolean }> {
+    for (const id of ids) await this.owned(ownerId, id);
+    const pending = ids.map((id) => this.live.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
+    let timedOut = false;
+    const settled = pending.length === 0 ? Promise.resolve() : mode === 'all' ? Promise.all(pending).then(() => undefined) : Promise.race(pending);
+    if (pending.length > 0 && !(mode === 'any' && pending.length < ids.length)) {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'timeout'>((r) => {
+        timer = setTimeout(() => r('timeout'), timeoutMs);
+      });
+      timedOut = (await Promise.race([settled, expired])) === 'timeout';
+      clearTimeout(timer);
+    }
+    const now = this.now();
+    const tasks = await Promise.all(ids.map(async (id) => this.snapshot(await this.owned(ownerId, id), now)));
+    return { tasks, timedOut };
+  }
+
+  /**
+   * Kills a task. Queued: withdrawn before its body starts (its queue slot is free at once).
+   * Running: cooperative cancel; after a grace the run's processes get SIGTERM, after another
+   * SIGKILL; if the body still has not ended, the task is recorded cancelled and its slot freed.
+   */
+  async kill(ownerId: string, id: string): Promise<TaskSnapshot> {
+    const r = await this.owned(ownerId, id);
+    const entry = this.live.get(id);
+    if (!entry || TERMINAL.has(r.state)) return this.snapshot(r);
+    if (this.deps.policy.withdraw(id)) {
+      entry.ended = true;
+      entry.slot.kill();
+      r.state = 'cancelled';
+      r.finishedMs = this.now();
+      r.error = { code: 'task_cancelled', message: 'The task was killed before it started.' };
+      this.deps.metrics?.queueWait(r.priority, 'cancelled', (r.finishedMs - r.submittedMs) / 1000);
+      await entry.persisted;
+      await this.deps.store.update(id, { state: r.state, finishedMs: r.finishedMs, error: r.error });
+      this.live.delete(id);
+      await this.finished(entry);
+      return this.snapshot(r);
+    }
+    const g = this.deps.graces ?? KILL_GRACES_MS;
+    let over = false;
+    void entry.done.then(() => {
+      over = true;
+    });
+    const settled = () => over || this.closing;
+    await entry.slot.kill();
+    await Promise.race([entry.done, sleep(g.cooperative)]);
+    // Whatever the run started and is still alive gets SIGTERM, then SIGKILL (also processes that
+    // left their command's process group, which a cooperative cancel does not reach).
+    const killer = this.deps.killProcesses;
+    const runId = r.runId;
+    if (killer && runId && killer.count(runId) > 0) {
+      killer.signal(runId, 'SIGTERM');
+      const gone = await waitFor(() => killer.count(runId) === 0 && settled(), g.term);
+      if (!gone) {
+        killer.signal(runId, 'SIGKILL');
+        await waitFor(() => killer.count(runId) === 0 && settled(), g.kill);
+      }
+    } else if (!settled()) await Promise.race([entry.done, sleep(g.term)]);
+    if (!settled()) await this.end(entry, { state: 'cancelled', text: '' });
+    await Promise.race([entry.done, sleep(g.kill)]);
+    return this.snapshot(r);
+  }
+
+  capacity(ownerId: string): CapacityView {
+    return this.deps.policy.capacity(this.now(), ownerId);
+  }
+
+  globalCapacity(): CapacityView {
+    return this.deps.policy.capacity(this.now());
+  }
+
+  /** Host stop: nothing more starts; live tasks are recorded interrupted (never re-run). */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    const live = [...this.live.values()];
+    for (const e of live) e.slot.kill();
+    await Promise.allSettled(live.map((e) => e.persisted));
+    await this.deps.store.interruptLive(this.now(), { code: 'task_interrupted', message: 'The host stopped while this task was queued or running; it is not run again.' });
+    for (const e of live) e.resolveDone();
+    this.live.clear();
+  }
+}

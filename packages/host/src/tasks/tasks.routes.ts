@@ -1,0 +1,186 @@
+import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import type { DomainRegistrar, HostContext } from '../context';
+import { RunRepository } from '../agent/run.repository';
+import type { WorkflowsDomain } from '../workflows/workflows.routes';
+import { FairQueue } from './fair-queue';
+import { killRunProcesses, runProcesses } from './run-processes';
+import { SqliteTaskStore } from './task.store';
+import { taskToolSource, waitRequest } from './task.tools';
+import { OtlpPusher, parseOtlpHeaders, TaskMetrics } from './task-metrics';
+import { TaskRegistry } from './task-registry';
+import type { TaskPriority, TaskState, TaskSubmitter } from './task-submitter';
+import { registerTaskErrors } from './tasks.errors';
+import { WorkflowTaskBody } from './workflow-task-body';
+
+/**
+ * The background tasks domain: the executor (fair queue + SQLite store + workflow bodies), its
+ * REST routes, the task tools, and the scheduler's metrics at `GET /metrics` (plus OTLP push when
+ * an OTLP metrics endpoint is configured). Other domains submit through `app.tasks`.
+ */
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The task executor, for domains registered after it (schedules, webhooks). */
+    tasks?: TaskSubmitter;
+  }
+  interface FastifyContextConfig {
+    /** The route also accepts the host token as `Authorization: Bearer` (scrapers). */
+    bearerAuth?: boolean;
+  }
+}
+
+export interface TasksDomain {
+  registry: TaskRegistry;
+  metrics: TaskMetrics;
+}
+
+const STATES: readonly TaskState[] = ['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted'];
+
+export async function createTasksDomain(ctx: HostContext, workflows: WorkflowsDomain): Promise<TasksDomain> {
+  registerTaskErrors();
+  const policy = new FairQueue();
+  const metrics = new TaskMetrics(() => policy.capacity(ctx.clock.now()));
+  const body = new WorkflowTaskBody({
+    agent: ctx.agent,
+    service: workflows.service,
+    runner: workflows.runner,
+    runs: new RunRepository(ctx.db),
+    baseCatalog: (o) => workflows.base.snapshot(o),
+  });
+  const registry = new TaskRegistry({
+    store: new SqliteTaskStore(ctx.db),
+    policy,
+    clock: ctx.clock,
+    logger: ctx.logger.child({ component: 'tasks' }),
+    body,
+    metrics,
+    killProcesses: { count: (runId) => runProcesses(runId).length, signal: killRunProcesses },
+  });
+  const interrupted = await registry.recover();
+  if (interrupted > 0) ctx.logger.info({ interrupted }, 'background tasks interrupted by the last stop');
+  ctx.catalog.register(taskToolSource(registry));
+  const endpoint = ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  let pusher: OtlpPusher | undefined;
+  if (endpoint) {
+    const interval = Number(ctx.config.env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
+    pusher = new OtlpPusher(metrics.registry, {
+      endpoint,
+      intervalMs: Number.isFinite(interval) && interval >= 100 ? interval : 60_000,
+      headers: { ...parseOtlpHeaders(ctx.config.env.OTEL_EXPORTER_OTLP_HEADERS), ...parseOtlpHeaders(ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_HEADERS) },
+      logger: ctx.logger.child({ component: 'otlp' }),
+      now: () => ctx.clock.now(),
+    });
+    pusher.start();
+  }
+  ctx.onClose(async () => {
+    await registry.close();
+    await pusher?.stop();
+  });
+  return { registry, metrics };
+}
+
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } };
+
+export const registerTasks: DomainRegistrar = async (ctx, app) => {
+  if (!app.workflows) throw new Error('the tasks domain needs the workflows domain');
+  const { registry, metrics } = await createTasksDomain(ctx, app.workflows);
+  app.decorate('tasks', registry);
+  const tags = ['tasks'];
+  const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
+
+  app.post(
+    '/api/agent/tasks',
+    {
+      schema: {
+        summary: 'Submit a published workflow as a background task (202; 429 + Retry-After when capacity is exhausted)',
+        tags,
+        body: {
+          type: 'object',
+          required: ['workflowId'],
+          additionalProperties: false,
+          properties: { workflowId: { type: 'string', minLength: 1 }, inputs: { type: 'object' }, priority: { type: 'string' }, permissionMode: { type: 'string' } },
+        },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body as { workflowId: string; inputs?: Record<string, unknown>; priority?: string; permissionMode?: string };
+      const result = await registry.submit({
+        ownerId: req.owner,
+        workflowId: b.workflowId,
+        inputs: b.inputs,
+        priority: (b.priority ?? 'normal') as TaskPriority,
+        kind: 'workflow',
+        ...(b.permissionMode !== undefined ? { permissionMode: b.permissionMode as PermissionMode } : {}),
+      });
+      if (!result.ok) throw new FengYuError('capacity_exhausted', { scope: result.refusal.capacityScope, retryAfterSeconds: result.refusal.retryAfterSeconds }, result.refusal);
+      return reply.code(202).send(result.task);
+    },
+  );
+
+  app.get(
+    '/api/agent/tasks',
+    {
+      schema: {
+        summary: 'Your background tasks, newest first ({items, nextCursor?})',
+        tags,
+        querystring: { type: 'object', properties: { state: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 200 }, cursor: { type: 'string' } } },
+      },
+    },
+    async (req) => {
+      const q = req.query as { state?: string; limit?: number; cursor?: string };
+      if (q.state !== undefined && !STATES.includes(q.state as TaskState)) throw new FengYuError('task_field_invalid', { field: 'state', allowed: STATES.join(', ') });
+      return registry.list(req.owner, { state: q.state as TaskState | undefined, limit: q.limit ?? 50, cursor: q.cursor });
+    },
+  );
+
+  app.get('/api/agent/tasks/capacity', { schema: { summary: 'Queue pressure, limits and reservations, plus your own share', tags } }, async (req) => registry.capacity(req.owner));
+
+  app.post(
+    '/api/agent/tasks/wait',
+    {
+      schema: {
+        summary: 'Wait for any or all of 1..20 tasks ({tasks, timedOut})',
+        tags,
+        body: {
+          type: 'object',
+          required: ['ids'],
+          additionalProperties: false,
+          properties: { ids: { type: 'array', minItems: 1, maxItems: 20, items: { type: 'string' } }, mode: { type: 'string', enum: ['any', 'all'] }, timeoutMs: { type: 'integer', minimum: 0, maximum: 60000 } },
+        },
+      },
+    },
+    async (req) => {
+      const b = req.body as { ids: unknown; mode?: unknown; timeoutMs?: number };
+      const w = waitRequest(b.ids, b.mode);
+      return registry.wait(req.owner, w.ids, w.mode, b.timeoutMs ?? 30_000);
+    },
+  );
+
+  app.get('/api/agent/tasks/:id', { schema: { summary: 'One task (404 for an unknown id or another owner’s task)', tags, params: idParams } }, async (req) => {
+    const t = await registry.get(req.owner, idOf(req));
+    if (!t) throw new FengYuError('task_not_found', { id: idOf(req) });
+    return t;
+  });
+
+  app.get(
+    '/api/agent/tasks/:id/output',
+    {
+      schema: {
+        summary: 'Blocks up to timeoutMs (≤ 60000) for the task to finish, then returns its snapshot',
+        tags,
+        params: idParams,
+        querystring: { type: 'object', properties: { timeoutMs: { type: 'integer', minimum: 0, maximum: 60000 } } },
+      },
+    },
+    async (req) => registry.output(req.owner, idOf(req), (req.query as { timeoutMs?: number }).timeoutMs ?? 30_000),
+  );
+
+  app.post('/api/agent/tasks/:id/kill', { schema: { summary: 'Kill a task (queued: cancelled before it starts; running: cancel, SIGTERM, SIGKILL)', tags, params: idParams } }, async (req) =>
+    registry.kill(req.owner, idOf(req)),
+  );
+
+  app.get('/metrics', { config: { bearerAuth: true }, schema: { summary: 'Prometheus metrics: the background-task scheduler and the process', tags: ['host'] } }, async (_req, reply) => {
+    const text = await metrics.text();
+    return reply.header('content-type', metrics.contentType).send(text);
+  });
+};

@@ -1,0 +1,85 @@
+import { FengYuError } from '@fengyu/protocol';
+import { errorText } from '../agent/active-run';
+import type { AgentService } from '../agent/agent.service';
+import type { RunRepository } from '../agent/run.repository';
+import type { CatalogSnapshot } from '../tools/catalog';
+import { contentOf } from '../workflows/workflow.repository';
+import type { WorkflowService } from '../workflows/workflow.service';
+import { prepareWorkflowRun, type WorkflowRunner } from '../workflows/workflow-run';
+import type { BodyHooks, BodyOutcome, TaskBody } from './task-registry';
+import type { TaskRecord } from './task.store';
+import type { SubmitTaskRequest } from './task-submitter';
+
+/**
+ * A task's body is an ordinary run of a published workflow's frozen version, by the same runner as
+ * a manual run, with the task's permission mode and unattended: no plan review, and no one answers
+ * a step gate, so a step that would wait for approval fails with the reason instead:
+ * - `ask`: write, external and command steps (and steps marked requiresApproval) fail unless an
+ *   allow rule covers them; read steps run;
+ * - `approve-for-me`: every step runs except one marked requiresApproval (or a rule that asks);
+ * - `full-access`: every step runs; deny rules still deny in every mode.
+ */
+
+export interface WorkflowTaskBodyDeps {
+  agent: AgentService;
+  service: WorkflowService;
+  runner: WorkflowRunner;
+  runs: RunRepository;
+  baseCatalog: (owner: string) => Promise<CatalogSnapshot>;
+}
+
+/** The run's summary and final result as text. */
+export function runOutputText(summary: string | null, result: unknown): string {
+  const parts: string[] = [];
+  if (summary) parts.push(summary);
+  if (result !== null && result !== undefined) parts.push(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
+  return parts.join('\n\n');
+}
+
+export class WorkflowTaskBody implements TaskBody {
+  constructor(private readonly deps: WorkflowTaskBodyDeps) {}
+
+  async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }> {
+    const row = await this.deps.service.row(req.ownerId, req.workflowId);
+    if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
+    const v = await this.deps.service.versionRow(req.ownerId, req.workflowId, row.published_version);
+    const prepared = await prepareWorkflowRun(
+      { agent: this.deps.agent, baseCatalog: this.deps.baseCatalog },
+      { owner: req.ownerId, workflowId: req.workflowId, version: v.version, content: contentOf(v), inputs: req.inputs ?? {}, origin: 'task', noGates: true },
+    );
+    return { workflowVersion: v.version, inputs: prepared.inputs };
+  }
+
+  async run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {
+    if (hooks.slot.requested) return { state: 'cancelled', text: '' };
+    let runId: string;
+    try {
+      runId = await this.deps.runner.run(task.ownerId, task.workflowId, {
+        version: task.workflowVersion,
+        inputs: task.inputs,
+        config: { permissionMode: task.permissionMode, planApproval: false },
+        origin: task.kind === 'workflow' ? 'task' : task.kind,
+        noGates: true,
+      });
+    } catch (err) {
+      const e = err as FengYuError;
+      return { state: 'failed', text: '', error: { code: e.code ?? 'internal', message: errorText(err) } };
+    }
+    await hooks.onRun(runId);
+    const detach = hooks.slot.attach(async () => {
+      await this.deps.agent.cancel(task.ownerId, runId);
+    });
+    try {
+      const status = await this.deps.agent.waitForEnd(runId);
+      const row = await this.deps.runs.get(runId);
+      const result = row?.result ? JSON.parse(row.result) : null;
+      const text = runOutputText(row?.summary ?? null, result);
+      if (status === 'completed') return { state: 'completed', text };
+      if (status === 'cancelled') return { state: 'cancelled', text };
+      if (status === 'interrupted') return { state: 'interrupted', text, error: { code: 'task_interrupted', message: row?.error ?? 'The host stopped while this task was running.' } };
+      return { state: 'failed', text, error: { code: 'workflow_run_failed', message: row?.error ?? `The run ended ${status}.` } };
+    } finally {
+      detach();
+    }
+  }
+}

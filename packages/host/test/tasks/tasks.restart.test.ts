@@ -1,0 +1,133 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrate, openDatabase } from '../../src/storage/database';
+import { SqliteTaskStore, type TaskRecord } from '../../src/tasks/task.store';
+import { startTestHost, type TestHost } from '../support/host';
+import { alive, pidsIn, publishCommand, until } from './helpers';
+
+/** Durable snapshots: a real restart on the same home; the finished-task cap on a real SQLite file. */
+
+const homes: string[] = [];
+const hosts: TestHost[] = [];
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  for (const h of hosts) await h.close().catch(() => undefined);
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+});
+
+describe('restart', () => {
+  it('keeps finished tasks, brings queued and running ones back interrupted, and never re-runs them', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-restart-'));
+    homes.push(home);
+    const marks = join(home, 'marks');
+    const a = await startTestHost({ keepHome: home });
+    hosts.push(a);
+    const quick = await publishCommand(a, 'echo done-before-restart', { type: 'object', properties: {} }, 'quick');
+    const slow = await publishCommand(a, `echo $$ >> ${marks}; sleep 600`, { type: 'object', properties: {} }, 'slow');
+    const done = (await a.api('POST', '/api/agent/tasks', { workflowId: quick, permissionMode: 'full-access' })).body;
+    await a.api('GET', `/api/agent/tasks/${done.id}/output?timeoutMs=30000`);
+    const running: string[] = [];
+    for (let i = 0; i < 16; i++) running.push((await a.api('POST', '/api/agent/tasks', { workflowId: slow, permissionMode: 'full-access' })).body.id);
+    const queued = (await a.api('POST', '/api/agent/tasks', { workflowId: slow, permissionMode: 'full-access', priority: 'batch' })).body;
+    expect(queued.state).toBe('queued');
+    await until(() => pidsIn(marks).length >= 16, 'every body to start its command');
+    const startedPids = pidsIn(marks);
+    await a.close();
+    // the host's stop ended the commands it started
+    await until(() => startedPids.every((p) => !alive(p)), 'the commands to end with the host');
+
+    const b = await startTestHost({ keepHome: home });
+    hosts.push(b);
+    const kept = (await b.api('GET', `/api/agent/tasks/${done.id}`)).body;
+    expect(kept).toMatchObject({ state: 'completed', output: { truncated: false } });
+    expect(kept.output.text).toContain('done-before-restart');
+    for (const id of [...running, queued.id]) {
+      const s = (await b.api('GET', `/api/agent/tasks/${id}`)).body;
+      expect(s, id).toMatchObject({ state: 'interrupted', queued: false, error: { code: 'task_interrupted' } });
+      expect(s.finishedAt).toBeTruthy();
+    }
+    const q = (await b.api('GET', `/api/agent/tasks/${queued.id}`)).body;
+    expect(q.startedAt).toBeUndefined();
+    expect(q.runId).toBeUndefined();
+    // nothing was replayed: no slot is in use and no new command started
+    expect((await b.api('GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 0, queued: 0 });
+    const waited = await b.api('POST', '/api/agent/tasks/wait', { ids: [queued.id], mode: 'all', timeoutMs: 200 });
+    expect(waited.body.tasks[0].state).toBe('interrupted');
+    expect(pidsIn(marks).length).toBe(startedPids.length);
+    expect((await b.api('GET', '/api/agent/tasks?state=interrupted&limit=200')).body.items).toHaveLength(17);
+  }, 120_000);
+});
+
+const fixture = join(import.meta.dirname, '../support/serve-fixture.ts');
+
+/** A real host in its own process (so it can be SIGKILLed). */
+function serve(home: string): Promise<{ url: string; token: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture, home], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout?.on('data', (d) => {
+      buf += d;
+      const line = buf.split('\n')[0];
+      if (buf.includes('\n') && line) resolve({ ...JSON.parse(line), child });
+    });
+    child.on('exit', (code) => reject(new Error(`fixture exited ${code}`)));
+  });
+}
+
+async function call(h: { url: string; token: string }, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${h.url}${path}`, { method, headers: { 'x-fengyu-token': h.token, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('crash', () => {
+  it('after a SIGKILL of the host, queued and running tasks come back interrupted and are not re-run', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-crash-'));
+    homes.push(home);
+    const first = await serve(home);
+    const def = (await call(first, 'POST', '/api/workflows', { name: 'long', plan: { steps: [{ id: 's', tool: 'slow', arguments: { ms: 60000 } }] } })).body;
+    await call(first, 'POST', `/api/workflows/${def.id}/publish`, { revision: def.revision });
+    const ids: string[] = [];
+    for (let i = 0; i < 17; i++) {
+      const r = await call(first, 'POST', '/api/agent/tasks', { workflowId: def.id, permissionMode: 'full-access' });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      ids.push(r.body.id);
+    }
+    expect((await call(first, 'GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 16, queued: 1 });
+    await until(async () => (await call(first, 'GET', `/api/agent/tasks/${ids[0]}`)).body.runId, 'the first run to be recorded');
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+
+    const second = await serve(home);
+    for (const id of ids) expect((await call(second, 'GET', `/api/agent/tasks/${id}`)).body, id).toMatchObject({ state: 'interrupted', error: { code: 'task_interrupted' } });
+    expect((await call(second, 'GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 0, queued: 0 });
+    const runs = (await call(second, 'GET', '/api/agent/runs?limit=50')).body;
+    const items = (runs.items ?? runs.runs ?? runs) as Array<{ status: string }>;
+    expect(items.filter((r) => r.status === 'running')).toEqual([]);
+    second.child.kill('SIGKILL');
+  }, 60_000);
+});
+
+describe('the finished-task cap', () => {
+  it('keeps the newest 100 finished tasks and every live one', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-store-'));
+    homes.push(home);
+    const opened = openDatabase(home);
+    await migrate(opened.db);
+    const store = new SqliteTaskStore(opened.db);
+    const base: Omit<TaskRecord, 'id' | 'state' | 'submittedMs'> = { ownerId: 'o', kind: 'workflow', priority: 'normal', workflowId: 'w', workflowVersion: 1, inputs: {}, permissionMode: 'ask', output: { text: 'x', truncated: false } };
+    for (let i = 0; i < 130; i++) await store.insert({ ...base, id: `f${String(i).padStart(3, '0')}`, state: 'completed', submittedMs: i, finishedMs: 1000 + i });
+    await store.insert({ ...base, id: 'live', state: 'running', submittedMs: 0, startedMs: 1 });
+    await store.prune(100);
+    const rows = await store.list('o', { limit: 500 });
+    expect(rows).toHaveLength(101);
+    expect(rows.some((r) => r.id === 'live')).toBe(true);
+    expect(rows.some((r) => r.id === 'f029')).toBe(false);
+    expect(rows.some((r) => r.id === 'f030')).toBe(true);
+    await opened.close();
+  });
+});

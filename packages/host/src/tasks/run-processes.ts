@@ -42,7 +42,7 @@ export function runProcesses(runId: string): number[] {
 }
 
 /** Sends `signal` to each process of the run and to its process group; returns how many processes were found. */
-export function killRunProcesses(runId: string, signal: 'SIGTERM' | 'SIGKILL'): number {
+export function signalRunProcesses(runId: string, signal: 'SIGTERM' | 'SIGKILL'): number {
   const pids = runProcesses(runId);
   const groups = new Set<number>();
   const ownGroup = groupOf(String(process.pid));

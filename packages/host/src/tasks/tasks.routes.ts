@@ -3,11 +3,12 @@ import type { DomainRegistrar, HostContext } from '../context';
 import { RunRepository } from '../agent/run.repository';
 import type { WorkflowsDomain } from '../workflows/workflows.routes';
 import { FairQueue } from './fair-queue';
-import { killRunProcesses, runProcesses } from './run-processes';
+import { killRunProcesses } from '../process/spawn';
+import { runProcesses, signalRunProcesses } from './run-processes';
 import { SqliteTaskStore } from './task.store';
 import { taskToolSource, waitRequest } from './task.tools';
 import { OtlpPusher, parseOtlpHeaders, TaskMetrics } from './task-metrics';
-import { TaskRegistry } from './task-registry';
+import { KILL_GRACES_MS, TaskRegistry } from './task-registry';
 import type { TaskPriority, TaskState, TaskSubmitter } from './task-submitter';
 import { registerTaskErrors } from './tasks.errors';
 import { WorkflowTaskBody } from './workflow-task-body';
@@ -22,10 +23,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The task executor, for domains registered after it (schedules, webhooks). */
     tasks?: TaskSubmitter;
-  }
-  interface FastifyContextConfig {
-    /** The route also accepts the host token as `Authorization: Bearer` (scrapers). */
-    bearerAuth?: boolean;
   }
 }
 
@@ -54,7 +51,15 @@ export async function createTasksDomain(ctx: HostContext, workflows: WorkflowsDo
     logger: ctx.logger.child({ component: 'tasks' }),
     body,
     metrics,
-    killProcesses: { count: (runId) => runProcesses(runId).length, signal: killRunProcesses },
+    killProcesses: {
+      count: (runId) => runProcesses(runId).length,
+      signal: (runId, sig) => {
+        // the groups the spawn helper started for the run (SIGTERM, then SIGKILL after its grace) …
+        if (sig === 'SIGTERM') void killRunProcesses(runId, { graceMs: KILL_GRACES_MS.term }).catch(() => undefined);
+        // … and every process that still carries the run's id, also outside those groups
+        return signalRunProcesses(runId, sig);
+      },
+    },
   });
   const interrupted = await registry.recover();
   if (interrupted > 0) ctx.logger.info({ interrupted }, 'background tasks interrupted by the last stop');

@@ -273,6 +273,11 @@ describe('metrics', () => {
     expect(text).toContain('fengyu_bg_task_queue_wait_seconds_bucket{le="0.001",priority="interactive",outcome="executed"}');
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).toContain('nodejs_heap_size_used_bytes');
+    // a Prometheus scraper presents the token as a bearer token
+    const bearer = await fetch(`${t.host.url}/metrics`, { headers: { authorization: `Bearer ${t.host.token}` } });
+    expect(bearer.status).toBe(200);
+    expect(await bearer.text()).toContain('fengyu_bg_queue_inqueue');
+    expect((await fetch(`${t.host.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-000000000000' } })).status).toBe(401);
     const ours = [...text.matchAll(/^# TYPE (fengyu_\S+)/gm)].map((m) => m[1]).sort();
     expect(ours).toEqual(['fengyu_bg_queue_inqueue', 'fengyu_bg_queue_oldest_wait_ms', 'fengyu_bg_task_queue_wait_seconds', 'fengyu_bg_tasks_dispatched_total', 'fengyu_bg_tasks_rejected_total']);
   });

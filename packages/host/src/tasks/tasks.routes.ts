@@ -90,6 +90,8 @@ export const registerTasks: DomainRegistrar = async (ctx, app) => {
   if (!app.workflows) throw new Error('the tasks domain needs the workflows domain');
   const { registry, metrics } = await createTasksDomain(ctx, app.workflows);
   app.decorate('tasks', registry);
+  // other domains (schedules, webhooks) find the submitter on the context
+  (ctx as HostContext & { tasks?: TaskSubmitter }).tasks = registry;
   const tags = ['tasks'];
   const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 

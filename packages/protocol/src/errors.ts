@@ -39,6 +39,7 @@ export const ERRORS = {
   no_chat_backend: spec(400),
   run_not_found: spec(404),
   no_pending_gate: spec(409),
+  invalid_approval: spec(400),
   run_not_resumable: spec(409),
   run_not_finished: spec(409),
   sandbox_weakened: spec(409),

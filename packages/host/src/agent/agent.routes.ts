@@ -4,6 +4,7 @@ import type { HostContext } from '../context';
 import { streamRun } from '../events/sse';
 import { batchBody, listQuery, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
 import { redactPlan } from './active-run';
+import { classifyApproveBody } from './approve-body';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 
 /** HTTP surface of the agent (SPEC §3). */
@@ -85,6 +86,7 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
 
   app.post('/api/agent/:runId/approve', { schema: { summary: 'Release the pending plan or step gate (optional edited AgentPlan body)', tags, params: runIdParams } }, async (req) => {
     const { runId } = req.params as { runId: string };
+    classifyApproveBody(req.body);
     const gate = await agent.approve(req.owner, runId, req.body);
     return { runId, approved: gate };
   });

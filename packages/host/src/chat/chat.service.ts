@@ -1,4 +1,4 @@
-import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import { checkSchema, FengYuError, type PermissionMode, redactSecrets } from '@fengyu/protocol';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { FilesResolver } from '../agent/agent.service';
@@ -115,8 +115,18 @@ export class ChatService {
         maxRounds: this.deps.maxRounds ?? DEFAULT_MAX_ROUNDS,
         signal,
         onText: (text) => sink('token', { text }),
-        call: (tool, args, callId) =>
-          callToolGuarded(
+        call: (tool, rawArgs, callId) => {
+          // Arguments are checked against the tool's schema before the guard and any approval:
+          // a person is only ever asked about a call that can run exactly as shown.
+          const args = injectFileArgument(tool, rawArgs, turn.grants);
+          const issues = checkSchema(tool.inputSchema, args);
+          if (issues.length > 0) {
+            const error = `invalid arguments: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`;
+            sink('tool', { phase: 'call', name: tool.name, callId, arguments: redactSecrets(args, tool.inputSchema) });
+            sink('tool', { phase: 'result', name: tool.name, callId, error });
+            return Promise.resolve({ success: false, error });
+          }
+          return callToolGuarded(
             {
               owner: turn.owner,
               caller: 'chat',
@@ -131,9 +141,10 @@ export class ChatService {
               askApproval: (reason, detail) => this.approval(turn, sink, signal, reason, detail),
             },
             tool,
-            injectFileArgument(tool, args, turn.grants),
+            args,
             callId,
-          ),
+          );
+        },
       });
       await this.deps.repo.append(conversationId, [userMessage, ...result.responseMessages], this.nowIso());
       sink('done', { conversationId, text: result.text });

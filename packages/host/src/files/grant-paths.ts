@@ -1,14 +1,32 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { FengYuError } from '@fengyu/protocol';
 import type { FileGrant } from '../tools/tool';
 import '../plugins/plugin-errors';
 
 /**
- * Is a host path inside a grant? Paths are normalized (`..` folded) and resolved through
+ * Path containment, the one check used by file grants, command working directories, plugin
+ * packages and the static web UI. Paths are normalized (`..` folded) and resolved through
  * symlinks (realpath of the deepest existing ancestor), so neither `..` nor a symlink inside a
- * granted directory can reach outside it.
+ * directory can reach outside it.
  */
+
+/** Lexical: `p` is `root` itself or below it (absolute paths, compared as given). */
+export function isInside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`));
+}
+
+/**
+ * The real path of `rel` (relative to `root`, or absolute) when, after `..` and every symlink are
+ * resolved, it is still inside the real path of `root`; undefined when it escapes.
+ */
+export function resolveInside(root: string, rel: string): string | undefined {
+  if (rel.includes('\0')) return undefined;
+  const realRoot = realPathOf(root);
+  const real = realPathOf(resolve(realRoot, rel));
+  return isInside(realRoot, real) ? real : undefined;
+}
 
 /** The real path of `p`: realpath of its deepest existing ancestor, plus the rest. */
 export function realPathOf(p: string): string {
@@ -29,7 +47,7 @@ export function realPathOf(p: string): string {
 export function grantCovers(grant: FileGrant, real: string, write: boolean): boolean {
   if (write && grant.access === 'read') return false;
   if (real === grant.path) return true;
-  return grant.kind === 'directory' && real.startsWith(grant.path.endsWith(sep) ? grant.path : grant.path + sep);
+  return grant.kind === 'directory' && isInside(grant.path, real);
 }
 
 /** The grant covering `path` (with write access when asked), or a `path_not_granted` error. */

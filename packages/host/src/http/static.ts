@@ -1,8 +1,13 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import { extname, join, normalize, resolve, sep } from 'node:path';
+import { extname, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { resolveInside } from '../files/grant-paths';
 
-/** Serves the built web UI at `/` with an SPA fallback; never a path outside its folder. */
+/**
+ * Serves the built web UI at `/` with an SPA fallback; never a path outside its folder: the
+ * request path is resolved through `..` and symlinks and must stay inside the UI folder's real
+ * path (a symlink in the folder that points elsewhere is not followed out).
+ */
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -20,12 +25,17 @@ const TYPES: Record<string, string> = {
 export function serveUi(app: FastifyInstance, dir: string): void {
   const root = resolve(dir);
   app.get('/*', { schema: { hide: true } }, async (req, reply) => {
-    const url = decodeURIComponent((req.url.split('?')[0] ?? '/').replace(/^\/+/, ''));
+    let url: string;
+    try {
+      url = decodeURIComponent((req.url.split('?')[0] ?? '/').replace(/^\/+/, ''));
+    } catch {
+      return reply.callNotFound();
+    }
     if (url.startsWith('api/')) return reply.callNotFound();
-    let file = normalize(join(root, url));
-    if (!file.startsWith(root + sep) && file !== root) return reply.callNotFound();
-    if (!existsSync(file) || statSync(file).isDirectory()) file = join(root, 'index.html');
-    if (!existsSync(file)) {
+    let file = resolveInside(root, `./${url}`);
+    if (file === undefined) return reply.callNotFound();
+    if (!existsSync(file) || statSync(file).isDirectory()) file = resolveInside(root, 'index.html');
+    if (file === undefined || !existsSync(file)) {
       return reply.type('text/html; charset=utf-8').send('<!doctype html><title>FengYu</title><p>The web UI is not built yet: run <code>npm run build</code>, then reload.</p>');
     }
     const type = TYPES[extname(file)] ?? 'application/octet-stream';

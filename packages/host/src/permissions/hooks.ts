@@ -1,11 +1,12 @@
-import { spawn } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { Clock } from '../context';
+import { withoutHostToken } from '../process/env';
+import { defaultProcessGroups, type ProcessGroups, runBounded } from '../process/spawn';
 import type { HookConfig, HookEvent } from './hook-config';
 
 /**
- * Runs one lifecycle hook (seed 000): a command (through `sh -c`, in its own process group,
- * the event envelope as JSON on stdin) or an HTTP endpoint (the envelope as a POST body).
+ * Runs one lifecycle hook: a command (through `sh -c`, started by the host's spawn helper: its
+ * own process group, dies with the host, the event envelope as JSON on stdin) or an HTTP endpoint (the envelope as a POST body).
  *
  * pre_tool_use verdicts: exit 2 → deny with the first stderr line; stdout/body JSON
  * `{"decision":"deny","reason"}` → deny whatever the exit code (`"ask"` → ask); exit 0 or a JSON
@@ -43,6 +44,8 @@ export interface HookRunnerDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** Working directory for user hooks (FENGYU_HOME). */
   cwd: string;
+  /** The host's process registry (hooks of a run are killed with the run's processes). */
+  groups?: ProcessGroups;
 }
 
 const OUTPUT_CAP = 64 * 1024;
@@ -66,60 +69,30 @@ export class HookRunner {
     return outcome;
   }
 
-  private runCommand(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>> {
+  private async runCommand(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>> {
     const { hook } = target;
-    return new Promise((resolve) => {
-      const child = spawn('/bin/sh', ['-c', hook.command ?? 'false'], {
+    const runId = typeof envelope.runId === 'string' ? envelope.runId : undefined;
+    const r = await runBounded(
+      this.deps.groups ?? defaultProcessGroups(),
+      {
+        command: '/bin/sh',
+        args: ['-c', hook.command ?? 'false'],
         cwd: target.cwd ?? this.deps.cwd,
-        env: { ...cleanEnv(this.deps.env), ...target.env, FENGYU_HOOK_EVENT: hook.event, FENGYU_HOOK_NAME: target.name },
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: true,
-      });
-      let stdout = '';
-      let stderr = '';
-      let timedOut = false;
-      let settled = false;
-      const kill = () => {
-        try {
-          if (child.pid) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        kill();
-      }, hook.timeoutSeconds * 1000);
-      const onAbort = () => kill();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const finish = (value: Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(value);
-      };
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        if (stdout.length < OUTPUT_CAP) stdout += d;
-      });
-      child.stderr.setEncoding('utf8').on('data', (d: string) => {
-        if (stderr.length < OUTPUT_CAP) stderr += d;
-      });
-      child.stdin.on('error', () => {
-        /* the hook may exit without reading stdin */
-      });
-      child.on('error', (err) => finish({ outcome: 'failed', reason: `could not start: ${err.message}` }));
-      child.on('close', (code, sig) => {
-        if (timedOut) return finish({ outcome: 'timeout', reason: `timed out after ${hook.timeoutSeconds} s`, exitCode: null });
-        if (signal?.aborted) return finish({ outcome: 'failed', reason: 'cancelled', exitCode: null });
-        const json = jsonVerdict(stdout);
-        if (json && json.outcome !== 'proceed') return finish({ ...json, exitCode: code });
-        if (code === 2) return finish({ outcome: 'deny', reason: firstLine(stderr) ?? `hook ${target.name} denied the call`, exitCode: 2 });
-        if (code === 0 || json) return finish({ outcome: 'proceed', exitCode: code });
-        finish({ outcome: 'failed', reason: sig ? `killed by ${sig}` : `exit code ${code}${firstLine(stderr) ? `: ${firstLine(stderr)}` : ''}`, exitCode: code });
-      });
-      child.stdin.end(`${JSON.stringify(envelope)}\n`);
-    });
+        env: { ...withoutHostToken(this.deps.env), ...target.env, FENGYU_HOOK_EVENT: hook.event, FENGYU_HOOK_NAME: target.name },
+        stdin: 'pipe',
+        runId,
+      },
+      { timeoutMs: hook.timeoutSeconds * 1000, outputCap: OUTPUT_CAP, signal, killGraceMs: 0, input: `${JSON.stringify(envelope)}\n` },
+    );
+    if (r.spawnError) return { outcome: 'failed', reason: `could not start: ${r.spawnError.message}` };
+    if (r.timedOut) return { outcome: 'timeout', reason: `timed out after ${hook.timeoutSeconds} s`, exitCode: null };
+    if (r.cancelled || signal?.aborted) return { outcome: 'failed', reason: 'cancelled', exitCode: null };
+    const code = r.exitCode;
+    const json = jsonVerdict(r.stdout);
+    if (json && json.outcome !== 'proceed') return { ...json, exitCode: code };
+    if (code === 2) return { outcome: 'deny', reason: firstLine(r.stderr) ?? `hook ${target.name} denied the call`, exitCode: 2 };
+    if (code === 0 || json) return { outcome: 'proceed', exitCode: code };
+    return { outcome: 'failed', reason: r.signal ? `killed by ${r.signal}` : `exit code ${code}${firstLine(r.stderr) ? `: ${firstLine(r.stderr)}` : ''}`, exitCode: code };
   }
 
   private async runHttp(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>> {
@@ -167,10 +140,4 @@ function jsonVerdict(text: string): { outcome: HookVerdictKind; reason?: string 
 function firstLine(text: string): string | undefined {
   const line = text.split(/\r?\n/).find((l) => l.trim() !== '');
   return line ? line.trim().slice(0, 2000) : undefined;
-}
-
-function cleanEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== 'FENGYU_TOKEN') out[k] = v;
-  return out;
 }

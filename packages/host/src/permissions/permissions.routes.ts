@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { DomainRegistrar, HostContext } from '../context';
 import { createGuard, type PermissionsSection } from './guard';
 import { type HookConfig, HooksSectionSchema } from './hook-config';
+import { processGroupsFor } from '../process/spawn';
 import { HookRunner } from './hooks';
 import { type CallFacts, COMMAND_TOOL, parseRuleLines, type RuleLines } from './rules';
 import { PluginHookTrustRepository } from './trust.repository';
@@ -50,7 +51,7 @@ function hookProblems(hooks: HookConfig[]): Problem[] {
 
 export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: FastifyInstance) => {
   const trust = new PluginHookTrustRepository(ctx.db, ctx.clock);
-  const runner = new HookRunner({ logger: ctx.logger.child({ component: 'hooks' }), clock: ctx.clock, env: ctx.config.env, cwd: ctx.config.home });
+  const runner = new HookRunner({ logger: ctx.logger.child({ component: 'hooks' }), clock: ctx.clock, env: ctx.config.env, cwd: ctx.config.home, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)) });
   const guard = createGuard({ settings: ctx.settings, hooks: runner, trust, logger: ctx.logger, clock: ctx.clock });
   ctx.guard = guard;
 

@@ -1,9 +1,10 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { FengYuError, isPackagePath } from '@fengyu/protocol';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import { isInside } from '../files/grant-paths';
 import './plugin-errors';
 
 /**
@@ -81,7 +82,7 @@ export async function extractPackage(archive: string, dest: string, limits: Pack
     if (seen.has(name)) throw invalid(`entry "${name}" appears twice`);
     seen.add(name);
     const target = resolve(root, name);
-    if (!target.startsWith(root + sep)) throw invalid(`entry "${name}" escapes the package`);
+    if (target === root || !isInside(root, target)) throw invalid(`entry "${name}" escapes the package`);
     if (directory) return void (await mkdir(target, { recursive: true }));
     total += entry.uncompressedSize;
     if (total > limits.maxTotalBytes) throw new FengYuError('package_too_large', { reason: `more than ${limits.maxTotalBytes} uncompressed bytes` });

@@ -17,7 +17,8 @@ import { PluginRepository } from './plugin.repository';
 import { PluginService } from './plugin.service';
 import { PluginToolSource } from './plugin-tool-source';
 import { pluginView, pluginViewSchema } from './plugin-view';
-import { detectSandbox } from './sandbox';
+import { processGroupsFor } from '../process/spawn';
+import { sandboxFor } from './sandbox';
 import { WorkerManager } from './worker-manager';
 
 /**
@@ -55,10 +56,10 @@ async function otherToolNames(ctx: HostContext): Promise<string[]> {
 }
 
 export function createPluginsDomain(ctx: HostContext): PluginsDomain {
-  const backend = detectSandbox(ctx.config.sandbox, ctx.config.env);
+  const backend = sandboxFor(ctx.config);
   ctx.posture = () => backend.posture;
   const logger = ctx.logger.child({ component: 'plugins' });
-  const workers = new WorkerManager({ backend, logger, path: ctx.config.env.PATH });
+  const workers = new WorkerManager({ backend, logger, env: ctx.config.env, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)) });
   ctx.onClose(() => workers.close());
   const repo = new PluginRepository(ctx.db);
   const service = new PluginService({

@@ -1,5 +1,7 @@
 import { FengYuError } from '@fengyu/protocol';
 import type { Logger } from 'pino';
+import { allowListedEnv } from '../process/env';
+import type { ProcessGroups } from '../process/spawn';
 import type { FileGrant, ProgressFn } from '../tools/tool';
 import { RpcCallError } from './rpc-connection';
 import { grantKey, type SandboxBackend, workerCommand } from './sandbox';
@@ -48,8 +50,14 @@ export interface WorkerManagerOptions {
   cancelGraceMs?: number;
   maxWorkersPerPlugin?: number;
   maxLineChars?: number;
-  /** PATH given to workers (from the host config; never the rest of the host's environment). */
-  path?: string;
+  /**
+   * The host's environment. Workers get only its allow-listed part (PATH, locale, time zone:
+   * see `process/env.ts`) plus their own HOME and FENGYU_PLUGIN_* variables; never API keys,
+   * the host token or anything else.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The host's process registry (workers die with the host and are stopped with it). */
+  groups?: ProcessGroups;
 }
 
 export class WorkerManager {
@@ -130,14 +138,10 @@ export class WorkerManager {
     const worker = new WorkerProcess({
       spawn: workerCommand(this.options.backend, launch),
       cwd: target.root,
-      env: {
-        PATH: this.options.path ?? '/usr/local/bin:/usr/bin:/bin',
-        HOME: target.dataDir,
-        LANG: 'C.UTF-8',
-        FENGYU_PLUGIN_ROOT: target.root,
-        FENGYU_PLUGIN_DATA: target.dataDir,
-      },
+      env: allowListedEnv(this.options.env ?? {}, { HOME: target.dataDir, FENGYU_PLUGIN_ROOT: target.root, FENGYU_PLUGIN_DATA: target.dataDir }),
       logger,
+      groups: this.options.groups,
+      diesWithParent: Boolean(this.options.backend.bwrapPath),
       killGraceMs: this.options.killGraceMs,
       maxLineChars: this.options.maxLineChars,
       onExit: (reason) => {

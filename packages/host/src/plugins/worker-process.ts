@@ -1,12 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
+import { defaultProcessGroups, type ProcessGroup, type ProcessGroups } from '../process/spawn';
 import { type CallOptions, RpcConnection } from './rpc-connection';
 import type { SpawnSpec } from './sandbox';
 
 /**
  * One running worker: a child process speaking JSON-RPC on stdio. Its stderr goes to the host
  * log (each line truncated, at most `maxStderrLines` per worker) and the last few KiB are kept
- * for error messages. `stop()` escalates SIGTERM → SIGKILL after a grace period.
+ * for error messages. `stop()` escalates SIGTERM → SIGKILL after a grace period. Started through
+ * the host's spawn helper: own process group, dies with the host.
  */
 
 export interface WorkerProcessOptions {
@@ -14,6 +16,10 @@ export interface WorkerProcessOptions {
   cwd: string;
   env: Record<string, string>;
   logger: Logger;
+  /** The host's process registry (a private one when omitted). */
+  groups?: ProcessGroups;
+  /** The worker already dies with the host by other means (bubblewrap `--die-with-parent`). */
+  diesWithParent?: boolean;
   maxLineChars?: number;
   killGraceMs?: number;
   maxStderrLines?: number;
@@ -24,6 +30,7 @@ const STDERR_TAIL = 4096;
 
 export class WorkerProcess {
   readonly child: ChildProcess;
+  private readonly group: ProcessGroup;
   readonly rpc: RpcConnection;
   private stderrTail = '';
   private stderrLines = 0;
@@ -32,7 +39,9 @@ export class WorkerProcess {
   lastUsed = Date.now();
 
   constructor(private readonly options: WorkerProcessOptions) {
-    this.child = spawn(options.spawn.command, options.spawn.args, { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: false });
+    const groups = options.groups ?? defaultProcessGroups();
+    this.group = groups.spawn({ command: options.spawn.command, args: options.spawn.args, cwd: options.cwd, env: options.env, stdin: 'pipe', diesWithParent: options.diesWithParent });
+    this.child = this.group.child;
     const log = options.logger;
     this.rpc = new RpcConnection(this.child.stdin!, this.child.stdout!, {
       onLog: (level, message) => log[level === 'error' ? 'error' : level === 'warn' ? 'warn' : level === 'debug' ? 'debug' : 'info']({ worker: 'log' }, message),
@@ -76,11 +85,7 @@ export class WorkerProcess {
   async stop(graceMs = this.options.killGraceMs ?? 2000): Promise<void> {
     if (this.exitReason !== undefined) return this.exited;
     this.child.stdin?.end();
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.exitReason === undefined && this.child.kill('SIGKILL'), graceMs);
-    timer.unref();
-    await this.exited;
-    clearTimeout(timer);
+    await Promise.all([this.group.terminate(graceMs), this.exited]);
   }
 
   private markExit(reason: string): void {

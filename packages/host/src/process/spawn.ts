@@ -249,6 +249,14 @@ export async function killRunProcesses(runId: string, options: { graceMs?: numbe
   return counts.reduce((a, b) => a + b, 0);
 }
 
+let fallback: ProcessGroups | undefined;
+
+/** The registry for callers outside a host (tools run by tests or one-shot commands). */
+export function defaultProcessGroups(): ProcessGroups {
+  fallback ??= new ProcessGroups();
+  return fallback;
+}
+
 const byScope = new WeakMap<object, ProcessGroups>();
 
 /**

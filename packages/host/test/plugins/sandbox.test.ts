@@ -5,7 +5,7 @@ import { isFengYuError } from '@fengyu/protocol';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { extractPackage } from '../../src/plugins/package-reader';
-import { bwrapArgs, detectSandbox, grantKey } from '../../src/plugins/sandbox';
+import { bwrapArgs, commandBwrapArgs, detectSandbox, grantKey } from '../../src/plugins/sandbox';
 import { WorkerManager, type WorkerTarget } from '../../src/plugins/worker-manager';
 import type { FileGrant } from '../../src/tools/tool';
 import { packProbe, tempDir } from './helpers';
@@ -28,6 +28,36 @@ describe('sandbox arguments (pure)', () => {
     expect(joined).toContain('--setenv FENGYU_PLUGIN_ROOT /h/plugins/p/1');
     expect(joined).not.toContain('--share-net');
     expect(joined).not.toMatch(/--ro-bind \/ \//);
+    expect(joined).toContain('--cap-drop ALL');
+  });
+
+  it('always drops capabilities, and uses the hardening the probe found', () => {
+    const launch = { nodePath: '/usr/bin/node', worker: 'w.mjs', root: '/r', dataDir: '/d', grants: [] };
+    expect(bwrapArgs(launch, ['--unshare-user']).join(' ')).toContain('--unshare-user --cap-drop ALL');
+    expect(bwrapArgs(launch, ['--unshare-user', '--disable-userns', '--cap-drop', 'ALL']).join(' ')).toContain('--unshare-user --disable-userns --cap-drop ALL');
+  });
+
+  it('hides FENGYU_HOME and the user home from other owners\' commands, without letting a grant uncover them', () => {
+    const args = commandBwrapArgs({
+      home: '/home/u/.fengyu',
+      userHome: '/home/u',
+      scratch: '/home/u/.fengyu/runs/r1/work',
+      cwd: '/home/u/.fengyu/runs/r1/work',
+      grants: [
+        { name: 'up', path: '/home/u/.fengyu/files/f1/a.txt', kind: 'file', access: 'read' },
+        { name: 'sneaky', path: '/home/u/.fengyu/token', kind: 'file', access: 'read' },
+        { name: 'wide', path: '/home/u', kind: 'directory', access: 'read' },
+      ],
+    });
+    const j = args.join(' ');
+    expect(j).toContain('--cap-drop ALL');
+    expect(j).toContain('--die-with-parent');
+    expect(j.indexOf('--ro-bind /home/u /home/u')).toBeLessThan(j.indexOf('--tmpfs /home/u '));
+    expect(j.indexOf('--tmpfs /home/u ')).toBeLessThan(j.indexOf('--tmpfs /home/u/.fengyu'));
+    expect(j.indexOf('--tmpfs /home/u/.fengyu')).toBeLessThan(j.indexOf('--bind /home/u/.fengyu/runs/r1/work'));
+    expect(j).toContain('--ro-bind /home/u/.fengyu/files/f1/a.txt /home/u/.fengyu/files/f1/a.txt');
+    expect(j).not.toContain('/home/u/.fengyu/token');
+    expect(j).toMatch(/--chdir \/home\/u\/\.fengyu\/runs\/r1\/work$/);
   });
 
   it('keys sandboxed workers by grant set, unsandboxed ones not at all', () => {
@@ -98,6 +128,27 @@ describe.skipIf(!backend.bwrapPath)('bubblewrap confinement (real workers)', () 
     } finally {
       server.close();
     }
+  });
+
+  it('keeps a read-only grant read-only from inside: no capabilities, no remount, no new namespaces', async () => {
+    const file = join(grantDir, 'in.txt');
+    const ro: FileGrant[] = [{ name: 'g', path: grantDir, kind: 'directory', access: 'read' }];
+    const script = [
+      'grep -E "^Cap(Eff|Prm|Bnd)" /proc/self/status',
+      `mount -o remount,bind,rw ${grantDir} 2>&1 || echo remount-refused`,
+      `mount -o remount,rw ${grantDir} 2>&1 || echo remount2-refused`,
+      `mount -t tmpfs none ${grantDir} 2>&1 || echo mount-refused`,
+      `unshare -Urm sh -c "mount -o remount,bind,rw ${grantDir} && echo pwned > ${file}" 2>&1 || echo unshare-refused`,
+      `echo pwned > ${file} 2>&1 || echo write-refused`,
+      `rm -f ${file} 2>&1 || echo rm-refused`,
+      `mv ${file} ${grantDir}/moved.txt 2>&1 || echo mv-refused`,
+      `chmod 777 ${file} 2>&1 || echo chmod-refused`,
+    ].join('; ');
+    const r = (await call('shell', { script }, ro)) as { stdout: string; stderr: string };
+    expect(r.stdout).toMatch(/CapEff:\s+0+\n/);
+    expect(r.stdout).toMatch(/CapBnd:\s+0+\n/);
+    for (const refused of ['remount-refused', 'remount2-refused', 'mount-refused', 'unshare-refused', 'write-refused', 'rm-refused', 'mv-refused', 'chmod-refused']) expect(r.stdout).toContain(refused);
+    expect(readFileSync(file, 'utf8')).toBe('granted text');
   });
 
   it('enforces read-only grants and the read-only install dir; the data dir is writable', async () => {

@@ -63,13 +63,11 @@ describe.each(backends)('worker manager (%s)', (_name, backend) => {
   });
 
   it('sets FENGYU_PLUGIN_ROOT / FENGYU_PLUGIN_DATA and does not leak the host environment', async () => {
-    process.env.FENGYU_TEST_SECRET = 'leaked';
-    try {
-      const env = (await call(manager(), 'env')) as Record<string, unknown>;
-      expect(env).toMatchObject({ root: target.root, data: target.dataDir, ctxRoot: target.root, cwd: target.root, secret: null });
-    } finally {
-      delete process.env.FENGYU_TEST_SECRET;
-    }
+    const hostEnv = { PATH: process.env.PATH, TZ: 'Asia/Shanghai', FENGYU_TEST_SECRET: 'leaked', OPENAI_API_KEY: 'sk-leaked', FENGYU_TOKEN: 'host-token-leaked', AWS_SECRET_ACCESS_KEY: 'x' };
+    const env = (await call(manager({ env: hostEnv }), 'env')) as Record<string, unknown> & { keys: string[] };
+    expect(env).toMatchObject({ root: target.root, data: target.dataDir, ctxRoot: target.root, cwd: target.root, secret: null });
+    const allowed = new Set(['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'PWD', 'FENGYU_PLUGIN_ROOT', 'FENGYU_PLUGIN_DATA']);
+    expect(env.keys.filter((k) => !allowed.has(k))).toEqual([]);
   });
 
   it('fails a crashing call and starts a fresh worker for the next one', async () => {

@@ -8,6 +8,8 @@ export const en: Record<string, string> = {
   invalid_plugin_id: '"{pluginId}" is not a valid plugin id.',
   command_cwd_not_granted: 'The working directory {cwd} is not inside a directory this run was granted.',
   command_spawn_failed: 'The command could not be started: {reason}',
+  command_isolation_unavailable:
+    'Commands of owner "{owner}" must run in the bubblewrap sandbox, which is not available here ({reason}). The primary owner can allow unsandboxed commands for other owners in settings (commands.allowUnsandboxedOwners).',
 };
 
 export const zhCN: Record<string, string> = {
@@ -17,4 +19,5 @@ export const zhCN: Record<string, string> = {
   invalid_plugin_id: '"{pluginId}" 不是有效的插件 ID。',
   command_cwd_not_granted: '工作目录 {cwd} 不在本次运行授权的任何目录之内。',
   command_spawn_failed: '无法启动命令：{reason}',
+  command_isolation_unavailable: '所有者 "{owner}" 的命令必须在 bubblewrap 沙箱中运行，但此处不可用（{reason}）。主所有者可以在设置中允许其他所有者运行不受沙箱隔离的命令（commands.allowUnsandboxedOwners）。',
 };

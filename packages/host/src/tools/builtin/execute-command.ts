@@ -1,19 +1,45 @@
-import { spawn } from 'node:child_process';
 import { mkdir, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve } from 'node:path';
-import { FengYuError, stableHash } from '@fengyu/protocol';
+import { isAbsolute, join, resolve } from 'node:path';
+import { errorSpecOf, FengYuError, registerErrors, stableHash } from '@fengyu/protocol';
+import { isInside } from '../../files/grant-paths';
+import { allowListedEnv, withoutHostToken } from '../../process/env';
+import { defaultProcessGroups, type ProcessGroups, runBounded, type SpawnSpec } from '../../process/spawn';
+import { commandBwrapArgs, resolverPaths } from '../../plugins/sandbox';
 import type { Tool, ToolContext } from '../tool';
 
 /**
- * `execute_command` (effect `command`, SPEC §4): runs one command line with `bash -c` in a
- * working directory the run grants (a writable directory grant, else the run's scratch
- * directory `$FENGYU_HOME/runs/<runId>/work`), in its own process group, with a timeout,
- * capped output and cancellation (SIGTERM, then SIGKILL of the whole group).
+ * `execute_command` (effect `command`): runs one command line with `bash -c` in a working
+ * directory the run grants (a writable directory grant, else the run's scratch directory
+ * `$FENGYU_HOME/runs/<runId>/work`), in its own process group that dies with the host, with a
+ * timeout, capped output and cancellation (SIGTERM, then SIGKILL of the whole group).
+ *
+ * Owners are isolated: the primary owner's commands run as the host user with the host's
+ * environment minus the host token. Any other owner's commands run in bubblewrap, where
+ * FENGYU_HOME (token, database, secrets) and the host user's home directory are empty, other
+ * processes are invisible and only the allow-listed environment passes. Without bubblewrap
+ * they are refused, unless the primary owner allowed unsandboxed commands for other owners
+ * (setting `commands.allowUnsandboxedOwners`).
  *
  * The permission guard has decided before `invoke` is called (the runner and chat call tools
  * only through it). A non-zero exit code is a result (`exitCode`), not a failure: the model
  * reads stderr and decides. Failing to start, a cwd outside the grants, or cancellation throw.
  */
+
+registerErrors({ command_isolation_unavailable: errorSpecOf(403) });
+
+/** How commands of non-primary owners are isolated on this host. */
+export interface OwnerIsolation {
+  /** The owner whose commands run unsandboxed (the host's primary owner). */
+  primaryOwner: string;
+  /** bubblewrap and the hardening flags that work here; undefined when bubblewrap is unavailable. */
+  bwrap?: { path: string; hardening?: readonly string[] };
+  /** Why bubblewrap is unavailable (for the error message). */
+  unavailableReason?: string;
+  /** The host user's home directory (hidden from other owners' commands). */
+  userHome?: string;
+  /** Whether the primary owner allowed unsandboxed commands for other owners. */
+  unsandboxedAllowed: () => Promise<boolean>;
+}
 
 export interface ExecuteCommandDeps {
   /** FENGYU_HOME: scratch directories live under `runs/<runId>/work`. */
@@ -24,6 +50,10 @@ export interface ExecuteCommandDeps {
   outputCap?: number;
   /** Grace between SIGTERM and SIGKILL (default 2 s). */
   killGraceMs?: number;
+  /** The host's process registry. */
+  groups?: ProcessGroups;
+  /** Owner isolation; when omitted every owner is treated as the primary one (tests of the tool alone). */
+  isolation?: OwnerIsolation;
 }
 
 export interface ExecuteCommandResult {
@@ -82,10 +112,21 @@ export function createExecuteCommandTool(deps: ExecuteCommandDeps): Tool {
       const command = args.command;
       if (typeof command !== 'string' || command.trim() === '') throw new FengYuError('invalid_request', { reason: '"command" must be a non-empty string' });
       const seconds = clampTimeout(args.timeoutSeconds);
+      const mode = await isolationMode(deps.isolation, ctx.owner);
       const cwd = await workingDirectory(deps.home, ctx, typeof args.cwd === 'string' ? args.cwd : undefined);
-      return run(deps, command, cwd, seconds, ctx);
+      return run(deps, command, cwd, seconds, ctx, mode);
     },
   };
+}
+
+type Mode = 'host' | 'sandbox' | 'unsandboxed-owner';
+
+/** How this owner's commands run; refused before any side effect when they cannot be isolated. */
+async function isolationMode(isolation: OwnerIsolation | undefined, owner: string): Promise<Mode> {
+  if (!isolation || owner === isolation.primaryOwner) return 'host';
+  if (isolation.bwrap) return 'sandbox';
+  if (await isolation.unsandboxedAllowed()) return 'unsandboxed-owner';
+  throw new FengYuError('command_isolation_unavailable', { owner, reason: isolation.unavailableReason ?? 'bubblewrap is not available' });
 }
 
 function clampTimeout(v: unknown): number {
@@ -115,82 +156,31 @@ async function workingDirectory(home: string, ctx: ToolContext, requested: strin
   } catch {
     throw new FengYuError('command_cwd_not_granted', { cwd: requested });
   }
-  if (!allowed.some((root) => inside(root, real))) throw new FengYuError('command_cwd_not_granted', { cwd: requested });
+  if (!allowed.some((root) => isInside(root, real))) throw new FengYuError('command_cwd_not_granted', { cwd: requested });
   return real;
 }
 
-function inside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+function spawnSpec(deps: ExecuteCommandDeps, command: string, cwd: string, ctx: ToolContext, mode: Mode): SpawnSpec {
+  const runEnv: Record<string, string> = ctx.runId ? { FENGYU_RUN_ID: ctx.runId } : {};
+  if (mode === 'host') return { command: 'bash', args: ['-c', command], cwd, env: { ...withoutHostToken(deps.env), ...runEnv }, runId: ctx.runId };
+  const scratch = scratchDir(deps.home, ctx);
+  const env = allowListedEnv(deps.env, { HOME: scratch, TMPDIR: '/tmp', ...runEnv });
+  const bwrap = deps.isolation?.bwrap;
+  if (mode === 'unsandboxed-owner' || !bwrap) return { command: 'bash', args: ['-c', command], cwd, env, runId: ctx.runId };
+  const box = { home: deps.home, userHome: deps.isolation?.userHome, scratch, grants: ctx.grants, cwd, keep: resolverPaths() };
+  return { command: bwrap.path, args: [...commandBwrapArgs(box, bwrap.hardening), '--', 'bash', '-c', command], cwd, env, runId: ctx.runId, diesWithParent: true };
 }
 
-function run(deps: ExecuteCommandDeps, command: string, cwd: string, seconds: number, ctx: ToolContext): Promise<ExecuteCommandResult> {
-  const cap = deps.outputCap ?? 256 * 1024;
-  const grace = deps.killGraceMs ?? 2000;
-  return new Promise((resolvePromise, reject) => {
-    if (ctx.signal.aborted) return reject(new FengYuError('tool_cancelled', { name: 'execute_command' }));
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(deps.env)) if (v !== undefined && k !== 'FENGYU_TOKEN') env[k] = v;
-    if (ctx.runId) env.FENGYU_RUN_ID = ctx.runId;
-    const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], sizes: { stdout: 0, stderr: 0 }, truncated: false };
-    let timedOut = false;
-    let cancelled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const signalGroup = (sig: NodeJS.Signals) => {
-      try {
-        if (child.pid) process.kill(-child.pid, sig);
-      } catch {
-        /* the group is gone */
-      }
-    };
-    const terminate = () => {
-      signalGroup('SIGTERM');
-      killTimer ??= setTimeout(() => signalGroup('SIGKILL'), grace);
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      terminate();
-    }, seconds * 1000);
-    const onAbort = () => {
-      cancelled = true;
-      terminate();
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    const collect = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
-      const room = cap - out.sizes[stream];
-      if (room <= 0) {
-        out.truncated = true;
-        return;
-      }
-      if (chunk.length > room) out.truncated = true;
-      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      out[stream].push(piece);
-      out.sizes[stream] += piece.length;
-    };
-    child.stdout.on('data', collect('stdout'));
-    child.stderr.on('data', collect('stderr'));
-    // Background children must not outlive the call (or hold its pipes open).
-    child.on('exit', () => signalGroup('SIGKILL'));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      reject(new FengYuError('command_spawn_failed', { reason: err.message }, undefined, { cause: err }));
-    });
-    child.on('close', (code, sig) => {
-      clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      if (cancelled && !timedOut) return reject(new FengYuError('tool_cancelled', { name: 'execute_command' }));
-      resolvePromise({
-        exitCode: code,
-        signal: sig,
-        stdout: Buffer.concat(out.stdout).toString('utf8'),
-        stderr: Buffer.concat(out.stderr).toString('utf8'),
-        truncated: out.truncated,
-        timedOut,
-        cwd,
-      });
-    });
+async function run(deps: ExecuteCommandDeps, command: string, cwd: string, seconds: number, ctx: ToolContext, mode: Mode): Promise<ExecuteCommandResult> {
+  if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name: 'execute_command' });
+  const spec = spawnSpec(deps, command, cwd, ctx, mode);
+  const r = await runBounded(deps.groups ?? defaultProcessGroups(), spec, {
+    timeoutMs: seconds * 1000,
+    outputCap: deps.outputCap ?? 256 * 1024,
+    signal: ctx.signal,
+    killGraceMs: deps.killGraceMs ?? 2000,
   });
+  if (r.spawnError) throw new FengYuError('command_spawn_failed', { reason: r.spawnError.message }, undefined, { cause: r.spawnError });
+  if (r.cancelled && !r.timedOut) throw new FengYuError('tool_cancelled', { name: 'execute_command' });
+  return { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timedOut: r.timedOut, cwd };
 }

@@ -17,7 +17,7 @@ const root = join(import.meta.dirname, '../../../..');
 const base = mkdtempSync(join(tmpdir(), 'fengyu-host-crash-'));
 const hosts: ChildProcess[] = [];
 const bwrapHere = Boolean(detectSandbox('auto', process.env).bwrapPath);
-const TAGS = ['30.4711', '30.4712'];
+const TAGS = ['30.4711', '30.4712', '30.4713'];
 
 /** Pids of live processes whose command line contains `tag` (a unique sleep duration). */
 function pidsWith(tag: string): number[] {
@@ -100,7 +100,17 @@ describe('a SIGKILLed host takes its commands with it', () => {
       expect(detail.status).toBe('interrupted');
     }
     for (const r of runs) expect(existsSync(join(r.dir, 'marker'))).toBe(false);
+
+    // A clean stop (SIGTERM) stops the commands of running runs as well.
+    const cleanDir = mkdtempSync(join(base, 'clean-'));
+    const tag = TAGS[2] as string;
+    const c = await api(second, second.token, 'POST', '/api/agent/run', workflow(cleanDir, tag));
+    expect(c.status, JSON.stringify(c.body)).toBe(200);
+    expect(await waitUntil(() => pidsWith(tag).length > 0, 30_000)).toBe(true);
+    const running = pidsWith(tag);
     second.child.kill('SIGTERM');
     await new Promise((r) => second.child.once('exit', r));
+    expect(await waitUntil(() => running.every((pid) => !alive(pid)), 10_000)).toBe(true);
+    expect(existsSync(join(cleanDir, 'marker'))).toBe(false);
   }, 120_000);
 });

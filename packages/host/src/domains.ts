@@ -12,6 +12,7 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'mcp', load: async () => (await import('./mcp/mcp.routes')).registerMcp },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
   { name: 'tasks', load: async () => (await import('./tasks/tasks.routes')).registerTasks },
+  { name: 'webhooks', load: async () => (await import('./webhooks/webhooks.routes')).registerWebhooks },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },
   { name: 'schedules', load: async () => (await import('./schedules/schedules.routes')).registerSchedules },
 ];

@@ -6,13 +6,14 @@ import * as plugins from './plugins';
 import * as schedules from './schedules';
 import * as tasks from './tasks';
 import * as unattended from './unattended';
+import * as webhooks from './webhooks';
 import * as workflows from './workflows';
 
 /** Supported display languages. `en` is the default. */
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks];
+const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

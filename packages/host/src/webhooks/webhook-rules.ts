@@ -1,0 +1,152 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { checkInputs, inputContract, type JsonSchema, type Problem } from '@fengyu/protocol';
+import type { TaskSnapshot, TaskState } from '../tasks/task-submitter';
+
+/**
+ * The pure rules of workflow webhooks: secrets and their digests, the loopback peer rule, which
+ * inputs a trigger may bind, how a delivery's fields combine with the defaults, the audit
+ * lifecycle, pausing under a weakened sandbox, and audit paging cursors.
+ */
+
+export const MAX_BODY_BYTES = 256 * 1024;
+export const MAX_EVENT_ID_CHARS = 200;
+export const MAX_AUDIT_ROWS = 1000;
+export const MAX_PAGE = 100;
+/** How long an event id is remembered after its claim (a retry inside it never runs twice). */
+export const CLAIM_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const SECRET_BYTES = 32;
+const SECRET_PREFIX = 'fywh_';
+
+export type DeliveryState = 'CLAIMED' | 'QUEUED' | 'SUBMITTED' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'INTERRUPTED';
+export const OPEN_STATES: readonly DeliveryState[] = ['CLAIMED', 'QUEUED', 'SUBMITTED'];
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** A new trigger secret: 256 bits from the CSPRNG, with a recognisable prefix. */
+export function newSecret(): string {
+  return SECRET_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');
+}
+
+export function newId(prefix: string): string {
+  return prefix + randomBytes(9).toString('base64url').replace(/[-_]/g, 'x');
+}
+
+/** Compares a presented secret with a stored digest in constant time (digests of equal length). */
+export function secretMatches(presented: unknown, storedDigestHex: string): boolean {
+  if (typeof presented !== 'string' || presented.length === 0 || presented.length > 512) return false;
+  const a = Buffer.from(sha256Hex(presented), 'hex');
+  const b = Buffer.from(storedDigestHex, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** True for a loopback peer address (IPv4 127/8, IPv6 ::1, or IPv4-mapped 127/8). */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  if (!address) return false;
+  const a = address.toLowerCase();
+  if (a === '::1') return true;
+  const v4 = a.startsWith('::ffff:') ? a.slice(7) : a;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+export type EventIdCheck = { ok: true; eventId?: string } | { ok: false; reason: string };
+
+/** The optional event-id header: absent, or 1..200 characters. */
+export function checkEventId(header: string | string[] | undefined): EventIdCheck {
+  if (header === undefined) return { ok: true };
+  if (Array.isArray(header)) return { ok: false, reason: 'send the header once' };
+  if (header.length === 0) return { ok: false, reason: 'it is empty' };
+  if (header.length > MAX_EVENT_ID_CHARS) return { ok: false, reason: `it is longer than ${MAX_EVENT_ID_CHARS} characters` };
+  return { ok: true, eventId: header };
+}
+
+/**
+ * Inputs a trigger can never bind: picker-file inputs and automatically created shared
+ * directories, whose grants belong to an interactive session that a delivery does not have.
+ */
+export function unbindableInputs(schema: JsonSchema | undefined): Problem[] {
+  const c = inputContract(schema);
+  return [
+    ...c.files.map((name) => ({ code: 'webhook_input_file', field: name, params: { input: name } })),
+    ...c.sharedDirectories.map((name) => ({ code: 'webhook_input_shared_directory', field: name, params: { input: name } })),
+  ];
+}
+
+/** Names given that the schema does not declare as value inputs (each one a problem). */
+function undeclared(schema: JsonSchema | undefined, values: Record<string, unknown>, where: string): Problem[] {
+  const declared = new Set(inputContract(schema).values);
+  return Object.keys(values)
+    .filter((k) => !declared.has(k))
+    .map((k) => ({ code: 'webhook_field_undeclared', field: where ? `${where}.${k}` : k, params: { input: k } }));
+}
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Checks a trigger's saved defaults: declared value inputs of the right type (required ones may come later). */
+export function defaultsProblems(schema: JsonSchema | undefined, defaults: unknown): Problem[] {
+  if (defaults === undefined) return [];
+  if (!isPlainObject(defaults)) return [{ code: 'inputs_not_object', field: 'defaults', params: {} }];
+  const out = undeclared(schema, defaults, 'defaults');
+  if (out.length > 0) return out;
+  const relaxed = { ...(schema ?? {}), required: [] };
+  const check = checkInputs(relaxed, defaults);
+  return check.ok ? [] : check.problems.map((p) => ({ ...p, field: `defaults.${p.field}` }));
+}
+
+export type BoundInputs = { ok: true; inputs: Record<string, unknown> } | { ok: false; problems: Problem[] };
+
+/** A delivery's body fields override the defaults; the result must satisfy the input schema. */
+export function bindDelivery(schema: JsonSchema | undefined, defaults: Record<string, unknown>, body: unknown): BoundInputs {
+  if (body === undefined || body === null) body = {};
+  if (!isPlainObject(body)) return { ok: false, problems: [{ code: 'webhook_body_not_object', field: '(body)', params: {} }] };
+  const extra = undeclared(schema, body, '');
+  if (extra.length > 0) return { ok: false, problems: extra };
+  const merged = { ...defaults, ...body };
+  const check = checkInputs(schema, merged);
+  return check.ok ? { ok: true, inputs: check.inputs } : { ok: false, problems: check.problems };
+}
+
+/** The audit state that mirrors a task's state. */
+export function deliveryStateOf(task: Pick<TaskSnapshot, 'state' | 'queued'>): DeliveryState {
+  const map: Record<TaskState, DeliveryState> = {
+    queued: 'QUEUED',
+    running: 'SUBMITTED',
+    completed: 'COMPLETED',
+    failed: 'FAILED',
+    cancelled: 'CANCELLED',
+    interrupted: 'INTERRUPTED',
+  };
+  if (task.state === 'queued' || task.queued) return 'QUEUED';
+  return map[task.state];
+}
+
+export function isTerminal(state: DeliveryState): boolean {
+  return !OPEN_STATES.includes(state);
+}
+
+export type TriggerState = 'active' | 'paused' | 'disabled';
+
+/**
+ * A trigger created while plugins ran sandboxed is paused whenever they no longer do, and
+ * active again once they do; a disabled trigger stays disabled.
+ */
+export function effectiveState(stored: 'active' | 'disabled', createdSandboxed: boolean, sandboxedNow: boolean): { state: TriggerState; pausedReason?: 'sandbox_weakened' } {
+  if (stored === 'disabled') return { state: 'disabled' };
+  if (createdSandboxed && !sandboxedNow) return { state: 'paused', pausedReason: 'sandbox_weakened' };
+  return { state: 'active' };
+}
+
+/** Audit paging: an opaque cursor naming the last row seen (rows are newest first). */
+export function encodeCursor(seq: number): string {
+  return Buffer.from(`d${seq}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): number | undefined | 'invalid' {
+  if (cursor === undefined || cursor === '') return undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const m = /^d(\d{1,15})$/.exec(text);
+  return m ? Number(m[1]) : 'invalid';
+}

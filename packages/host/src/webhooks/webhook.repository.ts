@@ -1,0 +1,225 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Db } from '../storage/database';
+import { type DeliveryState, MAX_AUDIT_ROWS } from './webhook-rules';
+
+/** Triggers, their delivery audit and event-id claims (tables of migration 070). */
+
+export interface TriggerRow {
+  id: string;
+  owner: string;
+  workflow_id: string;
+  name: string;
+  defaults: string;
+  permission_mode: string;
+  secret_sha256: string;
+  state: 'active' | 'disabled';
+  created_sandboxed: number;
+  created_at: string;
+  last_delivery_at: string | null;
+}
+
+export interface DeliveryRow {
+  seq: number;
+  id: string;
+  trigger_id: string;
+  state: DeliveryState;
+  accepted_at: string;
+  accepted_ms: number;
+  completed_at: string | null;
+  duration_ms: number | null;
+  task_id: string | null;
+  idempotency_key_supplied: number;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+export interface ClaimRow {
+  trigger_id: string;
+  event_sha256: string;
+  delivery_id: string;
+  task_id: string | null;
+  claimed_ms: number;
+}
+
+type Tables = {
+  webhook_triggers: TriggerRow;
+  webhook_deliveries: Omit<DeliveryRow, 'seq'> & { seq?: number };
+  webhook_event_claims: ClaimRow;
+};
+export type WebhookTrx = Transaction<Tables>;
+
+export interface NewDelivery {
+  id: string;
+  triggerId: string;
+  acceptedAt: string;
+  acceptedMs: number;
+  /** The event id's digest, when one was supplied (kept only in the claim table). */
+  eventSha256?: string;
+}
+
+export type ClaimResult = { claimed: true } | { claimed: false; existing: Pick<ClaimRow, 'delivery_id' | 'task_id'> };
+
+export class WebhookRepository {
+  private readonly db: Kysely<Tables>;
+
+  constructor(db: Db) {
+    this.db = db.withTables<Tables>();
+  }
+
+  async insertTrigger(row: TriggerRow): Promise<void> {
+    await this.db.insertInto('webhook_triggers').values(row).execute();
+  }
+
+  /** Any owner's trigger (deliveries authenticate by secret, not by owner). */
+  async trigger(id: string): Promise<TriggerRow | undefined> {
+    return this.db.selectFrom('webhook_triggers').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  async ownedTrigger(owner: string, workflowId: string, id: string): Promise<TriggerRow | undefined> {
+    return this.db.selectFrom('webhook_triggers').selectAll().where('id', '=', id).where('owner', '=', owner).where('workflow_id', '=', workflowId).where('state', '!=', 'disabled').executeTakeFirst();
+  }
+
+  async listTriggers(owner: string, workflowId: string): Promise<TriggerRow[]> {
+    return this.db.selectFrom('webhook_triggers').selectAll().where('owner', '=', owner).where('workflow_id', '=', workflowId).where('state', '!=', 'disabled').orderBy('created_at').orderBy('id').execute();
+  }
+
+  async setSecret(id: string, secretSha256: string): Promise<void> {
+    await this.db.updateTable('webhook_triggers').set({ secret_sha256: secretSha256 }).where('id', '=', id).execute();
+  }
+
+  /** Deletes a trigger; its audit rows and claims go with it. */
+  async deleteTrigger(id: string): Promise<void> {
+    await this.db.deleteFrom('webhook_triggers').where('id', '=', id).execute();
+  }
+
+  /** Disables every trigger of a workflow, inside the workflow's delete transaction. */
+  async disableForWorkflow(trx: Kysely<any>, owner: string, workflowId: string): Promise<string[]> {
+    const t = trx.withTables<Tables>();
+    const rows = await t.selectFrom('webhook_triggers').select('id').where('owner', '=', owner).where('workflow_id', '=', workflowId).where('state', '!=', 'disabled').execute();
+    if (rows.length > 0) await t.updateTable('webhook_triggers').set({ state: 'disabled' }).where('owner', '=', owner).where('workflow_id', '=', workflowId).execute();
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Records a delivery in one transaction: the event-id claim first (unique per trigger; a
+   * repeated event id claims nothing and gets the original delivery back), then the audit row
+   * in state CLAIMED, the trigger's last delivery time, and the per-trigger audit cap.
+   */
+  async claim(d: NewDelivery): Promise<ClaimResult> {
+    return this.db.transaction().execute(async (trx) => {
+      if (d.eventSha256 !== undefined) {
+        const inserted = await trx
+          .insertInto('webhook_event_claims')
+          .values({ trigger_id: d.triggerId, event_sha256: d.eventSha256, delivery_id: d.id, task_id: null, claimed_ms: d.acceptedMs })
+          .onConflict((oc) => oc.columns(['trigger_id', 'event_sha256']).doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+          const existing = await trx.selectFrom('webhook_event_claims').select(['delivery_id', 'task_id']).where('trigger_id', '=', d.triggerId).where('event_sha256', '=', d.eventSha256).executeTakeFirstOrThrow();
+          return { claimed: false as const, existing };
+        }
+      }
+      await trx
+        .insertInto('webhook_deliveries')
+        .values({
+          id: d.id,
+          trigger_id: d.triggerId,
+          state: 'CLAIMED',
+          accepted_at: d.acceptedAt,
+          accepted_ms: d.acceptedMs,
+          completed_at: null,
+          duration_ms: null,
+          task_id: null,
+          idempotency_key_supplied: d.eventSha256 !== undefined ? 1 : 0,
+          error_code: null,
+          error_message: null,
+        })
+        .execute();
+      await trx.updateTable('webhook_triggers').set({ last_delivery_at: d.acceptedAt }).where('id', '=', d.triggerId).execute();
+      const cutoff = await trx.selectFrom('webhook_deliveries').select('seq').where('trigger_id', '=', d.triggerId).orderBy('seq', 'desc').limit(1).offset(MAX_AUDIT_ROWS - 1).executeTakeFirst();
+      if (cutoff?.seq !== undefined) await trx.deleteFrom('webhook_deliveries').where('trigger_id', '=', d.triggerId).where('seq', '<', cutoff.seq).execute();
+      return { claimed: true as const };
+    });
+  }
+
+  /** The task was admitted: the audit row and the claim learn its id. */
+  async submitted(deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('webhook_deliveries').set({ task_id: taskId, state }).where('id', '=', deliveryId).where('state', '=', 'CLAIMED').execute();
+      if (eventClaim) await trx.updateTable('webhook_event_claims').set({ task_id: taskId }).where('trigger_id', '=', eventClaim.triggerId).where('event_sha256', '=', eventClaim.eventSha256).execute();
+    });
+  }
+
+  /**
+   * Nothing was started (refused for capacity, or the submission failed): the claim is released
+   * so the same event id may be retried, and the audit row ends FAILED with the reason.
+   */
+  async refused(deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      if (eventClaim) await trx.deleteFrom('webhook_event_claims').where('trigger_id', '=', eventClaim.triggerId).where('event_sha256', '=', eventClaim.eventSha256).where('delivery_id', '=', deliveryId).execute();
+      const row = await trx.selectFrom('webhook_deliveries').select('accepted_ms').where('id', '=', deliveryId).executeTakeFirst();
+      if (!row) return;
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ state: 'FAILED', completed_at: completedAt, duration_ms: Math.max(0, completedMs - row.accepted_ms), error_code: error.code, error_message: error.message })
+        .where('id', '=', deliveryId)
+        .execute();
+    });
+  }
+
+  /** A task reached a terminal state: its audit row follows (once). Returns rows changed. */
+  async finished(taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }): Promise<number> {
+    const row = await this.db.selectFrom('webhook_deliveries').select(['id', 'accepted_ms']).where('task_id', '=', taskId).where('state', 'in', ['CLAIMED', 'QUEUED', 'SUBMITTED']).executeTakeFirst();
+    if (!row) return 0;
+    const res = await this.db
+      .updateTable('webhook_deliveries')
+      .set({ state, completed_at: completedAt, duration_ms: Math.max(0, completedMs - row.accepted_ms), error_code: error?.code ?? null, error_message: error?.message ?? null })
+      .where('id', '=', row.id)
+      .where('state', 'in', ['CLAIMED', 'QUEUED', 'SUBMITTED'])
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  /** A queued task started running. */
+  async started(taskId: string): Promise<void> {
+    await this.db.updateTable('webhook_deliveries').set({ state: 'SUBMITTED' }).where('task_id', '=', taskId).where('state', '=', 'QUEUED').execute();
+  }
+
+  /** Claims caught by a stop between claim and submission: INTERRUPTED, never replayed. */
+  async interruptClaimed(completedAt: string, completedMs: number, error: { code: string; message: string }): Promise<number> {
+    const res = await this.db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({ state: 'INTERRUPTED', completed_at: completedAt, duration_ms: eb(eb.val(completedMs), '-', eb.ref('accepted_ms')), error_code: error.code, error_message: error.message }))
+      .where('state', '=', 'CLAIMED')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  /** Deliveries whose task has not been seen to finish, with the owner of each. */
+  async open(triggerId?: string): Promise<Array<{ task_id: string; owner: string }>> {
+    let q = this.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_triggers as t', 't.id', 'd.trigger_id')
+      .select(['d.task_id', 't.owner'])
+      .where('d.state', 'in', ['QUEUED', 'SUBMITTED'])
+      .where('d.task_id', 'is not', null);
+    if (triggerId) q = q.where('d.trigger_id', '=', triggerId);
+    return (await q.execute()) as Array<{ task_id: string; owner: string }>;
+  }
+
+  /** One page of a trigger's audit, newest first, strictly older than `beforeSeq`. */
+  async page(triggerId: string, limit: number, beforeSeq?: number): Promise<DeliveryRow[]> {
+    let q = this.db.selectFrom('webhook_deliveries').selectAll().where('trigger_id', '=', triggerId);
+    if (beforeSeq !== undefined) q = q.where('seq', '<', beforeSeq);
+    return (await q.orderBy('seq', 'desc').limit(limit).execute()) as DeliveryRow[];
+  }
+
+  async claimOf(triggerId: string, eventSha256: string): Promise<Pick<ClaimRow, 'delivery_id' | 'task_id'> | undefined> {
+    return this.db.selectFrom('webhook_event_claims').select(['delivery_id', 'task_id']).where('trigger_id', '=', triggerId).where('event_sha256', '=', eventSha256).executeTakeFirst();
+  }
+
+  /** Forgets event ids claimed before `beforeMs`. */
+  async pruneClaims(beforeMs: number): Promise<number> {
+    const res = await this.db.deleteFrom('webhook_event_claims').where('claimed_ms', '<', beforeMs).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}

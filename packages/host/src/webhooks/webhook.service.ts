@@ -1,0 +1,371 @@
+import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { Clock, SandboxPosture } from '../context';
+import type { TaskSnapshot, TaskSubmitter } from '../tasks/task-submitter';
+import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
+import {
+  bindDelivery,
+  CLAIM_RETENTION_MS,
+  decodeCursor,
+  defaultsProblems,
+  deliveryStateOf,
+  effectiveState,
+  encodeCursor,
+  isTerminal,
+  MAX_PAGE,
+  newId,
+  newSecret,
+  secretMatches,
+  sha256Hex,
+  type TriggerState,
+  unbindableInputs,
+} from './webhook-rules';
+
+/**
+ * Webhook triggers and deliveries. A delivery is authenticated by its trigger's secret, bound
+ * against the workflow's active version, claimed in the database (the event id's digest, unique
+ * per trigger, together with a CLAIMED audit row) and only then submitted as an interactive
+ * background task; the audit row then follows the task to its end. Concurrent deliveries of one
+ * event id share the first one's outcome; a claim whose submission never happened is reported
+ * INTERRUPTED and never replayed.
+ */
+
+/** The active published version of an owner's workflow (throws workflow_not_found / workflow_not_published). */
+export interface ActiveWorkflow {
+  version: number;
+  inputSchema: JsonSchema;
+}
+
+export interface WebhookWorkflows {
+  active(owner: string, workflowId: string): Promise<ActiveWorkflow>;
+  /** Throws workflow_not_found for an unknown id or another owner's workflow. */
+  exists(owner: string, workflowId: string): Promise<void>;
+}
+
+/** Refuses unattended runs under `ask` of a workflow with a non-read step no allow rule covers. */
+export type UnattendedCheck = (req: { owner: string; workflowId: string; permissionMode: PermissionMode }) => Promise<void>;
+
+export interface WebhookServiceDeps {
+  repo: WebhookRepository;
+  clock: Clock;
+  tasks: TaskSubmitter;
+  workflows: WebhookWorkflows;
+  posture: () => SandboxPosture;
+  logger: Logger;
+  unattended?: UnattendedCheck;
+  /** Runs right after a claim is committed, before the task is submitted (crash tests). */
+  afterClaim?: () => void;
+}
+
+export interface TriggerView {
+  id: string;
+  workflowId: string;
+  name: string;
+  defaults: Record<string, unknown>;
+  permissionMode: PermissionMode;
+  state: TriggerState;
+  pausedReason?: 'sandbox_weakened';
+  createdAt: string;
+  lastDeliveryAt?: string;
+}
+
+export interface DeliveryView {
+  id: string;
+  state: DeliveryRow['state'];
+  acceptedAt: string;
+  completedAt?: string;
+  durationMs?: number;
+  taskId?: string;
+  idempotencyKeySupplied: boolean;
+  error?: { code: string; message: string };
+}
+
+export interface DeliveryAnswer {
+  taskId: string;
+  deliveryId: string;
+  duplicate: boolean;
+}
+
+export interface CreateTriggerBody {
+  defaults?: unknown;
+  permissionMode: PermissionMode;
+  name?: string;
+}
+
+const EARLY_FINISH_LIMIT = 1000;
+
+function fieldsOf(problems: Problem[]): string {
+  return [...new Set(problems.map((p) => p.field ?? '(body)'))].join(', ');
+}
+
+function errorInfo(err: unknown): { code: string; message: string } {
+  if (isFengYuError(err)) {
+    const e = err as FengYuError;
+    return { code: e.code, message: localize(e.code, e.params, 'en') };
+  }
+  return { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+}
+
+export class WebhookService {
+  /** Deliveries of one event id in progress (trigger id + digest → the first one's outcome). */
+  private readonly inflight = new Map<string, Promise<DeliveryAnswer>>();
+  /** Tasks that finished before their delivery row learned the task id. */
+  private readonly earlyFinish = new Map<string, TaskSnapshot>();
+  private readonly triggers = new Map<string, TriggerRow>();
+  private unsubscribe?: () => void;
+
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  private iso(ms: number): string {
+    return new Date(ms).toISOString();
+  }
+
+  private sandboxedNow(): boolean {
+    return this.deps.posture().mode === 'sandboxed';
+  }
+
+  view(row: TriggerRow): TriggerView {
+    const s = effectiveState(row.state, row.created_sandboxed === 1, this.sandboxedNow());
+    return {
+      id: row.id,
+      workflowId: row.workflow_id,
+      name: row.name,
+      defaults: JSON.parse(row.defaults),
+      permissionMode: row.permission_mode as PermissionMode,
+      state: s.state,
+      ...(s.pausedReason ? { pausedReason: s.pausedReason } : {}),
+      createdAt: row.created_at,
+      ...(row.last_delivery_at ? { lastDeliveryAt: row.last_delivery_at } : {}),
+    };
+  }
+
+  // ---- triggers -------------------------------------------------------------------------------
+
+  /** Creates a trigger on a published workflow; the secret is returned once and kept as a digest. */
+  async create(owner: string, workflowId: string, body: CreateTriggerBody): Promise<{ trigger: TriggerView; secret: string }> {
+    const active = await this.deps.workflows.active(owner, workflowId);
+    const unbindable = unbindableInputs(active.inputSchema);
+    if (unbindable.length > 0) throw new FengYuError('webhook_inputs_unbindable', { fields: fieldsOf(unbindable) }, unbindable);
+    const problems = defaultsProblems(active.inputSchema, body.defaults);
+    if (problems.length > 0) throw new FengYuError('webhook_defaults_invalid', { fields: fieldsOf(problems) }, problems);
+    await this.deps.unattended?.({ owner, workflowId, permissionMode: body.permissionMode });
+    const secret = newSecret();
+    const row: TriggerRow = {
+      id: newId('wh_'),
+      owner,
+      workflow_id: workflowId,
+      name: (body.name ?? '').trim() || 'Webhook',
+      defaults: JSON.stringify(body.defaults ?? {}),
+      permission_mode: body.permissionMode,
+      secret_sha256: sha256Hex(secret),
+      state: 'active',
+      created_sandboxed: this.sandboxedNow() ? 1 : 0,
+      created_at: this.iso(this.deps.clock.now()),
+      last_delivery_at: null,
+    };
+    await this.deps.repo.insertTrigger(row);
+    return { trigger: this.view(row), secret };
+  }
+
+  async list(owner: string, workflowId: string): Promise<{ items: TriggerView[] }> {
+    await this.deps.workflows.exists(owner, workflowId);
+    return { items: (await this.deps.repo.listTriggers(owner, workflowId)).map((r) => this.view(r)) };
+  }
+
+  private async owned(owner: string, workflowId: string, id: string): Promise<TriggerRow> {
+    await this.deps.workflows.exists(owner, workflowId);
+    const row = await this.deps.repo.ownedTrigger(owner, workflowId, id);
+    if (!row) throw new FengYuError('webhook_trigger_not_found', { id });
+    return row;
+  }
+
+  /** A new secret; the old one fails from now on. */
+  async rotate(owner: string, workflowId: string, id: string): Promise<{ secret: string }> {
+    await this.owned(owner, workflowId, id);
+    const secret = newSecret();
+    await this.deps.repo.setSecret(id, sha256Hex(secret));
+    this.triggers.delete(id);
+    return { secret };
+  }
+
+  async remove(owner: string, workflowId: string, id: string): Promise<void> {
+    await this.owned(owner, workflowId, id);
+    await this.deps.repo.deleteTrigger(id);
+    this.triggers.delete(id);
+  }
+
+  /** Runs inside a workflow's delete transaction. */
+  async disableForWorkflow(trx: Parameters<WebhookRepository['disableForWorkflow']>[0], owner: string, workflowId: string): Promise<void> {
+    const ids = await this.deps.repo.disableForWorkflow(trx, owner, workflowId);
+    for (const id of ids) this.triggers.delete(id);
+  }
+
+  /** One page of a trigger's audit, newest first (≤ 100 rows). */
+  async deliveries(owner: string, workflowId: string, id: string, limit = 50, cursor?: string): Promise<{ items: DeliveryView[]; nextCursor?: string }> {
+    await this.owned(owner, workflowId, id);
+    const before = decodeCursor(cursor);
+    if (before === 'invalid') throw new FengYuError('webhook_cursor_invalid');
+    await this.reconcile(id);
+    const size = Math.min(Math.max(1, Math.floor(limit)), MAX_PAGE);
+    const rows = await this.deps.repo.page(id, size + 1, before);
+    const page = rows.slice(0, size);
+    const last = page.at(-1);
+    return { items: page.map(deliveryView), ...(rows.length > size && last ? { nextCursor: encodeCursor(last.seq) } : {}) };
+  }
+
+  // ---- deliveries -----------------------------------------------------------------------------
+
+  /** The trigger a delivery names, authenticated by its secret (404 unknown or disabled, 401 bad secret). */
+  async authenticate(triggerId: string, secret: unknown): Promise<TriggerRow> {
+    let row = this.triggers.get(triggerId);
+    if (!row) {
+      row = await this.deps.repo.trigger(triggerId);
+      if (row && row.state !== 'disabled') {
+        if (this.triggers.size > 1000) this.triggers.clear();
+        this.triggers.set(triggerId, row);
+      }
+    }
+    if (!row || row.state === 'disabled') throw new FengYuError('webhook_trigger_not_found', { id: triggerId });
+    if (!secretMatches(secret, row.secret_sha256)) throw new FengYuError('webhook_secret_invalid');
+    return row;
+  }
+
+  /** Accepts one authenticated delivery: bind, claim, submit. */
+  async deliver(trigger: TriggerRow, eventId: string | undefined, body: unknown): Promise<DeliveryAnswer> {
+    if (effectiveState(trigger.state, trigger.created_sandboxed === 1, this.sandboxedNow()).state === 'paused') throw new FengYuError('webhook_trigger_paused', { id: trigger.id });
+    let active: ActiveWorkflow;
+    try {
+      active = await this.deps.workflows.active(trigger.owner, trigger.workflow_id);
+    } catch (err) {
+      if (isFengYuError(err) && (err as FengYuError).code === 'workflow_not_found') throw new FengYuError('webhook_trigger_not_found', { id: trigger.id });
+      throw err;
+    }
+    const unbindable = unbindableInputs(active.inputSchema);
+    if (unbindable.length > 0) throw new FengYuError('webhook_inputs_unbindable', { fields: fieldsOf(unbindable) }, unbindable);
+    const bound = bindDelivery(active.inputSchema, JSON.parse(trigger.defaults), body);
+    if (!bound.ok) throw new FengYuError('webhook_body_invalid', { fields: fieldsOf(bound.problems) }, bound.problems);
+    if (eventId === undefined) return this.admit(trigger, bound.inputs);
+    const digest = sha256Hex(eventId);
+    const key = `${trigger.id}\n${digest}`;
+    const running = this.inflight.get(key);
+    if (running) return { ...(await running), duplicate: true };
+    const p = this.admit(trigger, bound.inputs, digest);
+    this.inflight.set(key, p);
+    try {
+      return await p;
+    } finally {
+      this.inflight.delete(key);
+    }
+  }
+
+  private async admit(trigger: TriggerRow, inputs: Record<string, unknown>, eventSha256?: string): Promise<DeliveryAnswer> {
+    const deliveryId = newId('whd_');
+    const acceptedMs = this.deps.clock.now();
+    const claim = await this.deps.repo.claim({ id: deliveryId, triggerId: trigger.id, acceptedAt: this.iso(acceptedMs), acceptedMs, ...(eventSha256 ? { eventSha256 } : {}) });
+    if (!claim.claimed) {
+      if (!claim.existing.task_id) throw new FengYuError('webhook_event_interrupted');
+      return { taskId: claim.existing.task_id, deliveryId: claim.existing.delivery_id, duplicate: true };
+    }
+    this.deps.afterClaim?.();
+    const eventClaim = eventSha256 ? { triggerId: trigger.id, eventSha256 } : undefined;
+    let result: Awaited<ReturnType<TaskSubmitter['submit']>>;
+    try {
+      result = await this.deps.tasks.submit({
+        ownerId: trigger.owner,
+        workflowId: trigger.workflow_id,
+        inputs,
+        priority: 'interactive',
+        kind: 'workflow-webhook',
+        permissionMode: trigger.permission_mode as PermissionMode,
+        triggerId: trigger.id,
+      });
+    } catch (err) {
+      const now = this.deps.clock.now();
+      await this.deps.repo.refused(deliveryId, errorInfo(err), this.iso(now), now, eventClaim);
+      throw err;
+    }
+    if (!result.ok) {
+      const r = result.refusal;
+      const err = new FengYuError(
+        'capacity_exhausted',
+        { scope: r.capacityScope, retryAfterSeconds: r.retryAfterSeconds },
+        { capacityScope: r.capacityScope, ...(r.capacityPriority ? { capacityPriority: r.capacityPriority } : {}), retryable: true, retryAfterSeconds: r.retryAfterSeconds },
+      );
+      const now = this.deps.clock.now();
+      await this.deps.repo.refused(deliveryId, errorInfo(err), this.iso(now), now, eventClaim);
+      throw err;
+    }
+    const task = result.task;
+    await this.deps.repo.submitted(deliveryId, task.id, deliveryStateOf(task), eventClaim);
+    const early = this.earlyFinish.get(task.id);
+    if (early) {
+      this.earlyFinish.delete(task.id);
+      await this.applyFinish(early);
+    }
+    return { taskId: task.id, deliveryId, duplicate: false };
+  }
+
+  // ---- task lifecycle -------------------------------------------------------------------------
+
+  private async applyFinish(task: TaskSnapshot): Promise<number> {
+    const state = deliveryStateOf(task);
+    if (!isTerminal(state)) return 0;
+    const finishedMs = task.finishedAt ? Date.parse(task.finishedAt) : this.deps.clock.now();
+    return this.deps.repo.finished(task.id, state, this.iso(finishedMs), finishedMs, task.error);
+  }
+
+  /** Follows webhook tasks to their end (the audit row takes the task's terminal state). */
+  private onTaskFinished(task: TaskSnapshot): void {
+    if (task.kind !== 'workflow-webhook') return;
+    if (this.earlyFinish.size >= EARLY_FINISH_LIMIT) {
+      const oldest = this.earlyFinish.keys().next().value;
+      if (oldest !== undefined) this.earlyFinish.delete(oldest);
+    }
+    this.earlyFinish.set(task.id, task);
+    this.applyFinish(task)
+      .then((n) => {
+        if (n > 0) this.earlyFinish.delete(task.id);
+      })
+      .catch((err) => this.deps.logger.warn({ err, taskId: task.id }, 'webhook audit update failed'));
+  }
+
+  /** Brings open audit rows up to date with their tasks (after a restart, or before a listing). */
+  async reconcile(triggerId?: string): Promise<void> {
+    for (const open of await this.deps.repo.open(triggerId)) {
+      const task = await this.deps.tasks.get(open.owner, open.task_id);
+      if (!task) continue;
+      if (isTerminal(deliveryStateOf(task))) await this.applyFinish(task);
+      else if (deliveryStateOf(task) === 'SUBMITTED') await this.deps.repo.started(task.id);
+    }
+  }
+
+  /**
+   * On start: claims caught between claim and submission by a stop become INTERRUPTED (they are
+   * never replayed), old event ids are forgotten, and task outcomes are followed again.
+   */
+  async start(): Promise<void> {
+    this.unsubscribe = this.deps.tasks.onFinished((t) => this.onTaskFinished(t));
+    const now = this.deps.clock.now();
+    const error = { code: 'webhook_interrupted', message: 'The host stopped after this delivery was claimed and before its task was submitted; it is not replayed.' };
+    const n = await this.deps.repo.interruptClaimed(this.iso(now), now, error);
+    if (n > 0) this.deps.logger.warn({ count: n }, 'webhook deliveries interrupted by a stop were marked INTERRUPTED');
+    await this.deps.repo.pruneClaims(now - CLAIM_RETENTION_MS);
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+  }
+}
+
+function deliveryView(r: DeliveryRow): DeliveryView {
+  return {
+    id: r.id,
+    state: r.state,
+    acceptedAt: r.accepted_at,
+    ...(r.completed_at ? { completedAt: r.completed_at } : {}),
+    ...(r.duration_ms !== null ? { durationMs: r.duration_ms } : {}),
+    ...(r.task_id ? { taskId: r.task_id } : {}),
+    idempotencyKeySupplied: r.idempotency_key_supplied === 1,
+    ...(r.error_code ? { error: { code: r.error_code, message: r.error_message ?? '' } } : {}),
+  };
+}

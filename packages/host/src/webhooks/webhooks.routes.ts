@@ -1,0 +1,175 @@
+import { FengYuError } from '@fengyu/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { DomainRegistrar, HostContext } from '../context';
+import { isLoopbackHost } from '../http/auth';
+import { sendError } from '../http/errors';
+import type { TaskSubmitter } from '../tasks/task-submitter';
+import { contentOf } from '../workflows/workflow.repository';
+import type { WorkflowsDomain } from '../workflows/workflows.routes';
+import { WebhookRepository } from './webhook.repository';
+import { type ActiveWorkflow, type CreateTriggerBody, type UnattendedCheck, type WebhookWorkflows, WebhookService } from './webhook.service';
+import { checkEventId, isLoopbackPeer, MAX_BODY_BYTES } from './webhook-rules';
+import { registerWebhookErrors } from './webhooks.errors';
+
+/**
+ * The webhooks domain: triggers under `/api/workflows/{id}/webhooks` (host token, owner-scoped)
+ * and deliveries at `/api/workflow-hooks/{triggerId}` (no host token: the trigger's secret
+ * authenticates; loopback peer and Host only; 256 KiB body limit enforced while reading).
+ */
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route is authenticated by something other than the host token. */
+    tokenExempt?: 'webhook-secret';
+  }
+}
+
+const PERMISSION_MODES = ['ask', 'approve-for-me', 'full-access'];
+const tags = ['webhooks'];
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } };
+const triggerParams = { type: 'object', required: ['id', 'triggerId'], properties: { id: { type: 'string' }, triggerId: { type: 'string' } } };
+const createBody = {
+  type: 'object',
+  required: ['permissionMode'],
+  additionalProperties: false,
+  properties: {
+    defaults: { type: 'object', description: 'Inputs used when a delivery does not send them' },
+    permissionMode: { type: 'string', enum: PERMISSION_MODES, description: 'The permission mode of every run the trigger starts' },
+    name: { type: 'string', maxLength: 100 },
+  },
+};
+const pageQuery = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, cursor: { type: 'string', maxLength: 100 } } };
+
+/** The active published version of a workflow, through the workflows domain (versions are immutable, so cached). */
+export function webhookWorkflows(domain: WorkflowsDomain): WebhookWorkflows {
+  const schemas = new Map<string, ActiveWorkflow>();
+  return {
+    async exists(owner, workflowId) {
+      await domain.service.row(owner, workflowId);
+    },
+    async active(owner, workflowId) {
+      const row = await domain.service.row(owner, workflowId);
+      if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: workflowId });
+      const key = `${workflowId}@${row.published_version}`;
+      let hit = schemas.get(key);
+      if (!hit) {
+        const v = await domain.service.versionRow(owner, workflowId, row.published_version);
+        hit = { version: v.version, inputSchema: contentOf(v).inputSchema };
+        if (schemas.size > 500) schemas.clear();
+        schemas.set(key, hit);
+      }
+      return hit;
+    },
+  };
+}
+
+/** Where the background-task executor is exposed to domains. */
+function taskSubmitter(ctx: HostContext, app: FastifyInstance): TaskSubmitter | undefined {
+  return (ctx as HostContext & { tasks?: TaskSubmitter }).tasks ?? (app as FastifyInstance & { tasks?: TaskSubmitter }).tasks;
+}
+
+export interface WebhooksOptions {
+  /** The unattended-run check shared with schedules. */
+  unattended?: UnattendedCheck;
+}
+
+export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, tasks: TaskSubmitter, options: WebhooksOptions = {}): WebhookService {
+  registerWebhookErrors();
+  const domain = app.workflows;
+  if (!domain) throw new Error('the webhooks domain needs the workflows domain');
+  const crashAfterClaim = process.env.FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM === '1';
+  const service = new WebhookService({
+    repo: new WebhookRepository(ctx.db),
+    clock: ctx.clock,
+    tasks,
+    workflows: webhookWorkflows(domain),
+    posture: () => ctx.posture(),
+    logger: ctx.logger.child({ component: 'webhooks' }),
+    ...(options.unattended ? { unattended: options.unattended } : {}),
+    // test-only: die the hardest way right after a claim is committed
+    ...(crashAfterClaim ? { afterClaim: () => process.kill(process.pid, 'SIGKILL') } : {}),
+  });
+  domain.service.onDelete((trx, owner, workflowId) => service.disableForWorkflow(trx, owner, workflowId));
+  app.addHook('onReady', async () => {
+    await service.start();
+    await service.reconcile();
+  });
+  ctx.onClose(() => service.stop());
+
+  type P = { id: string; triggerId: string };
+
+  app.post('/api/workflows/:id/webhooks', { schema: { summary: 'Create a webhook trigger on a published workflow (the secret is shown once)', tags, params: idParams, body: createBody } }, async (req, reply) => {
+    const created = await service.create(req.owner, (req.params as P).id, req.body as CreateTriggerBody);
+    reply.code(201);
+    return created;
+  });
+
+  app.get('/api/workflows/:id/webhooks', { schema: { summary: 'The workflow’s webhook triggers', tags, params: idParams } }, async (req) => service.list(req.owner, (req.params as P).id));
+
+  app.post('/api/workflows/:id/webhooks/:triggerId/rotate', { schema: { summary: 'Replace a trigger’s secret (the old one fails at once)', tags, params: triggerParams } }, async (req) => {
+    const p = req.params as P;
+    return service.rotate(req.owner, p.id, p.triggerId);
+  });
+
+  app.delete('/api/workflows/:id/webhooks/:triggerId', { schema: { summary: 'Delete a webhook trigger and its delivery audit', tags, params: triggerParams } }, async (req) => {
+    const p = req.params as P;
+    await service.remove(req.owner, p.id, p.triggerId);
+    return { id: p.triggerId, deleted: true };
+  });
+
+  app.get('/api/workflows/:id/webhooks/:triggerId/deliveries', { schema: { summary: 'A trigger’s delivery audit, newest first (no bodies, secrets or event ids)', tags, params: triggerParams, querystring: pageQuery } }, async (req) => {
+    const p = req.params as P;
+    const q = req.query as { limit?: number; cursor?: string };
+    return service.deliveries(req.owner, p.id, p.triggerId, q.limit ?? 50, q.cursor);
+  });
+
+  // Deliveries: a scope of their own for the body limit's error mapping.
+  app.register(async (scope) => {
+    scope.setErrorHandler((err, req, reply) => {
+      const code = (err as { code?: string }).code;
+      return sendError(code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES }) : err, req, reply);
+    });
+    const deliveries = new WeakMap<object, { trigger: Awaited<ReturnType<WebhookService['authenticate']>>; eventId?: string }>();
+    scope.post(
+      '/api/workflow-hooks/:triggerId',
+      {
+        bodyLimit: MAX_BODY_BYTES,
+        config: { tokenExempt: 'webhook-secret' },
+        schema: {
+          summary: 'Deliver a webhook: starts the trigger’s workflow as a background task (no host token; the X-FengYu-Webhook-Secret header authenticates; loopback only)',
+          tags,
+          params: { type: 'object', required: ['triggerId'], properties: { triggerId: { type: 'string' } } },
+        },
+        // Everything but the body is checked before the body is read.
+        onRequest: async (req) => {
+          const address = req.socket.remoteAddress;
+          if (!isLoopbackPeer(address)) throw new FengYuError('webhook_peer_forbidden', { address: String(address ?? 'unknown') });
+          if (!isLoopbackHost(req.headers.host)) throw new FengYuError('forbidden_host', { host: String(req.headers.host ?? '') });
+          const length = Number(req.headers['content-length'] ?? 0);
+          const trigger = await service.authenticate((req.params as { triggerId: string }).triggerId, req.headers['x-fengyu-webhook-secret']);
+          if (length > MAX_BODY_BYTES) throw new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES });
+          const ev = checkEventId(req.headers['x-fengyu-event-id']);
+          if (!ev.ok) throw new FengYuError('webhook_event_id_invalid', { reason: ev.reason });
+          deliveries.set(req, { trigger, ...(ev.eventId !== undefined ? { eventId: ev.eventId } : {}) });
+        },
+      },
+      async (req, reply) => {
+        const d = deliveries.get(req);
+        if (!d) throw new FengYuError('webhook_secret_invalid');
+        const answer = await service.deliver(d.trigger, d.eventId, req.body);
+        reply.code(202);
+        return answer;
+      },
+    );
+  });
+  return service;
+}
+
+export const registerWebhooks: DomainRegistrar = (ctx, app) => {
+  const tasks = taskSubmitter(ctx, app);
+  if (!tasks) {
+    ctx.logger.warn('webhooks are off: no background-task executor is registered');
+    return;
+  }
+  registerWebhookRoutes(ctx, app, tasks);
+};

@@ -1,0 +1,380 @@
+import { request as httpRequest } from 'node:http';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { HostContext } from '../../src/context';
+import { startTestHost, type TestHost } from '../support/host';
+import { MemoryTasks } from '../support/memory-tasks';
+
+/** Webhook triggers and deliveries over real HTTP on loopback. */
+
+let t: TestHost;
+let tasks: MemoryTasks;
+let sandboxed = false;
+
+beforeAll(async () => {
+  tasks = new MemoryTasks();
+  t = await startTestHost({
+    beforeDomains: (ctx) => {
+      const c = ctx as HostContext & { tasks?: unknown };
+      if (!c.tasks) c.tasks = tasks;
+    },
+  });
+  // the plugins domain sets the posture; the tests switch it
+  const real = t.host.ctx.posture;
+  t.host.ctx.posture = () => (sandboxed ? { mode: 'sandboxed', backend: 'test' } : real());
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const schema = {
+  type: 'object',
+  required: ['text'],
+  properties: { text: { type: 'string' }, count: { type: 'number' }, tag: { type: 'string' } },
+};
+const plan = { steps: [{ id: 'say', tool: 'echo', arguments: { value: '{{inputs.text}}' } }] };
+
+async function published(inputSchema: unknown = schema): Promise<string> {
+  const def = await t.api('POST', '/api/workflows', { name: 'Hooked', description: 'Started by a webhook', inputSchema, plan });
+  expect(def.status, JSON.stringify(def.body)).toBe(200);
+  const pub = await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: def.body.revision });
+  expect(pub.status, JSON.stringify(pub.body)).toBe(200);
+  return def.body.id;
+}
+
+async function trigger(workflowId: string, body: Record<string, unknown> = {}) {
+  const res = await t.api('POST', `/api/workflows/${workflowId}/webhooks`, { permissionMode: 'full-access', defaults: { tag: 'd' }, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body as { trigger: { id: string; state: string }; secret: string };
+}
+
+/** A delivery as another program sends it: no host token. */
+async function deliver(triggerId: string, secret: string | undefined, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${t.host.url}/api/workflow-hooks/${triggerId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(secret !== undefined ? { 'x-fengyu-webhook-secret': secret } : {}), ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+async function audit(workflowId: string, triggerId: string, query = '') {
+  const res = await t.api('GET', `/api/workflows/${workflowId}/webhooks/${triggerId}/deliveries${query}`);
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body as { items: Array<Record<string, any>>; nextCursor?: string };
+}
+
+async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const v = await fn();
+    if (ok(v)) return v;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition not reached');
+}
+
+describe('webhook triggers', () => {
+  it('creates a trigger with a one-time secret kept only as its digest; lists, rotates and deletes it', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf, { name: 'CI' });
+    expect(secret).toMatch(/^fywh_[A-Za-z0-9_-]{43}$/);
+    expect(tr).toMatchObject({ workflowId: wf, name: 'CI', defaults: { tag: 'd' }, permissionMode: 'full-access', state: 'active' });
+    expect(tr).not.toHaveProperty('secret');
+    const list = await t.api('GET', `/api/workflows/${wf}/webhooks`);
+    expect(list.body.items.map((x: { id: string }) => x.id)).toEqual([tr.id]);
+    expect(JSON.stringify(list.body)).not.toContain(secret);
+
+    const db = new Database(join(t.home, 'fengyu.db'), { readonly: true });
+    const row = db.prepare('select * from webhook_triggers where id = ?').get(tr.id) as Record<string, unknown>;
+    db.close();
+    expect(JSON.stringify(row)).not.toContain(secret);
+    expect(row.secret_sha256).toMatch(/^[0-9a-f]{64}$/);
+
+    expect((await deliver(tr.id, secret, { text: 'a' })).status).toBe(202);
+    const rotated = await t.api('POST', `/api/workflows/${wf}/webhooks/${tr.id}/rotate`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(secret);
+    const old = await deliver(tr.id, secret, { text: 'a' });
+    expect(old.status).toBe(401);
+    expect(old.body.error.code).toBe('webhook_secret_invalid');
+    expect((await deliver(tr.id, rotated.body.secret, { text: 'a' })).status).toBe(202);
+
+    const del = await t.api('DELETE', `/api/workflows/${wf}/webhooks/${tr.id}`);
+    expect(del.status).toBe(200);
+    const gone = await deliver(tr.id, rotated.body.secret, { text: 'a' });
+    expect(gone.status).toBe(404);
+    expect(gone.body.error.code).toBe('webhook_trigger_not_found');
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks`)).body.items).toEqual([]);
+    expect((await t.api('DELETE', `/api/workflows/${wf}/webhooks/${tr.id}`)).status).toBe(404);
+  });
+
+  it('refuses bad trigger requests with the field named, before creating anything', async () => {
+    const wf = await published();
+    const noMode = await t.api('POST', `/api/workflows/${wf}/webhooks`, { defaults: {} });
+    expect(noMode.status).toBe(400);
+    expect(noMode.body.error.message).toContain('permissionMode');
+    const badMode = await t.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'yolo' });
+    expect(badMode.status).toBe(400);
+    const undeclared = await t.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'full-access', defaults: { nope: 1 } });
+    expect(undeclared.status).toBe(400);
+    expect(undeclared.body.error).toMatchObject({ code: 'webhook_defaults_invalid' });
+    expect(undeclared.body.error.message).toContain('defaults.nope');
+    const wrongType = await t.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'full-access', defaults: { count: 'x' } }, { 'accept-language': 'zh-CN' });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.message).toContain('defaults.count');
+    expect(wrongType.body.error.message).toContain('触发器默认值无效');
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks`)).body.items).toEqual([]);
+
+    const draft = await t.api('POST', '/api/workflows', { name: 'Draft', description: '', inputSchema: schema, plan });
+    const unpublished = await t.api('POST', `/api/workflows/${draft.body.id}/webhooks`, { permissionMode: 'full-access' });
+    expect(unpublished.status).toBe(409);
+    expect(unpublished.body.error.code).toBe('workflow_not_published');
+    expect((await t.api('POST', '/api/workflows/nope/webhooks', { permissionMode: 'full-access' })).status).toBe(404);
+  });
+
+  it('refuses a workflow with picker-file inputs or automatic shared directories, with guidance', async () => {
+    const files = await published({ type: 'object', properties: { report: { type: 'string', format: 'fengyu-file' }, text: { type: 'string' } } });
+    const res = await t.api('POST', `/api/workflows/${files}/webhooks`, { permissionMode: 'full-access' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('webhook_inputs_unbindable');
+    expect(res.body.error.message).toContain('report');
+    expect(res.body.error.message).toContain('stable identifier');
+    expect(res.body.error.details[0]).toMatchObject({ field: 'report', code: 'webhook_input_file' });
+
+    const shared = await published({ type: 'object', properties: { work: { type: 'string', 'x-fengyu-auto': 'shared-directory' }, text: { type: 'string' } } });
+    const res2 = await t.api('POST', `/api/workflows/${shared}/webhooks`, { permissionMode: 'full-access' });
+    expect(res2.status).toBe(400);
+    expect(res2.body.error.details[0]).toMatchObject({ field: 'work', code: 'webhook_input_shared_directory' });
+  });
+
+  it('is owner-scoped: another owner sees 404 for the workflow and its triggers', async () => {
+    const wf = await published();
+    const { trigger: tr } = await trigger(wf);
+    const other = await t.api('POST', '/api/owners', { name: 'bob' });
+    const bob = { 'x-fengyu-token': other.body.token };
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks`, undefined, bob)).status).toBe(404);
+    expect((await t.api('POST', `/api/workflows/${wf}/webhooks/${tr.id}/rotate`, undefined, bob)).status).toBe(404);
+    expect((await t.api('DELETE', `/api/workflows/${wf}/webhooks/${tr.id}`, undefined, bob)).status).toBe(404);
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks/${tr.id}/deliveries`, undefined, bob)).status).toBe(404);
+    expect((await t.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'full-access' }, bob)).status).toBe(404);
+  });
+});
+
+describe('webhook deliveries', () => {
+  it('starts an interactive workflow-webhook task whose inputs are the defaults overridden by the body', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    const res = await deliver(tr.id, secret, { text: 'hello', count: 2 });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.body).toMatchObject({ duplicate: false });
+    expect(res.body.taskId).toEqual(expect.any(String));
+    const req = tasks.submitted.find((s) => s.triggerId === tr.id);
+    expect(req).toMatchObject({ kind: 'workflow-webhook', priority: 'interactive', workflowId: wf, permissionMode: 'full-access', inputs: { text: 'hello', count: 2, tag: 'd' } });
+    const override = await deliver(tr.id, secret, { text: 'x', tag: 'body' });
+    expect(tasks.submitted.find((s) => s.triggerId === tr.id && s.inputs?.text === 'x')?.inputs).toMatchObject({ tag: 'body' });
+    expect(override.status).toBe(202);
+  });
+
+  it('answers each refusal exactly: 401, 404, 400 naming the field, 413, 403', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    const before = tasks.submitted.length;
+
+    const missing = await deliver(tr.id, undefined, { text: 'a' });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('webhook_secret_invalid');
+    const wrong = await deliver(tr.id, `${secret}x`, { text: 'a' });
+    expect(wrong.status).toBe(401);
+    // the host token is not a webhook secret
+    expect((await deliver(tr.id, t.host.token, { text: 'a' })).status).toBe(401);
+    expect((await deliver('wh_unknown', secret, { text: 'a' })).status).toBe(404);
+
+    const undeclared = await deliver(tr.id, secret, { text: 'a', extra: 1 });
+    expect(undeclared.status).toBe(400);
+    expect(undeclared.body.error.code).toBe('webhook_body_invalid');
+    expect(undeclared.body.error.message).toContain('extra');
+    const wrongType = await deliver(tr.id, secret, { text: 5 });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.message).toContain('text');
+    const missingField = await deliver(tr.id, secret, {});
+    expect(missingField.status).toBe(400);
+    expect(missingField.body.error.message).toContain('text');
+    const array = await deliver(tr.id, secret, [1]);
+    expect(array.status).toBe(400);
+    const notJson = await deliver(tr.id, secret, '{"text":');
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.error.code).toBe('invalid_json');
+
+    const longId = await deliver(tr.id, secret, { text: 'a' }, { 'x-fengyu-event-id': 'e'.repeat(201) });
+    expect(longId.status).toBe(400);
+    expect(longId.body.error.code).toBe('webhook_event_id_invalid');
+    expect((await deliver(tr.id, secret, { text: 'a' }, { 'x-fengyu-event-id': 'e'.repeat(200) })).status).toBe(202);
+
+    const big = await deliver(tr.id, secret, { text: 'a'.repeat(256 * 1024) });
+    expect(big.status).toBe(413);
+    expect(big.body.error.code).toBe('payload_too_large');
+    expect(big.body.error.message).toContain('262144');
+
+    const host = await rawPost(`/api/workflow-hooks/${tr.id}`, { 'x-fengyu-webhook-secret': secret, host: 'evil.example:80' }, JSON.stringify({ text: 'a' }));
+    expect(host.status).toBe(403);
+    const origin = await deliver(tr.id, secret, { text: 'a' }, { origin: 'http://evil.example' });
+    expect([403, 202]).toContain(origin.status);
+
+    // a peer that is not loopback (the server only listens on loopback, so inject the address)
+    const remote = await t.host.app.inject({ method: 'POST', url: `/api/workflow-hooks/${tr.id}`, remoteAddress: '192.168.1.20', headers: { host: '127.0.0.1', 'content-type': 'application/json', 'x-fengyu-webhook-secret': secret }, payload: { text: 'a' } });
+    expect(remote.statusCode).toBe(403);
+    expect(remote.json().error.code).toBe('webhook_peer_forbidden');
+
+    // only the 200-character event id above was accepted
+    const accepted = origin.status === 202 ? 2 : 1;
+    expect(tasks.submitted.length).toBe(before + accepted);
+    const rows = await audit(wf, tr.id);
+    expect(rows.items).toHaveLength(accepted);
+  });
+
+  it('runs one task for 100 concurrent deliveries of one event id', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    const before = tasks.submitted.length;
+    const answers = await Promise.all(Array.from({ length: 100 }, () => deliver(tr.id, secret, { text: 'once' }, { 'x-fengyu-event-id': 'order-42' })));
+    expect(answers.every((a) => a.status === 202)).toBe(true);
+    expect(tasks.submitted.length).toBe(before + 1);
+    expect(new Set(answers.map((a) => a.body.taskId)).size).toBe(1);
+    expect(new Set(answers.map((a) => a.body.deliveryId)).size).toBe(1);
+    expect(answers.filter((a) => a.body.duplicate === false)).toHaveLength(1);
+    // a later retry is still a duplicate; another event id is a new delivery
+    const later = await deliver(tr.id, secret, { text: 'once' }, { 'x-fengyu-event-id': 'order-42' });
+    expect(later.body).toMatchObject({ duplicate: true, taskId: answers[0]?.body.taskId });
+    const other = await deliver(tr.id, secret, { text: 'twice' }, { 'x-fengyu-event-id': 'order-43' });
+    expect(other.body.duplicate).toBe(false);
+    const rows = await audit(wf, tr.id);
+    expect(rows.items).toHaveLength(2);
+    expect(rows.items.every((r) => r.idempotencyKeySupplied === true)).toBe(true);
+    // event ids are scoped to the trigger
+    const second = await trigger(wf);
+    const elsewhere = await deliver(second.trigger.id, second.secret, { text: 'once' }, { 'x-fengyu-event-id': 'order-42' });
+    expect(elsewhere.body.duplicate).toBe(false);
+  });
+
+  it('answers 429 with Retry-After when capacity is exhausted and releases the event id', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    tasks.capacity = 0;
+    tasks.refusal = { capacityScope: 'owner-priority', retryable: true, retryAfterSeconds: 1 };
+    try {
+      const refused = await deliver(tr.id, secret, { text: 'busy' }, { 'x-fengyu-event-id': 'evt-cap' });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(refused.body.error).toMatchObject({ code: 'capacity_exhausted', details: { capacityScope: 'owner-priority', retryable: true, retryAfterSeconds: 1 } });
+    } finally {
+      tasks.capacity = Number.POSITIVE_INFINITY;
+    }
+    const retried = await deliver(tr.id, secret, { text: 'busy' }, { 'x-fengyu-event-id': 'evt-cap' });
+    expect(retried.status).toBe(202);
+    expect(retried.body.duplicate).toBe(false);
+    const rows = await audit(wf, tr.id);
+    expect(rows.items.map((r) => r.state)).toEqual(['SUBMITTED', 'FAILED']);
+    expect(rows.items[1]?.error?.code).toBe('capacity_exhausted');
+  });
+
+  it('keeps an audit row per delivery that follows the task and never holds the body, secret or event id', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    const a = await deliver(tr.id, secret, { text: 'BODY-MARKER-1' }, { 'x-fengyu-event-id': 'EVENT-MARKER-1' });
+    const b = await deliver(tr.id, secret, { text: 'BODY-MARKER-2' });
+    const c = await deliver(tr.id, secret, { text: 'BODY-MARKER-3' });
+    tasks.finish(a.body.taskId, 'completed');
+    tasks.finish(b.body.taskId, 'failed', { code: 'step_failed', message: 'the echo step failed' });
+    tasks.finish(c.body.taskId, 'cancelled');
+    const rows = await until(
+      () => audit(wf, tr.id),
+      (r) => r.items.every((i) => i.completedAt),
+    );
+    expect(rows.items.map((r) => r.state)).toEqual(['CANCELLED', 'FAILED', 'COMPLETED']);
+    const [rc, rb, ra] = rows.items as Array<Record<string, any>>;
+    expect(ra).toMatchObject({ id: a.body.deliveryId, taskId: a.body.taskId, idempotencyKeySupplied: true });
+    expect(rb).toMatchObject({ idempotencyKeySupplied: false, error: { code: 'step_failed' } });
+    expect(rc?.state).toBe('CANCELLED');
+    expect(ra?.durationMs).toBeGreaterThanOrEqual(0);
+    expect(Object.keys(ra ?? {}).sort()).toEqual(['acceptedAt', 'completedAt', 'durationMs', 'id', 'idempotencyKeySupplied', 'state', 'taskId']);
+    const text = JSON.stringify(rows);
+    for (const marker of ['BODY-MARKER', 'EVENT-MARKER', secret]) expect(text).not.toContain(marker);
+
+    const db = new Database(join(t.home, 'fengyu.db'), { readonly: true });
+    const dump = JSON.stringify(db.prepare('select * from webhook_deliveries').all()) + JSON.stringify(db.prepare('select * from webhook_triggers').all());
+    const claims = db.prepare('select event_sha256 from webhook_event_claims').all() as Array<{ event_sha256: string }>;
+    db.close();
+    for (const marker of ['BODY-MARKER', 'EVENT-MARKER', secret]) expect(dump).not.toContain(marker);
+    for (const c2 of claims) expect(text).not.toContain(c2.event_sha256);
+    expect(JSON.stringify(claims)).not.toContain('EVENT-MARKER');
+  });
+
+  it('pages the audit newest first, at most 100 per request', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    const ids: string[] = [];
+    for (let i = 0; i < 130; i++) ids.push((await deliver(tr.id, secret, { text: `n${i}` })).body.deliveryId);
+    const first = await audit(wf, tr.id, '?limit=100');
+    expect(first.items).toHaveLength(100);
+    expect(first.items[0]?.id).toBe(ids[129]);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = await audit(wf, tr.id, `?limit=100&cursor=${first.nextCursor}`);
+    expect(second.items.map((r) => r.id)).toEqual(ids.slice(0, 30).reverse());
+    expect(second.nextCursor).toBeUndefined();
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks/${tr.id}/deliveries?limit=101`)).status).toBe(400);
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks/${tr.id}/deliveries?cursor=bogus`)).status).toBe(400);
+  });
+
+  it('pauses a trigger created while sandboxed when isolation is weakened, and resumes it when restored', async () => {
+    const wf = await published();
+    const plain = await trigger(wf);
+    sandboxed = true;
+    const { trigger: tr, secret } = await trigger(wf);
+    sandboxed = false;
+    try {
+      const list = await t.api('GET', `/api/workflows/${wf}/webhooks`);
+      const got = list.body.items.find((x: { id: string }) => x.id === tr.id);
+      expect(got).toMatchObject({ state: 'paused', pausedReason: 'sandbox_weakened' });
+      const refused = await deliver(tr.id, secret, { text: 'a' });
+      expect(refused.status).toBe(409);
+      expect(refused.body.error.code).toBe('webhook_trigger_paused');
+      // a trigger created without the sandbox is not affected
+      expect((await deliver(plain.trigger.id, plain.secret, { text: 'a' })).status).toBe(202);
+    } finally {
+      sandboxed = true;
+    }
+    const back = await t.api('GET', `/api/workflows/${wf}/webhooks`);
+    expect(back.body.items.find((x: { id: string }) => x.id === tr.id).state).toBe('active');
+    expect((await deliver(tr.id, secret, { text: 'a' })).status).toBe(202);
+    sandboxed = false;
+  });
+
+  it('disables the triggers of a deleted workflow in the same transaction', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf);
+    expect((await t.api('DELETE', `/api/workflows/${wf}`)).status).toBe(200);
+    const res = await deliver(tr.id, secret, { text: 'a' });
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('webhook_trigger_not_found');
+    const db = new Database(join(t.home, 'fengyu.db'), { readonly: true });
+    const row = db.prepare('select state from webhook_triggers where id = ?').get(tr.id) as { state: string };
+    db.close();
+    expect(row.state).toBe('disabled');
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks`)).status).toBe(404);
+  });
+});
+
+function rawPost(path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  const url = new URL(path, t.host.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      let data = '';
+      res.on('data', (d) => (data += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

@@ -4,6 +4,7 @@ import type { DomainRegistrar, HostContext } from '../context';
 import { isLoopbackHost } from '../http/auth';
 import { sendError } from '../http/errors';
 import type { TaskSubmitter } from '../tasks/task-submitter';
+import { assertUnattendedRunnable } from '../workflows/unattended-check';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowsDomain } from '../workflows/workflows.routes';
 import { WebhookRepository } from './webhook.repository';
@@ -68,12 +69,19 @@ function taskSubmitter(ctx: HostContext, app: FastifyInstance): TaskSubmitter | 
   return (ctx as HostContext & { tasks?: TaskSubmitter }).tasks ?? (app as FastifyInstance & { tasks?: TaskSubmitter }).tasks;
 }
 
-export interface WebhooksOptions {
-  /** The unattended-run check shared with schedules. */
-  unattended?: UnattendedCheck;
+/** Under `ask`, a trigger is refused when its workflow's active version has a step that would wait for an approval. */
+function unattendedCheck(ctx: HostContext, domain: WorkflowsDomain): UnattendedCheck {
+  return async ({ owner, workflowId, permissionMode }) => {
+    if (permissionMode !== 'ask') return;
+    const row = await domain.service.row(owner, workflowId);
+    if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: workflowId });
+    const version = await domain.service.versionRow(owner, workflowId, row.published_version);
+    const tools = (await domain.base.snapshot(owner)).tools;
+    await assertUnattendedRunnable({ owner, plan: contentOf(version).plan, permissionMode, tools, guard: ctx.guard }, 'trigger_needs_unattended_mode');
+  };
 }
 
-export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, tasks: TaskSubmitter, options: WebhooksOptions = {}): WebhookService {
+export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, tasks: TaskSubmitter): WebhookService {
   registerWebhookErrors();
   const domain = app.workflows;
   if (!domain) throw new Error('the webhooks domain needs the workflows domain');
@@ -85,7 +93,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
     workflows: webhookWorkflows(domain),
     posture: () => ctx.posture(),
     logger: ctx.logger.child({ component: 'webhooks' }),
-    ...(options.unattended ? { unattended: options.unattended } : {}),
+    unattended: unattendedCheck(ctx, domain),
     // test-only: die the hardest way right after a claim is committed
     ...(crashAfterClaim ? { afterClaim: () => process.kill(process.pid, 'SIGKILL') } : {}),
   });

@@ -149,6 +149,20 @@ describe('webhook triggers', () => {
     expect(res2.body.error.details[0]).toMatchObject({ field: 'work', code: 'webhook_input_shared_directory' });
   });
 
+  it('refuses under "ask" a workflow with a step that would wait for an approval, naming the step', async () => {
+    const def = await t.api('POST', '/api/workflows', { name: 'Writes', description: '', inputSchema: schema, plan: { steps: [{ id: 'note', tool: 'write_note', arguments: { text: '{{inputs.text}}' } }] } });
+    await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: def.body.revision });
+    const res = await t.api('POST', `/api/workflows/${def.body.id}/webhooks`, { permissionMode: 'ask' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('trigger_needs_unattended_mode');
+    expect(res.body.error.message).toContain('"note"');
+    expect((await t.api('GET', `/api/workflows/${def.body.id}/webhooks`)).body.items).toEqual([]);
+    expect((await t.api('POST', `/api/workflows/${def.body.id}/webhooks`, { permissionMode: 'approve-for-me' })).status).toBe(201);
+    // a read-only workflow is fine under ask
+    const wf = await published();
+    expect((await t.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'ask' })).status).toBe(201);
+  });
+
   it('is owner-scoped: another owner sees 404 for the workflow and its triggers', async () => {
     const wf = await published();
     const { trigger: tr } = await trigger(wf);

@@ -15,6 +15,17 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
+const RAW = new WeakMap<Db, Database.Database>();
+
+/**
+ * The better-sqlite3 handle behind a database, for hot paths that run a few prepared statements
+ * synchronously. Use it only while `inTransaction` is false (an async transaction of Kysely may be
+ * open on the same connection), and fall back to Kysely otherwise.
+ */
+export function rawOf(db: Db): Database.Database | undefined {
+  return RAW.get(db);
+}
+
 export function openDatabase(home: string, mode: 'file' | 'memory' = 'file'): OpenedDatabase {
   let raw: Database.Database;
   if (mode === 'memory') raw = new Database(':memory:');
@@ -30,6 +41,7 @@ export function openDatabase(home: string, mode: 'file' | 'memory' = 'file'): Op
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   const db = new Kysely({ dialect: new SqliteDialect({ database: raw }) });
+  RAW.set(db, raw);
   return { db, raw, close: () => db.destroy() };
 }
 

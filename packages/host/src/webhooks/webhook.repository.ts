@@ -1,5 +1,6 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
-import type { Db } from '../storage/database';
+import { type Db, rawOf } from '../storage/database';
 import { type DeliveryState, MAX_AUDIT_ROWS } from './webhook-rules';
 
 /** Triggers, their delivery audit and event-id claims (tables of migration 070). */
@@ -59,11 +60,65 @@ export interface NewDelivery {
 
 export type ClaimResult = { claimed: true } | { claimed: false; existing: Pick<ClaimRow, 'delivery_id' | 'task_id'> };
 
+/** The delivery hot path as prepared statements run synchronously (one transaction, no awaits). */
+class SyncStatements {
+  private readonly insertClaim;
+  private readonly selectClaim;
+  private readonly insertDelivery;
+  private readonly countAudit;
+  private readonly pruneAudit;
+  /** Audit rows per trigger, counted once and then kept by the only writer (this process). */
+  private readonly counts = new Map<string, number>();
+  private readonly markSubmitted;
+  private readonly claimTask;
+  readonly claim: (d: NewDelivery) => ClaimResult;
+  readonly submitted: (deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => void;
+
+  constructor(readonly raw: BetterSqlite3.Database) {
+    this.insertClaim = raw.prepare('insert into webhook_event_claims (trigger_id, event_sha256, delivery_id, task_id, claimed_ms) values (?, ?, ?, null, ?) on conflict (trigger_id, event_sha256) do nothing');
+    this.selectClaim = raw.prepare('select delivery_id, task_id from webhook_event_claims where trigger_id = ? and event_sha256 = ?');
+    this.insertDelivery = raw.prepare(
+      "insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, idempotency_key_supplied) values (?, ?, 'CLAIMED', ?, ?, ?)",
+    );
+    this.countAudit = raw.prepare('select count(*) as n from webhook_deliveries where trigger_id = ?');
+    this.pruneAudit = raw.prepare('delete from webhook_deliveries where seq in (select seq from webhook_deliveries where trigger_id = ? order by seq limit ?)');
+    this.markSubmitted = raw.prepare("update webhook_deliveries set task_id = ?, state = ? where id = ? and state = 'CLAIMED'");
+    this.claimTask = raw.prepare('update webhook_event_claims set task_id = ? where trigger_id = ? and event_sha256 = ?');
+    this.claim = raw.transaction((d: NewDelivery): ClaimResult => {
+      if (d.eventSha256 !== undefined && this.insertClaim.run(d.triggerId, d.eventSha256, d.id, d.acceptedMs).changes === 0) {
+        return { claimed: false, existing: this.selectClaim.get(d.triggerId, d.eventSha256) as Pick<ClaimRow, 'delivery_id' | 'task_id'> };
+      }
+      this.insertDelivery.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.eventSha256 !== undefined ? 1 : 0);
+      const count = (this.counts.get(d.triggerId) ?? (this.countAudit.get(d.triggerId) as { n: number }).n - 1) + 1;
+      if (count > MAX_AUDIT_ROWS) this.pruneAudit.run(d.triggerId, count - MAX_AUDIT_ROWS);
+      this.counts.set(d.triggerId, Math.min(count, MAX_AUDIT_ROWS));
+      return { claimed: true };
+    });
+    this.submitted = raw.transaction((deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => {
+      this.markSubmitted.run(taskId, state, deliveryId);
+      if (eventClaim) this.claimTask.run(taskId, eventClaim.triggerId, eventClaim.eventSha256);
+    });
+  }
+
+  /** Forgets a trigger's count (its rows were written or deleted by another path). */
+  forget(triggerId: string): void {
+    this.counts.delete(triggerId);
+  }
+}
+
 export class WebhookRepository {
   private readonly db: Kysely<Tables>;
+  private readonly sync?: SyncStatements;
 
   constructor(db: Db) {
     this.db = db.withTables<Tables>();
+    const raw = rawOf(db);
+    if (raw) this.sync = new SyncStatements(raw);
+  }
+
+  /** The synchronous statements, when no async transaction is open on the connection. */
+  private direct(): SyncStatements | undefined {
+    return this.sync && !this.sync.raw.inTransaction ? this.sync : undefined;
   }
 
   async insertTrigger(row: TriggerRow): Promise<void> {
@@ -79,8 +134,19 @@ export class WebhookRepository {
     return this.db.selectFrom('webhook_triggers').selectAll().where('id', '=', id).where('owner', '=', owner).where('workflow_id', '=', workflowId).where('state', '!=', 'disabled').executeTakeFirst();
   }
 
+  /** The owner's triggers of a workflow, each with the time of its latest recorded delivery. */
   async listTriggers(owner: string, workflowId: string): Promise<TriggerRow[]> {
-    return this.db.selectFrom('webhook_triggers').selectAll().where('owner', '=', owner).where('workflow_id', '=', workflowId).where('state', '!=', 'disabled').orderBy('created_at').orderBy('id').execute();
+    return this.db
+      .selectFrom('webhook_triggers as t')
+      .selectAll('t')
+      .select((eb) => eb.selectFrom('webhook_deliveries as d').select((e2) => e2.fn.max('d.accepted_at').as('m')).whereRef('d.trigger_id', '=', 't.id').as('latest'))
+      .where('t.owner', '=', owner)
+      .where('t.workflow_id', '=', workflowId)
+      .where('t.state', '!=', 'disabled')
+      .orderBy('t.created_at')
+      .orderBy('t.id')
+      .execute()
+      .then((rows) => rows.map(({ latest, ...r }) => ({ ...r, last_delivery_at: (latest as string | null) ?? null })));
   }
 
   async setSecret(id: string, secretSha256: string): Promise<void> {
@@ -90,6 +156,7 @@ export class WebhookRepository {
   /** Deletes a trigger; its audit rows and claims go with it. */
   async deleteTrigger(id: string): Promise<void> {
     await this.db.deleteFrom('webhook_triggers').where('id', '=', id).execute();
+    this.sync?.forget(id);
   }
 
   /** Disables every trigger of a workflow, inside the workflow's delete transaction. */
@@ -106,6 +173,9 @@ export class WebhookRepository {
    * in state CLAIMED, the trigger's last delivery time, and the per-trigger audit cap.
    */
   async claim(d: NewDelivery): Promise<ClaimResult> {
+    const direct = this.direct();
+    if (direct) return direct.claim(d);
+    this.sync?.forget(d.triggerId);
     return this.db.transaction().execute(async (trx) => {
       if (d.eventSha256 !== undefined) {
         const inserted = await trx
@@ -134,7 +204,6 @@ export class WebhookRepository {
           error_message: null,
         })
         .execute();
-      await trx.updateTable('webhook_triggers').set({ last_delivery_at: d.acceptedAt }).where('id', '=', d.triggerId).execute();
       const cutoff = await trx.selectFrom('webhook_deliveries').select('seq').where('trigger_id', '=', d.triggerId).orderBy('seq', 'desc').limit(1).offset(MAX_AUDIT_ROWS - 1).executeTakeFirst();
       if (cutoff?.seq !== undefined) await trx.deleteFrom('webhook_deliveries').where('trigger_id', '=', d.triggerId).where('seq', '<', cutoff.seq).execute();
       return { claimed: true as const };
@@ -143,6 +212,8 @@ export class WebhookRepository {
 
   /** The task was admitted: the audit row and the claim learn its id. */
   async submitted(deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }): Promise<void> {
+    const direct = this.direct();
+    if (direct) return direct.submitted(deliveryId, taskId, state, eventClaim);
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('webhook_deliveries').set({ task_id: taskId, state }).where('id', '=', deliveryId).where('state', '=', 'CLAIMED').execute();
       if (eventClaim) await trx.updateTable('webhook_event_claims').set({ task_id: taskId }).where('trigger_id', '=', eventClaim.triggerId).where('event_sha256', '=', eventClaim.eventSha256).execute();

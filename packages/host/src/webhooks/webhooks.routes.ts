@@ -18,13 +18,6 @@ import { registerWebhookErrors } from './webhooks.errors';
  * authenticates; loopback peer and Host only; 256 KiB body limit enforced while reading).
  */
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route is authenticated by something other than the host token. */
-    tokenExempt?: 'webhook-secret';
-  }
-}
-
 const PERMISSION_MODES = ['ask', 'approve-for-me', 'full-access'];
 const tags = ['webhooks'];
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } };
@@ -85,7 +78,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
   registerWebhookErrors();
   const domain = app.workflows;
   if (!domain) throw new Error('the webhooks domain needs the workflows domain');
-  const crashAfterClaim = process.env.FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM === '1';
+  const crashAfterClaim = ctx.config.env.FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM === '1';
   const service = new WebhookService({
     repo: new WebhookRepository(ctx.db),
     clock: ctx.clock,

@@ -4,9 +4,7 @@
  * Prints one JSON line {url, token} once listening. FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM=1
  * makes the host SIGKILL itself right after a delivery's claim is committed.
  */
-import type { HostContext } from '../../src/context';
 import { createHost } from '../../src/http/server';
-import { MemoryTasks } from '../support/memory-tasks';
 import { createTestTools } from '../support/test-tools';
 
 const home = process.argv[2] as string;
@@ -17,10 +15,6 @@ const host = await createHost({
   logLevel: 'silent',
   sandbox: 'off',
   bundledPluginDirs: [],
-  beforeDomains: (ctx) => {
-    ctx.catalog.register(tools.source);
-    const c = ctx as HostContext & { tasks?: unknown };
-    if (!c.tasks) c.tasks = new MemoryTasks();
-  },
+  beforeDomains: (ctx) => ctx.catalog.register(tools.source),
 });
 process.stdout.write(`${JSON.stringify({ url: host.url, token: host.token })}\n`);

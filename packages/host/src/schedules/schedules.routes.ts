@@ -1,85 +1,37 @@
 import { pickLocale } from '@fengyu/protocol';
 import type { FastifyRequest } from 'fastify';
-import type { DomainRegistrar, HostContext } from '../context';
+import type { DomainRegistrar } from '../context';
 import type { TaskSubmitter } from '../tasks/task-submitter';
-import type { WorkflowsDomain } from '../workflows/workflows.routes';
-import { ScheduleRepository } from './schedule.repository';
-import { ScheduleService, toView } from './schedule.service';
-import { type CrashPoint, ScheduleLoop } from './schedule-loop';
-import { registerScheduleErrors } from './schedules.errors';
+import { toView } from './schedule.service';
+import { createSchedulesDomain, type SchedulesDomain } from './schedules.domain';
 import { createBody, idParams, listQuery, previewBody } from './schedules.schemas';
-import { ScheduleToolSource } from './schedules.tools';
 
 /**
- * The schedules domain: `POST/GET /api/agent/schedules`, `GET/DELETE /api/agent/schedules/{id}`,
- * `POST /api/agent/schedules/preview`, the `task_schedule` tool, the fire loop, and the
- * workflow-deletion cascade (the workflow's schedules are disabled in the delete transaction).
+ * Routes of the schedules domain: `POST/GET /api/agent/schedules`,
+ * `GET/DELETE /api/agent/schedules/{id}`, `POST /api/agent/schedules/preview`.
  */
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The schedules domain (tests and the UI's later pages read it). */
+    /** The schedules domain (tests read it). */
     schedules?: SchedulesDomain;
   }
 }
 
-export interface SchedulesDomain {
-  service: ScheduleService;
-  loop: ScheduleLoop;
-  repo: ScheduleRepository;
-}
-
-/** The host's zone: the default of calendar schedules that name none. */
-export function hostTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
-
-/**
- * Test-only: `FENGYU_TEST_SCHEDULE_CRASH=<point>` kills the host (SIGKILL, no cleanup) at that
- * labelled point of the first fire, so restart tests can check the at-most-once claim.
- */
-function crashHook(env: Readonly<Record<string, string | undefined>>): ((point: CrashPoint) => void) | undefined {
-  const wanted = env.FENGYU_TEST_SCHEDULE_CRASH;
-  if (!wanted) return undefined;
-  return (point) => {
-    if (point === wanted) process.kill(process.pid, 'SIGKILL');
-  };
-}
-
-export function createSchedulesDomain(ctx: HostContext, workflows: WorkflowsDomain): SchedulesDomain {
-  registerScheduleErrors();
-  const repo = new ScheduleRepository(ctx.db);
-  const crashPoint = crashHook(ctx.config.env);
-  const loop = new ScheduleLoop({
-    repo,
-    submitter: () => (ctx as HostContext & { tasks?: TaskSubmitter }).tasks,
-    clock: ctx.clock,
-    posture: () => ctx.posture(),
-    logger: ctx.logger.child({ component: 'schedules' }),
-    ...(crashPoint ? { crashPoint } : {}),
-  });
-  const service = new ScheduleService({
-    repo,
-    loop,
-    clock: ctx.clock,
-    posture: () => ctx.posture(),
-    workflows: workflows.service,
-    baseCatalog: (owner) => workflows.base.snapshot(owner),
-    guard: () => ctx.guard,
-    hostZone: hostTimeZone(),
-  });
-  workflows.service.onDelete(async (trx, owner, workflowId) => {
-    const at = ctx.clock.now();
-    await repo.disableForWorkflow(trx, owner, workflowId, { code: 'schedule_workflow_deleted', params: {}, at: new Date(at).toISOString() }, at);
-  });
-  ctx.catalog.register(new ScheduleToolSource(service));
-  return { service, loop, repo };
-}
-
 export const registerSchedules: DomainRegistrar = async (ctx, app) => {
   if (!app.workflows) throw new Error('the schedules domain needs the workflows domain');
-  const domain = createSchedulesDomain(ctx, app.workflows);
-  const { service, loop } = domain;
+  const domain = createSchedulesDomain({
+    db: ctx.db,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    catalog: ctx.catalog,
+    env: ctx.config.env,
+    workflows: app.workflows,
+    tasks: () => (ctx as typeof ctx & { tasks?: TaskSubmitter }).tasks,
+    guard: () => ctx.guard,
+    posture: () => ctx.posture(),
+  });
+  const { service } = domain;
   app.decorate('schedules', domain);
   const tags = ['schedules'];
   const locale = (req: FastifyRequest) => pickLocale(req.headers['accept-language']);
@@ -107,6 +59,6 @@ export const registerSchedules: DomainRegistrar = async (ctx, app) => {
     return { id, deleted: true };
   });
 
-  await loop.start();
-  ctx.onClose(() => loop.stop());
+  await domain.start();
+  ctx.onClose(() => domain.stop());
 };

@@ -27,7 +27,8 @@ export const registerSchedules: DomainRegistrar = async (ctx, app) => {
     catalog: ctx.catalog,
     env: ctx.config.env,
     workflows: app.workflows,
-    tasks: () => (ctx as typeof ctx & { tasks?: TaskSubmitter }).tasks,
+    // the tasks domain decorates the app with its executor (registered before this one)
+    tasks: () => (app as unknown as { tasks?: TaskSubmitter }).tasks ?? (ctx as typeof ctx & { tasks?: TaskSubmitter }).tasks,
     guard: () => ctx.guard,
     posture: () => ctx.posture(),
   });

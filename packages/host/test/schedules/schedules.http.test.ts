@@ -216,3 +216,73 @@ describe('schedules API', () => {
     expect(entries.find((e) => e.name === 'task_schedule')).toMatchObject({ effect: 'external' });
   });
 });
+
+describe('fires on a real host (the real task executor)', () => {
+  it('runImmediately submits an ordinary batch workflow-schedule task that runs the workflow', async () => {
+    const res = await t.api('POST', '/api/agent/schedules', { workflowId: readWf, inputs: { who: 'now' }, permissionMode: 'ask', runImmediately: true, recurrence: { kind: 'daily', time: '09:00', timeZone: 'UTC' } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ triggerCount: 1, missedFires: 0, state: 'active' });
+    expect(res.body.lastTaskId).toBeTruthy();
+    expect(Date.parse(res.body.nextRunAt)).toBeGreaterThan(Date.now());
+    const done = await t.api('GET', `/api/agent/tasks/${res.body.lastTaskId}/output?timeoutMs=30000`);
+    expect(done.body).toMatchObject({ kind: 'workflow-schedule', priority: 'batch', scheduleId: res.body.id, workflowId: readWf, state: 'completed' });
+    expect(done.body.output.text).toContain('now');
+    // deleting the schedule stops future fires; the submitted task stays
+    await t.api('DELETE', `/api/agent/schedules/${res.body.id}`);
+    expect((await t.api('GET', `/api/agent/tasks/${res.body.lastTaskId}`)).body.state).toBe('completed');
+  });
+
+  it('the task_schedule tool creates a schedule with the same checks', async () => {
+    const run = await t.api('POST', '/api/agent/run', {
+      workflow: {
+        steps: [
+          { id: 'ok', tool: 'task_schedule', arguments: { workflowId: readWf, inputs: { who: 'tool' }, permissionMode: 'full-access', recurrence: { kind: 'once', delaySeconds: 600 } } },
+        ],
+      },
+      config: { planApproval: false, permissionMode: 'full-access' },
+    });
+    expect(run.status).toBe(200);
+    await t.waitFor(run.body.runId, 'complete');
+    const detail = (await t.api('GET', `/api/agent/runs/${run.body.runId}`)).body;
+    const created = detail.result.schedule;
+    expect(detail.result.scheduleId).toBe(created.id);
+    expect(created).toMatchObject({ recurrence: { kind: 'once', delaySeconds: 600 }, state: 'active', inputs: { who: 'tool' } });
+    expect((await t.api('GET', `/api/agent/schedules/${created.id}`)).status).toBe(200);
+    await t.api('DELETE', `/api/agent/schedules/${created.id}`);
+
+    const bad = await t.api('POST', '/api/agent/run', {
+      workflow: { steps: [{ id: 'bad', tool: 'task_schedule', arguments: { workflowId: writeWf, permissionMode: 'ask' } }] },
+      config: { planApproval: false, permissionMode: 'full-access' },
+    });
+    const events = await t.stream(bad.body.runId);
+    expect(events.at(-1)?.type).toBe('error');
+    expect(JSON.stringify(events.at(-1))).toContain('Nobody can answer an approval at the scheduled time');
+  });
+});
+
+describe('posture across restarts', () => {
+  it('a schedule created sandboxed pauses when the host runs unsandboxed and resumes when the sandbox is back', async () => {
+    const a = await startTestHost({ sandbox: 'auto' });
+    const home = a.home;
+    expect((await a.api('GET', '/api/health')).body.posture.mode).toBe('sandboxed');
+    const made = await a.api('POST', '/api/workflows', { name: 'p', plan: readPlan, inputSchema: whoSchema });
+    await a.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision });
+    const s = await a.api('POST', '/api/agent/schedules', { workflowId: made.body.id, inputs: { who: 'x' }, permissionMode: 'full-access', recurrence: { kind: 'interval', everySeconds: 600 } });
+    expect(s.status).toBe(201);
+    await a.host.close();
+
+    const b = await startTestHost({ keepHome: home, sandbox: 'off' });
+    expect((await b.api('GET', `/api/agent/schedules/${s.body.id}`)).body).toMatchObject({ state: 'paused', pausedReason: 'sandbox_weakened' });
+    // schedules created while unsandboxed are not affected
+    const plain = await b.api('POST', '/api/agent/schedules', { workflowId: made.body.id, inputs: { who: 'y' }, permissionMode: 'full-access', recurrence: { kind: 'interval', everySeconds: 600 } });
+    expect(plain.body.state).toBe('active');
+    await b.host.close();
+
+    const c = await startTestHost({ keepHome: home, sandbox: 'auto' });
+    const resumed = (await c.api('GET', `/api/agent/schedules/${s.body.id}`)).body;
+    expect(resumed.state).toBe('active');
+    expect(resumed.pausedReason).toBeUndefined();
+    expect((await c.api('GET', `/api/agent/schedules/${plain.body.id}`)).body.state).toBe('active');
+    await c.close();
+  });
+});

@@ -5,7 +5,9 @@ import { resolveRefs } from './resolve-refs';
 import type { WorkerManager, WorkerTarget } from './worker-manager';
 
 /**
- * Every enabled plugin's aiTools as catalog `Tool`s (id `pluginId:toolName`). Read from the
+ * Every installed plugin's aiTools as catalog `Tool`s (id `pluginId:toolName`). A disabled
+ * plugin's tools stay in the catalog marked unavailable, so drafts that use them still open and
+ * save (with a diagnostic) while runs, publication and the model refuse them. Read from the
  * database on every snapshot, so install / upgrade / enable / disable / uninstall show up in
  * the next catalog or run without a restart.
  */
@@ -29,7 +31,7 @@ function failedResult(result: unknown): string | undefined {
   return error === undefined ? 'the plugin reported failure' : JSON.stringify(error);
 }
 
-export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginToolDeps): Tool {
+export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginToolDeps, available = true): Tool {
   const method = plugin.manifest.rpc.methods[ai.method];
   const inputSchema = (method?.inputSchema ?? { type: 'object' }) as JsonSchema;
   const outputSchema = method?.outputSchema as JsonSchema | undefined;
@@ -46,7 +48,7 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
     id: `${plugin.id}:${ai.name}`,
     schemaRevision: stableHash({ input: inputSchema, output: outputSchema ?? null }),
     idempotent: ai.idempotent === true,
-    available: true,
+    available,
     origin: plugin.id,
     ...(flowNode ? { flowNode: flowNode as unknown as Record<string, unknown> } : {}),
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
@@ -80,8 +82,8 @@ export class PluginToolSource implements ToolSource {
   constructor(private readonly deps: PluginToolDeps) {}
 
   async list(_owner: string): Promise<Tool[]> {
-    const plugins = (await this.deps.plugins()).filter((p) => p.enabled);
-    return plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps)));
+    const plugins = await this.deps.plugins();
+    return plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps, p.enabled)));
   }
 
   async status(): Promise<SourceStatus[]> {

@@ -5,11 +5,19 @@ import { toCatalogEntry } from './tool';
 /** An immutable view of every tool at one moment: what a run validates and executes against. */
 export class CatalogSnapshot {
   private readonly byName: ReadonlyMap<string, Tool>;
+  /** Every tool, one per name, in source order. */
+  readonly tools: readonly Tool[];
 
-  constructor(readonly tools: readonly Tool[]) {
+  constructor(all: readonly Tool[]) {
+    // One tool per name: the first source wins, except that an available tool displaces an
+    // unavailable one (a disabled plugin's tool never hides an enabled plugin's tool).
     const map = new Map<string, Tool>();
-    for (const t of tools) if (!map.has(t.name)) map.set(t.name, t);
+    for (const t of all) {
+      const held = map.get(t.name);
+      if (!held || (!held.available && t.available)) map.set(t.name, t);
+    }
     this.byName = map;
+    this.tools = all.filter((t) => map.get(t.name) === t);
   }
 
   get(name: string): Tool | undefined {

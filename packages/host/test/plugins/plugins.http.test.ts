@@ -86,12 +86,34 @@ describe('plugins over HTTP', () => {
     // A snapshot taken before the disable makes no new calls either.
     const call = held?.invoke({}, { signal: new AbortController().signal, owner: 'default', permissionMode: 'full-access', grants: [] });
     await expect(call).rejects.toMatchObject({ code: 'plugin_disabled' });
-    expect(((await t.api('GET', '/api/agent/tools')).body as any[]).some((x) => x.origin === PROBE)).toBe(false);
+    // Still in the authoring catalog, marked unavailable: drafts that use them keep opening and saving.
+    const listed = ((await t.api('GET', '/api/agent/tools')).body as any[]).filter((x) => x.origin === PROBE);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed.every((x) => x.available === false)).toBe(true);
     const refused = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'a', tool: 'probe_echo', arguments: {} }] }, config: { planApproval: false } });
     expect(refused.status).toBe(400);
     expect((await t.api('POST', `/api/plugins/${PROBE}/enable`)).body.enabled).toBe(true);
     const run = await runWorkflow([{ id: 'a', tool: 'probe_echo', arguments: { value: 1 } }]);
     expect(run.status).toBe('completed');
+  });
+
+  it('keeps drafts that use a disabled plugin savable, while publish and run refuse with the reason', async () => {
+    const plan = { steps: [{ id: 'a', tool: 'probe_echo', arguments: { value: 1 } }] };
+    const created = await t.api('POST', '/api/workflows', { name: 'Uses probe', description: '', inputSchema: { type: 'object', properties: {} }, plan });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect((await t.api('POST', `/api/plugins/${PROBE}/disable`)).body.enabled).toBe(false);
+    try {
+      const saved = await t.api('PUT', `/api/workflows/${created.body.id}`, { name: 'Uses probe (edited)', description: '', inputSchema: { type: 'object', properties: {} }, plan, revision: created.body.revision });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+      const published = await t.api('POST', `/api/workflows/${created.body.id}/publish`, { revision: saved.body.revision });
+      expect(published.status).toBe(400);
+      expect(JSON.stringify(published.body.error.details)).toContain('step_unavailable_tool');
+      const run = await t.api('POST', `/api/workflows/${created.body.id}/run`, { inputs: {} });
+      expect(run.status).toBe(400);
+      expect(JSON.stringify(run.body.error)).toContain('currently unavailable');
+    } finally {
+      expect((await t.api('POST', `/api/plugins/${PROBE}/enable`)).body.enabled).toBe(true);
+    }
   });
 
   it('lets only the default owner change plugins; other owners still see and use them', async () => {

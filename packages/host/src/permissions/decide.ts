@@ -3,7 +3,8 @@ import type { FloorHit } from './floor';
 import { modeDefault } from './mode-default';
 import { type CallFacts, COMMAND_TOOL, commandRuleMatches, type Rule, type RuleSet, ruleMatchesCall, type SegmentWords } from './rules';
 import type { Segment, ShellAnalysis } from './shell';
-import { basename } from './wrappers';
+import { gitCanonical } from './git';
+import { basename, isWrapper } from './wrappers';
 import type { GuardDecision } from './types';
 
 /**
@@ -72,7 +73,7 @@ function unsafeReason(input: DecideInput): string | undefined {
 /** Deny/ask: the first rule matching the call, or any layer of any segment. */
 function firstMatch(list: Rule[], call: CallFacts, shell: ShellAnalysis | undefined): { rule: Rule; where: string } | undefined {
   for (const rule of list) {
-    if (ruleMatchesCall(rule, call)) return { rule, where: '' };
+    if (ruleMatchesCall(rule, call, 'maybe')) return { rule, where: '' };
     if (rule.kind !== 'command' || !shell) continue;
     for (const seg of shell.segments) {
       const layer = seg.layers.find((l) => maybeMatches(rule, l));
@@ -82,12 +83,31 @@ function firstMatch(list: Rule[], call: CallFacts, shell: ShellAnalysis | undefi
   return undefined;
 }
 
+/**
+ * Deny/ask rules match a layer as written, by its command's basename (`/usr/bin/git`), as git
+ * without its global options (`git -C x push` is `git push`), and, for a program that runs its
+ * arguments (a wrapper whose options could not be read), at every later word: whatever it may
+ * run can be named by a deny rule.
+ */
 function maybeMatches(rule: Rule & { kind: 'command' }, layer: SegmentWords): boolean {
-  if (commandRuleMatches(rule.match, layer, 'maybe')) return true;
   const first = layer.words[0] ?? '';
   const base = basename(first.normalize('NFKC'));
-  if (base === first) return false;
-  return commandRuleMatches(rule.match, { ...layer, words: [base, ...layer.words.slice(1)] }, 'maybe');
+  const named = base === first ? layer : { ...layer, words: [base, ...layer.words.slice(1)] };
+  if (commandRuleMatches(rule.match, layer, 'maybe') || commandRuleMatches(rule.match, named, 'maybe')) return true;
+  if (base === 'git') {
+    const canonical = gitCanonical(named);
+    if (canonical && commandRuleMatches(rule.match, canonical, 'maybe')) return true;
+  }
+  if (isWrapper(base)) {
+    for (let k = 1; k < layer.words.length; k++) {
+      if (layer.dynamic[k]) continue;
+      const inner = { words: layer.words.slice(k), dynamic: layer.dynamic.slice(k), trailingDynamic: layer.trailingDynamic };
+      const innerBase = basename(inner.words[0] as string);
+      const innerNamed = { ...inner, words: [innerBase, ...inner.words.slice(1)] };
+      if (innerBase !== '' && !innerBase.startsWith('-') && commandRuleMatches(rule.match, innerNamed, 'maybe')) return true;
+    }
+  }
+  return false;
 }
 
 /** Allow: the rule text when every segment is covered (joined when several rules cover). */

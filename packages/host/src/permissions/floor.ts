@@ -1,5 +1,6 @@
 import type { SegmentWords } from './rules';
 import type { ShellAnalysis } from './shell';
+import { gitFloorReason, isLongOption } from './git';
 import { basename, POSIX_SHELLS } from './wrappers';
 
 /**
@@ -76,6 +77,22 @@ export const FLOOR_COMMANDS: Readonly<Record<string, string>> = {
   busybox: 'multi-call binary: runs any applet',
   bind: 'binds keys to shell commands',
   fc: 're-runs commands from the history',
+  sg: 'runs a command as another group',
+  parallel: 'runs its arguments as shell commands',
+  tmux: 'runs commands in a detached terminal',
+  screen: 'runs commands in a detached terminal',
+  byobu: 'runs commands in a detached terminal',
+  vi: 'editor that runs commands (-c, +cmd, :!)',
+  vim: 'editor that runs commands (-c, +cmd, :!)',
+  nvim: 'editor that runs commands (-c, +cmd, :!)',
+  view: 'editor that runs commands (-c, +cmd, :!)',
+  vimdiff: 'editor that runs commands (-c, +cmd, :!)',
+  rvim: 'editor that runs commands (-c, +cmd, :!)',
+  ex: 'editor that runs commands (-c, +cmd, :!)',
+  emacs: 'editor that evaluates code (--eval, -l)',
+  gdb: 'debugger: runs commands and arbitrary code (-ex, -x, shell)',
+  lldb: 'debugger: runs commands and arbitrary code',
+  expect: 'interpreter: runs arbitrary code',
 };
 
 /** Families matched by pattern: python3.12, mkfs.ext4, perl5.36, … */
@@ -123,14 +140,14 @@ export function layerHit(layer: SegmentWords): FloorHit | undefined {
 function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
   const args = layer.words.slice(1);
   switch (name) {
-    case 'git': {
-      const config = gitDangerousConfig(layer);
-      if (config) return { command: `git ${config}`, reason: 'git configuration that runs commands' };
-      const sub = gitSubcommand(layer);
-      if (sub === 'push') return { command: 'git push', reason: 'publishes commits to a remote' };
-      if (sub === undefined) return { command: 'git', reason: 'git subcommand known only at run time' };
+    case 'git':
+      return gitFloorReason(layer);
+    case 'make':
+    case 'gmake':
+      if (args.some((a, i) => layer.dynamic[i + 1] || /^[A-Za-z_][\w.]*\s*[:+?!]?=/.test(a) || isLongOption(a, '--eval') || a === '-E' || /^-[A-Za-z]*E/.test(a) || a === '-f-' || ((a === '-f' || isLongOption(a, '--file') || isLongOption(a, '--makefile')) && ['-', '/dev/stdin'].includes(args[i + 1] ?? '')))) {
+        return { command: name, reason: 'make arguments that define code (--eval, VAR=value, a makefile from standard input)' };
+      }
       return undefined;
-    }
     case 'dd':
       if (args.some((a, i) => a.startsWith('of=/dev/') || (layer.dynamic[i + 1] && a.startsWith('of=')))) {
         return { command: 'dd of=/dev/…', reason: 'writes to a device' };
@@ -156,17 +173,17 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
     case 'tar':
     case 'gtar':
     case 'bsdtar':
-      if (args.some((a) => /^--(to-command|checkpoint-action|use-compress-program|rsh-command|info-script|new-volume-script)/.test(a) || a === '-I' || a === '-F')) {
+      if (args.some((a, i) => TAR_EXEC.some((o) => isLongOption(a, o)) || (/^-[A-Za-z]/.test(a) && /[IF]/.test(a.slice(1).replace(/=.*$/, ''))) || (i === 0 && /^[A-Za-z]+$/.test(a) && /[IF]/.test(a)))) {
         return { command: `${name} --to-command`, reason: 'tar option runs commands' };
       }
       return undefined;
     case 'rsync':
-      if (args.some((a) => a === '-e' || /^--rsh(=|$)/.test(a) || /^--rsync-path/.test(a))) return { command: 'rsync -e', reason: 'rsync option runs commands' };
+      if (args.some((a) => /^-[A-Za-z]*e/.test(a) || isLongOption(a, '--rsh') || isLongOption(a, '--rsync-path'))) return { command: 'rsync -e', reason: 'rsync option runs commands' };
       return undefined;
     case 'ssh':
     case 'scp':
     case 'sftp':
-      if (args.some((a, i) => /(ProxyCommand|LocalCommand|KnownHostsCommand|Match\s+exec)/i.test(a) && (a.startsWith('-o') || args[i - 1] === '-o'))) {
+      if (args.some((a, i) => (/(ProxyCommand|LocalCommand|KnownHostsCommand|Match\s+exec)/i.test(a) && (a.startsWith('-o') || args[i - 1] === '-o')) || a === '-F' || /^-F./.test(a))) {
         return { command: `${name} -o …Command`, reason: 'ssh option runs local commands' };
       }
       return undefined;
@@ -182,7 +199,7 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
     case 'gawk':
     case 'mawk':
     case 'nawk':
-      if (args.some((a, i) => layer.dynamic[i + 1] || /system|getline|\|/.test(a))) {
+      if (args.some((a, i) => layer.dynamic[i + 1] || /system|getline|\||@load|@include/.test(a) || /^-[A-Za-z]*[fEil]/.test(a) || ['--file', '--exec', '--include', '--load'].some((o) => isLongOption(a, o)))) {
         return { command: name, reason: 'awk program runs commands' };
       }
       return undefined;
@@ -191,38 +208,8 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
   }
 }
 
-/** Config keys whose values git runs as commands (or that redirect where git finds them). */
-const GIT_RUNS = /^(alias\.|core\.(pager|sshcommand|fsmonitor|hookspath|editor|askpass|gitproxy|worktree)|sequence\.editor|diff\.external|gpg\.|credential\.|filter\.|uploadpack|receivepack|protocol\.|include\.|includeif\.|.*\.(command|cmd|helper|program|textconv|pager|tool|path))/i;
-
-/** `git -c <key>=…`, `--config-env`, `--exec-path=…` or `git config <key> …` touching such a key. */
-function gitDangerousConfig(layer: SegmentWords): string | undefined {
-  const w = layer.words;
-  for (let i = 1; i < w.length; i++) {
-    const word = w[i] as string;
-    if (layer.dynamic[i]) continue;
-    if ((word === '-c' || word === '--config-env') && (layer.dynamic[i + 1] || GIT_RUNS.test(w[i + 1] ?? ''))) return word;
-    if (/^--(config-env|exec-path)=/.test(word) || (word === '--exec-path' && i + 1 < w.length)) return word.split('=')[0];
-    if (word === 'config') {
-      const key = w.slice(i + 1).find((a, k) => !a.startsWith('-') && !layer.dynamic[i + 1 + k]);
-      if (layer.dynamic.slice(i + 1).some(Boolean) || (key !== undefined && GIT_RUNS.test(key))) return 'config';
-      return undefined;
-    }
-    if (!word.startsWith('-') && !['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(w[i - 1] ?? '')) return undefined;
-  }
-  return undefined;
-}
-
-/** git's subcommand after its global options; undefined when not statically known. */
-function gitSubcommand(layer: SegmentWords): string | null | undefined {
-  const withValue = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env']);
-  for (let i = 1; i < layer.words.length; i++) {
-    if (layer.dynamic[i]) return undefined;
-    const w = layer.words[i] as string;
-    if (withValue.has(w)) i += 1;
-    else if (!w.startsWith('-')) return w;
-  }
-  return null;
-}
+/** tar options whose value is a command it runs. */
+const TAR_EXEC = ['--to-command', '--checkpoint-action', '--use-compress-program', '--rsh-command', '--info-script', '--new-volume-script', '--rmt-command'];
 
 /** A sed script with an `e` command or flag, a `w`/`W` command or flag, or one read from a file. */
 function sedRuns(layer: SegmentWords): boolean {

@@ -3,7 +3,8 @@ import { parseRule, parseRuleLines } from './rules';
 
 describe('rule lines', () => {
   it.each([
-    ['Command(git status)', { kind: 'command', match: { type: 'exact', words: ['git', 'status'] } }],
+    // a rule without `:*` is a word-boundary prefix too (it used to match the exact words only)
+    ['Command(git status)', { kind: 'command', match: { type: 'prefix', words: ['git', 'status'] } }],
     ['Command(git:*)', { kind: 'command', match: { type: 'prefix', words: ['git'] } }],
     ['Bash(npm run:*)', { kind: 'command', match: { type: 'prefix', words: ['npm', 'run'] } }],
     ['Command', { kind: 'command', match: { type: 'all' } }],

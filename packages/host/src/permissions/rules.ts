@@ -6,7 +6,7 @@ import { TOOL_EFFECTS } from '@fengyu/protocol';
  * values and matched against tool calls. Pure: no I/O. Shell segments come from `shell.ts`;
  * this module only says whether one rule covers one segment or one call.
  *
- *   Command(git status)   exact command words        Command(git:*)  word-boundary prefix
+ *   Command(git status)   word-boundary prefix       Command(git:*)  word-boundary prefix (same)
  *   Command(git st*)      glob over the segment text Command / Bash  every command
  *   Bash(…)               alias of Command(…)
  *   Tool(excel_*)         tool-name glob             Effect(read)    every tool with that effect
@@ -22,10 +22,13 @@ export type Rule =
   | { kind: 'mcp'; text: string; glob: string; regex: RegExp }
   | { kind: 'webfetch'; text: string; domain?: string };
 
-/** `all`: bare Command; `exact`: the words; `prefix`: the words then anything; `glob`: `*`/`?` over the text. */
+/**
+ * `all`: bare Command; `prefix`: the words, then any further words (a word-boundary prefix:
+ * `Command(git status)` and `Command(git status:*)` both match `git status --short`, never
+ * `git statusx`); `glob`: `*`/`?` over the segment's words joined by one space.
+ */
 export type CommandPattern =
   | { type: 'all' }
-  | { type: 'exact'; words: string[] }
   | { type: 'prefix'; words: string[] }
   | { type: 'glob'; glob: string; regex: RegExp };
 
@@ -108,7 +111,7 @@ function parseCommandPattern(pattern: string): CommandPattern {
     const glob = splitWords(pattern).join(' ');
     return { type: 'glob', glob, regex: globRegex(glob) };
   }
-  return { type: 'exact', words: splitWords(pattern) };
+  return { type: 'prefix', words: splitWords(pattern) };
 }
 
 function splitWords(text: string): string[] {
@@ -152,7 +155,7 @@ export interface CallFacts {
  * Whether `rule` covers the call as a whole. Command rules cover a call only when they are
  * blanket (`Command`); per-segment coverage is `commandRuleMatches`.
  */
-export function ruleMatchesCall(rule: Rule, call: CallFacts): boolean {
+export function ruleMatchesCall(rule: Rule, call: CallFacts, mode: 'surely' | 'maybe' = 'surely'): boolean {
   switch (rule.kind) {
     case 'tool':
       return rule.regex.test(call.name);
@@ -161,7 +164,7 @@ export function ruleMatchesCall(rule: Rule, call: CallFacts): boolean {
     case 'mcp':
       return call.source === 'mcp' && rule.regex.test(call.name);
     case 'webfetch':
-      return webFetchMatches(rule.domain, call);
+      return webFetchMatches(rule.domain, call, mode);
     case 'command':
       return call.name === COMMAND_TOOL && rule.match.type === 'all';
   }
@@ -185,11 +188,58 @@ export function webHosts(args: Record<string, unknown>): string[] {
   return hosts;
 }
 
-function webFetchMatches(domain: string | undefined, call: CallFacts): boolean {
+/**
+ * A domain rule as an allow rule (`surely`) covers a call only when EVERY host it targets is the
+ * domain or a subdomain; as a deny or ask rule (`maybe`) it matches when ANY host involved is:
+ * the targets, and the hosts of URLs carried inside the URL (`?next=https://…`, which an open
+ * redirect would follow).
+ */
+function webFetchMatches(domain: string | undefined, call: CallFacts, mode: 'surely' | 'maybe'): boolean {
   if (!WEB_TOOLS.includes(call.name)) return false;
   if (domain === undefined) return true;
+  const inside = (h: string) => hostInDomain(h, domain);
+  if (mode === 'maybe') return [...webHosts(call.arguments), ...embeddedHosts(call.arguments.url)].some(inside);
   const hosts = webHosts(call.arguments);
-  return hosts.length > 0 && hosts.every((h) => h === domain || h.endsWith(`.${domain}`));
+  return hosts.length > 0 && hosts.every(inside);
+}
+
+export function hostInDomain(host: string, domain: string): boolean {
+  const h = host.toLowerCase().replace(/\.+$/, '');
+  return h === domain || h.endsWith(`.${domain}`);
+}
+
+/** Hosts of http(s) URLs found inside a URL (decoded query values, fragments, paths). */
+export function embeddedHosts(url: unknown): string[] {
+  if (typeof url !== 'string') return [];
+  let text = url;
+  for (let i = 0; i < 3; i++) {
+    try {
+      const decoded = decodeURIComponent(text);
+      if (decoded === text) break;
+      text = decoded;
+    } catch {
+      break;
+    }
+  }
+  const hosts: string[] = [];
+  for (const m of text.slice(1).matchAll(/(?:https?:)?\/\/[^\s/?#&"'<>\\]+/gi)) {
+    try {
+      const u = new URL(m[0].startsWith('//') ? `https:${m[0]}` : m[0]);
+      hosts.push(u.hostname.toLowerCase().replace(/\.$/, ''));
+    } catch {
+      // not a URL
+    }
+  }
+  return hosts;
+}
+
+/**
+ * The first deny rule naming `url`'s host (any-host logic), for a fetch that follows a redirect:
+ * each hop's URL is checked again with this.
+ */
+export function deniedWebHost(rules: RuleSet, toolName: string, url: string): Rule | undefined {
+  const call: CallFacts = { name: toolName, effect: 'read', source: 'builtin', arguments: { url } };
+  return rules.deny.find((r) => r.kind === 'webfetch' && webFetchMatches(r.domain, call, 'maybe'));
 }
 
 /** One shell segment as rules see it (from `shell.ts`). */
@@ -210,11 +260,8 @@ export function commandRuleMatches(pattern: CommandPattern, seg: SegmentWords, m
   switch (pattern.type) {
     case 'all':
       return true;
-    case 'exact':
-      if (mode === 'surely' && seg.trailingDynamic) return false;
-      return wordsMatch(pattern.words, seg, mode, true);
     case 'prefix':
-      return wordsMatch(pattern.words, seg, mode, false);
+      return wordsMatch(pattern.words, seg, mode);
     case 'glob': {
       if (mode === 'surely' && seg.trailingDynamic && !pattern.glob.endsWith('*')) return false;
       if (pattern.regex.test(seg.words.join(' '))) return true;
@@ -230,10 +277,11 @@ function globHeadFits(glob: string, seg: SegmentWords): boolean {
   return literal.startsWith(head) || head.startsWith(literal);
 }
 
-function wordsMatch(pattern: string[], seg: SegmentWords, mode: 'surely' | 'maybe', exact: boolean): boolean {
+function wordsMatch(pattern: string[], seg: SegmentWords, mode: 'surely' | 'maybe'): boolean {
   const { words, dynamic } = seg;
   for (let i = 0; i < pattern.length; i++) {
-    if (i >= words.length) return false;
+    // `maybe`: arguments appended at run time (xargs, find -exec … +) may supply the rest.
+    if (i >= words.length) return mode === 'maybe' && seg.trailingDynamic;
     if (dynamic[i]) {
       // A dynamic word may expand to anything, even several words: it can match the rest.
       if (mode === 'maybe') return true;
@@ -241,8 +289,5 @@ function wordsMatch(pattern: string[], seg: SegmentWords, mode: 'surely' | 'mayb
     }
     if (words[i] !== pattern[i]) return false;
   }
-  if (!exact) return true;
-  if (words.length === pattern.length) return true;
-  // `maybe`: extra words that may expand to nothing (an unquoted "$EMPTY") still match exactly.
-  return mode === 'maybe' && dynamic.slice(pattern.length).every(Boolean);
+  return true;
 }

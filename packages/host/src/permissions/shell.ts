@@ -1,5 +1,15 @@
 import type { SegmentWords } from './rules';
 import type { BashParser, SyntaxNode } from './shell-parser';
+import {
+  ARITHMETIC_REASON,
+  builtinProblem,
+  declarationProblem,
+  expansionProblem,
+  isArithmeticTestOperator,
+  literalArithmetic,
+  safeSubscript,
+  safeVariableName,
+} from './hidden-code';
 import { isSensitiveVariable, type Words, unwrap } from './wrappers';
 
 /**
@@ -98,10 +108,35 @@ function walk(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashPa
       checkAssignment(node, out);
       return walkChildren(node, scope, out, parser, level);
     case 'command_substitution':
+      // The grammar reads `$((…))` inside a here-document as `$( (…) )`; bash reads arithmetic.
+      if (node.text.startsWith('$((')) {
+        const inner = node.text.slice(3, -2);
+        if (literalArithmetic(inner)) return;
+        checkArithmetic(inner, out);
+      }
+      return walkChildren(node, { ...scope, via: [...scope.via, '$(…)'] }, out, parser, level);
     case 'process_substitution':
-      return walkChildren(node, { ...scope, via: [...scope.via, node.type === 'command_substitution' ? '$(…)' : '<(…)'] }, out, parser, level);
+      return walkChildren(node, { ...scope, via: [...scope.via, '<(…)'] }, out, parser, level);
     case 'file_redirect':
       checkRedirect(node, out);
+      return walkChildren(node, scope, out, parser, level);
+    case 'arithmetic_expansion':
+      checkArithmetic(node.text.replace(/^\$(\(\(|\[)/, '').replace(/(\)\)|\])$/, ''), out);
+      return walkChildren(node, scope, out, parser, level);
+    case 'compound_statement':
+      if (node.child(0)?.type === '((') checkArithmetic(node.text.slice(2, -2), out);
+      return walkChildren(node, scope, out, parser, level);
+    case 'c_style_for_statement':
+      for (const part of node.namedChildren) if (part && part.type !== 'do_group' && part.type !== 'compound_statement') checkArithmetic(part.text, out);
+      return walkChildren(node, scope, out, parser, level);
+    case 'expansion':
+      checkExpansion(node, out);
+      return walkChildren(node, scope, out, parser, level);
+    case 'subscript':
+      checkSubscript(node, out);
+      return walkChildren(node, scope, out, parser, level);
+    case 'test_command':
+      checkTest(node, out);
       return walkChildren(node, scope, out, parser, level);
     default:
       if (GROUPING.has(node.type)) return walkChildren(node, scope, out, parser, level);
@@ -124,7 +159,12 @@ function command(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: Bas
       const name = child.childForFieldName('name')?.text ?? child.namedChildren[0]?.text ?? '';
       if (isSensitiveVariable(name)) opaque = `the command sets ${name}, which changes what it runs`;
     } else if (!REDIRECTS.has(child.type)) {
-      words.push(child.type === 'command_name' ? commandName(child) : evalWord(child));
+      const word = child.type === 'command_name' ? commandName(child) : evalWord(child);
+      // `{name}>file` stores a descriptor in a variable: its subscript is evaluated.
+      if (words.length > 0 && /^\{[^,]+\}$/.test(child.text) && !child.text.includes('..') && (word.dynamic || !safeVariableName(word.value.slice(1, -1)))) {
+        pushOnce(out, `the descriptor variable "${clip(child.text)}" has a subscript, which can run code`);
+      }
+      words.push(word);
     }
   }
   if (words.length === 0) return;
@@ -152,7 +192,7 @@ function expand(seg: Words, opaque: string | undefined, scope: Scope, out: Shell
   const u = opaque ? ({ kind: 'plain' } as const) : unwrap(seg);
   switch (u.kind) {
     case 'plain': {
-      const setter = opaque ?? setsSensitiveVariable(seg);
+      const setter = opaque ?? setsSensitiveVariable(seg) ?? builtinProblem(seg);
       out.segments.push({ ...seg, layers, via: scope.via, ...(setter ? { opaque: setter } : {}) });
       return;
     }
@@ -176,6 +216,10 @@ function expand(seg: Words, opaque: string | undefined, scope: Scope, out: Shell
         const problem = inner.dynamic[0] ? `expansion in command position after "${u.via}"` : innerWordProblem(inner.words[0] ?? '');
         expand(inner, problem, { via: [...scope.via, u.via], layers: [], depth: scope.depth + 1 }, out, parser);
       }
+      for (const payload of u.shells ?? []) {
+        if (payload === undefined) out.segments.push({ ...seg, layers, via: scope.via, opaque: `"${u.via}" runs shell code known only at run time` });
+        else analyzeInto(parser, payload, { via: [...scope.via, u.via], layers: [], depth: scope.depth + 1 }, out);
+      }
   }
 }
 
@@ -192,6 +236,7 @@ function declaration(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser:
     } else words.push(evalWord(child));
   }
   const seg: Words = { words: words.map((w) => w.value), dynamic: words.map((w) => w.dynamic), trailingDynamic: false };
+  opaque ??= node.type === 'unset_command' ? builtinProblem(seg) : declarationProblem(seg);
   out.segments.push({ ...seg, layers: [...scope.layers, seg], via: scope.via, ...(opaque ? { opaque } : {}) });
 }
 
@@ -207,6 +252,56 @@ function setsSensitiveVariable(seg: Words): string | undefined {
 function checkAssignment(node: SyntaxNode, out: ShellAnalysis): void {
   const name = node.childForFieldName('name')?.text ?? node.namedChildren[0]?.text ?? '';
   if (isSensitiveVariable(name)) out.opaque.push(`assigns ${name}, which changes what later commands run`);
+}
+
+function checkArithmetic(text: string, out: ShellAnalysis): void {
+  if (!literalArithmetic(text)) pushOnce(out, `${ARITHMETIC_REASON} ("${clip(text.trim())}")`);
+}
+
+function checkExpansion(node: SyntaxNode, out: ShellAnalysis): void {
+  const first = node.child(1);
+  const prefix = first && !first.isNamed && (first.type === '!' || first.type === '#') ? first.type : '';
+  const param = node.namedChildren.find((c) => c && ['variable_name', 'special_variable_name', 'subscript'].includes(c.type));
+  if (!param) return pushOnce(out, `unsupported expansion "${clip(node.text)}"`);
+  const problem = expansionProblem(node.text, prefix, param.text, isSensitiveVariable);
+  if (problem) pushOnce(out, problem);
+}
+
+function checkSubscript(node: SyntaxNode, out: ShellAnalysis): void {
+  const text = node.text;
+  const open = text.indexOf('[');
+  if (open < 0 || !text.endsWith(']') || !safeSubscript(text.slice(open + 1, -1))) {
+    pushOnce(out, `the subscript of "${clip(text)}" is arithmetic, which can run code hidden in a value`);
+  }
+}
+
+/** `[[ a -eq b ]]` evaluates both operands as arithmetic; `[[ -v name ]]` evaluates a subscript. */
+function checkTest(node: SyntaxNode, out: ShellAnalysis): void {
+  const visit = (n: SyntaxNode) => {
+    if (n.type === 'command_substitution' || n.type === 'process_substitution') return;
+    if (n.type === 'binary_expression' || n.type === 'unary_expression') {
+      const op = n.namedChildren.find((c) => c?.type === 'test_operator')?.text ?? '';
+      const operands = n.namedChildren.filter((c): c is SyntaxNode => c !== null && c.type !== 'test_operator');
+      if (isArithmeticTestOperator(op)) {
+        for (const o of operands) {
+          const w = evalWord(o);
+          if (w.dynamic || !literalArithmetic(w.value)) pushOnce(out, `"[[ … ${op} … ]]": ${ARITHMETIC_REASON}`);
+        }
+      } else if (op === '-v' || op === '-R') {
+        const w = operands[0] ? evalWord(operands[0]) : undefined;
+        if (!w || w.dynamic || !safeVariableName(w.value)) pushOnce(out, `"[[ ${op} … ]]" evaluates a subscript, which can run code`);
+      }
+    }
+    for (const c of n.namedChildren) if (c) visit(c);
+  };
+  visit(node);
+  if (/(^|\s)-(eq|ne|lt|le|gt|ge|v|R)(\s|$)/.test(node.text) && !node.descendantsOfType('test_operator').some((t) => t && /^-(eq|ne|lt|le|gt|ge|v|R)$/.test(t.text))) {
+    pushOnce(out, 'a test the shell grammar does not fully account for');
+  }
+}
+
+function pushOnce(out: ShellAnalysis, reason: string): void {
+  if (!out.opaque.includes(reason)) out.opaque.push(reason);
 }
 
 const SAFE_DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|fd\/\d+|full|random|urandom)$/;

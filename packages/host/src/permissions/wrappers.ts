@@ -1,3 +1,5 @@
+import { gitPayloads } from './git';
+
 /**
  * Command wrappers: programs whose arguments are another command (`env`, `nice`, `timeout`,
  * `xargs`, `sudo`, …), inline shells whose `-c` argument is shell source (`sh -c`, `bash -c`,
@@ -16,8 +18,8 @@ export type Unwrapped =
   | { kind: 'wrap'; via: string; inner: Words }
   /** Shell source to parse again; `payload` undefined when it is only known at run time. */
   | { kind: 'shell'; via: string; payload?: string }
-  /** The program runs other commands besides itself (find -exec). */
-  | { kind: 'spawns'; via: string; commands: Words[] }
+  /** The program runs other commands besides itself (find -exec; shell code for git -x). */
+  | { kind: 'spawns'; via: string; commands: Words[]; shells?: Array<string | undefined> }
   | { kind: 'opaque'; reason: string };
 
 /** Shells whose `-c` payload we re-parse with the bash grammar. */
@@ -25,7 +27,7 @@ export const POSIX_SHELLS = new Set(['sh', 'bash', 'dash', 'ash', 'ksh', 'mksh',
 
 /** Environment variables that change what a later command runs or loads. */
 const SENSITIVE_VAR =
-  /^(PATH|LD_\w*|DYLD_\w*|BASH_ENV|ENV|IFS|PS[0-4]|PROMPT_COMMAND|SHELLOPTS|BASHOPTS|BASH_FUNC_\S*|CDPATH|GLOBIGNORE|HOME|XDG_\w+|GIT_\w+|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESSOPEN|LESSCLOSE|NODE_OPTIONS|NODE_PATH|PYTHON\w*|PERL\w*|RUBY\w*|\w*ASKPASS|\w*_COMMAND|\w*_EDITOR|\w*_PAGER|NPM_CONFIG_\w+|npm_config_\w+)$/;
+  /^(PATH|LD_\w*|DYLD_\w*|BASH_ENV|ENV|IFS|PS[0-4]|PROMPT_COMMAND|SHELLOPTS|BASHOPTS|BASH_FUNC_\S*|CDPATH|GLOBIGNORE|HOME|XDG_\w+|GIT_\w+|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESSOPEN|LESSCLOSE|NODE_OPTIONS|NODE_PATH|PYTHON\w*|PERL\w*|RUBY\w*|\w*ASKPASS|\w*_COMMAND|\w*_EDITOR|\w*_PAGER|NPM_CONFIG_\w+|npm_config_\w+|MAKEFLAGS|MFLAGS|MAKEFILES|GNUMAKEFLAGS|SHELL|TAR_OPTIONS|RSYNC_RSH|RSYNC_CONNECT_PROG|GIT_\w+|SSH_\w+|LESS|MANOPT|GZIP|AWKPATH|AWKLIBPATH|VIMINIT|EXINIT|MYVIMRC|EMACSLOADPATH|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|CLASSPATH)$/;
 
 export function isSensitiveVariable(name: string): boolean {
   return SENSITIVE_VAR.test(name);
@@ -37,45 +39,137 @@ export function basename(word: string): string {
   return i < 0 ? word : word.slice(i + 1);
 }
 
-interface OptionSpec {
+/**
+ * How a wrapper's own options are read before the command it runs. Unknown options make the
+ * segment opaque (never allowed by a rule).
+ */
+export interface WrapperSpec {
   /** Options taking a value as the next word (or attached: `-n5`, `--signal=KILL`). */
   withValue: string[];
-  /** Options without value; `*` accepts any other option starting with `-`. */
+  /** Options without value. */
   flags: string[];
-  /** Positional words consumed before the command (timeout's duration). */
+  /** Positional words consumed before the command (timeout's duration, flock's lock file). */
   positional?: number;
   /** Options after which the program runs no command (e.g. `command -v`). */
   noCommand?: string[];
+  /** Options whose value is shell source the program runs (`script -c`, `flock -c`, `su -c`). */
+  shellOptions?: string[];
+  /** The program takes no command words: only a shell option runs code (`script`, `su`). */
+  commandless?: boolean;
+  /** Without a command the program starts a shell reading its standard input. */
+  bareShell?: boolean;
+  /** Arguments are appended to the command at run time (`xargs`). */
+  appends?: boolean;
+  /** Every `--name=value` option is accepted (valgrind's options). */
+  longAssignments?: boolean;
 }
 
-const SPECS: Record<string, OptionSpec> = {
+/**
+ * Programs that run another program given as their arguments. The inner command is analysed
+ * like one written directly (the floor and every rule see it); where it cannot be read, the
+ * segment is opaque. Tested in wrappers.test.ts; keep docs/permissions.md in step.
+ */
+export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   nice: { withValue: ['-n', '--adjustment'], flags: [] },
   nohup: { withValue: [], flags: [] },
-  time: { withValue: ['-f', '--format', '-o', '--output'], flags: ['-p', '-v', '--verbose', '-a', '--append', '--portability'] },
+  time: { withValue: ['-f', '--format', '-o', '--output'], flags: ['-p', '-v', '--verbose', '-a', '--append', '--portability', '-q', '--quiet'] },
   timeout: {
     withValue: ['-s', '--signal', '-k', '--kill-after'],
     flags: ['--foreground', '--preserve-status', '-v', '--verbose', '-f', '-p'],
     positional: 1,
   },
   stdbuf: { withValue: ['-i', '-o', '-e', '--input', '--output', '--error'], flags: [] },
-  ionice: { withValue: ['-c', '-n', '--class', '--classdata'], flags: ['-t', '--ignore'], noCommand: ['-p', '-P', '-u'] },
+  ionice: { withValue: ['-c', '-n', '--class', '--classdata'], flags: ['-t', '--ignore'], noCommand: ['-p', '-P', '-u', '--pid', '--pgid', '--uid'] },
   setsid: { withValue: [], flags: ['-f', '-w', '-c', '--fork', '--wait', '--ctty'] },
   command: { withValue: [], flags: ['-p'], noCommand: ['-v', '-V'] },
   builtin: { withValue: [], flags: [] },
   exec: { withValue: ['-a'], flags: ['-c', '-l'] },
   sudo: {
     withValue: ['-C', '-D', '-g', '-h', '-p', '-R', '-r', '-t', '-T', '-U', '-u', '--chdir', '--group', '--user', '--prompt', '--close-from', '--role', '--type', '--other-user', '--host', '--chroot', '--command-timeout'],
-    flags: ['-A', '-b', '-E', '-H', '-n', '-P', '-S', '-k', '--preserve-env', '--non-interactive', '--stdin', '--set-home', '--background', '--askpass', '--'],
-    noCommand: ['-e', '-l', '-v', '-V', '-K', '-i', '-s', '--edit', '--list', '--validate', '--login', '--shell'],
+    flags: ['-A', '-b', '-E', '-H', '-n', '-P', '-S', '-k', '--preserve-env', '--non-interactive', '--stdin', '--set-home', '--background', '--askpass'],
+    noCommand: ['-e', '-l', '-v', '-V', '-K', '--edit', '--list', '--validate'],
+    bareShell: true,
   },
-  doas: { withValue: ['-u', '-C'], flags: ['-n', '-s'], noCommand: ['-L'] },
+  doas: { withValue: ['-u', '-C'], flags: ['-n'], noCommand: ['-L'], bareShell: true },
+  pkexec: { withValue: ['--user'], flags: ['--disable-internal-agent', '--keep-cwd'], bareShell: true },
+  su: {
+    withValue: ['-g', '--group', '-G', '--supp-group', '-s', '--shell', '-w', '--whitelist-environment'],
+    flags: ['-', '-l', '--login', '-m', '-p', '--preserve-environment', '-f', '--fast', '-P', '--pty'],
+    shellOptions: ['-c', '--command', '--session-command'],
+    commandless: true,
+    bareShell: true,
+  },
+  runuser: {
+    withValue: ['-u', '--user', '-g', '--group', '-G', '--supp-group', '-s', '--shell', '-w', '--whitelist-environment'],
+    flags: ['-', '-l', '--login', '-m', '-p', '--preserve-environment', '-f', '--fast', '-P', '--pty'],
+    shellOptions: ['-c', '--command', '--session-command'],
+    bareShell: true,
+  },
   xargs: {
     withValue: ['-a', '-d', '-E', '-I', '-L', '-n', '-P', '-s', '--arg-file', '--delimiter', '--eof', '--replace', '--max-lines', '--max-args', '--max-procs', '--max-chars', '--process-slot-var'],
     flags: ['-0', '-r', '-t', '-p', '-x', '-o', '--null', '--no-run-if-empty', '--verbose', '--interactive', '--exit', '--open-tty', '-i', '-l', '-e'],
+    appends: true,
   },
   busybox: { withValue: [], flags: [] },
   coproc: { withValue: [], flags: [] },
+  flock: {
+    withValue: ['-w', '--timeout', '-E', '--conflict-exit-code'],
+    flags: ['-s', '--shared', '-x', '-e', '--exclusive', '-u', '--unlock', '-n', '--nb', '--nonblock', '-o', '--close', '-F', '--no-fork', '--verbose'],
+    positional: 1,
+    shellOptions: ['-c', '--command'],
+  },
+  strace: {
+    withValue: ['-e', '-o', '-p', '-s', '-u', '-a', '-b', '-E', '-I', '-P', '-S', '-X', '-O', '-U', '--trace', '--output', '--attach', '--string-limit', '--user', '--signal', '--status', '--env', '--trace-path', '--summary-sort-by'],
+    flags: ['-f', '-ff', '-c', '-C', '-d', '-D', '-DD', '-F', '-i', '-k', '-q', '-qq', '-r', '-t', '-tt', '-ttt', '-T', '-v', '-w', '-x', '-xx', '-y', '-yy', '-z', '-Z', '-n', '--follow-forks', '--output-separately', '--summary-only', '--summary', '--no-abbrev', '--successful-only', '--failed-only', '--quiet'],
+  },
+  ltrace: {
+    withValue: ['-e', '-o', '-p', '-s', '-u', '-a', '-A', '-D', '-F', '-l', '-n', '--output', '--library', '--align', '--indent', '--config'],
+    flags: ['-b', '-c', '-C', '-f', '-i', '-L', '-r', '-S', '-t', '-tt', '-ttt', '-T', '-w', '--demangle', '--no-signals'],
+  },
+  script: {
+    withValue: ['-E', '--echo', '-T', '--log-timing', '-I', '--log-in', '-O', '--log-out', '-B', '--log-io', '-m', '--logging-format', '-t', '--timing'],
+    flags: ['-a', '--append', '-e', '--return', '-f', '--flush', '-q', '--quiet', '--force'],
+    shellOptions: ['-c', '--command'],
+    commandless: true,
+    bareShell: true,
+  },
+  chroot: { withValue: ['--userspec', '--groups'], flags: ['--skip-chdir'], positional: 1, bareShell: true },
+  unshare: {
+    withValue: ['-S', '--setuid', '-G', '--setgid', '--propagation', '-R', '--root', '-w', '--wd', '--map-user', '--map-group', '--map-users', '--map-groups', '--monotonic', '--boottime'],
+    flags: ['-m', '-u', '-i', '-n', '-p', '-U', '-C', '-T', '-f', '-r', '-c', '--mount', '--uts', '--ipc', '--net', '--pid', '--user', '--cgroup', '--time', '--fork', '--map-root-user', '--map-current-user', '--kill-child', '--mount-proc', '--keep-caps', '--map-auto'],
+    bareShell: true,
+  },
+  nsenter: {
+    withValue: ['-t', '--target', '-S', '--setuid', '-G', '--setgid', '-w', '--wd', '-r', '--root'],
+    flags: ['-a', '--all', '-m', '-u', '-i', '-n', '-p', '-U', '-C', '-T', '-F', '--no-fork', '--preserve-credentials', '-Z', '--mount', '--uts', '--ipc', '--net', '--pid', '--user', '--cgroup', '--time'],
+    bareShell: true,
+  },
+  taskset: { withValue: [], flags: ['-a', '--all-tasks', '-c', '--cpu-list'], noCommand: ['-p', '--pid'], positional: 1 },
+  chrt: { withValue: ['-T', '-P', '-D', '--sched-runtime', '--sched-period', '--sched-deadline'], flags: ['-b', '-d', '-f', '-i', '-o', '-r', '-R', '-a', '-v', '--batch', '--deadline', '--fifo', '--idle', '--other', '--rr', '--reset-on-fork', '--all-tasks', '--verbose'], noCommand: ['-p', '--pid', '-m', '--max'], positional: 1 },
+  faketime: { withValue: ['-p'], flags: ['-f', '-m', '--exclude-monotonic'], positional: 1 },
+  valgrind: { withValue: [], flags: ['-q', '-v', '--quiet', '--verbose'], longAssignments: true },
+  eatmydata: { withValue: [], flags: [] },
+  nocache: { withValue: [], flags: [] },
+  catchsegv: { withValue: [], flags: [] },
+  unbuffer: { withValue: [], flags: ['-p'] },
+  'dbus-run-session': { withValue: ['--config-file', '--dbus-daemon'], flags: [] },
+  'ssh-agent': { withValue: ['-a', '-E', '-P', '-t'], flags: ['-D', '-d'], noCommand: ['-k', '-s', '-c'] },
+  'xvfb-run': { withValue: ['-n', '--server-num', '-s', '--server-args', '-f', '--auth-file', '-e', '--error-file', '-p', '--xauth-protocol', '-w', '--wait'], flags: ['-a', '--auto-servernum', '-d', '--auto-display'] },
+  proxychains: { withValue: ['-f'], flags: ['-q'] },
+  proxychains4: { withValue: ['-f'], flags: ['-q'] },
+  torsocks: { withValue: ['-u', '-p', '-a', '-P'], flags: ['-i', '-d', '-q', '--isolate'], noCommand: ['--shell'] },
+  fakeroot: { withValue: ['-l', '--lib', '--faked', '-s', '-i', '-b'], flags: ['-u', '--unknown-is-real'], bareShell: true },
+  'systemd-run': {
+    withValue: ['-p', '--property', '-u', '--unit', '-E', '--setenv', '--description', '--slice', '--uid', '--gid', '--nice', '-M', '--machine', '-H', '--host', '--working-directory', '--on-active', '--on-boot', '--on-calendar'],
+    flags: ['--user', '--system', '--scope', '--wait', '-P', '--pipe', '-q', '--quiet', '-t', '--pty', '-G', '--collect', '--no-block', '-r', '--remain-after-exit', '--same-dir', '--no-ask-password'],
+    noCommand: ['-S', '--shell'],
+  },
 };
+
+/** Shell builtins and programs that run their arguments as commands, by name (for deny rules). */
+export function isWrapper(name: string): boolean {
+  return name in WRAPPERS || name === 'env' || name === 'watch' || name === 'eval' || POSIX_SHELLS.has(name) || name === 'sg';
+}
 
 /** Splits one segment's words into wrapper, inline shell, find -exec, or a plain command. */
 export function unwrap(seg: Words): Unwrapped {
@@ -85,7 +179,12 @@ export function unwrap(seg: Words): Unwrapped {
   if (name === 'eval') return evalPayload(seg);
   if (name === 'find') return findExec(seg);
   if (name === 'watch') return watchPayload(seg);
-  const spec = SPECS[name];
+  if (name === 'sg') return sgPayload(seg);
+  if (name === 'git') {
+    const shells = gitPayloads(seg);
+    return shells.length ? { kind: 'spawns', via: 'git', commands: [], shells } : { kind: 'plain' };
+  }
+  const spec = WRAPPERS[name];
   if (!spec) return { kind: 'plain' };
   return unwrapBySpec(seg, name, spec);
 }
@@ -94,7 +193,7 @@ function sliceWords(seg: Words, from: number, trailing = seg.trailingDynamic): W
   return { words: seg.words.slice(from), dynamic: seg.dynamic.slice(from), trailingDynamic: trailing };
 }
 
-function unwrapBySpec(seg: Words, name: string, spec: OptionSpec): Unwrapped {
+function unwrapBySpec(seg: Words, name: string, spec: WrapperSpec): Unwrapped {
   let i = 1;
   let positional = spec.positional ?? 0;
   while (i < seg.words.length) {
@@ -109,20 +208,43 @@ function unwrapBySpec(seg: Words, name: string, spec: OptionSpec): Unwrapped {
       i += 1;
       continue;
     }
-    if (!w.startsWith('-') || w === '-') break;
+    if (!w.startsWith('-') || (w === '-' && !spec.flags.includes('-'))) {
+      if (!spec.commandless) break;
+      i += 1;
+      continue;
+    }
     const key = w.includes('=') ? w.slice(0, w.indexOf('=')) : w;
     if (spec.noCommand?.includes(key)) return { kind: 'plain' };
+    if (spec.shellOptions?.includes(key)) {
+      const p = w.includes('=') ? i : i + 1;
+      if (p >= seg.words.length) return { kind: 'opaque', reason: `"${name} ${key}" without a command` };
+      if (seg.dynamic[p]) return { kind: 'shell', via: `${name} ${key}` };
+      return { kind: 'shell', via: `${name} ${key}`, payload: w.includes('=') ? w.slice(w.indexOf('=') + 1) : (seg.words[p] as string) };
+    }
     if (spec.withValue.includes(key)) i += w.includes('=') ? 1 : 2;
     else if (spec.flags.includes(key)) i += 1;
     else if (spec.withValue.some((o) => o.length === 2 && w.startsWith(o))) i += 1;
+    else if (spec.longAssignments && /^--[\w-]+=/.test(w)) i += 1;
     else if (name === 'nice' && /^-\d+$/.test(w)) i += 1;
     else return { kind: 'opaque', reason: `unknown option "${w}" of "${name}"` };
   }
-  if (i >= seg.words.length) {
-    if (name === 'xargs') return { kind: 'wrap', via: 'xargs', inner: { words: ['echo'], dynamic: [false], trailingDynamic: true } };
+  if (spec.commandless || i >= seg.words.length) {
+    if (spec.appends) return { kind: 'wrap', via: name, inner: { words: ['echo'], dynamic: [false], trailingDynamic: true } };
+    if (spec.bareShell) return { kind: 'opaque', reason: `"${name}" without a command starts a shell reading its input` };
     return { kind: 'plain' };
   }
-  return { kind: 'wrap', via: name, inner: sliceWords(seg, i, name === 'xargs' ? true : seg.trailingDynamic) };
+  return { kind: 'wrap', via: name, inner: sliceWords(seg, i, spec.appends ? true : seg.trailingDynamic) };
+}
+
+/** `sg group -c 'cmd'` / `sg group 'cmd'`: the command is shell source. */
+function sgPayload(seg: Words): Unwrapped {
+  let i = 1;
+  if (seg.words[i] === '-') i += 1;
+  i += 1; // the group
+  if (seg.words[i] === '-c') i += 1;
+  if (i >= seg.words.length) return { kind: 'opaque', reason: '"sg" without a command starts a shell' };
+  if (seg.dynamic.slice(1, i + 1).some(Boolean)) return { kind: 'shell', via: 'sg' };
+  return { kind: 'shell', via: 'sg', payload: seg.words.slice(i).join(' ') };
 }
 
 function unwrapEnv(seg: Words): Unwrapped {

@@ -202,7 +202,7 @@ export class TaskRegistry implements TaskSubmitter {
     const done = new Promise<void>((r) => {
       resolveDone = r;
     });
-    const entry: Live = { record, slot: new CancelSlot(), persisted: this.deps.store.insert(record), done, resolveDone, ended: false };
+    const entry: Live = { record, slot: new CancelSlot(), persisted: this.deps.store.save(record), done, resolveDone, ended: false };
     this.live.set(id, entry);
     try {
       await entry.persisted;
@@ -228,12 +228,12 @@ export class TaskRegistry implements TaskSubmitter {
     this.deps.metrics?.queueWait(r.priority, 'executed', ((r.startedMs ?? r.submittedMs) - r.submittedMs) / 1000);
     const body = (async () => {
       await entry.persisted;
-      if (fromQueue) await this.deps.store.update(r.id, { state: 'running', startedMs: r.startedMs });
+      if (fromQueue) await this.deps.store.save(r);
       return this.deps.body.run(r, {
         slot: entry.slot,
         onRun: async (runId) => {
           r.runId = runId;
-          await this.deps.store.update(r.id, { runId });
+          await this.deps.store.save(r);
         },
       });
     })();
@@ -257,7 +257,7 @@ export class TaskRegistry implements TaskSubmitter {
     if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
     else if (outcome.error) r.error = outcome.error;
     try {
-      await this.deps.store.update(r.id, { state: r.state, finishedMs: r.finishedMs, output: r.output, ...(r.error ? { error: r.error } : {}) });
+      await this.deps.store.save(r);
     } catch (err) {
       this.deps.logger.error({ err, taskId: r.id }, 'could not record the end of a task');
     }
@@ -374,7 +374,7 @@ export class TaskRegistry implements TaskSubmitter {
       r.error = { code: 'task_cancelled', message: 'The task was killed before it started.' };
       this.deps.metrics?.queueWait(r.priority, 'cancelled', (r.finishedMs - r.submittedMs) / 1000);
       await entry.persisted;
-      await this.deps.store.update(id, { state: r.state, finishedMs: r.finishedMs, error: r.error });
+      await this.deps.store.save(r);
       this.live.delete(id);
       await this.finished(entry);
       return this.snapshot(r);

@@ -1,5 +1,5 @@
 import type { PermissionMode } from '@fengyu/protocol';
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Db } from '../storage/database';
 import type { TaskKind, TaskPriority, TaskState } from './task-submitter';
 
@@ -36,9 +36,8 @@ export interface TaskListQuery {
 }
 
 export interface TaskStore {
-  insert(task: TaskRecord): Promise<void>;
-  /** Records a state change (start, end, run id). */
-  update(id: string, patch: Partial<Pick<TaskRecord, 'state' | 'runId' | 'startedMs' | 'finishedMs' | 'output' | 'error'>>): Promise<void>;
+  /** Persists the task as it is now (created, or a state change: start, run id, end). */
+  save(task: TaskRecord): Promise<void>;
   get(id: string): Promise<TaskRecord | undefined>;
   /** The owner's tasks, newest first. */
   list(ownerId: string, query: TaskListQuery): Promise<TaskRecord[]>;
@@ -94,56 +93,88 @@ function fromRow(r: Row): TaskRecord {
   };
 }
 
-/** The single-host store: one SQLite table. */
+const COLUMNS = 'id, owner, kind, priority, state, workflow_id, workflow_version, run_id, schedule_id, trigger_id, inputs, permission_mode, submitted_ms, started_ms, finished_ms, output_text, output_truncated, error_code, error_message';
+/** Every row of a batch travels as one JSON array parameter, so the statement text stays short and constant. */
+const SELECT_ROWS = `select ${Array.from({ length: 19 }, (_, i) => `json_extract(value, '$[${i}]')`).join(', ')} from json_each(?) where true`;
+const ON_CONFLICT =
+  'on conflict(id) do update set state = excluded.state, run_id = excluded.run_id, started_ms = excluded.started_ms, finished_ms = excluded.finished_ms, output_text = excluded.output_text, output_truncated = excluded.output_truncated, error_code = excluded.error_code, error_message = excluded.error_message';
+
+function params(t: TaskRecord, inputs: string): unknown[] {
+  return [
+    t.id,
+    t.ownerId,
+    t.kind,
+    t.priority,
+    t.state,
+    t.workflowId,
+    t.workflowVersion,
+    t.runId ?? null,
+    t.scheduleId ?? null,
+    t.triggerId ?? null,
+    inputs,
+    t.permissionMode,
+    t.submittedMs,
+    t.startedMs ?? null,
+    t.finishedMs ?? null,
+    t.output.text,
+    t.output.truncated ? 1 : 0,
+    t.error?.code ?? null,
+    t.error?.message ?? null,
+  ];
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * The single-host store: one SQLite table. Writes are group-committed: the saves issued in one
+ * turn of the event loop become one upsert statement (the latest state of each task, one
+ * implicit transaction), and each save resolves only after that commit (durable before anyone is told).
+ */
 export class SqliteTaskStore implements TaskStore {
   private readonly db: Kysely<Tables>;
+  private pending = new Map<string, unknown[]>();
+  private waiters: Waiter[] = [];
+  private scheduled = false;
+  /** Serialized inputs by task id while the task is live (they never change). */
+  private readonly inputsJson = new Map<string, string>();
 
   constructor(db: Db) {
     this.db = db.withTables<Tables>();
   }
 
-  async insert(t: TaskRecord): Promise<void> {
-    await this.db
-      .insertInto('bg_tasks')
-      .values({
-        id: t.id,
-        owner: t.ownerId,
-        kind: t.kind,
-        priority: t.priority,
-        state: t.state,
-        workflow_id: t.workflowId,
-        workflow_version: t.workflowVersion,
-        run_id: t.runId ?? null,
-        schedule_id: t.scheduleId ?? null,
-        trigger_id: t.triggerId ?? null,
-        inputs: JSON.stringify(t.inputs),
-        permission_mode: t.permissionMode,
-        submitted_ms: t.submittedMs,
-        started_ms: t.startedMs ?? null,
-        finished_ms: t.finishedMs ?? null,
-        output_text: t.output.text,
-        output_truncated: t.output.truncated ? 1 : 0,
-        error_code: t.error?.code ?? null,
-        error_message: t.error?.message ?? null,
-      })
-      .execute();
+  save(t: TaskRecord): Promise<void> {
+    let inputs = this.inputsJson.get(t.id);
+    if (inputs === undefined) {
+      inputs = JSON.stringify(t.inputs);
+      this.inputsJson.set(t.id, inputs);
+    }
+    if (t.finishedMs !== undefined) this.inputsJson.delete(t.id);
+    this.pending.set(t.id, params(t, inputs));
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
   }
 
-  async update(id: string, p: Parameters<TaskStore['update']>[1]): Promise<void> {
-    const set: Partial<Row> = {};
-    if (p.state !== undefined) set.state = p.state;
-    if (p.runId !== undefined) set.run_id = p.runId;
-    if (p.startedMs !== undefined) set.started_ms = p.startedMs;
-    if (p.finishedMs !== undefined) set.finished_ms = p.finishedMs;
-    if (p.output !== undefined) {
-      set.output_text = p.output.text;
-      set.output_truncated = p.output.truncated ? 1 : 0;
+  private async flush(): Promise<void> {
+    const rows = [...this.pending.values()];
+    const waiters = this.waiters;
+    this.pending = new Map();
+    this.waiters = [];
+    this.scheduled = false;
+    try {
+      // one statement: one implicit transaction
+      await this.db.executeQuery(CompiledQuery.raw(`insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`, [JSON.stringify(rows)]));
+      for (const w of waiters) w.resolve();
+    } catch (err) {
+      for (const w of waiters) w.reject(err);
     }
-    if (p.error !== undefined) {
-      set.error_code = p.error.code;
-      set.error_message = p.error.message;
-    }
-    await this.db.updateTable('bg_tasks').set(set).where('id', '=', id).execute();
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {

@@ -120,8 +120,8 @@ describe('the finished-task cap', () => {
     await migrate(opened.db);
     const store = new SqliteTaskStore(opened.db);
     const base: Omit<TaskRecord, 'id' | 'state' | 'submittedMs'> = { ownerId: 'o', kind: 'workflow', priority: 'normal', workflowId: 'w', workflowVersion: 1, inputs: {}, permissionMode: 'ask', output: { text: 'x', truncated: false } };
-    for (let i = 0; i < 130; i++) await store.insert({ ...base, id: `f${String(i).padStart(3, '0')}`, state: 'completed', submittedMs: i, finishedMs: 1000 + i });
-    await store.insert({ ...base, id: 'live', state: 'running', submittedMs: 0, startedMs: 1 });
+    for (let i = 0; i < 130; i++) await store.save({ ...base, id: `f${String(i).padStart(3, '0')}`, state: 'completed', submittedMs: i, finishedMs: 1000 + i });
+    await store.save({ ...base, id: 'live', state: 'running', submittedMs: 0, startedMs: 1 });
     await store.prune(100);
     const rows = await store.list('o', { limit: 500 });
     expect(rows).toHaveLength(101);

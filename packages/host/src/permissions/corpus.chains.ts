@@ -267,7 +267,7 @@ export const HOSTILE: Row[] = [
   ["sed '1e rm x' f", 'blanket', 'ask', 'floor'],
   ["sed 's/a/b/w /etc/cron.d/x' f", 'blanket', 'ask', 'floor'],
   ['sed -f evil.sed f', 'blanket', 'ask', 'floor'],
-  ["sed -i 's/e/E/g' \"$FILE\"", 'blanket', 'allow', 'allow'],
+  ["sed -i 's/e/E/g' \"$FILE\"", 'blanket', 'ask', 'floor'], // "$FILE" may be --expression=1e cmd (GNU sed reads options after operands)
   ["sed -n '/^e/p' f", 'blanket', 'allow', 'allow'],
   ['tar xf a.tar --to-command=sh', 'blanket', 'ask', 'floor'],
   ['tar -I "sh -c evil" -xf a.tar', 'blanket', 'ask', 'floor'],

@@ -1,7 +1,8 @@
 import type { SegmentWords } from './rules';
 import type { ShellAnalysis } from './shell';
+import { execOptionReason } from './exec-options';
 import { gitFloorReason, isLongOption } from './git';
-import { basename, POSIX_SHELLS } from './wrappers';
+import { basename, isStartupPath, POSIX_SHELLS } from './wrappers';
 
 /**
  * The dangerous-command floor (seed 000, issue 4): commands that always ask, whatever allow
@@ -78,6 +79,7 @@ export const FLOOR_COMMANDS: Readonly<Record<string, string>> = {
   bind: 'binds keys to shell commands',
   fc: 're-runs commands from the history',
   sg: 'runs a command as another group',
+  sudoedit: 'edits files as another user through an editor',
   parallel: 'runs its arguments as shell commands',
   tmux: 'runs commands in a detached terminal',
   screen: 'runs commands in a detached terminal',
@@ -114,7 +116,7 @@ export interface FloorHit {
 /** The first floor hit of an analysed command line, if any. */
 export function floorHit(analysis: ShellAnalysis): FloorHit | undefined {
   const dev = analysis.deviceWrites[0];
-  if (dev) return { command: `> ${dev}`, reason: 'writes to a device' };
+  if (dev) return { command: `> ${dev}`, reason: dev.startsWith('/dev/') ? 'writes to a device' : 'writes a file that later runs commands (hooks, start-up or configuration files)' };
   for (const seg of analysis.segments) {
     for (const layer of seg.layers) {
       const hit = layerHit(layer);
@@ -139,6 +141,8 @@ export function layerHit(layer: SegmentWords): FloorHit | undefined {
 
 function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
   const args = layer.words.slice(1);
+  const exec = execOptionReason(name, layer);
+  if (exec) return { command: name, reason: exec };
   switch (name) {
     case 'git':
       return gitFloorReason(layer);
@@ -148,6 +152,17 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
         return { command: name, reason: 'make arguments that define code (--eval, VAR=value, a makefile from standard input)' };
       }
       return undefined;
+    case 'tee':
+    case 'cp':
+    case 'mv':
+    case 'install':
+    case 'ln':
+    case 'truncate':
+    case 'patch': {
+      const target = args.find((x) => !x.startsWith('-') && isStartupPath(x));
+      if (target) return { command: `${name} ${target}`, reason: 'writes a file that later runs commands (hooks, start-up or configuration files)' };
+      return undefined;
+    }
     case 'dd':
       if (args.some((a, i) => a.startsWith('of=/dev/') || (layer.dynamic[i + 1] && a.startsWith('of=')))) {
         return { command: 'dd of=/dev/…', reason: 'writes to a device' };

@@ -126,6 +126,7 @@ function isShortOption(word: string, name: string): boolean {
 /** Why an invocation of git is on the floor, if it is. */
 export function gitFloorReason(layer: SegmentWords): { command: string; reason: string } | undefined {
   const view = gitView(layer);
+  if (view.index < 0 && layer.trailingDynamic) return { command: 'git', reason: 'git subcommand known only at run time' };
   for (const c of view.configs) {
     if (c === undefined) return { command: 'git -c', reason: 'configuration known only at run time can run commands' };
     const key = c.split('=')[0] as string;
@@ -161,8 +162,33 @@ export function gitFloorReason(layer: SegmentWords): { command: string; reason: 
     }
   }
   if (sub === 'config') return gitConfigWrite(args, dyn);
+  if (GIT_DYNAMIC_RISK.has(sub)) {
+    let afterDashes = false;
+    for (let k = 0; k < args.length; k++) {
+      const a = args[k] as string;
+      if (!dyn(k)) {
+        if (a === '--') afterDashes = true;
+        continue;
+      }
+      if (afterDashes || (!dyn(k - 1) && GIT_VALUED.includes(args[k - 1] ?? ''))) continue;
+      const key = /^--?[A-Za-z][\w-]*=/.exec(a)?.[0].slice(0, -1);
+      if (key && !['--output', '--exec', '--upload-pack', '--receive-pack', '--template', '--extcmd', '--open-files-in-pager', '--config'].some((o) => isLongOption(key, o))) continue;
+      return { command: `git ${sub}`, reason: 'an argument known only at run time can be an option that runs a command' };
+    }
+    if (layer.trailingDynamic) return { command: `git ${sub}`, reason: 'arguments appended at run time can be options that run a command' };
+  }
   return undefined;
 }
+
+/** Subcommands with exec, output or config options: an argument only known at run time may be one. */
+const GIT_DYNAMIC_RISK = new Set([
+  ...Object.keys(GIT_EXEC_OPTIONS).filter((k) => k !== '*'),
+  ...GIT_OUTPUT_SUBCOMMANDS,
+  'submodule', 'bisect', 'remote', 'config', 'push',
+]);
+
+/** Options whose run-time value cannot turn into another option. */
+const GIT_VALUED = ['-m', '--message', '-b', '-B', '--branch', '--author', '--format', '--pretty', '--grep', '-S', '-G', '--since', '--until', '--date', '-n', '--max-count', '--depth', '--onto', '-e'];
 
 const CONFIG_VALUED = ['-f', '--file', '--blob', '--type', '--default', '--comment', '--value', '--url'];
 const CONFIG_WRITES = ['--add', '--replace-all', '--unset', '--unset-all', '--rename-section', '--remove-section', '--edit', '-e'];

@@ -10,7 +10,7 @@ import {
   safeSubscript,
   safeVariableName,
 } from './hidden-code';
-import { isSensitiveVariable, type Words, unwrap } from './wrappers';
+import { isSensitiveVariable, isStartupPath, type Words, unwrap } from './wrappers';
 
 /**
  * Splits a command line into every command a shell would run (seed 000: "shell chains are
@@ -313,6 +313,8 @@ function checkRedirect(node: SyntaxNode, out: ShellAnalysis): void {
   if (!target) return;
   const w = evalWord(target);
   if (!w.dynamic && w.value.startsWith('/dev/') && !SAFE_DEVICES.test(w.value)) out.deviceWrites.push(w.value);
+  // a run-time value keeps its source text (`~/.bashrc`, `$HOME/.bashrc`): checked as written
+  if (isStartupPath(w.value)) out.deviceWrites.push(w.value);
 }
 
 interface Word {

@@ -33,6 +33,18 @@ export function isSensitiveVariable(name: string): boolean {
   return SENSITIVE_VAR.test(name);
 }
 
+/**
+ * Files whose contents a later program runs or loads as configuration that runs commands: git
+ * hooks and config, shell start-up files, ssh, cron, systemd and autostart entries, editor,
+ * debugger and tool rc files. Writing one is a deferred way to run a command.
+ */
+const STARTUP_PATH =
+  /(^|\/)(\.git\/(hooks(\/|$)|config$|modules\/)|\.gitconfig$|\.config\/git\/|\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|inputrc|envrc|xprofile|xinitrc|xsession|pam_environment|vimrc|exrc|gvimrc|gdbinit|npmrc|yarnrc|wgetrc|curlrc|netrc|pythonrc|irbrc|lesskey)$|\.ssh\/|\.config\/(fish|autostart|systemd|environment\.d)\/|\.local\/share\/systemd\/|\.vim\/|\.emacs(\.d\/|$)|\.config\/nvim\/)|^\/(etc|var\/spool\/cron)\//;
+
+export function isStartupPath(path: string): boolean {
+  return STARTUP_PATH.test(path.replace(/^~(?=\/)/, ''));
+}
+
 /** Last path component: `/usr/bin/rm` → `rm`. */
 export function basename(word: string): string {
   const i = word.lastIndexOf('/');

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../context';
-import { withoutHostToken } from '../process/env';
+import { mkdir } from 'node:fs/promises';
+import { type CommandMode, commandMode, type OwnerIsolation, scratchDir, shellSpec } from '../process/owner-commands';
 import { defaultProcessGroups, type ProcessGroups, runBounded } from '../process/spawn';
 import type { HookConfig, HookEvent } from './hook-config';
 
@@ -46,6 +47,12 @@ export interface HookRunnerDeps {
   cwd: string;
   /** The host's process registry (hooks of a run are killed with the run's processes). */
   groups?: ProcessGroups;
+  /**
+   * Isolation of owners: an owner's own command hooks (not plugin hooks, which run in their
+   * plugin's folder) run like that owner's commands — sandboxed, or refused, for owners other
+   * than the primary one.
+   */
+  isolation?: OwnerIsolation;
 }
 
 const OUTPUT_CAP = 64 * 1024;
@@ -72,16 +79,29 @@ export class HookRunner {
   private async runCommand(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<Omit<HookOutcome, 'kind' | 'hook' | 'event' | 'hookType' | 'durationMs'>> {
     const { hook } = target;
     const runId = typeof envelope.runId === 'string' ? envelope.runId : undefined;
+    const owner = typeof envelope.owner === 'string' ? envelope.owner : undefined;
+    const ownersOwnHook = target.cwd === undefined;
+    const mode: CommandMode = ownersOwnHook && owner ? await commandMode(this.deps.isolation, owner) : 'host';
+    const home = this.deps.cwd;
+    const scratch = scratchDir(home, { runId, owner: owner ?? 'unknown' });
+    if (mode !== 'host') await mkdir(scratch, { recursive: true });
+    const spec = shellSpec({
+      mode,
+      isolation: this.deps.isolation,
+      home,
+      hostEnv: this.deps.env,
+      shell: '/bin/sh',
+      script: hook.command ?? 'false',
+      cwd: mode === 'host' ? (target.cwd ?? home) : scratch,
+      scratch,
+      grants: [],
+      runId,
+      extraEnv: { ...target.env, FENGYU_HOOK_EVENT: hook.event, FENGYU_HOOK_NAME: target.name },
+      stdin: 'pipe',
+    });
     const r = await runBounded(
       this.deps.groups ?? defaultProcessGroups(),
-      {
-        command: '/bin/sh',
-        args: ['-c', hook.command ?? 'false'],
-        cwd: target.cwd ?? this.deps.cwd,
-        env: { ...withoutHostToken(this.deps.env), ...target.env, FENGYU_HOOK_EVENT: hook.event, FENGYU_HOOK_NAME: target.name },
-        stdin: 'pipe',
-        runId,
-      },
+      spec,
       { timeoutMs: hook.timeoutSeconds * 1000, outputCap: OUTPUT_CAP, signal, killGraceMs: 0, input: `${JSON.stringify(envelope)}\n` },
     );
     if (r.spawnError) return { outcome: 'failed', reason: `could not start: ${r.spawnError.message}` };

@@ -5,6 +5,7 @@ import type { DomainRegistrar, HostContext } from '../context';
 import { createGuard, type PermissionsSection } from './guard';
 import { type HookConfig, HooksSectionSchema } from './hook-config';
 import { processGroupsFor } from '../process/spawn';
+import { hostOwnerIsolation } from '../tools/builtin/builtin.source';
 import { HookRunner } from './hooks';
 import { type CallFacts, COMMAND_TOOL, parseRuleLines, type RuleLines } from './rules';
 import { PluginHookTrustRepository } from './trust.repository';
@@ -51,7 +52,7 @@ function hookProblems(hooks: HookConfig[]): Problem[] {
 
 export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: FastifyInstance) => {
   const trust = new PluginHookTrustRepository(ctx.db, ctx.clock);
-  const runner = new HookRunner({ logger: ctx.logger.child({ component: 'hooks' }), clock: ctx.clock, env: ctx.config.env, cwd: ctx.config.home, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)) });
+  const runner = new HookRunner({ logger: ctx.logger.child({ component: 'hooks' }), clock: ctx.clock, env: ctx.config.env, cwd: ctx.config.home, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)), isolation: hostOwnerIsolation(ctx) });
   const guard = createGuard({ settings: ctx.settings, hooks: runner, trust, logger: ctx.logger, clock: ctx.clock });
   ctx.guard = guard;
 

@@ -68,6 +68,24 @@ describe.skipIf(!bwrapHere)('a second owner on a host with bubblewrap', () => {
     expect(seen).toMatch(/pwd=.*\/runs\/.*\/work/);
   });
 
+  it("runs the owner's own command hooks in the same sandbox", async () => {
+    const hook = { name: 'peek', event: 'pre_tool_use', matcher: 'execute_command', type: 'command', command: `cat ${t.home}/token > hook-token.txt 2>&1; echo ran > hook-ran.txt; touch ${t.home}/hook-was-here`, timeoutSeconds: 10 };
+    expect((await t.api('PATCH', '/api/settings', { hooks: [hook] }, { 'x-fengyu-token': bob })).status).toBe(200);
+    const res = await t.api('POST', '/api/agent/run', { goal: 'h', config: { planApproval: false, permissionMode: 'full-access' }, workflow: { steps: [{ id: 's', tool: 'execute_command', arguments: { command: 'echo step' } }] } }, { 'x-fengyu-token': bob });
+    const runId = res.body.runId as string;
+    for (;;) {
+      const run = (await t.api('GET', `/api/agent/runs/${runId}`, undefined, { 'x-fengyu-token': bob })).body;
+      if (run.status === 'completed') break;
+      expect(['failed', 'cancelled', 'interrupted']).not.toContain(run.status);
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    const scratch = join(t.home, 'runs', runId, 'work');
+    expect(readFileSync(join(scratch, 'hook-ran.txt'), 'utf8')).toBe('ran\n');
+    expect(readFileSync(join(scratch, 'hook-token.txt'), 'utf8')).not.toContain(primaryToken);
+    expect(() => readFileSync(join(t.home, 'hook-was-here'))).toThrow();
+    await t.api('PATCH', '/api/settings', { hooks: [] }, { 'x-fengyu-token': bob });
+  });
+
   it('cannot write outside its scratch directory', async () => {
     const r = await runAs(t, bob, `touch ${t.home}/bob-was-here 2>&1; echo x > /usr/bob 2>&1; echo ok > out.txt && cat out.txt`);
     expect(r.status, r.error).toBe('completed');
@@ -106,6 +124,16 @@ describe('a second owner on a host without a sandbox', () => {
     expect(ok.status, ok.error).toBe('completed');
     expect(ok.result?.stdout).toMatch(/^hi$/m);
     expect(ok.result?.stdout).not.toContain('FENGYU_TOKEN');
+  });
+
+  it("does not run the owner's own command hooks unsandboxed either", async () => {
+    const hook = { name: 'peek', event: 'pre_tool_use', matcher: 'execute_command', type: 'command', command: `cp ${t.home}/token ${t.home}/stolen`, timeoutSeconds: 10 };
+    const carol = (await t.api('POST', '/api/owners', { name: 'carol' })).body.token as string;
+    expect((await t.api('PATCH', '/api/settings', { hooks: [hook] }, { 'x-fengyu-token': carol })).status).toBe(200);
+    await t.api('PATCH', '/api/settings', { commands: { allowUnsandboxedOwners: false } });
+    const r = await runAs(t, carol, 'echo x');
+    expect(r.status).toBe('failed');
+    expect(() => readFileSync(join(t.home, 'stolen'))).toThrow();
   });
 
   it('the primary owner runs commands unsandboxed as before', async () => {

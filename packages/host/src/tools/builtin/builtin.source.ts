@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { HostContext } from '../../context';
 import { DEFAULT_OWNER } from '../../http/auth';
 import { sandboxFor } from '../../plugins/sandbox';
+import type { OwnerIsolation } from '../../process/owner-commands';
 import { processGroupsFor } from '../../process/spawn';
 import type { Tool, ToolSource } from '../tool';
 import { createExecuteCommandTool } from './execute-command';
@@ -29,20 +30,20 @@ export function builtinSource(ctx: HostContext): ToolSource {
       return next;
     },
   });
-  const backend = sandboxFor(ctx.config);
   const tools: Tool[] = [
-    createExecuteCommandTool({
-      home: ctx.config.home,
-      env: ctx.config.env,
-      groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)),
-      isolation: {
-        primaryOwner: DEFAULT_OWNER,
-        bwrap: backend.bwrapPath ? { path: backend.bwrapPath, hardening: backend.hardening } : undefined,
-        unavailableReason: backend.bwrapPath ? undefined : (backend.unavailable ?? (ctx.config.sandbox === 'off' ? 'the sandbox is turned off (FENGYU_SANDBOX=off)' : 'bubblewrap is not available')),
-        userHome: ctx.config.env.HOME ?? homedir(),
-        unsandboxedAllowed: async () => (await ctx.settings.section<CommandsSettings>(DEFAULT_OWNER, 'commands')).allowUnsandboxedOwners === true,
-      },
-    }),
+    createExecuteCommandTool({ home: ctx.config.home, env: ctx.config.env, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)), isolation: hostOwnerIsolation(ctx) }),
   ];
   return { kind: 'builtin', list: async () => tools };
+}
+
+/** How this host isolates the commands of owners other than the primary one. */
+export function hostOwnerIsolation(ctx: Pick<HostContext, 'config' | 'settings'>): OwnerIsolation {
+  const backend = sandboxFor(ctx.config);
+  return {
+    primaryOwner: DEFAULT_OWNER,
+    bwrap: backend.bwrapPath ? { path: backend.bwrapPath, hardening: backend.hardening } : undefined,
+    unavailableReason: backend.bwrapPath ? undefined : (backend.unavailable ?? (ctx.config.sandbox === 'off' ? 'the sandbox is turned off (FENGYU_SANDBOX=off)' : 'bubblewrap is not available')),
+    userHome: ctx.config.env.HOME ?? homedir(),
+    unsandboxedAllowed: async () => (await ctx.settings.section<CommandsSettings>(DEFAULT_OWNER, 'commands')).allowUnsandboxedOwners === true,
+  };
 }

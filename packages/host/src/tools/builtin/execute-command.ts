@@ -1,10 +1,9 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, resolve } from 'node:path';
-import { errorSpecOf, FengYuError, registerErrors, stableHash } from '@fengyu/protocol';
+import { isAbsolute, resolve } from 'node:path';
+import { FengYuError, stableHash } from '@fengyu/protocol';
 import { isInside } from '../../files/grant-paths';
-import { allowListedEnv, withoutHostToken } from '../../process/env';
-import { defaultProcessGroups, type ProcessGroups, runBounded, type SpawnSpec } from '../../process/spawn';
-import { commandBwrapArgs, resolverPaths } from '../../plugins/sandbox';
+import { type CommandMode, commandMode, type OwnerIsolation, scratchDir, shellSpec } from '../../process/owner-commands';
+import { defaultProcessGroups, type ProcessGroups, runBounded } from '../../process/spawn';
 import type { Tool, ToolContext } from '../tool';
 
 /**
@@ -13,33 +12,13 @@ import type { Tool, ToolContext } from '../tool';
  * `$FENGYU_HOME/runs/<runId>/work`), in its own process group that dies with the host, with a
  * timeout, capped output and cancellation (SIGTERM, then SIGKILL of the whole group).
  *
- * Owners are isolated: the primary owner's commands run as the host user with the host's
- * environment minus the host token. Any other owner's commands run in bubblewrap, where
- * FENGYU_HOME (token, database, secrets) and the host user's home directory are empty, other
- * processes are invisible and only the allow-listed environment passes. Without bubblewrap
- * they are refused, unless the primary owner allowed unsandboxed commands for other owners
- * (setting `commands.allowUnsandboxedOwners`).
+ * Owners are isolated (see `process/owner-commands.ts`): other owners' commands run in
+ * bubblewrap without FENGYU_HOME, or are refused where bubblewrap is unavailable.
  *
  * The permission guard has decided before `invoke` is called (the runner and chat call tools
  * only through it). A non-zero exit code is a result (`exitCode`), not a failure: the model
  * reads stderr and decides. Failing to start, a cwd outside the grants, or cancellation throw.
  */
-
-registerErrors({ command_isolation_unavailable: errorSpecOf(403) });
-
-/** How commands of non-primary owners are isolated on this host. */
-export interface OwnerIsolation {
-  /** The owner whose commands run unsandboxed (the host's primary owner). */
-  primaryOwner: string;
-  /** bubblewrap and the hardening flags that work here; undefined when bubblewrap is unavailable. */
-  bwrap?: { path: string; hardening?: readonly string[] };
-  /** Why bubblewrap is unavailable (for the error message). */
-  unavailableReason?: string;
-  /** The host user's home directory (hidden from other owners' commands). */
-  userHome?: string;
-  /** Whether the primary owner allowed unsandboxed commands for other owners. */
-  unsandboxedAllowed: () => Promise<boolean>;
-}
 
 export interface ExecuteCommandDeps {
   /** FENGYU_HOME: scratch directories live under `runs/<runId>/work`. */
@@ -112,32 +91,16 @@ export function createExecuteCommandTool(deps: ExecuteCommandDeps): Tool {
       const command = args.command;
       if (typeof command !== 'string' || command.trim() === '') throw new FengYuError('invalid_request', { reason: '"command" must be a non-empty string' });
       const seconds = clampTimeout(args.timeoutSeconds);
-      const mode = await isolationMode(deps.isolation, ctx.owner);
+      const mode = await commandMode(deps.isolation, ctx.owner);
       const cwd = await workingDirectory(deps.home, ctx, typeof args.cwd === 'string' ? args.cwd : undefined);
       return run(deps, command, cwd, seconds, ctx, mode);
     },
   };
 }
 
-type Mode = 'host' | 'sandbox' | 'unsandboxed-owner';
-
-/** How this owner's commands run; refused before any side effect when they cannot be isolated. */
-async function isolationMode(isolation: OwnerIsolation | undefined, owner: string): Promise<Mode> {
-  if (!isolation || owner === isolation.primaryOwner) return 'host';
-  if (isolation.bwrap) return 'sandbox';
-  if (await isolation.unsandboxedAllowed()) return 'unsandboxed-owner';
-  throw new FengYuError('command_isolation_unavailable', { owner, reason: isolation.unavailableReason ?? 'bubblewrap is not available' });
-}
-
 function clampTimeout(v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v)) return DEFAULT_TIMEOUT_S;
   return Math.min(MAX_TIMEOUT_S, Math.max(1, Math.floor(v)));
-}
-
-/** The scratch directory of a run (or of an owner's ad-hoc calls outside a run). */
-export function scratchDir(home: string, ctx: Pick<ToolContext, 'runId' | 'owner'>): string {
-  const id = ctx.runId ?? `adhoc-${ctx.owner.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-  return join(home, 'runs', id, 'work');
 }
 
 async function workingDirectory(home: string, ctx: ToolContext, requested: string | undefined): Promise<string> {
@@ -160,20 +123,21 @@ async function workingDirectory(home: string, ctx: ToolContext, requested: strin
   return real;
 }
 
-function spawnSpec(deps: ExecuteCommandDeps, command: string, cwd: string, ctx: ToolContext, mode: Mode): SpawnSpec {
-  const runEnv: Record<string, string> = ctx.runId ? { FENGYU_RUN_ID: ctx.runId } : {};
-  if (mode === 'host') return { command: 'bash', args: ['-c', command], cwd, env: { ...withoutHostToken(deps.env), ...runEnv }, runId: ctx.runId };
-  const scratch = scratchDir(deps.home, ctx);
-  const env = allowListedEnv(deps.env, { HOME: scratch, TMPDIR: '/tmp', ...runEnv });
-  const bwrap = deps.isolation?.bwrap;
-  if (mode === 'unsandboxed-owner' || !bwrap) return { command: 'bash', args: ['-c', command], cwd, env, runId: ctx.runId };
-  const box = { home: deps.home, userHome: deps.isolation?.userHome, scratch, grants: ctx.grants, cwd, keep: resolverPaths() };
-  return { command: bwrap.path, args: [...commandBwrapArgs(box, bwrap.hardening), '--', 'bash', '-c', command], cwd, env, runId: ctx.runId, diesWithParent: true };
-}
-
-async function run(deps: ExecuteCommandDeps, command: string, cwd: string, seconds: number, ctx: ToolContext, mode: Mode): Promise<ExecuteCommandResult> {
+async function run(deps: ExecuteCommandDeps, command: string, cwd: string, seconds: number, ctx: ToolContext, mode: CommandMode): Promise<ExecuteCommandResult> {
   if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name: 'execute_command' });
-  const spec = spawnSpec(deps, command, cwd, ctx, mode);
+  const spec = shellSpec({
+    mode,
+    isolation: deps.isolation,
+    home: deps.home,
+    hostEnv: deps.env,
+    shell: 'bash',
+    script: command,
+    cwd,
+    scratch: scratchDir(deps.home, ctx),
+    grants: ctx.grants,
+    runId: ctx.runId,
+    extraEnv: ctx.runId ? { FENGYU_RUN_ID: ctx.runId } : {},
+  });
   const r = await runBounded(deps.groups ?? defaultProcessGroups(), spec, {
     timeoutMs: seconds * 1000,
     outputCap: deps.outputCap ?? 256 * 1024,

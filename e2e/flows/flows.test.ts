@@ -159,6 +159,9 @@ describe('Flows library, builder and run panel', () => {
     await panel.getByTestId('step-gate').waitFor({ timeout: 60_000 });
     expect(await panel.getByTestId('step-gate').textContent()).toContain('confirm');
     await expect.poll(() => page.locator('.fy-node[data-node-id="execute"]').getAttribute('data-badge'), { timeout: 30_000 }).toBe('done');
+    // The gated step waits for a person: its card and its run-panel row say so, not "running".
+    await expect.poll(() => page.locator('.fy-node[data-node-id="confirm"]').getAttribute('data-badge')).toBe('awaiting');
+    expect(await panel.locator('[data-step="confirm"]').getAttribute('data-status')).toBe('awaiting_approval');
     await e.shot(page, 'run-panel-gate');
     await panel.getByTestId('approve-step').click();
     await expect.poll(() => panel.getByTestId('run-status').getAttribute('data-status'), { timeout: 60_000 }).toBe('completed');

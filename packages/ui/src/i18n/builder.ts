@@ -42,7 +42,7 @@ export const en = {
   kinds: { text: 'text', number: 'number', boolean: 'yes/no', object: 'object', list: 'list', file: 'file', any: 'any' },
   port: { example: 'Example: {value}' },
   node: { unavailable: 'Tool unavailable', approval: 'Asks for approval' },
-  badge: { running: 'Running', done: 'Done', failed: 'Failed' },
+  badge: { running: 'Running', awaiting: 'Awaiting approval', done: 'Done', failed: 'Failed' },
   note: { placeholder: 'Write a note…', help: 'Notes annotate the canvas; they are saved with the flow and never run.' },
   start: {
     title: 'Start',
@@ -179,7 +179,7 @@ export const zhCN: typeof en = {
   kinds: { text: '文本', number: '数字', boolean: '是/否', object: '对象', list: '列表', file: '文件', any: '任意' },
   port: { example: '示例：{value}' },
   node: { unavailable: '工具不可用', approval: '需要审批' },
-  badge: { running: '运行中', done: '已完成', failed: '失败' },
+  badge: { running: '运行中', awaiting: '等待审批', done: '已完成', failed: '失败' },
   note: { placeholder: '写点备注…', help: '便签用于标注画布，会随流程一起保存，但不会运行。' },
   start: {
     title: '开始',

@@ -11,7 +11,7 @@ export const en = {
     cancelled: 'Cancelled',
     interrupted: 'Interrupted',
   },
-  stepStatus: { pending: 'Pending', running: 'Running', awaiting_approval: 'Needs approval', done: 'Done', failed: 'Failed', skipped: 'Skipped' },
+  stepStatus: { pending: 'Pending', running: 'Running', awaiting_approval: 'Awaiting approval', done: 'Done', failed: 'Failed', skipped: 'Skipped' },
   dialog: {
     title: 'Run this flow',
     noInputs: 'This flow needs no inputs.',

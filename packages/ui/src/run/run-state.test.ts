@@ -24,7 +24,7 @@ describe('run panel state', () => {
       ['b', 'awaiting_approval'],
     ]);
     expect(v.steps[0]).toMatchObject({ hasResult: true, result: { n: 1 } });
-    expect(badgeOf(v.steps[1])).toBe('running');
+    expect(badgeOf(v.steps[1])).toBe('awaiting');
     const end = [
       { type: 'step_approved', seq: 7, gateId: 'g2', stepId: 'b' },
       { type: 'step_complete', seq: 8, stepId: 'b', index: 1, status: 'failed', error: 'boom', attempts: 1, durationMs: 1 },

@@ -139,10 +139,13 @@ export const STREAM_EVENT_TYPES = [
   'interrupted',
 ] as const;
 
-/** Badge status of a canvas node from the run's step. */
-export function badgeOf(step: StepView | undefined): 'running' | 'done' | 'failed' | undefined {
+export type RunBadge = 'running' | 'awaiting' | 'done' | 'failed';
+
+/** Badge status of a canvas node from the run's step: a step held at its approval gate is not running. */
+export function badgeOf(step: StepView | undefined): RunBadge | undefined {
   if (!step) return undefined;
-  if (step.status === 'running' || step.status === 'awaiting_approval') return 'running';
+  if (step.status === 'awaiting_approval') return 'awaiting';
+  if (step.status === 'running') return 'running';
   if (step.status === 'done') return 'done';
   if (step.status === 'failed') return 'failed';
   return undefined;

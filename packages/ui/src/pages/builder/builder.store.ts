@@ -11,6 +11,7 @@ import { type Diagnostic, diagnose, diagnosticsByNode } from '../../flow/diagnos
 import { emptyGraph, type GraphNode, type InputSource, parseGraph, type Position, type StartField, type StepNode, type WorkflowGraph } from '../../flow/graph';
 import { addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
 import { createHistory } from '../../flow/history';
+import type { RunBadge } from '../../run/run-state';
 import { referencedNode } from '../../flow/input-source';
 
 /**
@@ -47,7 +48,7 @@ export const useBuilder = defineStore('builder', () => {
   const conflict = ref(false);
   const saving = ref(false);
   const lastResults = ref(new Map<string, unknown>());
-  const badges = ref<Record<string, 'running' | 'done' | 'failed'>>({});
+  const badges = ref<Record<string, RunBadge>>({});
   const snap = ref(false);
   const background = ref(true);
   const history = createHistory<Doc>(50, json);

@@ -10,6 +10,7 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'permissions', load: async () => (await import('./permissions/permissions.routes')).registerPermissions },
   { name: 'plugins', load: async () => (await import('./plugins/plugins.routes')).registerPlugins },
   { name: 'mcp', load: async () => (await import('./mcp/mcp.routes')).registerMcp },
+  { name: 'browser', load: async () => (await import('./tools/browser/browser.source')).registerBrowser },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
   { name: 'tasks', load: async () => (await import('./tasks/tasks.routes')).registerTasks },
   { name: 'webhooks', load: async () => (await import('./webhooks/webhooks.routes')).registerWebhooks },

@@ -130,6 +130,7 @@ export class ChatService {
             {
               owner: turn.owner,
               caller: 'chat',
+              conversationId,
               permissionMode: turn.permissionMode,
               guard: this.deps.guard(),
               grants: turn.grants,

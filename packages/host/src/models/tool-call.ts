@@ -18,6 +18,8 @@ export interface CallEnv {
   signal: AbortSignal;
   runId?: string;
   stepId?: string;
+  /** The chat conversation, when the caller is chat. */
+  conversationId?: string;
   emit: (type: 'tool' | 'audit', payload: Record<string, unknown>) => void;
   /** Resolves true when the human approves (the run's step gate, or the chat confirmation card). */
   askApproval: (reason: string, detail: { tool: string; arguments: unknown; effect: string; callId: string }) => Promise<boolean>;
@@ -52,6 +54,7 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
       grants: env.grants,
       ...(env.runId ? { runId: env.runId } : {}),
       ...(env.stepId ? { stepId: env.stepId } : {}),
+      ...(env.conversationId ? { conversationId: env.conversationId } : {}),
       emit: env.emit,
     });
     env.emit('tool', { phase: 'result', ...base, result });

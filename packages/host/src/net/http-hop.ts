@@ -33,9 +33,11 @@ export interface HopResponse {
   location?: string;
   body: Buffer;
   truncated: boolean;
+  /** Each Set-Cookie header on its own (the flattened `headers` join them with ", "). */
+  setCookie?: string[];
 }
 
-function pinnedLookup(resolver: Resolver, check: HopRequest['checkAddresses']): LookupFunction {
+export function pinnedLookup(resolver: Resolver, check: HopRequest['checkAddresses']): LookupFunction {
   return (hostname, options, callback) => {
     resolver(hostname).then(
       (all) => {
@@ -134,13 +136,14 @@ export function sendHop(req: HopRequest): Promise<HopResponse> {
       (res) => {
         const status = res.statusCode ?? 0;
         const headers = flatHeaders(res);
+        const setCookie = res.headers['set-cookie'];
         if (REDIRECTS.has(status) && headers.location) {
           res.resume();
           res.destroy();
-          resolve({ status, headers, location: headers.location, body: Buffer.alloc(0), truncated: false });
+          resolve({ status, headers, location: headers.location, body: Buffer.alloc(0), truncated: false, ...(setCookie ? { setCookie } : {}) });
           return;
         }
-        readCapped(url.href, res, req.maxBytes, req.signal).then((b) => resolve({ status, headers, ...b }), reject);
+        readCapped(url.href, res, req.maxBytes, req.signal).then((b) => resolve({ status, headers, ...b, ...(setCookie ? { setCookie } : {}) }), reject);
       },
     );
     r.on('error', reject);

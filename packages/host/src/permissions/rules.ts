@@ -52,7 +52,8 @@ export interface RuleLines {
 }
 
 export const COMMAND_TOOL = 'execute_command';
-export const WEB_TOOLS: readonly string[] = ['web_fetch', 'web_search'];
+/** Tools whose target hosts WebFetch(domain:…) rules see: the web tools and browser navigation. */
+export const WEB_TOOLS: readonly string[] = ['web_fetch', 'web_search', 'browser_navigate'];
 
 const PREFIXES = ['Command', 'Bash', 'Tool', 'Effect', 'Mcp', 'WebFetch'] as const;
 

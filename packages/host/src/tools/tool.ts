@@ -25,6 +25,8 @@ export interface ToolContext {
   owner: string;
   runId?: string;
   stepId?: string;
+  /** The chat conversation of a chat call (tools keeping per-conversation state key on it). */
+  conversationId?: string;
   permissionMode: PermissionMode;
   /**
    * True when a human approved this very call (a step gate or a chat confirmation card), or the

@@ -1,3 +1,4 @@
+import * as browser from './browser';
 import * as core from './core';
 import * as mcp from './mcp';
 import * as models from './models';
@@ -13,7 +14,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks];
+const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

@@ -1,5 +1,6 @@
 import { FengYuError } from '@fengyu/protocol';
 import { type JSONSchema7, type LanguageModel, type ModelMessage, type ToolSet, dynamicTool, jsonSchema, stepCountIs, streamText } from 'ai';
+import { modelImageOf } from '../tools/model-image';
 import type { Tool } from '../tools/tool';
 import { modelError } from './model-text';
 
@@ -31,6 +32,29 @@ export interface ToolLoopRequest {
   onText?: (text: string) => void;
   call: (tool: Tool, args: Record<string, unknown>, callId: string) => Promise<unknown>;
   maxRetries?: number;
+  /** Whether the backend takes images inside tool results; default: from the model's provider. */
+  imageResults?: boolean;
+}
+
+/** Providers whose chat API accepts image parts in tool results (Anthropic messages). */
+export function acceptsImageResults(model: LanguageModel): boolean {
+  return typeof model === 'object' && /^anthropic/.test(model.provider);
+}
+
+/** What stored history keeps of an image part sent to the model: a note, never the pixels. */
+export const IMAGE_PART_NOTE = '[image shown to the model; see the FileRef in the result]';
+
+/** The loop's messages with every tool-result image part replaced by a short note. */
+export function withoutImageParts(messages: ModelMessage[]): ModelMessage[] {
+  return messages.map((m) => {
+    if (m.role !== 'tool' || !Array.isArray(m.content)) return m;
+    const content = m.content.map((part) => {
+      if (part.type !== 'tool-result' || part.output.type !== 'content') return part;
+      const value = part.output.value.map((v) => (v.type === 'image-data' || v.type === 'file-data' ? { type: 'text' as const, text: IMAGE_PART_NOTE } : v));
+      return { ...part, output: { ...part.output, value } };
+    });
+    return { ...m, content } as ModelMessage;
+  });
 }
 
 export interface ToolLoopResult {
@@ -57,9 +81,11 @@ function objectSchema(schema: Record<string, unknown>): JSONSchema7 {
   return { properties: {}, ...schema, type: 'object' } as JSONSchema7;
 }
 
-export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call']): ToolSet {
+export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'], imageResults = false): ToolSet {
   const taken = new Set<string>();
   const set: ToolSet = {};
+  // Images attached to results, by tool call, until the SDK turns the result into model input.
+  const images = new Map<string, { data: string; mediaType: string }>();
   for (const t of tools) {
     if (!t.available) continue;
     set[wireName(t.name, taken)] = dynamicTool({
@@ -67,7 +93,16 @@ export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'])
       inputSchema: jsonSchema(objectSchema(t.inputSchema)),
       execute: async (input, options) => {
         const args = input && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-        return forModel(await call(t, args, options.toolCallId));
+        const result = await call(t, args, options.toolCallId);
+        const image = imageResults ? modelImageOf(result) : undefined;
+        if (image) images.set(options.toolCallId, { data: image.data.toString('base64'), mediaType: image.mediaType });
+        return forModel(result);
+      },
+      toModelOutput: ({ toolCallId, output }) => {
+        const image = images.get(toolCallId);
+        images.delete(toolCallId);
+        if (!image) return typeof output === 'string' ? { type: 'text', value: output } : { type: 'json', value: (output ?? null) as never };
+        return { type: 'content', value: [{ type: 'text', text: JSON.stringify(output ?? null) }, { type: 'image-data', data: image.data, mediaType: image.mediaType }] };
       },
     });
   }
@@ -76,7 +111,7 @@ export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'])
 
 export async function runToolLoop(req: ToolLoopRequest): Promise<ToolLoopResult> {
   const maxRounds = req.maxRounds ?? DEFAULT_MAX_ROUNDS;
-  const tools = toToolSet(req.tools, req.call);
+  const tools = toToolSet(req.tools, req.call, req.imageResults ?? acceptsImageResults(req.model));
   let text = '';
   let toolCalls = 0;
   try {
@@ -106,7 +141,7 @@ export async function runToolLoop(req: ToolLoopRequest): Promise<ToolLoopResult>
     }
     const steps = await result.steps;
     const finalText = steps.at(-1)?.text ?? '';
-    const responseMessages = (await result.response).messages as ModelMessage[];
+    const responseMessages = withoutImageParts((await result.response).messages as ModelMessage[]);
     return { text, finalText: finalText || text, responseMessages, toolCalls };
   } catch (err) {
     throw modelError(err, req.backendId, req.signal);

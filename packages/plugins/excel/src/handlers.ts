@@ -10,6 +10,7 @@ import { mergeWorkbooks } from './merge';
 import { checkOutputDir, checkWorkbook, userFileName } from './paths';
 import type * as S from './schemas';
 import { runSplit } from './split';
+import { writeRows as writeRowsCore } from './write-rows';
 
 /** The six methods' bodies: check paths at the edge, then call the streaming cores. */
 
@@ -85,5 +86,17 @@ export async function merge(input: In<typeof S.MergeInput>, ctx: Ctx): Promise<O
     file: { name: r.name, path: r.path, rowCount: r.rowCount },
     columns: r.columns,
     sources: r.sources,
+  };
+}
+
+export async function writeRows(input: In<typeof S.WriteRowsInput>, _ctx: Ctx): Promise<Out<typeof S.WriteRowsOutput>> {
+  const outDir = await checkOutputDir(input.outputDirectory);
+  const name = userFileName(input.fileName);
+  const r = await writeRowsCore(outDir, name, { rows: input.rows, sheetName: input.sheetName, keepText: input.keepText, ...(input.columns ? { columns: input.columns } : {}) });
+  return {
+    success: true,
+    summary: `Wrote ${r.rowCount} row(s) with ${r.columns.length} column(s) into ${r.name}.`,
+    file: { name: r.name, path: r.path, rowCount: r.rowCount },
+    columns: r.columns,
   };
 }

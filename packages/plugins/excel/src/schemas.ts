@@ -115,3 +115,21 @@ export const MergeOutput = z.object({
   columns: z.array(z.string()),
   sources: z.array(z.object({ path: z.string(), sheet: z.string(), rowCount: z.number().int() })),
 });
+
+export const WriteRowsInput = z.object({
+  rows: z
+    .array(z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]))
+    .max(100_000)
+    .describe('The rows: objects (values by column name, e.g. browser_extract_table rows) or arrays (values by position)'),
+  columns: z.array(z.string().min(1).max(200)).max(500).optional().describe('Column names and order; default the keys of the row objects'),
+  outputDirectory: outputDirectory(),
+  fileName: z.string().min(1).max(120).default('table.xlsx').describe('Output file name (.xlsx is added when missing)'),
+  sheetName: z.string().min(1).max(31).default('Sheet1'),
+  keepText: z.boolean().default(false).describe('Keep number-like text as text (default: plain decimal numbers become number cells)'),
+});
+export const WriteRowsOutput = z.object({
+  success: z.literal(true),
+  summary: z.string(),
+  file: z.object({ name: z.string(), path: z.string(), rowCount: z.number().int() }),
+  columns: z.array(z.string()),
+});

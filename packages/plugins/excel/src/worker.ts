@@ -10,4 +10,5 @@ createWorker()
   .method('excel_execute', { description: 'Run a configuration: one workbook per distinct split value, written into the granted output folder, keeping headers, formats and column widths.', input: S.ExecuteInput, output: S.ExecuteOutput }, H.execute)
   .method('excel_filter', { description: 'Write the rows passing the filters (optionally only some columns) into one new workbook in the output folder.', input: S.FilterInput, output: S.FilterOutput }, H.filter)
   .method('excel_merge', { description: 'Append the rows of several workbooks under one header (columns matched by name) into a new workbook.', input: S.MergeInput, output: S.MergeOutput }, H.merge)
+  .method('excel_write_rows', { description: 'Write rows given as data (objects by column name, or arrays) into a new workbook in the output folder.', input: S.WriteRowsInput, output: S.WriteRowsOutput }, H.writeRows)
   .start();

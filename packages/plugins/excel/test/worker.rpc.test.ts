@@ -36,9 +36,9 @@ afterAll(async () => {
 });
 
 describe('excel worker over JSON-RPC', () => {
-  it('describes six methods with input and output schemas', async () => {
+  it('describes seven methods with input and output schemas', async () => {
     const d = await call('$/describe', {});
-    expect(Object.keys(d.result.methods).sort()).toEqual(['excel_analyze', 'excel_complex_config', 'excel_execute', 'excel_filter', 'excel_merge', 'excel_preview']);
+    expect(Object.keys(d.result.methods).sort()).toEqual(['excel_analyze', 'excel_complex_config', 'excel_execute', 'excel_filter', 'excel_merge', 'excel_preview', 'excel_write_rows']);
     expect(d.result.methods.excel_analyze.inputSchema.properties.filePath).toMatchObject({ type: 'string', format: 'fengyu-file' });
     expect(d.result.methods.excel_execute.outputSchema.properties.files.type).toBe('array');
   });
@@ -53,5 +53,23 @@ describe('excel worker over JSON-RPC', () => {
     expect(csv.error.code).toBe(-32602);
     const rel = await call('excel_preview', { filePath: 'invoices.xlsx' });
     expect(rel.error).toMatchObject({ code: -32000, data: { code: 'excel_path_not_absolute' } });
+  });
+
+  it('writes rows given as data into a new workbook, and refuses a bad file name', async () => {
+    const rows = [
+      { Product: 'Widget', Price: '12.5', Code: '007' },
+      { Product: 'Gadget', Price: '7' },
+    ];
+    const ok = await call('excel_write_rows', { rows, outputDirectory: dir, fileName: 'stock' });
+    expect(ok.result).toMatchObject({ success: true, file: { name: 'stock.xlsx', rowCount: 2 }, columns: ['Product', 'Price', 'Code'] });
+    const back = await call('excel_preview', { filePath: ok.result.file.path });
+    expect(back.result.rows.map((r: { values: Record<string, unknown> }) => r.values)).toEqual([
+      { Product: 'Widget', Price: 12.5, Code: '007' },
+      { Product: 'Gadget', Price: 7 },
+    ]);
+    const arrays = await call('excel_write_rows', { rows: [['a', 1]], columns: ['Name', 'N'], outputDirectory: dir, fileName: 'arrays.xlsx', keepText: true });
+    expect(arrays.result.columns).toEqual(['Name', 'N']);
+    const bad = await call('excel_write_rows', { rows, outputDirectory: dir, fileName: '../escape' });
+    expect(bad.error).toMatchObject({ data: { code: 'excel_bad_file_name' } });
   });
 });

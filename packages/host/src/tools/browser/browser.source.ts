@@ -90,10 +90,18 @@ export function createBrowser(ctx: HostContext, options: BrowserOptions = {}): B
   return { sessions, tools };
 }
 
+const pools = new WeakMap<HostContext, BrowserSessions>();
+
+/** The session pool of a host (for inspection in tests and diagnostics). */
+export function browserSessionsOf(ctx: HostContext): BrowserSessions | undefined {
+  return pools.get(ctx);
+}
+
 /** The browser domain: registers the tools and closes every session and Chromium with the host. */
 export const registerBrowser: DomainRegistrar = (ctx: HostContext, _app: FastifyInstance) => {
   registerBrowserErrors();
   const { sessions, tools } = createBrowser(ctx);
+  pools.set(ctx, sessions);
   ctx.catalog.register(new BrowserToolSource(tools));
   ctx.onClose(() => sessions.closeAll());
 };

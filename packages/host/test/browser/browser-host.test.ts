@@ -123,6 +123,7 @@ describe('browser tools in the host', () => {
   });
 
   it('applies WebFetch(domain:…) deny rules to browser_navigate and to navigations a click starts', async () => {
+    await allowPrivate(true);
     const port = new URL(site.url).port;
     const set = await t.api('PATCH', '/api/settings', { permissions: { deny: ['WebFetch(domain:localhost)'], ask: [], allow: [] } });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
@@ -134,7 +135,7 @@ describe('browser tools in the host', () => {
       const catalog = await t.host.ctx.catalog.snapshot('default');
       const ctx = { signal: new AbortController().signal, owner: 'default', conversationId: 'deny-click', permissionMode: 'full-access' as const, grants: [] };
       const call = (name: string, args: Record<string, unknown>) => catalog.get(name)?.invoke(args, ctx) as Promise<any>;
-      await call('browser_navigate', { url: `${site.url}/script-nav?to=${encodeURIComponent(`http://localhost:${port}/second`)}` });
+      await call('browser_navigate', { url: `${site.url}/to-localhost` });
       const snap = (await call('browser_snapshot', {})).snapshot as string;
       const ref = /link "Away" \[ref=([a-z0-9]+)\]/.exec(snap)?.[1] as string;
       const before = site.requests.length;

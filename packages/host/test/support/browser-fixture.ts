@@ -88,8 +88,9 @@ export async function startFixture(opts: { privateTarget?: string } = {}): Promi
         return res.end();
       case '/subresources':
         return html(200, page('Mixed', `<h1>Mixed</h1><img src="http://169.254.169.254/latest/x.png"><img src="${opts.privateTarget ?? 'http://10.9.8.7/'}pic.png"><script>fetch("http://192.168.1.1/api").catch(() => {})</script>`));
-      case '/script-nav':
-        return html(200, page('Script', `<a id="away" href="${u.searchParams.get('to') ?? '/'}">Away</a>`));
+      case '/to-localhost':
+        // a link to this same server under the name "localhost"
+        return html(200, page('Away', `<a id="away" href="http://localhost:${(server.address() as AddressInfo).port}/second">Away</a>`));
       default:
         return html(404, page('Not found', '<p>not here</p>'));
     }

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import Fastify from 'fastify';
+import { createHost } from '../packages/host/src/http/server';
+import type { Tool } from '../packages/host/src/tools/tool';
+import type { SubmitTaskRequest, TaskSnapshot, TaskSubmitter } from '../packages/host/src/tasks/task-submitter';
+import { registerWebhookRoutes } from '../packages/host/src/webhooks/webhooks.routes';
+import { fmt, median, p99 } from './stats';
+
+/**
+ * Webhook deliveries accepted per second, with an idempotency claim each, and the accept latency,
+ * against a bare Fastify route that does one SQLite insert (the floor), measured in the same run
+ * with the same client: HTTP keep-alive on loopback, 16 requests in flight.
+ *
+ * "Accept path" is the real delivery route (secret check, body binding against the workflow's
+ * active version, claim + CLAIMED audit row committed to the SQLite file, submission, audit
+ * update) over the real workflows domain and database, with a submitter that admits at once and
+ * runs nothing: what a delivery costs before its task starts. "With the real executor" sends
+ * waves of 32 (within one owner's interactive allowance) to the full host, whose tasks run a
+ * one-step workflow; it is bounded by how fast tasks run, not by the route.
+ */
+
+const IN_FLIGHT = 16;
+const WARMUP = 500;
+const MEASURED = 4000;
+
+interface Load {
+  perSecond: number;
+  latencies: number[];
+  statuses: Map<number, number>;
+}
+
+function post(agent: Agent, url: URL, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function load(total: number, send: (i: number) => Promise<number>): Promise<Load> {
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < total) {
+        const i = next++;
+        const s = performance.now();
+        const status = await send(i);
+        latencies.push(performance.now() - s);
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+      }
+    }),
+  );
+  return { perSecond: total / ((performance.now() - t0) / 1000), latencies, statuses };
+}
+
+/** Admits every submission at once and runs nothing. */
+class InstantTasks implements TaskSubmitter {
+  private n = 0;
+  async submit(req: SubmitTaskRequest) {
+    const now = new Date().toISOString();
+    const task: TaskSnapshot = { id: `t${++this.n}`, ownerId: req.ownerId, kind: req.kind, priority: req.priority, state: 'queued', queued: true, workflowId: req.workflowId, workflowVersion: 1, submittedAt: now, queueWaitMs: 0, output: { text: '', truncated: false } };
+    return { ok: true as const, task };
+  }
+  async get() {
+    return undefined;
+  }
+  onFinished() {
+    return () => {};
+  }
+}
+
+function row(label: string, l: Load, floor?: Load): string {
+  const ok = [...l.statuses].map(([s, n]) => `${s}×${n}`).join(' ');
+  const ratio = floor ? `${fmt(floor.perSecond / l.perSecond, 2)}× slower` : '1.00';
+  return `| ${label} | ${fmt(l.perSecond, 0)} | ${fmt(median(l.latencies), 2)} | ${fmt(p99(l.latencies), 2)} | ${ratio} | ${ok} |`;
+}
+
+export async function run(): Promise<string[]> {
+  const home = mkdtempSync(join(tmpdir(), 'fengyu-bench-webhooks-'));
+  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+  const out: string[] = ['| path | deliveries/s | median ms | p99 ms | vs floor | answers |', '|---|---|---|---|---|---|'];
+  try {
+    // the floor: a bare Fastify route that commits one row to a SQLite file (same pragmas)
+    const raw = new Database(join(home, 'bare.db'));
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = NORMAL');
+    raw.exec('create table hits (id text primary key, at integer not null)');
+    const insert = raw.prepare('insert into hits (id, at) values (?, ?)');
+    const bare = Fastify();
+    bare.post('/bare', async (_req, reply) => {
+      const id = randomUUID();
+      insert.run(id, Date.now());
+      reply.code(202);
+      return { id };
+    });
+    await bare.listen({ host: '127.0.0.1', port: 0 });
+    const bareUrl = new URL(`http://127.0.0.1:${(bare.server.address() as { port: number }).port}/bare`);
+
+    // the real host: workflows domain, database, a published one-step workflow and its trigger
+    const tick: Tool = { name: 'tick', description: 'no-op', inputSchema: { type: 'object' }, effect: 'read', source: 'builtin', id: 'builtin:tick', schemaRevision: '1', idempotent: true, available: true, invoke: async () => null };
+    const host = await createHost({
+      home: join(home, 'host'),
+      port: 0,
+      logLevel: 'silent',
+      sandbox: 'off',
+      bundledPluginDirs: [],
+      writeHostFile: false,
+      beforeDomains: (ctx) => ctx.catalog.register({ kind: 'builtin', list: async () => [tick] }),
+    });
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${host.url}${path}`, { method, headers: { 'x-fengyu-token': host.token, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return (await res.json()) as any;
+    };
+    const def = await api('POST', '/api/workflows', { name: 'bench', description: '', inputSchema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } }, plan: { steps: [{ id: 'tick', tool: 'tick', arguments: {} }] } });
+    await api('POST', `/api/workflows/${def.id}/publish`, { revision: def.revision });
+
+    // the accept path: the real delivery route on its own listener, with an instant submitter
+    const accept = Fastify({ bodyLimit: 1024 * 1024 });
+    accept.decorate('workflows', host.app.workflows);
+    const service = registerWebhookRoutes(host.ctx, accept, new InstantTasks());
+    await accept.listen({ host: '127.0.0.1', port: 0 });
+    await service.start();
+    const acceptPort = (accept.server.address() as { port: number }).port;
+    const made = await service.create('default', def.id, { permissionMode: 'full-access' });
+    const acceptUrl = new URL(`http://127.0.0.1:${acceptPort}/api/workflow-hooks/${made.trigger.id}`);
+    const body = JSON.stringify({ n: 1 });
+
+    const bareSend = () => post(agent, bareUrl, {}, body);
+    const hookSend = (prefix: string) => (i: number) => post(agent, acceptUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': `${prefix}-${i}` }, body);
+    const dupSend = () => post(agent, acceptUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': 'same-event' }, body);
+
+    await load(WARMUP, bareSend);
+    await load(WARMUP, hookSend('warm'));
+    // interleave the two measurements so machine noise hits both alike
+    const floorA = await load(MEASURED / 2, bareSend);
+    const hookA = await load(MEASURED / 2, hookSend('a'));
+    const floorB = await load(MEASURED / 2, bareSend);
+    const hookB = await load(MEASURED / 2, hookSend('b'));
+    const merge = (x: Load, y: Load): Load => ({ perSecond: (x.perSecond + y.perSecond) / 2, latencies: [...x.latencies, ...y.latencies], statuses: new Map([...x.statuses].map(([s, n]) => [s, n + (y.statuses.get(s) ?? 0)])) });
+    const floor = merge(floorA, floorB);
+    const hooks = merge(hookA, hookB);
+    await dupSend();
+    const dups = await load(MEASURED / 2, dupSend);
+    out.push(row('floor: bare Fastify route, one SQLite insert', floor));
+    out.push(row('accept path, new event id each (claim + audit row)', hooks, floor));
+    out.push(row('accept path, repeated event id (duplicate answer)', dups, floor));
+    await accept.close();
+
+    // with the real executor: waves of 32 new events to the full host, each wave run to the end
+    const real = await api('POST', `/api/workflows/${def.id}/webhooks`, { permissionMode: 'full-access' });
+    const realUrl = new URL(`${host.url}/api/workflow-hooks/${real.trigger.id}`);
+    const latencies: number[] = [];
+    const statuses = new Map<number, number>();
+    const t0 = performance.now();
+    const waves = 10;
+    for (let w = 0; w < waves; w++) {
+      const wave = await Promise.all(
+        Array.from({ length: 32 }, async (_, i) => {
+          const s = performance.now();
+          const status = await post(agent, realUrl, { 'x-fengyu-webhook-secret': real.secret, 'x-fengyu-event-id': `real-${w}-${i}` }, body);
+          latencies.push(performance.now() - s);
+          statuses.set(status, (statuses.get(status) ?? 0) + 1);
+          return status;
+        }),
+      );
+      if (wave.some((s) => s !== 202)) break;
+      for (;;) {
+        const cap = await (await fetch(`${host.url}/api/agent/tasks/capacity`, { headers: { 'x-fengyu-token': host.token } })).json();
+        if ((cap as { running: number; queued: number }).running + (cap as { queued: number }).queued === 0) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
+    const e2e: Load = { perSecond: (waves * 32) / ((performance.now() - t0) / 1000), latencies, statuses };
+    out.push(row('real executor: waves of 32, each run to the end (tasks/s)', e2e, floor));
+    out.push('', `${MEASURED} measured requests per path after ${WARMUP} warm-ups, ${IN_FLIGHT} in flight; latency is client-observed (request sent → answer read).`);
+    await host.close();
+    await bare.close();
+    raw.close();
+  } finally {
+    agent.destroy();
+    rmSync(home, { recursive: true, force: true });
+  }
+  return out;
+}

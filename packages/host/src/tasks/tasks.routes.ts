@@ -1,22 +1,12 @@
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
 import type { DomainRegistrar, HostContext } from '../context';
-import { RunRepository } from '../agent/run.repository';
-import type { WorkflowsDomain } from '../workflows/workflows.routes';
-import { FairQueue } from './fair-queue';
-import { killRunProcesses } from '../process/spawn';
-import { runProcesses, signalRunProcesses } from './run-processes';
-import { SqliteTaskStore } from './task.store';
-import { taskToolSource, waitRequest } from './task.tools';
-import { OtlpPusher, parseOtlpHeaders, TaskMetrics } from './task-metrics';
-import { KILL_GRACES_MS, TaskRegistry } from './task-registry';
+import { waitRequest } from './task.tools';
+import { createTasksDomain } from './tasks.domain';
 import type { TaskPriority, TaskState, TaskSubmitter } from './task-submitter';
-import { registerTaskErrors } from './tasks.errors';
-import { WorkflowTaskBody } from './workflow-task-body';
 
 /**
- * The background tasks domain: the executor (fair queue + SQLite store + workflow bodies), its
- * REST routes, the task tools, and the scheduler's metrics at `GET /metrics` (plus OTLP push when
- * an OTLP metrics endpoint is configured). Other domains submit through `app.tasks`.
+ * The background tasks domain's HTTP surface: the task routes and the scheduler's metrics at
+ * `GET /metrics`. Other domains submit through `ctx.tasks` (or `app.tasks`).
  */
 
 declare module 'fastify' {
@@ -26,69 +16,13 @@ declare module 'fastify' {
   }
 }
 
-export interface TasksDomain {
-  registry: TaskRegistry;
-  metrics: TaskMetrics;
-}
-
 const STATES: readonly TaskState[] = ['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted'];
-
-export async function createTasksDomain(ctx: HostContext, workflows: WorkflowsDomain): Promise<TasksDomain> {
-  registerTaskErrors();
-  const policy = new FairQueue();
-  const metrics = new TaskMetrics(() => policy.capacity(ctx.clock.now()));
-  const body = new WorkflowTaskBody({
-    agent: ctx.agent,
-    service: workflows.service,
-    runner: workflows.runner,
-    runs: new RunRepository(ctx.db),
-    baseCatalog: (o) => workflows.base.snapshot(o),
-  });
-  const registry = new TaskRegistry({
-    store: new SqliteTaskStore(ctx.db),
-    policy,
-    clock: ctx.clock,
-    logger: ctx.logger.child({ component: 'tasks' }),
-    body,
-    metrics,
-    killProcesses: {
-      count: (runId) => runProcesses(runId).length,
-      signal: (runId, sig) => {
-        // the groups the spawn helper started for the run (SIGTERM, then SIGKILL after its grace) …
-        if (sig === 'SIGTERM') void killRunProcesses(runId, { graceMs: KILL_GRACES_MS.term }).catch(() => undefined);
-        // … and every process that still carries the run's id, also outside those groups
-        return signalRunProcesses(runId, sig);
-      },
-    },
-  });
-  const interrupted = await registry.recover();
-  if (interrupted > 0) ctx.logger.info({ interrupted }, 'background tasks interrupted by the last stop');
-  ctx.catalog.register(taskToolSource(registry));
-  const endpoint = ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
-  let pusher: OtlpPusher | undefined;
-  if (endpoint) {
-    const interval = Number(ctx.config.env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
-    pusher = new OtlpPusher(metrics.registry, {
-      endpoint,
-      intervalMs: Number.isFinite(interval) && interval >= 100 ? interval : 60_000,
-      headers: { ...parseOtlpHeaders(ctx.config.env.OTEL_EXPORTER_OTLP_HEADERS), ...parseOtlpHeaders(ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_HEADERS) },
-      logger: ctx.logger.child({ component: 'otlp' }),
-      now: () => ctx.clock.now(),
-    });
-    pusher.start();
-  }
-  ctx.onClose(async () => {
-    await registry.close();
-    await pusher?.stop();
-  });
-  return { registry, metrics };
-}
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } };
 
 export const registerTasks: DomainRegistrar = async (ctx, app) => {
   if (!app.workflows) throw new Error('the tasks domain needs the workflows domain');
-  const { registry, metrics } = await createTasksDomain(ctx, app.workflows);
+  const { registry, metrics } = await createTasksDomain({ ...ctx, workflows: app.workflows, onClose: (fn) => ctx.onClose(fn) });
   app.decorate('tasks', registry);
   // other domains (schedules, webhooks) find the submitter on the context
   (ctx as HostContext & { tasks?: TaskSubmitter }).tasks = registry;

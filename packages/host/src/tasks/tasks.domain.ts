@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import type { AgentService } from '../agent/agent.service';
+import { RunRepository } from '../agent/run.repository';
+import type { Clock } from '../context';
+import { killRunProcesses } from '../process/spawn';
+import type { Db } from '../storage/database';
+import type { ToolCatalog } from '../tools/catalog';
+import type { WorkflowsDomain } from '../workflows/workflows.routes';
+import { FairQueue } from './fair-queue';
+import { runProcesses, signalRunProcesses } from './run-processes';
+import { SqliteTaskStore } from './task.store';
+import { taskToolSource } from './task.tools';
+import { OtlpPusher, parseOtlpHeaders, TaskMetrics } from './task-metrics';
+import { KILL_GRACES_MS, TaskRegistry } from './task-registry';
+import { registerTaskErrors } from './tasks.errors';
+import { WorkflowTaskBody } from './workflow-task-body';
+
+/**
+ * The background tasks domain's services: the executor (fair queue + SQLite store + workflow
+ * bodies), the task tools in the catalog, the metrics registry and, when an OTLP metrics endpoint
+ * is configured, the OTLP push. No HTTP here (`tasks.routes.ts`).
+ */
+
+export interface TasksDeps {
+  config: { env: Readonly<Record<string, string | undefined>> };
+  logger: Logger;
+  clock: Clock;
+  db: Db;
+  catalog: ToolCatalog;
+  agent: AgentService;
+  workflows: Pick<WorkflowsDomain, 'service' | 'runner' | 'base'>;
+  onClose(fn: () => Promise<void> | void): void;
+}
+
+export interface TasksDomain {
+  registry: TaskRegistry;
+  metrics: TaskMetrics;
+}
+
+
+export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
+  const { workflows } = ctx;
+  registerTaskErrors();
+  const policy = new FairQueue();
+  const metrics = new TaskMetrics(() => policy.capacity(ctx.clock.now()));
+  const body = new WorkflowTaskBody({
+    agent: ctx.agent,
+    service: workflows.service,
+    runner: workflows.runner,
+    runs: new RunRepository(ctx.db),
+    baseCatalog: (o) => workflows.base.snapshot(o),
+  });
+  const registry = new TaskRegistry({
+    store: new SqliteTaskStore(ctx.db),
+    policy,
+    clock: ctx.clock,
+    logger: ctx.logger.child({ component: 'tasks' }),
+    body,
+    metrics,
+    killProcesses: {
+      count: (runId) => runProcesses(runId).length,
+      signal: (runId, sig) => {
+        // the groups the spawn helper started for the run (SIGTERM, then SIGKILL after its grace) …
+        if (sig === 'SIGTERM') void killRunProcesses(runId, { graceMs: KILL_GRACES_MS.term }).catch(() => undefined);
+        // … and every process that still carries the run's id, also outside those groups
+        return signalRunProcesses(runId, sig);
+      },
+    },
+  });
+  const interrupted = await registry.recover();
+  if (interrupted > 0) ctx.logger.info({ interrupted }, 'background tasks interrupted by the last stop');
+  ctx.catalog.register(taskToolSource(registry));
+  const endpoint = ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
+  let pusher: OtlpPusher | undefined;
+  if (endpoint) {
+    const interval = Number(ctx.config.env.OTEL_METRIC_EXPORT_INTERVAL ?? 60_000);
+    pusher = new OtlpPusher(metrics.registry, {
+      endpoint,
+      intervalMs: Number.isFinite(interval) && interval >= 100 ? interval : 60_000,
+      headers: { ...parseOtlpHeaders(ctx.config.env.OTEL_EXPORTER_OTLP_HEADERS), ...parseOtlpHeaders(ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_HEADERS) },
+      logger: ctx.logger.child({ component: 'otlp' }),
+      now: () => ctx.clock.now(),
+    });
+    pusher.start();
+  }
+  ctx.onClose(async () => {
+    await registry.close();
+    await pusher?.stop();
+  });
+  return { registry, metrics };
+}
+

@@ -49,6 +49,8 @@ export const RUNS_IN_BASH: string[] = [
   "x='a[$(CANARY)]'; while (( x )); do :; done",
   "x='a[$(CANARY)]'; if (( x > 0 )); then :; fi",
   "x='a[$(CANARY)]'; echo $(( x ? 1 : 0 ))",
+  "x='a[$(CANARY)]'; a=([x]=1)",
+  'x=1; echo ${x%%$(CANARY)}',
 ];
 
 const CANARY = 'touch /tmp/fengyu-canary';
@@ -125,6 +127,13 @@ const STRICT: Row[] = [
   ['cat <<EOF\n${x@P}\nEOF', 'builtins', 'ask', 'floor'],
   ['echo "${!x}"', 'echoOnly', 'ask', 'floor'],
   ['echo "$[x]"', 'echoOnly', 'ask', 'floor'],
+  ['echo ${x%%$(id)}', 'echoOnly', 'ask', 'floor'],
+  ['echo ${x#`id`}', 'echoOnly', 'ask', 'floor'],
+  ['echo ${x/$(rm y)/z}', 'echoOnly', 'ask', 'floor'],
+  ['a=([i]=1); echo', 'echoOnly', 'ask', 'floor'],
+  ["x='a[$(id)]'; a=([x]=1)", 'echoOnly', 'ask', 'floor'],
+  ['coproc X { rm x; }', 'blanket', 'ask', 'floor'],
+  ['coproc { id; }', 'echoOnly', 'ask', 'floor'],
   // deny rules still win over the opaque verdict
   ['echo $(( $(rm x) ))', 'denyRm', 'deny', 'deny'],
   // near misses: literal arithmetic, safe operators and names stay allowed

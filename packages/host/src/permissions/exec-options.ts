@@ -49,6 +49,13 @@ export const EXEC_OPTIONS: Readonly<Record<string, ExecOptionSpec>> = {
   nc: { short: ['-e', '-c'], long: ['--exec', '--sh-exec', '--lua-exec'], dynamic: false },
   ncat: { short: ['-e', '-c'], long: ['--exec', '--sh-exec', '--lua-exec'], dynamic: false },
   netcat: { short: ['-e', '-c'], long: ['--exec', '--sh-exec'], dynamic: false },
+  gcc: { short: ['-B'], values: /^-(wrapper|fplugin|specs=|iplugindir)/, dynamic: false },
+  cc: { short: ['-B'], values: /^-(wrapper|fplugin|specs=|iplugindir)/, dynamic: false },
+  'g++': { short: ['-B'], values: /^-(wrapper|fplugin|specs=|iplugindir)/, dynamic: false },
+  clang: { short: ['-B'], values: /^-(fplugin|Xclang)/, dynamic: false },
+  'ssh-keygen': { short: ['-D'], dynamic: false },
+  'ssh-add': { short: ['-s', '-S'], dynamic: false },
+  openssl: { values: /^(engine|-engine)$|SO_PATH|dynamic_path/i, dynamic: false },
   less: { values: /^\+.*[!|]/, dynamic: false },
   more: { values: /^\+.*[!|]/, dynamic: false },
 };

@@ -76,6 +76,7 @@ export const FLOOR_COMMANDS: Readonly<Record<string, string>> = {
   csh: 'shell: runs arbitrary code',
   tcsh: 'shell: runs arbitrary code',
   busybox: 'multi-call binary: runs any applet',
+  toybox: 'multi-call binary: runs any applet',
   bind: 'binds keys to shell commands',
   fc: 're-runs commands from the history',
   sg: 'runs a command as another group',
@@ -105,6 +106,9 @@ const FLOOR_PATTERNS: Array<[RegExp, string]> = [
   [/^ruby[0-9.]+$/, 'interpreter: runs arbitrary code'],
   [/^php[0-9.]+$/, 'interpreter: runs arbitrary code'],
   [/^mkfs(\..+)?$/, 'formats a device'],
+  [/^(ba|da|k|mk|a|z|c|tc|fi)?sh[0-9.]+$/, 'shell: runs arbitrary code'],
+  [/^(tclsh|wish|lua|luajit|node|nodejs|irb|julia)[0-9.]+$/, 'interpreter: runs arbitrary code'],
+  [/^ld(-linux[\w.-]*)?\.so(\.\d+)*$|^ld-[\w.-]+\.so(\.\d+)*$/, 'the dynamic loader runs any program'],
   [/^mke2fs$|^mkdosfs$/, 'formats a device'],
 ];
 
@@ -135,6 +139,8 @@ export function layerHit(layer: SegmentWords): FloorHit | undefined {
   if (POSIX_SHELLS.has(name) && !args.some((a) => /^-[A-Za-z]*c[A-Za-z]*$/.test(a))) {
     return { command: name, reason: 'shell: runs a script or its standard input' };
   }
+  const target = startupWriteTarget(layer);
+  if (target) return { command: `${name} ${target}`, reason: 'writes a file that later runs commands (hooks, start-up or configuration files)' };
   const special = argumentHit(name, layer);
   return special ? { command: special.command, reason: special.reason } : undefined;
 }
@@ -194,6 +200,7 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
       return undefined;
     case 'rsync':
       if (args.some((a) => /^-[A-Za-z]*e/.test(a) || isLongOption(a, '--rsh') || isLongOption(a, '--rsync-path'))) return { command: 'rsync -e', reason: 'rsync option runs commands' };
+      if (args.some((a) => !a.startsWith('-') && isStartupPath(a))) return { command: 'rsync', reason: 'writes a file that later runs commands (hooks, start-up or configuration files)' };
       return undefined;
     case 'ssh':
     case 'scp':
@@ -204,6 +211,13 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
       return undefined;
     case 'find':
       if (args.includes('-delete')) return { command: 'find -delete', reason: 'deletes files' };
+      return undefined;
+    case 'npm':
+    case 'pnpm':
+    case 'yarn':
+      if ((args[0] === 'config' && ['set', 'edit', 'delete'].includes(args[1] ?? '')) || args[0] === 'set') {
+        return { command: `${name} config set`, reason: 'changes the shell and programs the package manager runs' };
+      }
       return undefined;
     case 'systemctl':
       if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'suspend', 'hibernate', 'rescue', 'emergency'].includes(a))) {
@@ -221,6 +235,22 @@ function argumentHit(name: string, layer: SegmentWords): FloorHit | undefined {
     default:
       return undefined;
   }
+}
+
+/** Options naming a file or directory a program writes to. */
+const WRITE_TARGET_OPTIONS = ['-o', '-O', '--output', '--output-document', '--log-file', '-C', '-d', '--directory', '-t', '--target-directory', '--output-file'];
+
+/** A start-up file or directory given to a write-target option (`-o ~/.bashrc`, `of=…`, `--output=…`). */
+function startupWriteTarget(layer: SegmentWords): string | undefined {
+  const w = layer.words;
+  for (let i = 1; i < w.length; i++) {
+    const a = w[i] as string;
+    const eq = a.indexOf('=');
+    if (eq > 0 && (WRITE_TARGET_OPTIONS.includes(a.slice(0, eq)) || a.slice(0, eq) === 'of') && isStartupPath(a.slice(eq + 1))) return a;
+    if (/^-[oO]./.test(a) && isStartupPath(a.slice(2))) return a;
+    if (WRITE_TARGET_OPTIONS.includes(w[i - 1] ?? '') && isStartupPath(a)) return `${w[i - 1]} ${a}`;
+  }
+  return undefined;
 }
 
 /** tar options whose value is a command it runs. */

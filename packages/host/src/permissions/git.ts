@@ -62,7 +62,7 @@ export const GIT_EXEC_OPTIONS: Readonly<Record<string, { short?: string[]; long?
 };
 
 /** Options of the log/diff family that write to a file the caller names. */
-export const GIT_OUTPUT_SUBCOMMANDS = new Set(['log', 'diff', 'show', 'whatchanged', 'format-patch', 'range-diff', 'diff-tree', 'diff-index', 'diff-files', 'stash', 'reflog']);
+export const GIT_OUTPUT_SUBCOMMANDS = new Set(['archive', 'log', 'diff', 'show', 'whatchanged', 'format-patch', 'range-diff', 'diff-tree', 'diff-index', 'diff-files', 'stash', 'reflog']);
 
 export interface GitView {
   /** Index of the subcommand word; -1 when there is none. */

@@ -132,6 +132,9 @@ function walk(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashPa
     case 'expansion':
       checkExpansion(node, out);
       return walkChildren(node, scope, out, parser, level);
+    case 'array':
+      checkArray(node, out);
+      return walkChildren(node, scope, out, parser, level);
     case 'subscript':
       checkSubscript(node, out);
       return walkChildren(node, scope, out, parser, level);
@@ -265,6 +268,19 @@ function checkExpansion(node: SyntaxNode, out: ShellAnalysis): void {
   if (!param) return pushOnce(out, `unsupported expansion "${clip(node.text)}"`);
   const problem = expansionProblem(node.text, prefix, param.text, isSensitiveVariable);
   if (problem) pushOnce(out, problem);
+  // The grammar leaves a `${x%%pattern}` / `${x/pattern/…}` pattern unparsed: an expansion in it is unseen.
+  for (const c of node.namedChildren) {
+    if (c?.type === 'regex' && /[$`]/.test(c.text)) pushOnce(out, `an expansion inside the pattern of "${clip(node.text)}" is not parsed`);
+  }
+}
+
+/** `a=([i]=1)`: the subscripts of an indexed array's compound assignment are arithmetic. */
+function checkArray(node: SyntaxNode, out: ShellAnalysis): void {
+  for (const c of node.namedChildren) {
+    if (!c) continue;
+    const m = /^\[([^\]]*)\]\+?=/.exec(c.text);
+    if (m && !safeSubscript(m[1] as string)) pushOnce(out, `the subscript of "${clip(c.text)}" is arithmetic, which can run code hidden in a value`);
+  }
 }
 
 function checkSubscript(node: SyntaxNode, out: ShellAnalysis): void {

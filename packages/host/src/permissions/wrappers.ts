@@ -39,7 +39,7 @@ export function isSensitiveVariable(name: string): boolean {
  * debugger and tool rc files. Writing one is a deferred way to run a command.
  */
 const STARTUP_PATH =
-  /(^|\/)(\.git\/(hooks(\/|$)|config$|modules\/)|\.gitconfig$|\.config\/git\/|\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|inputrc|envrc|xprofile|xinitrc|xsession|pam_environment|vimrc|exrc|gvimrc|gdbinit|npmrc|yarnrc|wgetrc|curlrc|netrc|pythonrc|irbrc|lesskey)$|\.ssh\/|\.config\/(fish|autostart|systemd|environment\.d)\/|\.local\/share\/systemd\/|\.vim\/|\.emacs(\.d\/|$)|\.config\/nvim\/)|^\/(etc|var\/spool\/cron)\//;
+  /(^|\/)(\.git\/(hooks(\/|$)|config$|modules\/)|\.gitconfig$|\.config\/git\/|\.(bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc|inputrc|envrc|xprofile|xinitrc|xsession|pam_environment|vimrc|exrc|gvimrc|gdbinit|npmrc|yarnrc|wgetrc|curlrc|netrc|pythonrc|irbrc|lesskey)$|\.ssh(\/|$)|\.config\/(fish|autostart|systemd|environment\.d)\/|\.local\/share\/systemd\/|\.vim\/|\.emacs(\.d\/|$)|\.config\/nvim\/|\.bash_aliases$|\.local\/bin\/)|^\/(etc|var\/spool\/cron|(usr\/(local\/)?)?s?bin)\/|^\$\{?HOME\}?\/bin\//;
 
 export function isStartupPath(path: string): boolean {
   return STARTUP_PATH.test(path.replace(/^~(?=\/)/, ''));
@@ -123,6 +123,8 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
     appends: true,
   },
   busybox: { withValue: [], flags: [] },
+  toybox: { withValue: [], flags: [] },
+  entr: { withValue: [], flags: ['-a', '-c', '-cc', '-d', '-n', '-p', '-r', '-z'] },
   coproc: { withValue: [], flags: [] },
   flock: {
     withValue: ['-w', '--timeout', '-E', '--conflict-exit-code'],
@@ -180,7 +182,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
 
 /** Shell builtins and programs that run their arguments as commands, by name (for deny rules). */
 export function isWrapper(name: string): boolean {
-  return name in WRAPPERS || name === 'env' || name === 'watch' || name === 'eval' || POSIX_SHELLS.has(name) || name === 'sg';
+  return name in WRAPPERS || name === 'env' || name === 'toybox' || name === 'watch' || name === 'eval' || POSIX_SHELLS.has(name) || name === 'sg';
 }
 
 /** Splits one segment's words into wrapper, inline shell, find -exec, or a plain command. */
@@ -195,6 +197,9 @@ export function unwrap(seg: Words): Unwrapped {
   if (name === 'git') {
     const shells = gitPayloads(seg);
     return shells.length ? { kind: 'spawns', via: 'git', commands: [], shells } : { kind: 'plain' };
+  }
+  if (name === 'coproc' && seg.words.slice(1, 3).some((w) => w === '{' || w === '(' || w.startsWith('('))) {
+    return { kind: 'opaque', reason: '"coproc" with a compound command the grammar does not parse' };
   }
   const spec = WRAPPERS[name];
   if (!spec) return { kind: 'plain' };

@@ -98,6 +98,9 @@ export interface PaletteItem {
   icon: IconName;
   declared: boolean;
   entry?: CatalogEntry;
+  /** The tool's name and the manifest's search keywords, for palette search. */
+  name?: string;
+  keywords?: string[];
 }
 
 export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean): PaletteItem[] {
@@ -113,23 +116,11 @@ export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean)
       icon: iconOf(e),
       declared: isDeclared(e),
       entry: e,
+      name: e.name,
+      keywords: Array.isArray(e.flowNode?.keywords) ? (e.flowNode.keywords as unknown[]).filter((k): k is string => typeof k === 'string') : [],
     }))
     .sort((a, b) => Number(b.declared) - Number(a.declared) || a.group.localeCompare(b.group) || a.label.localeCompare(b.label));
   return tools;
-}
-
-/** Case-insensitive fuzzy match: every query character in order, label weighted over group. */
-export function matchScore(item: Pick<PaletteItem, 'label' | 'description' | 'group'>, query: string): number {
-  const q = query.trim().toLowerCase();
-  if (!q) return 1;
-  const score = (text: string): number => {
-    const t = text.toLowerCase();
-    if (t.includes(q)) return 3;
-    let i = 0;
-    for (const ch of t) if (ch === q[i]) i++;
-    return i === q.length ? 1 : 0;
-  };
-  return Math.max(score(item.label) * 2, score(item.description), score(item.group) * 0.5);
 }
 
 /** Finds a node's tool: by stable id first, then by name. */

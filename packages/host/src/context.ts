@@ -1,46 +1,40 @@
 import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Logger } from 'pino';
 import type { AgentService } from './agent/agent.service';
-import type { HostConfig } from './config/config';
-import type { EventLog } from './events/event-log';
+import type { McpDomain } from './mcp/mcp.domain';
+import type { ModelsDomain } from './models/models.domain';
+import type { PermissionsDomain } from './permissions/permissions.domain';
 import type { PermissionGuard } from './permissions/types';
-import type { SettingsStore } from './settings/settings.store';
-import type { ToolCatalog } from './tools/catalog';
+import type { PluginsDomain } from './plugins/plugins.domain';
+import type { SandboxPosture } from './plugins/posture';
+import type { CoreServices } from './services';
+import type { TaskSubmitter } from './tasks/task-submitter';
+import type { WorkflowsDomain } from './workflows/workflows.domain';
 
-/** Clock and id sources are injected so pure cores and tests stay deterministic. */
-export interface Clock {
-  now(): number;
-}
-
-/** How plugins are isolated right now (recorded on every run). */
-export interface SandboxPosture {
-  mode: 'sandboxed' | 'unsandboxed';
-  backend: string;
-}
+export type { Clock } from './clock';
+export type { SandboxPosture } from './plugins/posture';
 
 /**
- * Everything a domain needs, assembled once by `createHost`. Domains receive it in their
- * `register*` function, add routes to `app`, tool sources to `catalog`, settings sections to
- * `settings`, and may replace the `guard` (the permissions domain does).
+ * Everything the host is made of, built once and typed by the composition root (`compose.ts`).
+ * Route registrars (`domains.ts`) receive it; services never import it (they take the parts
+ * they use as constructor or factory arguments).
  */
-export interface HostContext {
-  config: HostConfig;
-  logger: Logger;
-  clock: Clock;
-  // biome-ignore lint/suspicious/noExplicitAny: each repository narrows with withTables<>()
-  db: Kysely<any>;
-  events: EventLog;
-  catalog: ToolCatalog;
-  settings: SettingsStore;
-  /** The one permission guard; replaced by the permissions domain at assembly. */
+export interface HostContext extends CoreServices {
+  /**
+   * The one permission guard. Every caller reads it through the context at call time, so a test
+   * host may swap it; nothing in the host assigns it after assembly.
+   */
   guard: PermissionGuard;
-  agent: AgentService;
-  /** Plugin isolation posture; the plugins domain replaces this function. */
+  /** Plugin isolation posture; read at call time like `guard` (tests may swap it). */
   posture: () => SandboxPosture;
-  /** Registers cleanup run by `host.close()` (reverse order). */
-  onClose(fn: () => Promise<void> | void): void;
+  readonly agent: AgentService;
+  readonly permissions: PermissionsDomain;
+  readonly plugins: PluginsDomain;
+  readonly mcp: McpDomain;
+  readonly workflows: WorkflowsDomain;
+  readonly models: ModelsDomain;
+  /** Background tasks (queue and fair scheduler), when the tasks domain is assembled. */
+  readonly tasks?: TaskSubmitter;
 }
 
-/** A domain's entry point, called once by `createHost` in a fixed order. */
+/** A domain's HTTP entry point, called once by `createHost` in the order of `domains.ts`. */
 export type DomainRegistrar = (ctx: HostContext, app: FastifyInstance) => Promise<void> | void;

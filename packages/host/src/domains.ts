@@ -1,10 +1,9 @@
 import type { DomainRegistrar } from './context';
 
 /**
- * The domains of the host, registered by `createHost` in this order. Each domain adds one line
- * here (its `register…` from its own `*.routes.ts` or `index.ts`). Order matters only where a
- * domain uses another's setup: permissions before anything that calls tools, plugins before
- * workflows (file grants), models last (they read the final catalog).
+ * The HTTP surfaces of the domains, registered by `createHost` in this order after the core
+ * routes. Services are built in `compose.ts`; a registrar only adds routes (from its own
+ * `*.routes.ts`). The order only sets the order of routes in the OpenAPI document.
  */
 export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar> }> = [
   { name: 'permissions', load: async () => (await import('./permissions/permissions.routes')).registerPermissions },

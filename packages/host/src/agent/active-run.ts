@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, type RunStatus, secretFields } from '@fengyu/protocol';
 import type { Logger } from 'pino';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { EventLog, NewEvent, Trx } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot } from '../tools/catalog';

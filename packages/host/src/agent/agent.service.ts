@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, resolveString, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
-import type { Clock, SandboxPosture } from '../context';
+import type { Clock } from '../clock';
+import type { SandboxPosture } from '../plugins/posture';
 import type { EventLog } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
@@ -62,33 +63,30 @@ export interface AgentServiceDeps {
   catalog: ToolCatalog;
   clock: Clock;
   logger: Logger;
+  /** Read at each call (a test host may swap the guard). */
   guard: () => PermissionGuard;
   posture: () => SandboxPosture;
   maxStepConcurrency: number;
   callTimeoutSeconds: number;
+  /** Drafts plans from goals; without one, goal-only runs answer `no_chat_backend`. */
+  planner?: Planner;
+  /** Runs model steps; without one, model steps fail with `no_chat_backend`. */
+  modelSteps?: ModelStepRunner;
+  /** Resolves a run's `files` to grants; without one, runs with files are refused. */
+  filesResolver?: FilesResolver;
 }
 
 export class AgentService {
   private readonly active = new Map<string, ActiveRun>();
-  private planner?: Planner;
-  private modelSteps?: ModelStepRunner;
-  private filesResolver?: FilesResolver;
+  private readonly planner?: Planner;
+  private readonly modelSteps?: ModelStepRunner;
+  private readonly filesResolver?: FilesResolver;
   private readonly checks = new Map<string, (step: PlanStep) => Problem[]>();
 
-  constructor(private readonly deps: AgentServiceDeps) {}
-
-  setPlanner(p: Planner): void {
-    this.planner = p;
-  }
-  setModelStepRunner(r: ModelStepRunner): void {
-    this.modelSteps = r;
-  }
-  setFilesResolver(f: FilesResolver): void {
-    this.filesResolver = f;
-  }
-  /** The resolver set by the plugins domain, if any (chat resolves its attachments with it). */
-  getFilesResolver(): FilesResolver | undefined {
-    return this.filesResolver;
+  constructor(private readonly deps: AgentServiceDeps) {
+    this.planner = deps.planner;
+    this.modelSteps = deps.modelSteps;
+    this.filesResolver = deps.filesResolver;
   }
 
   private runDeps(): RunDeps {

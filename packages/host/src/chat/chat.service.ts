@@ -2,7 +2,7 @@ import { checkSchema, FengYuError, type PermissionMode, redactSecrets } from '@f
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { FilesResolver } from '../agent/agent.service';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { ResolvedBackend, BackendResolver } from '../models/backend-resolver';
 import { fileRefsPrompt, injectFileArgument } from '../models/file-routing';
 import { callToolGuarded, errorText } from '../models/tool-call';

@@ -1,6 +1,6 @@
 import type { RunEvent, RunEventPayloads, RunEventType } from '@fengyu/protocol';
 import type { Kysely, Transaction } from 'kysely';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FengYuError } from '@fengyu/protocol';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import { type FileRef, FileRepository, toFileRef } from './file.repository';
 import '../plugins/plugin-errors';
 import type { Db } from '../storage/database';

@@ -2,7 +2,7 @@ import { existsSync, realpathSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { FengYuError, type Problem } from '@fengyu/protocol';
-import type { HostContext } from '../context';
+import type { CoreServices } from '../services';
 import type { FileGrant } from '../tools/tool';
 import { FileRepository, type FileRow } from './file.repository';
 import '../plugins/plugin-errors';
@@ -75,7 +75,7 @@ async function plan(repo: FileRepository, owner: string, files: readonly RunFile
 }
 
 /** Validates `files`, creates shared directories, and returns the run's grants. */
-export async function resolveRunFiles(ctx: Pick<HostContext, 'db' | 'config'>, owner: string, runId: string, files: readonly RunFileEntry[] | undefined): Promise<FileGrant[]> {
+export async function resolveRunFiles(ctx: Pick<CoreServices, 'db' | 'config'>, owner: string, runId: string, files: readonly RunFileEntry[] | undefined): Promise<FileGrant[]> {
   if (!files || files.length === 0) return [];
   if (!Array.isArray(files)) throw new FengYuError('invalid_files', { count: 1 }, [{ code: 'files_bad_entry', params: { name: '(files)' } }]);
   const { planned, problems } = await plan(new FileRepository(ctx.db), owner, files);

@@ -1,21 +1,12 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FengYuError } from '@fengyu/protocol';
 import Fastify, { type FastifyInstance } from 'fastify';
-import pino, { type Logger } from 'pino';
-import { AgentService } from '../agent/agent.service';
 import { registerAgentRoutes } from '../agent/agent.routes';
-import { RunRepository } from '../agent/run.repository';
-import { type ConfigOptions, type HostConfig, loadConfig } from '../config/config';
-import type { Clock, HostContext } from '../context';
+import { type ComposeOptions, composeHost } from '../compose';
+import type { HostContext } from '../context';
 import { DOMAINS } from '../domains';
-import { EventLog } from '../events/event-log';
-import { modeOnlyGuard } from '../permissions/mode-default';
 import { registerSettingsRoutes } from '../settings/settings.routes';
-import { SettingsStore } from '../settings/settings.store';
-import { migrate, openDatabase } from '../storage/database';
-import { builtinSource } from '../tools/builtin/builtin.source';
-import { ToolCatalog } from '../tools/catalog';
 import { DEFAULT_OWNER, loadPrimaryToken, TokenVerifier } from './auth';
 import { sendError } from './errors';
 import { frontDoorRewriteUrl, installFrontDoor } from './front-door';
@@ -37,13 +28,9 @@ declare module 'fastify' {
   }
 }
 
-export interface HostOptions extends ConfigOptions {
-  clock?: Clock;
-  logger?: Logger;
+export interface HostOptions extends ComposeOptions {
   /** Skip writing host.json (tests running several hosts on one home do not need it). */
   writeHostFile?: boolean;
-  /** Called after the core is assembled and before domains register (tests add tool sources). */
-  beforeDomains?: (ctx: HostContext) => void | Promise<void>;
 }
 
 export interface Host {
@@ -58,44 +45,13 @@ export interface Host {
 export const VERSION = '0.1.0';
 const BODY_LIMIT = 1024 * 1024;
 
-/** Assembles a real host: database, event log, catalog, domains, HTTP; listens on loopback. */
+/** Assembles a real host: the services (`compose.ts`), then HTTP; listens on loopback. */
 export async function createHost(options: HostOptions = {}): Promise<Host> {
-  const config: HostConfig = loadConfig(options);
-  mkdirSync(config.home, { recursive: true });
-  const logger = options.logger ?? pino({ level: config.logLevel, redact: ['req.headers["x-fengyu-token"]', 'req.query.token', '*.apiKey', '*.password', '*.secret'] });
-  const clock = options.clock ?? { now: () => Date.now() };
-  const database = openDatabase(config.home, config.database);
-  await migrate(database.db);
+  const composed = await composeHost(options);
+  const { ctx } = composed;
+  const { config, logger, clock } = ctx;
   const token = loadPrimaryToken(config.home, config.token);
-  const verifier = new TokenVerifier(database.db, token);
-  const closers: Array<() => Promise<void> | void> = [];
-  const events = new EventLog(database.db, clock);
-  const catalog = new ToolCatalog();
-  const settings = new SettingsStore(database.db, clock);
-  const repo = new RunRepository(database.db);
-  const ctx = {
-    config,
-    logger,
-    clock,
-    db: database.db,
-    events,
-    catalog,
-    settings,
-    guard: modeOnlyGuard,
-    posture: () => ({ mode: 'unsandboxed', backend: 'none' }),
-    onClose: (fn: () => Promise<void> | void) => closers.push(fn),
-  } as unknown as HostContext;
-  ctx.agent = new AgentService({
-    events,
-    repo,
-    catalog,
-    clock,
-    logger,
-    guard: () => ctx.guard,
-    posture: () => ctx.posture(),
-    maxStepConcurrency: config.maxStepConcurrency,
-    callTimeoutSeconds: config.callTimeoutSeconds,
-  });
+  const verifier = new TokenVerifier(ctx.db, token);
 
   const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl }) as unknown as FastifyInstance;
   app.setValidatorCompiler(routeValidatorCompiler());
@@ -109,15 +65,13 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     reply.header('referrer-policy', 'no-referrer');
   });
 
-  ctx.catalog.register(builtinSource(ctx));
   registerSettingsRoutes(ctx, app);
-  registerAgentRoutes(ctx, app, repo);
+  registerAgentRoutes(ctx, app, ctx.runs);
   app.post('/api/owners', { schema: { summary: 'Create an owner with its own token (default owner only)', tags: ['auth'], body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } }, async (req) => {
     if (req.owner !== DEFAULT_OWNER) throw new FengYuError('forbidden', { reason: 'only the default owner creates owners' });
     return verifier.createOwner((req.body as { name: string }).name, new Date(clock.now()).toISOString());
   });
   app.get('/api/health', { schema: { summary: 'Liveness and version', tags: ['host'] } }, async () => ({ ok: true, version: VERSION, posture: ctx.posture() }));
-  if (options.beforeDomains) await options.beforeDomains(ctx);
   for (const d of DOMAINS) {
     const register = await d.load();
     await register(ctx, app);
@@ -125,7 +79,6 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   app.get('/api/openapi.json', { schema: { summary: 'This OpenAPI document', tags: ['host'] } }, async () => openApiDocument(routes, VERSION));
   serveUi(app, config.uiDir);
 
-  await ctx.agent.interruptOrphans();
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -142,16 +95,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     async close() {
       if (closed) return;
       closed = true;
-      await ctx.agent.close();
-      for (const fn of closers.reverse()) {
-        try {
-          await fn();
-        } catch (err) {
-          logger.warn({ err }, 'close hook failed');
-        }
-      }
+      await composed.stop();
       await app.close();
-      await database.close();
+      await composed.closeDatabase();
     },
   };
 }

@@ -1,15 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
-import { registerWebTools } from '../tools/builtin/web-tools';
-import { McpServersSettings, redactServers, registerMcpErrors, restoreRedacted } from './mcp.config';
-import { McpToolSource } from './mcp-source';
+import type { McpToolSource } from './mcp-source';
 import { effectOf, qualifiedName } from './mcp-tool';
 
 /**
- * The MCP domain: the `mcpServers` settings section, the MCP tool source, and
- * `GET /api/mcp/servers` / `POST /api/mcp/servers/{name}/reconnect`. It also registers the web
- * built-ins (`web_fetch`, `web_search` and their settings sections), which share this domain's
- * outbound-network concerns.
+ * HTTP surface of the MCP domain (services in `mcp.domain.ts`): `GET /api/mcp/servers` and
+ * `POST /api/mcp/servers/{name}/reconnect`.
  */
 
 const serverView = {
@@ -39,31 +35,8 @@ function view(s: Awaited<ReturnType<McpToolSource['servers']>>[number]) {
   };
 }
 
-export function createMcpSource(ctx: HostContext): McpToolSource {
-  return new McpToolSource({
-    logger: ctx.logger,
-    now: () => ctx.clock.now(),
-    servers: (owner) => ctx.settings.section<McpServersSettings>(owner, 'mcpServers'),
-  });
-}
-
 export const registerMcp: DomainRegistrar = (ctx: HostContext, app: FastifyInstance) => {
-  registerMcpErrors();
-  registerWebTools(ctx);
-  ctx.settings.registerSection<McpServersSettings>('mcpServers', {
-    schema: McpServersSettings,
-    defaultValue: {},
-    redact: redactServers,
-    prepare: (next, prev) => restoreRedacted(next, prev ?? {}),
-  });
-  const source = createMcpSource(ctx);
-  ctx.catalog.register(source);
-  ctx.settings.onChange((owner, doc, changed) => {
-    if (changed && !changed.includes('mcpServers')) return;
-    source.applySettings(owner, (doc.mcpServers ?? {}) as McpServersSettings);
-  });
-  ctx.onClose(() => source.close());
-
+  const { source } = ctx.mcp;
   const tags = ['mcp'];
   app.get(
     '/api/mcp/servers',

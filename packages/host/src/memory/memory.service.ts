@@ -1,6 +1,6 @@
 import { FengYuError } from '@fengyu/protocol';
 import { z } from 'zod';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { SectionSpec } from '../settings/settings.store';
 import { rankMemories } from './memory-ranking';
 import type { MemoryRepository, StoredMemory } from './memory.repository';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { HookVerdict } from './decide';
 import { evaluateCall } from './evaluate';
 import { type HookConfig, type HookEvent, hookMatches } from './hook-config';
@@ -28,6 +28,8 @@ export interface GuardDeps {
   logger: Logger;
   clock: Clock;
   parser?: () => Promise<BashParser>;
+  /** Trusted plugin hooks (the plugins domain provides them). */
+  pluginHooks?: PluginHookProvider;
 }
 
 export interface Guard extends PermissionGuard {
@@ -36,7 +38,7 @@ export interface Guard extends PermissionGuard {
 }
 
 export function createGuard(deps: GuardDeps): Guard {
-  let provider: PluginHookProvider | undefined;
+  let provider: PluginHookProvider | undefined = deps.pluginHooks;
   const parser = deps.parser ?? loadBashParser;
   // The settings store hands out the same section object until it changes: parse it once.
   const parsed = new WeakMap<object, RuleSet>();

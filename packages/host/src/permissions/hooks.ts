@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import { mkdir } from 'node:fs/promises';
 import { type CommandMode, commandMode, type OwnerIsolation, scratchDir, shellSpec } from '../process/owner-commands';
 import { defaultProcessGroups, type ProcessGroups, runBounded } from '../process/spawn';

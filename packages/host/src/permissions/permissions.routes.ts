@@ -1,71 +1,19 @@
-import { FengYuError, type PermissionMode, type Problem, registerErrors, errorSpecOf } from '@fengyu/protocol';
+import { FengYuError, type PermissionMode } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import type { DomainRegistrar, HostContext } from '../context';
-import { createGuard, type PermissionsSection } from './guard';
-import { type HookConfig, HooksSectionSchema } from './hook-config';
-import { processGroupsFor } from '../process/spawn';
-import { hostOwnerIsolation } from '../tools/builtin/builtin.source';
-import { HookRunner } from './hooks';
-import { type CallFacts, COMMAND_TOOL, parseRuleLines, type RuleLines } from './rules';
-import { PluginHookTrustRepository } from './trust.repository';
+import { ruleProblems } from './permissions.domain';
+import { type CallFacts, COMMAND_TOOL, type RuleLines } from './rules';
 
 /**
- * The permissions domain: replaces `ctx.guard`, registers the `permissions` and `hooks`
- * settings sections (rule syntax checked with list and line), the dry run
+ * HTTP surface of the permissions domain (its services are in `permissions.domain.ts`): the dry run
  * `POST /api/permissions/check` (SPEC §7) and plugin-hook trust routes.
  */
-
-registerErrors({
-  invalid_plugin_hooks: errorSpecOf(400),
-  invalid_plugin_id: errorSpecOf(400),
-  command_cwd_not_granted: errorSpecOf(403),
-  command_spawn_failed: errorSpecOf(500),
-});
-
-const RuleList = z.array(z.string().max(2000)).max(500).default([]);
-export const PermissionsSectionSchema = z.object({ deny: RuleList, ask: RuleList, allow: RuleList }).strict();
 
 const PLUGIN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const MODES = ['ask', 'approve-for-me', 'full-access'];
 
-/** Rule problems as settings details: `{field: "permissions.allow[2]", line: 3, message}`. */
-export function ruleProblems(section: 'permissions' | 'rules', lines: RuleLines): Array<Problem & { line: number }> {
-  return parseRuleLines(lines).problems.map((p) => ({
-    code: 'invalid_rule',
-    field: `${section}.${p.list}[${p.line - 1}]`,
-    line: p.line,
-    message: `line ${p.line}: "${p.text}": ${p.reason}`,
-    params: { text: p.text, line: p.line, reason: p.reason, list: p.list },
-  }));
-}
-
-function hookProblems(hooks: HookConfig[]): Problem[] {
-  const seen = new Set<string>();
-  const problems: Problem[] = [];
-  hooks.forEach((h, i) => {
-    if (seen.has(h.name)) problems.push({ code: 'invalid_hook', field: `hooks[${i}].name`, message: `hook name "${h.name}" is used twice`, params: { name: h.name, reason: 'duplicate name' } });
-    seen.add(h.name);
-  });
-  return problems;
-}
-
 export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: FastifyInstance) => {
-  const trust = new PluginHookTrustRepository(ctx.db, ctx.clock);
-  const runner = new HookRunner({ logger: ctx.logger.child({ component: 'hooks' }), clock: ctx.clock, env: ctx.config.env, cwd: ctx.config.home, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)), isolation: hostOwnerIsolation(ctx) });
-  const guard = createGuard({ settings: ctx.settings, hooks: runner, trust, logger: ctx.logger, clock: ctx.clock });
-  ctx.guard = guard;
-
-  ctx.settings.registerSection<PermissionsSection>('permissions', {
-    schema: PermissionsSectionSchema as unknown as z.ZodType<PermissionsSection>,
-    defaultValue: { deny: [], ask: [], allow: [] },
-    validate: (value) => ruleProblems('permissions', value),
-  });
-  ctx.settings.registerSection<HookConfig[]>('hooks', {
-    schema: HooksSectionSchema as unknown as z.ZodType<HookConfig[]>,
-    defaultValue: [],
-    validate: hookProblems,
-  });
+  const { guard, trust } = ctx.permissions;
 
   app.post(
     '/api/permissions/check',

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 
 /** The trust state of plugin hooks (table `plugin_hook_trust`, migration 020). */

@@ -1,5 +1,5 @@
 import { clampTimeout, supportsAi } from '@fengyu/protocol';
-import type { SandboxPosture } from '../context';
+import type { SandboxPosture } from './posture';
 import type { InstalledPlugin } from './plugin.repository';
 
 /** What `GET /api/plugins` shows of one installed plugin. */

@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareSemver, FengYuError, type PluginManifest, validateManifest } from '@fengyu/protocol';
 import type { Logger } from 'pino';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import { DEFAULT_LIMITS, extractPackage, type PackageLimits } from './package-reader';
 import type { InstalledPlugin, PluginRepository } from './plugin.repository';
 import type { WorkerManager } from './worker-manager';

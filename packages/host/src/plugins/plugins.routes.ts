@@ -6,90 +6,22 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import { FengYuError, manifestJsonSchema } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { DomainRegistrar, HostContext } from '../context';
-import { FileService } from '../files/file.service';
+import type { DomainRegistrar } from '../context';
 import { DEFAULT_OWNER } from '../http/auth';
-import { type RunFileEntry, resolveRunFiles } from '../files/run-files';
-import { parsePluginHooks } from '../permissions/hook-config';
-import { PluginHookTrustRepository } from '../permissions/trust.repository';
-import { installBundledPlugins } from './bundled-plugins';
-import { PluginRepository } from './plugin.repository';
-import { PluginService } from './plugin.service';
-import { PluginToolSource } from './plugin-tool-source';
+import { MAX_PACKAGE_BYTES } from './plugins.domain';
 import { pluginView, pluginViewSchema } from './plugin-view';
-import { processGroupsFor } from '../process/spawn';
-import { sandboxFor } from './sandbox';
-import { WorkerManager } from './worker-manager';
 
 /**
  * HTTP surface of plugins and uploads (SPEC §7): `GET/POST /api/plugins`,
  * `POST /api/plugins/{id}/enable|disable`, `DELETE /api/plugins/{id}`, `POST /api/files`.
- * Also assembles the domain: sandbox posture, worker manager, the plugin tool source, the
- * plugin-hook provider for the guard, and the bundled plugins.
+ * The domain's services are assembled in `plugins.domain.ts`.
  */
-
-export interface PluginsDomain {
-  service: PluginService;
-  workers: WorkerManager;
-  files: FileService;
-}
-
-/** Where other domains find the plugins domain (`ctx.plugins`, set by `registerPlugins`). */
-export type WithPlugins = HostContext & { plugins?: PluginsDomain };
-
-const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
 
 /** Plugins run code for every owner: only the host's default owner changes them. */
 function requireAdmin(req: FastifyRequest): void {
   if (req.owner !== DEFAULT_OWNER) throw new FengYuError('forbidden', { reason: 'only the default owner installs, enables, disables or removes plugins' });
 }
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 200 } } } as const;
-
-/** Names taken by non-plugin tools; bounded in time (a slow MCP server must not block installs). */
-async function otherToolNames(ctx: HostContext): Promise<string[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), 5000);
-  });
-  const snapshot = await Promise.race([ctx.catalog.snapshot('default'), timeout]).finally(() => clearTimeout(timer));
-  return (snapshot?.tools ?? []).filter((t) => t.source !== 'plugin').map((t) => t.name);
-}
-
-export function createPluginsDomain(ctx: HostContext): PluginsDomain {
-  const backend = sandboxFor(ctx.config);
-  ctx.posture = () => backend.posture;
-  const logger = ctx.logger.child({ component: 'plugins' });
-  const workers = new WorkerManager({ backend, logger, env: ctx.config.env, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)) });
-  ctx.onClose(() => workers.close());
-  const repo = new PluginRepository(ctx.db);
-  const service = new PluginService({
-    repo,
-    workers,
-    home: ctx.config.home,
-    clock: ctx.clock,
-    logger,
-    maxArchiveBytes: MAX_PACKAGE_BYTES,
-    validateHooks: (id, doc) => void parsePluginHooks(id, doc),
-    otherToolNames: () => otherToolNames(ctx),
-  });
-  ctx.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), current: (id) => repo.get(id), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => ctx.config.callTimeoutSeconds }),
-  );
-  ctx.guard.usePluginHooks?.({
-    trustedHooks: async () => {
-      const out = [];
-      for (const s of await service.listHookSources()) {
-        try {
-          out.push({ pluginId: s.pluginId, root: s.root, dataDir: s.dataDir, hooks: parsePluginHooks(s.pluginId, s.hooksJson) });
-        } catch (err) {
-          logger.warn({ plugin: s.pluginId, err }, 'plugin hooks invalid; skipped');
-        }
-      }
-      return out;
-    },
-  });
-  return { service, workers, files: new FileService(ctx.db, ctx.config.home, ctx.clock) };
-}
 
 /** The single file part of a multipart request (its stream is capped at `maxBytes`). */
 async function receiveUpload(req: FastifyRequest, maxBytes: number) {
@@ -101,22 +33,12 @@ async function receiveUpload(req: FastifyRequest, maxBytes: number) {
 }
 
 export const registerPlugins: DomainRegistrar = async (ctx, app) => {
-  const domain = createPluginsDomain(ctx);
-  (ctx as WithPlugins).plugins = domain;
-  const { service, files } = domain;
-  const trust = new PluginHookTrustRepository(ctx.db, ctx.clock);
+  const { service, files } = ctx.plugins;
+  const trust = ctx.permissions.trust;
   const view = async (id: string) => {
     const p = await service.get(id);
     return pluginView(p, ctx.posture(), { present: service.hasHooks(p), trusted: (await trust.trustedIds()).has(p.id) });
   };
-
-  ctx.agent.setFilesResolver(async (owner, runId, entries) => {
-    const grants = await resolveRunFiles(ctx, owner, runId, entries as RunFileEntry[]);
-    return { grants, names: [...new Set(grants.map((g) => g.name))] };
-  });
-  // Leftovers of an install or upload interrupted by a crash.
-  for (const dir of ['.staging', '.uploads']) await rm(join(ctx.config.home, 'plugins', dir), { recursive: true, force: true });
-  await installBundledPlugins(service, ctx.config.bundledPluginDirs, ctx.config.home, ctx.logger);
 
   app.get('/api/plugins/manifest-schema', { schema: { summary: 'JSON Schema of a plugin manifest.json', tags: ['plugins'] } }, async () => manifestJsonSchema());
   app.get('/api/plugins', { schema: { summary: 'Installed plugins', tags: ['plugins'], response: { 200: { type: 'array', items: pluginViewSchema } } } }, async () => {

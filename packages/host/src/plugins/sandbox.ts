@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
-import type { SandboxPosture } from '../context';
+import type { SandboxPosture } from './posture';
 import type { FileGrant } from '../tools/tool';
 
 /**

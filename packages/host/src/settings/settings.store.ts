@@ -1,7 +1,7 @@
 import { FengYuError, type Problem } from '@fengyu/protocol';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 
 /**

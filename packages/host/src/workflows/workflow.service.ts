@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FengYuError, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { rebuildGraph } from './graph-rebuild';
 import type { TemplateStore } from './templates';

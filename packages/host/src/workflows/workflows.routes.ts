@@ -1,12 +1,10 @@
-import { RunRepository } from '../agent/run.repository';
-import type { DomainRegistrar, HostContext } from '../context';
+import type { DomainRegistrar } from '../context';
 import { listOptions } from './input-options';
-import { TEMPLATES_DIR, TemplateStore } from './templates';
-import { contentOf, WorkflowRepository } from './workflow.repository';
-import { WorkflowService } from './workflow.service';
-import { BaseCatalog, WorkflowToolSource } from './workflow.tools';
-import { WorkflowRunner } from './workflow-run';
-import { registerWorkflowErrors } from './workflows.errors';
+import { contentOf } from './workflow.repository';
+import type { WorkflowsDomain } from './workflows.domain';
+
+/** @deprecated import it from `workflows.domain.ts` (kept for the domains that read `app.workflows`). */
+export type { WorkflowsDomain } from './workflows.domain';
 import { createBody, fieldParams, idParams, publishBody, restoreBody, runBody, runIdReply, updateBody, versionParams } from './workflows.schemas';
 
 /**
@@ -16,7 +14,7 @@ import { createBody, fieldParams, idParams, publishBody, restoreBody, runBody, r
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The workflows domain, for domains registered after it (schedules, webhooks, tasks). */
+    /** @deprecated use `ctx.workflows` (the composition root passes it to every domain). */
     workflows?: WorkflowsDomain;
   }
 }
@@ -24,32 +22,8 @@ declare module 'fastify' {
 type Body = Record<string, unknown>;
 type RunBody = { inputs?: unknown; config?: Record<string, unknown>; files?: unknown; version?: number | 'draft' | 'published' };
 
-/** Handles of the domain that other domains may use (schedules, webhooks, tasks). */
-export interface WorkflowsDomain {
-  service: WorkflowService;
-  tools: WorkflowToolSource;
-  templates: TemplateStore;
-  /** Catalog snapshots without workflow tools. */
-  base: BaseCatalog;
-  /** Starts runs of a draft or a version (schedules and webhooks: `version: "published"`). */
-  runner: WorkflowRunner;
-}
-
-export function createWorkflowsDomain(ctx: HostContext, templateDirs: string[] = [TEMPLATES_DIR]): WorkflowsDomain {
-  registerWorkflowErrors();
-  const repo = new WorkflowRepository(ctx.db);
-  const base = new BaseCatalog(ctx.catalog);
-  const templates = new TemplateStore(ctx.logger.child({ component: 'workflow-templates' }));
-  for (const dir of templateDirs) templates.loadDir(dir);
-  const service = new WorkflowService({ repo, clock: ctx.clock, templates, baseCatalog: (o) => base.snapshot(o) });
-  const tools = new WorkflowToolSource({ repo, base, agent: ctx.agent, runs: new RunRepository(ctx.db) });
-  ctx.catalog.register(tools);
-  const runner = new WorkflowRunner({ agent: ctx.agent, baseCatalog: (o) => base.snapshot(o), service });
-  return { service, tools, templates, base, runner };
-}
-
 export const registerWorkflows: DomainRegistrar = (ctx, app) => {
-  const domain = createWorkflowsDomain(ctx);
+  const domain = ctx.workflows;
   const { service, templates, base, runner } = domain;
   app.decorate('workflows', domain);
   const tags = ['workflows'];

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { FengYuError } from '@fengyu/protocol';
 import { z } from 'zod';
-import type { HostContext } from '../../context';
+import type { CoreServices } from '../../services';
 import { DEFAULT_OWNER } from '../../http/auth';
 import { sandboxFor } from '../../plugins/sandbox';
 import type { OwnerIsolation } from '../../process/owner-commands';
@@ -19,7 +19,7 @@ import { createExecuteCommandTool } from './execute-command';
 const CommandsSection = z.object({ allowUnsandboxedOwners: z.boolean().default(false) }).strict();
 type CommandsSettings = z.infer<typeof CommandsSection>;
 
-export function builtinSource(ctx: HostContext): ToolSource {
+export function builtinSource(ctx: Pick<CoreServices, 'config' | 'settings' | 'onClose'>): ToolSource {
   ctx.settings.registerSection<CommandsSettings>('commands', {
     schema: CommandsSection as unknown as z.ZodType<CommandsSettings>,
     defaultValue: { allowUnsandboxedOwners: false },
@@ -37,7 +37,7 @@ export function builtinSource(ctx: HostContext): ToolSource {
 }
 
 /** How this host isolates the commands of owners other than the primary one. */
-export function hostOwnerIsolation(ctx: Pick<HostContext, 'config' | 'settings'>): OwnerIsolation {
+export function hostOwnerIsolation(ctx: Pick<CoreServices, 'config' | 'settings'>): OwnerIsolation {
   const backend = sandboxFor(ctx.config);
   return {
     primaryOwner: DEFAULT_OWNER,

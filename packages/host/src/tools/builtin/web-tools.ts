@@ -1,4 +1,4 @@
-import type { HostContext } from '../../context';
+import type { CoreServices } from '../../services';
 import { createSafeFetch, type SafeFetch } from '../../net/safe-fetch';
 import type { SettingsStore } from '../../settings/settings.store';
 import type { Tool, ToolSource } from '../tool';
@@ -38,7 +38,7 @@ export class WebToolSource implements ToolSource {
 }
 
 /** Registers the sections and the source on a host (called by the MCP/web domain registrar). */
-export function registerWebTools(ctx: Pick<HostContext, 'settings' | 'catalog'>, fetch?: SafeFetch): void {
+export function registerWebTools(ctx: Pick<CoreServices, 'settings' | 'catalog'>, fetch?: SafeFetch): void {
   registerWebSettings(ctx.settings);
   ctx.catalog.register(new WebToolSource(createWebTools({ settings: ctx.settings, fetch })));
 }

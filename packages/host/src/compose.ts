@@ -1,0 +1,125 @@
+import { mkdirSync } from 'node:fs';
+import pino, { type Logger } from 'pino';
+import { z } from 'zod';
+import { AgentService } from './agent/agent.service';
+import { RunRepository } from './agent/run.repository';
+import { type Clock, systemClock } from './clock';
+import { type ConfigOptions, type HostConfig, loadConfig } from './config/config';
+import type { HostContext } from './context';
+import { EventLog } from './events/event-log';
+import { createMcpDomain } from './mcp/mcp.domain';
+import { createModelsDomain } from './models/models.domain';
+import { createPermissionsDomain } from './permissions/permissions.domain';
+import { createPluginsDomain } from './plugins/plugins.domain';
+import type { CoreServices } from './services';
+import { SettingsStore } from './settings/settings.store';
+import { migrate, type OpenedDatabase, openDatabase } from './storage/database';
+import { builtinSource } from './tools/builtin/builtin.source';
+import { ToolCatalog } from './tools/catalog';
+import { createWorkflowsDomain } from './workflows/workflows.domain';
+
+/**
+ * The composition root: every service of the host is built here, once, in dependency order,
+ * and the typed `HostContext` is returned whole. No HTTP here (`http/server.ts` adds routes).
+ *
+ * Adding a domain:
+ *   1. In its folder, write `create<Name>Domain(deps)` in `<name>.domain.ts`: it takes exactly
+ *      the parts it uses (`Pick<CoreServices, …>` plus handles of earlier domains, e.g.
+ *      `ctx.workflows`, `agent`), registers its settings sections and tool sources through them,
+ *      and returns its handles. It imports neither `context.ts` nor Fastify.
+ *   2. Call it in `composeHost` after the domains it needs; add its handles to `HostContext`.
+ *   3. Put its routes in `<name>.routes.ts` (a `DomainRegistrar` reading `ctx.<name>`) and add
+ *      one line to `domains.ts`.
+ */
+
+export interface ComposeOptions extends ConfigOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Called after the core is built and before any domain (tests add tool sources). */
+  beforeDomains?: (core: CoreServices) => void | Promise<void>;
+}
+
+export interface ComposedHost {
+  ctx: HostContext;
+  /** Stops live runs (recorded as interrupted) and runs the registered cleanups, last first. */
+  stop(): Promise<void>;
+  /** Closes the database (after the HTTP server has stopped). */
+  closeDatabase(): Promise<void>;
+}
+
+function createLogger(config: HostConfig): Logger {
+  return pino({ level: config.logLevel, redact: ['req.headers["x-fengyu-token"]', 'req.query.token', '*.apiKey', '*.password', '*.secret'] });
+}
+
+async function createCore(config: HostConfig, options: ComposeOptions): Promise<{ core: CoreServices; database: OpenedDatabase; closers: Array<() => Promise<void> | void> }> {
+  mkdirSync(config.home, { recursive: true });
+  const logger = options.logger ?? createLogger(config);
+  const clock = options.clock ?? systemClock;
+  const database = openDatabase(config.home, config.database);
+  await migrate(database.db);
+  const closers: Array<() => Promise<void> | void> = [];
+  const settings = new SettingsStore(database.db, clock);
+  const core: CoreServices = {
+    config,
+    logger,
+    clock,
+    db: database.db,
+    events: new EventLog(database.db, clock),
+    catalog: new ToolCatalog(),
+    settings,
+    runs: new RunRepository(database.db),
+    onClose: (fn) => void closers.push(fn),
+  };
+  return { core, database, closers };
+}
+
+const localeSchema = z.enum(['en', 'zh-CN']);
+
+/** Builds the whole host (database migrated, bundled plugins installed); nothing listens yet. */
+export async function composeHost(options: ComposeOptions = {}): Promise<ComposedHost> {
+  const config = loadConfig(options);
+  const { core, database, closers } = await createCore(config, options);
+  core.catalog.register(builtinSource(core));
+  core.settings.registerSection('locale', { schema: localeSchema, defaultValue: 'en' });
+  if (options.beforeDomains) await options.beforeDomains(core);
+
+  const plugins = await createPluginsDomain(core);
+  const permissions = createPermissionsDomain(core, plugins.hooks);
+  const mcp = createMcpDomain(core);
+  // Callers read guard and posture through the context at call time (see HostContext).
+  const guard = () => ctx.guard;
+  const models = createModelsDomain({ ...core, guard, resolveFiles: plugins.resolveFiles });
+  const agent = new AgentService({
+    events: core.events,
+    repo: core.runs,
+    catalog: core.catalog,
+    clock: core.clock,
+    logger: core.logger,
+    guard,
+    posture: () => ctx.posture(),
+    maxStepConcurrency: config.maxStepConcurrency,
+    callTimeoutSeconds: config.callTimeoutSeconds,
+    planner: models.planner,
+    modelSteps: models.modelSteps,
+    filesResolver: plugins.resolveFiles,
+  });
+  const workflows = createWorkflowsDomain({ ...core, agent });
+  core.catalog.register(models.memoryTools);
+
+  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models };
+  await agent.interruptOrphans();
+  return {
+    ctx,
+    async stop() {
+      await agent.close();
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          core.logger.warn({ err }, 'close hook failed');
+        }
+      }
+    },
+    closeDatabase: () => database.close(),
+  };
+}

@@ -1,0 +1,94 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FilesResolver } from '../agent/agent.service';
+import { FileService } from '../files/file.service';
+import { type RunFileEntry, resolveRunFiles } from '../files/run-files';
+import { parsePluginHooks } from '../permissions/hook-config';
+import type { PluginHookProvider } from '../permissions/types';
+import { processGroupsFor } from '../process/spawn';
+import type { CoreServices } from '../services';
+import type { ToolCatalog } from '../tools/catalog';
+import { installBundledPlugins } from './bundled-plugins';
+import { PluginRepository } from './plugin.repository';
+import { PluginService } from './plugin.service';
+import { PluginToolSource } from './plugin-tool-source';
+import type { SandboxPosture } from './posture';
+import { sandboxFor } from './sandbox';
+import { WorkerManager } from './worker-manager';
+
+/**
+ * The plugins domain's services: sandbox posture, worker manager, the plugin tool source, the
+ * provider of trusted plugin hooks (for the guard), uploads, run file grants, and the bundled
+ * plugins (installed at start).
+ */
+
+export interface PluginsDomain {
+  service: PluginService;
+  workers: WorkerManager;
+  files: FileService;
+  /** How plugins are isolated on this host (recorded on every run). */
+  posture: SandboxPosture;
+  /** Plugin hooks the owner trusted, for the permission guard. */
+  hooks: PluginHookProvider;
+  /** Resolves a run's `files` entries to grants (runs and chat attachments). */
+  resolveFiles: FilesResolver;
+}
+
+export const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
+
+/** Names taken by non-plugin tools; bounded in time (a slow MCP server must not block installs). */
+async function otherToolNames(catalog: ToolCatalog): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), 5000);
+  });
+  const snapshot = await Promise.race([catalog.snapshot('default'), timeout]).finally(() => clearTimeout(timer));
+  return (snapshot?.tools ?? []).filter((t) => t.source !== 'plugin').map((t) => t.name);
+}
+
+function hookProvider(service: PluginService, logger: CoreServices['logger']): PluginHookProvider {
+  return {
+    trustedHooks: async () => {
+      const out = [];
+      for (const s of await service.listHookSources()) {
+        try {
+          out.push({ pluginId: s.pluginId, root: s.root, dataDir: s.dataDir, hooks: parsePluginHooks(s.pluginId, s.hooksJson) });
+        } catch (err) {
+          logger.warn({ plugin: s.pluginId, err }, 'plugin hooks invalid; skipped');
+        }
+      }
+      return out;
+    },
+  };
+}
+
+type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose'>;
+
+/** Builds the domain and installs the bundled plugins (leftovers of a crashed install removed first). */
+export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDomain> {
+  const backend = sandboxFor(core.config);
+  const logger = core.logger.child({ component: 'plugins' });
+  const workers = new WorkerManager({ backend, logger, env: core.config.env, groups: processGroupsFor(core.config, (fn) => core.onClose(fn)) });
+  core.onClose(() => workers.close());
+  const repo = new PluginRepository(core.db);
+  const service = new PluginService({
+    repo,
+    workers,
+    home: core.config.home,
+    clock: core.clock,
+    logger,
+    maxArchiveBytes: MAX_PACKAGE_BYTES,
+    validateHooks: (id, doc) => void parsePluginHooks(id, doc),
+    otherToolNames: () => otherToolNames(core.catalog),
+  });
+  core.catalog.register(
+    new PluginToolSource({ plugins: () => repo.list(), current: (id) => repo.get(id), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
+  );
+  const resolveFiles: FilesResolver = async (owner, runId, entries) => {
+    const grants = await resolveRunFiles(core, owner, runId, entries as RunFileEntry[]);
+    return { grants, names: [...new Set(grants.map((g) => g.name))] };
+  };
+  for (const dir of ['.staging', '.uploads']) await rm(join(core.config.home, 'plugins', dir), { recursive: true, force: true });
+  await installBundledPlugins(service, core.config.bundledPluginDirs, core.config.home, core.logger);
+  return { service, workers, files: new FileService(core.db, core.config.home, core.clock), posture: backend.posture, hooks: hookProvider(service, logger), resolveFiles };
+}

@@ -2,6 +2,7 @@ import { FengYuError } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { isLoopbackHost } from '../http/auth';
+import { type Db, rawOf } from '../storage/database';
 import { sendError } from '../http/errors';
 import type { TaskSubmitter } from '../tasks/task-submitter';
 import { assertUnattendedRunnable } from '../workflows/unattended-check';
@@ -34,15 +35,29 @@ const createBody = {
 };
 const pageQuery = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, cursor: { type: 'string', maxLength: 100 } } };
 
-/** The active published version of a workflow, through the workflows domain (versions are immutable, so cached). */
-export function webhookWorkflows(domain: WorkflowsDomain): WebhookWorkflows {
+/**
+ * The active published version of a workflow, through the workflows domain. Versions are
+ * immutable, so their schemas are cached; which version is active is read per delivery (one
+ * indexed read of the workflow's row, synchronous when no transaction is open).
+ */
+export function webhookWorkflows(domain: WorkflowsDomain, db: Db): WebhookWorkflows {
   const schemas = new Map<string, ActiveWorkflow>();
+  const raw = rawOf(db);
+  const activeVersion = raw?.prepare('select published_version from workflows where id = ? and owner = ?');
+  const versionOf = async (owner: string, workflowId: string): Promise<number | null> => {
+    if (activeVersion && raw && !raw.inTransaction) {
+      const hit = activeVersion.get(workflowId, owner) as { published_version: number | null } | undefined;
+      if (!hit) throw new FengYuError('workflow_not_found', { id: workflowId });
+      return hit.published_version;
+    }
+    return (await domain.service.row(owner, workflowId)).published_version;
+  };
   return {
     async exists(owner, workflowId) {
       await domain.service.row(owner, workflowId);
     },
     async active(owner, workflowId) {
-      const row = await domain.service.row(owner, workflowId);
+      const row = { published_version: await versionOf(owner, workflowId) };
       if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: workflowId });
       const key = `${workflowId}@${row.published_version}`;
       let hit = schemas.get(key);
@@ -83,7 +98,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
     repo: new WebhookRepository(ctx.db),
     clock: ctx.clock,
     tasks,
-    workflows: webhookWorkflows(domain),
+    workflows: webhookWorkflows(domain, ctx.db),
     posture: () => ctx.posture(),
     logger: ctx.logger.child({ component: 'webhooks' }),
     unattended: unattendedCheck(ctx, domain),

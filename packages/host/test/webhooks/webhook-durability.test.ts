@@ -96,5 +96,5 @@ describe('webhook durability', () => {
     expect(audit.body.items[1].state).toBe('INTERRUPTED');
     c.child.kill('SIGTERM');
     await c.exited;
-  });
+  }, 180_000);
 });

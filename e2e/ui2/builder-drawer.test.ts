@@ -88,3 +88,29 @@ it('pins a finished step result from the output viewer: a marker on the card, ke
   await page.getByTestId('undo').click();
   await expect.poll(() => page.locator('.fy-node[data-node-id="a"] .fy-pin').count()).toBe(0);
 });
+
+it('publishes from the toolbar, and the header shows the real version state', async () => {
+  const { page, t } = u;
+  const id = (await t.api('POST', '/api/workflows', { name: 'Toolbar publish', plan: { steps: [{ id: 'a', title: 'First', tool: 'echo', arguments: { text: 'x' } }] } })).body.id;
+  await u.open(`/flows/${id}`);
+  await page.locator('.fy-node[data-node-id="a"]').waitFor();
+  const state = page.getByTestId('version-state');
+  await expect.poll(() => state.getAttribute('data-state')).toBe('draft');
+  await page.getByTestId('toolbar-publish').click();
+  await expect.poll(() => state.getAttribute('data-state')).toBe('published');
+  expect(await page.getByTestId('toolbar-publish').isDisabled()).toBe(true);
+  expect((await t.api('GET', `/api/workflows/${id}`)).body.publishedVersion).toBe(1);
+  // An edit is not published until Publish is pressed again.
+  await rename('Toolbar publish, edited');
+  await expect.poll(() => state.getAttribute('data-state')).toBe('changed');
+  await page.getByTestId('save').click();
+  await expect.poll(() => page.getByTestId('unsaved').count()).toBe(0);
+  expect(await state.getAttribute('data-state')).toBe('changed');
+  expect(await state.textContent()).toContain('v1');
+  // Publishing with unsaved edits saves them first.
+  await rename('Toolbar publish v2');
+  await page.getByTestId('toolbar-publish').click();
+  await expect.poll(() => state.getAttribute('data-state')).toBe('published');
+  const def = (await t.api('GET', `/api/workflows/${id}`)).body;
+  expect(def).toMatchObject({ name: 'Toolbar publish v2', publishedVersion: 2, hasDraftChanges: false });
+});

@@ -45,6 +45,14 @@ export const en = {
   port: { example: 'Example: {value}' },
   node: { unavailable: 'Tool unavailable', approval: 'Asks for approval' },
   badge: { running: 'Running', awaiting: 'Awaiting approval', done: 'Done', failed: 'Failed' },
+  version: {
+    draft: 'Draft (not published)',
+    published: 'Published v{n}',
+    changed: 'Published v{n} · unpublished changes',
+    publish: 'Publish',
+    publishHelp: 'Publish this flow: the model and schedules run the published version.',
+    fixFirst: 'Fix the {n} problem(s) listed under Save before publishing.',
+  },
   info: {
     effect: 'Effect',
     source: 'Comes from',
@@ -193,6 +201,14 @@ export const zhCN: typeof en = {
   port: { example: '示例：{value}' },
   node: { unavailable: '工具不可用', approval: '需要审批' },
   badge: { running: '运行中', awaiting: '等待审批', done: '已完成', failed: '失败' },
+  version: {
+    draft: '草稿（未发布）',
+    published: '已发布 v{n}',
+    changed: '已发布 v{n} · 有未发布的修改',
+    publish: '发布',
+    publishHelp: '发布此流程：模型和定时任务运行的是已发布的版本。',
+    fixFirst: '发布前请先修复“保存”旁列出的 {n} 个问题。',
+  },
   info: {
     effect: '影响',
     source: '来源',

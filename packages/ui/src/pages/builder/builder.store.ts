@@ -33,7 +33,7 @@ interface Doc {
 export const useBuilder = defineStore('builder', () => {
   const services = shallowRef<Services>();
   const workflowId = ref<string>();
-  const meta = ref<Pick<WorkflowDefinition, 'state' | 'revision' | 'publishedVersion'>>({ state: 'draft', revision: 0, publishedVersion: null });
+  const meta = ref<Pick<WorkflowDefinition, 'state' | 'revision' | 'publishedVersion' | 'hasDraftChanges'>>({ state: 'draft', revision: 0, publishedVersion: null, hasDraftChanges: false });
   const name = ref('');
   const description = ref('');
   const goal = ref('');
@@ -102,7 +102,7 @@ export const useBuilder = defineStore('builder', () => {
 
   function adopt(def: WorkflowDefinition) {
     workflowId.value = def.id;
-    meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
+    meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null, hasDraftChanges: def.hasDraftChanges === true };
     name.value = def.name;
     description.value = def.description ?? '';
     goal.value = def.plan?.goal ?? '';
@@ -135,7 +135,7 @@ export const useBuilder = defineStore('builder', () => {
     historyTick.value++;
     const blank = (flowId: string | undefined) => {
       workflowId.value = flowId;
-      meta.value = { state: 'draft', revision: 0, publishedVersion: null };
+      meta.value = { state: 'draft', revision: 0, publishedVersion: null, hasDraftChanges: false };
       name.value = description.value = goal.value = '';
       graph.value = emptyGraph();
       saved.value = docJson();
@@ -251,7 +251,7 @@ export const useBuilder = defineStore('builder', () => {
       const def = workflowId.value ? await api().workflows.save(workflowId.value, body, meta.value.revision) : await api().workflows.create(body);
       const keepSelection = selected.value;
       workflowId.value = def.id;
-      meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
+      meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null, hasDraftChanges: def.hasDraftChanges === true };
       saved.value = docJson();
       selected.value = keepSelection;
       return def;
@@ -271,11 +271,20 @@ export const useBuilder = defineStore('builder', () => {
     await load(id);
   }
 
+  /**
+   * The version state a person needs: a draft never published; a published version with nothing
+   * newer; or a published version with newer draft changes (after an edit or a restore).
+   */
+  const versionState = computed<'draft' | 'published' | 'changed'>(() => {
+    if (!meta.value.publishedVersion) return 'draft';
+    return meta.value.hasDraftChanges || dirty.value ? 'changed' : 'published';
+  });
+
   async function publish() {
     if (!workflowId.value) return;
     try {
       const def = await api().workflows.publish(workflowId.value, meta.value.revision);
-      meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null };
+      meta.value = { state: def.state, revision: def.revision, publishedVersion: def.publishedVersion ?? null, hasDraftChanges: def.hasDraftChanges === true };
     } catch (e) {
       if (e instanceof ApiError && e.status === 409) conflict.value = true;
       else saveError.value = e as ApiError;
@@ -296,7 +305,7 @@ export const useBuilder = defineStore('builder', () => {
   }
 
   return {
-    workflowId, meta, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
+    workflowId, meta, versionState, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
     lastResults, badges, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
     init, load, loadCatalog, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,

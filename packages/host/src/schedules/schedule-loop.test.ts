@@ -173,7 +173,7 @@ describe('schedule loop', () => {
     await l.tick();
     const v = await view(s.id);
     expect(v).toMatchObject({ triggerCount: 0, missedFires: 1, nextRunAt: new Date(T0 + 120_000).toISOString() });
-    expect(v.lastError?.code).toBe('capacity_exhausted');
+    expect(v.lastError?.code).toBe('schedule_capacity_refused');
     expect(v.lastError?.message).toContain('owner-priority');
     // the refused occurrence is gone: more ticks at the same instant submit nothing, and the timer waits for the next boundary
     submitter.refuse = undefined;

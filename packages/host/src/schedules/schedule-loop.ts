@@ -217,8 +217,8 @@ export class ScheduleLoop {
       }
       const r = res.refusal;
       const error: RecordedError = {
-        code: 'capacity_exhausted',
-        params: { scope: r.capacityScope, retryAfterSeconds: r.retryAfterSeconds, capacityScope: r.capacityScope, ...(r.capacityPriority ? { capacityPriority: r.capacityPriority } : {}), occurrence: iso(due) },
+        code: 'schedule_capacity_refused',
+        params: { capacityScope: r.capacityScope, ...(r.capacityPriority ? { capacityPriority: r.capacityPriority } : {}), occurrence: iso(due) },
         at: iso(at),
       };
       await repo.missed(row.id, error, at);

@@ -21,6 +21,7 @@ export const en: Record<string, string> = {
   schedule_workflow_deleted: 'The workflow of this schedule was deleted; the schedule is disabled.',
   schedule_expired_unfired: 'The host was not running when this schedule expired at {expiresAt}; {count} occurrence(s) did not run.',
   schedule_submit_failed: 'The occurrence of {occurrence} could not be submitted: {reason}',
+  schedule_capacity_refused: 'The occurrence of {occurrence} was refused: background-task capacity was full ({capacityScope}). It is not retried; the schedule fires again at its next time.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -44,4 +45,5 @@ export const zhCN: Record<string, string> = {
   schedule_workflow_deleted: '此计划的工作流已被删除；计划已停用。',
   schedule_expired_unfired: '此计划于 {expiresAt} 到期时主机未在运行；有 {count} 次触发未执行。',
   schedule_submit_failed: '{occurrence} 的这次触发无法提交：{reason}',
+  schedule_capacity_refused: '{occurrence} 的这次触发被拒绝：后台任务容量已满（{capacityScope}）。不会重试；计划将在下一个时间再次触发。',
 };

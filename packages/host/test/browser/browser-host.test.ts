@@ -72,7 +72,7 @@ describe('browser tools in the host', () => {
       browser_close: 'read',
       browser_extract_table: 'read',
     });
-    for (const e of catalog.filter((x) => x.name.startsWith('browser_'))) expect(e).toMatchObject({ source: 'builtin', available: true });
+    for (const e of catalog.filter((x) => x.name.startsWith('browser_'))) expect(e).toMatchObject({ source: 'builtin', available: true, flowNode: { label: expect.any(String) } });
   });
 
   it('refuses the loopback site under the default policy', async () => {

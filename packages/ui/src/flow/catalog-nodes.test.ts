@@ -24,6 +24,16 @@ describe('catalog nodes', () => {
     expect(paletteItems(cat, true).map((i) => i.label)).toEqual(['Declared', 'plain']);
   });
 
+  it('offers the browser built-ins in the web group, labelled, without "show all tools"', () => {
+    const browser = (name: string, label: string, available = true) => entry({ name, id: `builtin:${name}`, source: 'builtin', origin: undefined, available, flowNode: { label, help: 'h' } });
+    const cat = [browser('browser_navigate', 'Open web page'), browser('browser_extract_table', 'Read table'), browser('browser_click', 'Click element', false)];
+    const items = paletteItems(cat, false);
+    expect(items.map((i) => [i.label, i.group, i.icon])).toEqual([
+      ['Open web page', 'web', 'web'],
+      ['Read table', 'web', 'web'],
+    ]);
+  });
+
   it('keeps a node whose tool disappeared, marked unavailable and gray', () => {
     const g = emptyGraph();
     g.nodes.push({ id: 'n', type: 'tool', tool: { name: 't', id: 'p:t', schemaRevision: 'r1' }, position: { x: 0, y: 0 }, data: { arguments: { a: 'x' } } });

@@ -60,6 +60,21 @@ type Spec = {
   idempotent?: boolean;
 };
 
+/** Canvas labels: the browser tools are offered in the flow palette's web group like declared nodes. */
+const FLOW_NODES: Record<string, { label: string; help: string }> = {
+  browser_navigate: { label: 'Open web page', help: "Opens an address in the run's browser tab (cookies and forms persist for the run)." },
+  browser_snapshot: { label: 'Read page (snapshot)', help: "The page as an outline of roles, names and text, with element refs for clicking and typing." },
+  browser_click: { label: 'Click element', help: "Clicks an element by its ref from a snapshot." },
+  browser_type: { label: 'Type into field', help: "Fills a text field by ref; can press Enter to submit." },
+  browser_select: { label: 'Choose option', help: "Chooses option(s) of a drop-down by ref." },
+  browser_wait: { label: 'Wait for text', help: "Waits until a text (or element) appears on the page." },
+  browser_screenshot: { label: 'Screenshot', help: "Saves the page as a PNG file in the run's files." },
+  browser_back: { label: 'Go back', help: "Goes back one page in the tab's history." },
+  browser_tabs: { label: 'Browser tabs', help: "Lists, opens, selects or closes tabs." },
+  browser_close: { label: 'Close browser', help: "Closes the run's browser session and forgets its cookies." },
+  browser_extract_table: { label: 'Read table', help: "Reads an HTML table of the page as rows (columns + one object per row), ready for Excel." },
+};
+
 const obj = (properties: Record<string, unknown>, required: string[] = []): JsonSchema => ({ type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) }) as JsonSchema;
 const refProp = { type: 'string', pattern: REF.source, description: 'Element ref from the latest browser_snapshot, e.g. "e12".' };
 const Ref = z.string().regex(REF, 'expected an element ref such as "e12" from browser_snapshot');
@@ -402,6 +417,7 @@ export function createBrowserTools(deps: BrowserToolDeps): Tool[] {
       id: `builtin:${spec.name}`,
       schemaRevision: revision,
       idempotent: spec.idempotent === true,
+      ...(FLOW_NODES[spec.name] ? { flowNode: FLOW_NODES[spec.name] } : {}),
       get available() {
         return deps.available();
       },

@@ -26,6 +26,8 @@ export const MAX_SNAPSHOT_CHARS = 24_000;
 export const NAVIGATION_TIMEOUT_MS = 30_000;
 export const ACTION_TIMEOUT_MS = 10_000;
 export const MAX_WAIT_MS = 60_000;
+/** How long a link click that neither navigated nor downloaded waits for either to show up. */
+export const LINK_SETTLE_MS = 1_000;
 /** Full-page screenshots are cut at this height (CSS pixels). */
 export const MAX_SCREENSHOT_HEIGHT = 8_000;
 const REF = /^(?:f\d+)?e\d+$/;
@@ -224,10 +226,17 @@ const SPECS: Spec[] = [
       const before = { pages: s.pages.length, downloads: s.downloadSeq, blocked: s.blockedSeq };
       // A link or form with a target opens a tab: wait for it so the result names the new page.
       const popup = (await opensTab(loc)) ? p.waitForEvent('popup', { timeout: NAVIGATION_TIMEOUT_MS }).catch(() => null) : null;
+      const link = await loc.evaluate((el) => el.closest('a[href],area[href]') !== null).catch(() => false);
+      const urlBefore = p.url();
       await loc.click({ timeout: ACTION_TIMEOUT_MS }).catch((e) => {
         throw failure('click', e);
       });
       if (popup) await (await popup)?.waitForLoadState('load', { timeout: NAVIGATION_TIMEOUT_MS }).catch(() => {});
+      else if (link && p.url() === urlBefore && s.downloadSeq === before.downloads) {
+        // A link whose response is a download ends its navigation without a new page: give the
+        // download event (or a late navigation) a moment to arrive so the result reports it.
+        await Promise.race([p.waitForEvent('download', { timeout: LINK_SETTLE_MS }), p.waitForEvent('framenavigated', { timeout: LINK_SETTLE_MS })]).catch(() => {});
+      }
       const extra = await settle(s, before);
       return { clicked: a.ref, ...(await pageState(s, page(s), before.blocked)), ...extra };
     },

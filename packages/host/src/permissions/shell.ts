@@ -236,7 +236,8 @@ function declaration(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser:
       const name = child.childForFieldName('name')?.text ?? child.namedChildren[0]?.text ?? '';
       if (isSensitiveVariable(name)) opaque = `"${words[0]?.value}" sets ${name}, which changes what later commands run`;
       words.push({ value: child.text, dynamic: /[$`]/.test(child.text), glob: false });
-    } else words.push(evalWord(child));
+    } else if (child.type === 'variable_name') words.push({ value: child.text, dynamic: false, glob: false });
+    else words.push(evalWord(child));
   }
   const seg: Words = { words: words.map((w) => w.value), dynamic: words.map((w) => w.dynamic), trailingDynamic: false };
   opaque ??= node.type === 'unset_command' ? builtinProblem(seg) : declarationProblem(seg);

@@ -15,6 +15,8 @@ export const en = {
   dialog: {
     title: 'Run this flow',
     noInputs: 'This flow needs no inputs.',
+    orType: 'or type: e-mail addresses separated by commas, or a name',
+    badAddresses: 'Not a valid e-mail address: {list}',
     start: 'Start run',
     choose: 'Choose…',
     loadingOptions: 'Loading choices…',
@@ -58,6 +60,8 @@ export const zhCN: typeof en = {
   dialog: {
     title: '运行此流程',
     noInputs: '此流程不需要输入。',
+    orType: '或直接输入：以逗号分隔的邮箱地址，或一个名称',
+    badAddresses: '不是有效的邮箱地址：{list}',
     start: '开始运行',
     choose: '请选择…',
     loadingOptions: '正在加载选项…',

@@ -29,6 +29,7 @@ export const ERRORS = {
   duplicate_query_parameter: spec(400),
   json_too_deep: spec(400),
   forbidden_key: spec(400),
+  owner_exists: spec(409),
   not_found: spec(404),
   route_not_found: spec(404),
   payload_too_large: spec(413),

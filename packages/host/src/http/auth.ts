@@ -30,10 +30,11 @@ export function loadPrimaryToken(home: string, fixed?: string): string {
   if (fixed) return fixed;
   const file = join(home, 'token');
   if (existsSync(file)) {
+    chmodSync(file, 0o600);
     const t = readFileSync(file, 'utf8').trim();
     if (t.length >= 16) return t;
   }
-  mkdirSync(home, { recursive: true });
+  mkdirSync(home, { recursive: true, mode: 0o700 });
   const token = newToken();
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
@@ -61,10 +62,11 @@ export class TokenVerifier {
   /** Creates an owner with a fresh token (returned once, stored as a digest). */
   async createOwner(name: string, now: string): Promise<{ owner: string; token: string }> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === DEFAULT_OWNER) throw new FengYuError('invalid_request', { reason: 'owner name must match ^[A-Za-z0-9_.-]{1,64}$ and not be "default"' });
-    const token = newToken();
     const existing = await this.db.selectFrom('owners').select('id').where('id', '=', name).executeTakeFirst();
-    if (existing) await this.db.updateTable('owners').set({ token_sha256: digest(token) }).where('id', '=', name).execute();
-    else await this.db.insertInto('owners').values({ id: name, name, token_sha256: digest(token), created_at: now }).execute();
+    // An existing owner keeps its token: creating it again never rotates (and so never hijacks) it.
+    if (existing) throw new FengYuError('owner_exists', { name });
+    const token = newToken();
+    await this.db.insertInto('owners').values({ id: name, name, token_sha256: digest(token), created_at: now }).execute();
     return { owner: name, token };
   }
 }

@@ -65,7 +65,7 @@ export function createGuard(deps: GuardDeps): Guard {
       deps.logger.warn({ err }, 'plugin hook provider failed; plugin hooks skipped');
     }
     if (sets.length === 0) return out;
-    const trusted = await deps.trust.trustedIds();
+    const trusted = await deps.trust.trustedIds(owner);
     for (const set of sets) {
       if (!trusted.has(set.pluginId)) continue;
       for (const hook of set.hooks) {

@@ -64,10 +64,10 @@ export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: Fast
   app.post('/api/plugin-hooks/:id/untrust', { schema: { summary: "Stop running a plugin's hooks (from the next call on)", tags: ['permissions'], params: idParams } }, async (req) => {
     const { id } = req.params as { id: string };
     if (!PLUGIN_ID.test(id)) throw new FengYuError('invalid_plugin_id', { pluginId: id });
-    const removed = await trust.untrust(id);
+    const removed = await trust.untrust(id, req.owner);
     return { pluginId: id, trusted: false, changed: removed };
   });
-  app.get('/api/plugin-hooks', { schema: { summary: 'Plugins whose hooks are trusted', tags: ['permissions'] } }, async () => ({ trusted: await trust.list() }));
+  app.get('/api/plugin-hooks', { schema: { summary: 'Plugins whose hooks are trusted', tags: ['permissions'] } }, async (req) => ({ trusted: await trust.list(req.owner) }));
 };
 
 /** The facts a rule sees, from the owner's catalog (execute_command is known even when absent). */

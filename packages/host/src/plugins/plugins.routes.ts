@@ -35,14 +35,14 @@ async function receiveUpload(req: FastifyRequest, maxBytes: number) {
 export const registerPlugins: DomainRegistrar = async (ctx, app) => {
   const { service, files } = ctx.plugins;
   const trust = ctx.permissions.trust;
-  const view = async (id: string) => {
+  const view = async (id: string, owner: string) => {
     const p = await service.get(id);
-    return pluginView(p, ctx.posture(), { present: service.hasHooks(p), trusted: (await trust.trustedIds()).has(p.id) });
+    return pluginView(p, ctx.posture(), { present: service.hasHooks(p), trusted: (await trust.trustedIds(owner)).has(p.id) });
   };
 
   app.get('/api/plugins/manifest-schema', { schema: { summary: 'JSON Schema of a plugin manifest.json', tags: ['plugins'] } }, async () => manifestJsonSchema());
-  app.get('/api/plugins', { schema: { summary: 'Installed plugins', tags: ['plugins'], response: { 200: { type: 'array', items: pluginViewSchema } } } }, async () => {
-    const trusted = await trust.trustedIds();
+  app.get('/api/plugins', { schema: { summary: 'Installed plugins', tags: ['plugins'], response: { 200: { type: 'array', items: pluginViewSchema } } } }, async (req) => {
+    const trusted = await trust.trustedIds(req.owner);
     return (await service.list()).map((p) => pluginView(p, ctx.posture(), { present: service.hasHooks(p), trusted: trusted.has(p.id) }));
   });
   for (const action of ['enable', 'disable'] as const) {
@@ -50,7 +50,7 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
       requireAdmin(req);
       const { id } = req.params as { id: string };
       await service.setEnabled(id, action === 'enable');
-      return view(id);
+      return view(id, req.owner);
     });
   }
   app.delete('/api/plugins/:id', {
@@ -78,7 +78,7 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
         const before = await service.list();
         const installed = await service.installPackage(tmp);
         reply.code(before.some((p) => p.id === installed.id) ? 200 : 201);
-        return view(installed.id);
+        return view(installed.id, req.owner);
       } finally {
         await rm(tmp, { force: true });
       }

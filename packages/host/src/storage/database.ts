@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
@@ -30,8 +30,13 @@ export function openDatabase(home: string, mode: 'file' | 'memory' = 'file'): Op
   let raw: Database.Database;
   if (mode === 'memory') raw = new Database(':memory:');
   else {
-    mkdirSync(home, { recursive: true });
-    raw = new Database(join(home, 'fengyu.db'));
+    // FENGYU_HOME holds the token, keys and the database: only its owner may enter it.
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    chmodSync(home, 0o700);
+    const file = join(home, 'fengyu.db');
+    closeSync(openSync(file, 'a', 0o600));
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+    raw = new Database(file);
     raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: every commit survives a process crash (SIGKILL); see docs/decisions/core.md.
     raw.pragma('synchronous = NORMAL');

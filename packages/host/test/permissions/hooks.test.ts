@@ -41,7 +41,7 @@ async function guardWith(hooks: HookConfig[], permissions = { deny: [], ask: [],
   const settings = { section: async <T,>(_owner: string, name: string) => doc[name] as T };
   const runner = new HookRunner({ logger, clock, env: { PATH: process.env.PATH }, cwd: dir });
   const guard = createGuard({ settings, hooks: runner, trust, logger, clock });
-  return { guard, trust, doc, close: () => database.close() };
+  return { guard, trust, doc, db: database.db, close: () => database.close() };
 }
 
 beforeAll(async () => {
@@ -194,11 +194,31 @@ describe('plugin hooks', () => {
     const g = await guardWith([]);
     g.guard.usePluginHooks?.({ trustedHooks: async () => [set] });
     expect(await g.guard.check(call('excel_split'))).toMatchObject({ decision: 'allow', source: 'mode' });
+    // Only an installed plugin can be trusted.
+    await expect(g.trust.trust('acme.guard', 'o1')).rejects.toMatchObject({ code: 'plugin_not_found' });
+    writeFileSync(join(root, 'hooks.json'), 'v1');
+    const row = { id: 'acme.guard', name: 'acme', version: '1.0.0', manifest: '{}', root, installed_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z' };
+    await g.db.insertInto('plugins').values(row).execute();
+    // Trust is per owner: another owner's trust does not run the hooks for o1.
+    await g.trust.trust('acme.guard', 'o2');
+    expect(await g.guard.check(call('excel_split'))).toMatchObject({ decision: 'allow', source: 'mode' });
     await g.trust.trust('acme.guard', 'o1');
     const d = await g.guard.check(call('excel_split'));
     expect(d).toMatchObject({ decision: 'deny', source: 'hook', rule: 'plugin/acme.guard/pre_tool_use-1-1', reason: 'plugin says no' });
     expect(readFileSync(join(data, 'seen'), 'utf8').trim().split('\n')).toEqual([root, root]);
-    await g.trust.untrust('acme.guard');
+    await g.trust.untrust('acme.guard', 'o1');
+    expect(await g.guard.check(call('excel_split'))).toMatchObject({ decision: 'allow', source: 'mode' });
+    // Trust is bound to the installed package: an upgrade (changed files) voids it.
+    await g.trust.trust('acme.guard', 'o1');
+    expect((await g.guard.check(call('excel_split'))).decision).toBe('deny');
+    writeFileSync(join(root, 'hooks.json'), 'v2');
+    await g.db.updateTable('plugins').set({ version: '1.0.1', updated_at: '2026-01-02T00:00:00Z' }).where('id', '=', 'acme.guard').execute();
+    expect(await g.guard.check(call('excel_split'))).toMatchObject({ decision: 'allow', source: 'mode' });
+    expect((await g.trust.list('o1'))[0]).toMatchObject({ pluginId: 'acme.guard', current: false });
+    // A reinstall (new install time, same files) voids it too.
+    await g.trust.trust('acme.guard', 'o1');
+    expect((await g.guard.check(call('excel_split'))).decision).toBe('deny');
+    await g.db.updateTable('plugins').set({ installed_at: '2026-01-03T00:00:00Z', updated_at: '2026-01-03T00:00:00Z' }).where('id', '=', 'acme.guard').execute();
     expect(await g.guard.check(call('excel_split'))).toMatchObject({ decision: 'allow', source: 'mode' });
     await g.close();
   });

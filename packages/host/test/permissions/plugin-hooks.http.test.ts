@@ -71,3 +71,23 @@ describe('plugin hooks end to end', () => {
     expect(after.find((e) => e.type === 'step_complete')?.data.status).toBe('done');
   });
 });
+
+describe('plugin-hook trust is per owner, and only for installed plugins', () => {
+  it('trusting a plugin that is not installed is a 404', async () => {
+    const res = await t.api('POST', '/api/plugin-hooks/not.installed.plugin/trust');
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe('plugin_not_found');
+    expect((await t.api('GET', '/api/plugin-hooks')).body.trusted.map((r: any) => r.pluginId)).not.toContain('not.installed.plugin');
+  });
+
+  it("another owner's trust does not run the hooks in the default owner's runs", async () => {
+    const other = await t.api('POST', '/api/owners', { name: 'second' });
+    expect(other.status).toBe(200);
+    const res = await t.api('POST', `/api/plugin-hooks/${PROBE}/trust`, undefined, { 'x-fengyu-token': other.body.token });
+    expect(res.status).toBe(200);
+    const mine = await runEcho();
+    expect(mine.find((e) => e.type === 'step_complete')?.data.status).toBe('done');
+    expect((await t.api('GET', '/api/plugin-hooks')).body.trusted).toEqual([]);
+    expect((await t.api('GET', '/api/plugin-hooks', undefined, { 'x-fengyu-token': other.body.token })).body.trusted).toMatchObject([{ pluginId: PROBE, current: true }]);
+  });
+});

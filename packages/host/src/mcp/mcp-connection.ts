@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { createPolicyFetch } from '../net/policy-fetch';
 import { DEFAULT_CALL_TIMEOUT_SECONDS, isStdio, type McpServerConfig, transportOf } from './mcp.config';
 import type { ProgressFn } from '../tools/tool';
 import { type McpCallResult, type McpToolDef, mapCallResult, TOOL_NAME } from './mcp-tool';
@@ -117,7 +118,9 @@ export class McpConnection {
       t.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
       return t;
     }
-    return new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers: this.config.headers } });
+    // The same address policy as web_fetch: loopback and private servers need the explicit opt-in.
+    const fetch = createPolicyFetch({ allowPrivateNetwork: this.config.allowPrivateNetwork === true });
+    return new StreamableHTTPClientTransport(new URL(this.config.url), { requestInit: { headers: this.config.headers }, fetch });
   }
 
   private onStderr(chunk: Buffer): void {

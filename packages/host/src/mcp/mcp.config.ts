@@ -1,4 +1,4 @@
-import { canonicalJson, errorSpecOf, registerErrors } from '@fengyu/protocol';
+import { canonicalJson, errorSpecOf, REDACTED, registerErrors } from '@fengyu/protocol';
 import { z } from 'zod';
 
 /**
@@ -10,8 +10,8 @@ import { z } from 'zod';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 export const DEFAULT_CALL_TIMEOUT_SECONDS = 120;
-/** What GET /api/settings shows instead of env and header values (which may carry secrets). */
-export const REDACTED = '[redacted]';
+/** What GET /api/settings shows instead of env and header values (which may carry secrets): the one redaction marker. */
+export { REDACTED };
 
 const serverName = z
   .string()
@@ -40,6 +40,8 @@ export const HttpServerConfig = z
       .refine((u) => /^https?:\/\//i.test(u), 'must be an http or https URL'),
     headers: stringMap.default({}),
     timeoutSeconds,
+    /** Loopback, private, link-local and metadata addresses are refused unless this is true (as for web_fetch). */
+    allowPrivateNetwork: z.boolean().optional(),
   })
   .strict();
 

@@ -1,6 +1,8 @@
 import type { CoreServices } from '../services';
 import { registerWebTools } from '../tools/builtin/web-tools';
-import { McpServersSettings, redactServers, registerMcpErrors, restoreRedacted } from './mcp.config';
+import { SecretStore } from '../models/secret-store';
+import { type McpServersSettings, registerMcpErrors } from './mcp.config';
+import { mcpServersSection, revealServers } from './mcp-secrets';
 import { McpToolSource } from './mcp-source';
 
 /**
@@ -13,28 +15,29 @@ export interface McpDomain {
   source: McpToolSource;
 }
 
-export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 'settings'>): McpToolSource {
+/** Header and env values of MCP servers are kept in this 0600 store, like backend API keys. */
+export function mcpSecrets(core: Pick<CoreServices, 'config'>): SecretStore {
+  return new SecretStore(core.config.home, 'mcp-secrets');
+}
+
+export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'config'>, secrets = mcpSecrets(core)): McpToolSource {
   return new McpToolSource({
     logger: core.logger,
     now: () => core.clock.now(),
-    servers: (owner) => core.settings.section<McpServersSettings>(owner, 'mcpServers'),
+    servers: async (owner) => revealServers(secrets, owner, await core.settings.section<McpServersSettings>(owner, 'mcpServers')),
   });
 }
 
-export function createMcpDomain(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'catalog' | 'onClose'>): McpDomain {
+export function createMcpDomain(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'catalog' | 'onClose' | 'config'>): McpDomain {
   registerMcpErrors();
   registerWebTools(core);
-  core.settings.registerSection<McpServersSettings>('mcpServers', {
-    schema: McpServersSettings,
-    defaultValue: {},
-    redact: redactServers,
-    prepare: (next, prev) => restoreRedacted(next, prev ?? {}),
-  });
-  const source = createMcpSource(core);
+  const secrets = mcpSecrets(core);
+  core.settings.registerSection<McpServersSettings>('mcpServers', mcpServersSection(secrets));
+  const source = createMcpSource(core, secrets);
   core.catalog.register(source);
   core.settings.onChange((owner, doc, changed) => {
     if (changed && !changed.includes('mcpServers')) return;
-    source.applySettings(owner, (doc.mcpServers ?? {}) as McpServersSettings);
+    source.applySettings(owner, revealServers(secrets, owner, (doc.mcpServers ?? {}) as McpServersSettings));
   });
   core.onClose(() => source.close());
   return { source };

@@ -2,15 +2,17 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { dirname, join } from 'node:path';
 
 /**
- * Backend API keys, kept outside the database in one JSON file under FENGYU_HOME with mode 0600
- * (`secrets/backend-keys.json`: owner → backend id → key). Writes are atomic (temp file +
+ * Secrets kept outside the database, in one JSON file under FENGYU_HOME with mode 0600 per kind
+ * (`secrets/backend-keys.json`: owner → backend id → key; `secrets/mcp-secrets.json`: owner →
+ * `<server>/<headers|env>/<name>` → value). Writes are atomic (temp file +
  * rename). Nothing here logs a key.
  */
 export class SecretStore {
   readonly file: string;
 
-  constructor(home: string) {
-    this.file = join(home, 'secrets', 'backend-keys.json');
+  /** `name` picks the file: `secrets/<name>.json` (backend keys by default; MCP secrets use their own). */
+  constructor(home: string, name = 'backend-keys') {
+    this.file = join(home, 'secrets', `${name}.json`);
   }
 
   get(owner: string, id: string): string | undefined {

@@ -151,6 +151,8 @@ export function classifyIpv6(b: number[]): IpClass {
   if (b.every((x) => x === 0)) return 'unspecified';
   if (b.slice(0, 15).every((x) => x === 0) && b[15] === 1) return 'loopback';
   if (zeros10 && b[10] === 0 && b[11] === 0) return classifyIpv4(b.slice(12)); // ::a.b.c.d (compat)
+  if (b.slice(0, 8).every((x) => x === 0) && b[8] === 0xff && b[9] === 0xff && b[10] === 0 && b[11] === 0) return classifyIpv4(b.slice(12)); // ::ffff:0:a.b.c.d (IPv4-translated)
+  if (startsWith(b, [0, 0x64, 0xff, 0x9b, 0, 1])) return 'reserved'; // local-use NAT64 64:ff9b:1::/48 (may embed any v4)
   if (startsWith(b, [0, 0x64, 0xff, 0x9b])) return classifyIpv4(b.slice(12)); // NAT64 64:ff9b::/96
   if (b[0] === 0x20 && b[1] === 0x02) return classifyIpv4(b.slice(2, 6)); // 6to4 2002::/16
   if (isAwsMetadataV6(b)) return 'metadata';

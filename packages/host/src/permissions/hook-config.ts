@@ -22,6 +22,8 @@ export const HookSchema = z
     url: z.string().max(2000).optional(),
     timeoutSeconds: z.number().int().min(1).max(600).default(30),
     enabled: z.boolean().default(true),
+    /** An http hook to a loopback, private, link-local or metadata address needs this (as for web_fetch). */
+    allowPrivateNetwork: z.boolean().optional(),
   })
   .strict()
   .superRefine((h, ctx) => {
@@ -128,7 +130,9 @@ export function parsePluginHooks(pluginId: string, doc: unknown): HookConfig[] {
       const issue = parsed.error.issues[0];
       fail(`hook ${i + 1}${issue?.path.length ? ` ${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`);
     }
-    out.push(parsed.data as HookConfig);
+    // Only the user opts into private addresses: a plugin's own hooks file cannot.
+    const { allowPrivateNetwork: _ignored, ...hook } = parsed.data as HookConfig;
+    out.push(hook as HookConfig);
   });
   const names = new Set<string>();
   for (const h of out) {

@@ -1,5 +1,7 @@
+import { isFengYuError, localize } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
+import { createSafeFetch, type SafeFetch } from '../net/safe-fetch';
 import { mkdir } from 'node:fs/promises';
 import { type CommandMode, commandMode, type OwnerIsolation, scratchDir, shellSpec } from '../process/owner-commands';
 import { defaultProcessGroups, type ProcessGroups, runBounded } from '../process/spawn';
@@ -53,12 +55,18 @@ export interface HookRunnerDeps {
    * than the primary one.
    */
   isolation?: OwnerIsolation;
+  /** The outbound HTTP client for http hooks (default: the SSRF-guarded one). */
+  safeFetch?: SafeFetch;
 }
 
 const OUTPUT_CAP = 64 * 1024;
 
 export class HookRunner {
-  constructor(private readonly deps: HookRunnerDeps) {}
+  private readonly safeFetch: SafeFetch;
+
+  constructor(private readonly deps: HookRunnerDeps) {
+    this.safeFetch = deps.safeFetch ?? createSafeFetch({ userAgent: 'FengYu/0.1 (hook)' });
+  }
 
   async run(target: HookTarget, envelope: Record<string, unknown>, signal?: AbortSignal): Promise<HookOutcome> {
     const started = this.deps.clock.now();
@@ -120,21 +128,28 @@ export class HookRunner {
     const timeout = AbortSignal.timeout(hook.timeoutSeconds * 1000);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      const res = await fetch(hook.url as string, {
+      // The same SSRF address policy as web_fetch; redirects are not followed.
+      const res = await this.safeFetch({
+        url: hook.url as string,
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-fengyu-hook': target.name, 'x-fengyu-hook-event': hook.event },
         body: JSON.stringify(envelope),
         signal: combined,
-        redirect: 'error',
+        timeoutMs: hook.timeoutSeconds * 1000,
+        maxBytes: OUTPUT_CAP,
+        maxRedirects: 0,
+        allowPrivateNetwork: hook.allowPrivateNetwork === true,
+        tool: `hook ${target.name}`,
       });
-      const text = (await res.text()).slice(0, OUTPUT_CAP);
+      const ok = res.status >= 200 && res.status < 300;
+      const text = res.body.toString('utf8');
       const json = jsonVerdict(text);
       if (json) return { ...json, status: res.status };
-      if (res.ok) return { outcome: 'proceed', status: res.status };
+      if (ok) return { outcome: 'proceed', status: res.status };
       return { outcome: 'failed', reason: `HTTP ${res.status}`, status: res.status };
     } catch (err) {
       if (timeout.aborted) return { outcome: 'timeout', reason: `timed out after ${hook.timeoutSeconds} s` };
-      return { outcome: 'failed', reason: (err as Error).message };
+      return { outcome: 'failed', reason: isFengYuError(err) ? errorText(err) : (err as Error).message };
     }
   }
 }
@@ -155,6 +170,11 @@ function jsonVerdict(text: string): { outcome: HookVerdictKind; reason?: string 
   if (decision === 'ask') return { outcome: 'ask', ...(why ? { reason: why } : { reason: 'the hook asks for approval' }) };
   if (decision === 'allow' || decision === 'approve') return { outcome: 'proceed', ...(why ? { reason: why } : {}) };
   return undefined;
+}
+
+function errorText(err: unknown): string {
+  const e = err as { code: string; params: Record<string, unknown> };
+  return localize(e.code, e.params, 'en');
 }
 
 function firstLine(text: string): string | undefined {

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -89,7 +90,7 @@ describe('MCP servers in the host', () => {
     const patch = await t.api('PATCH', '/api/settings', {
       mcpServers: {
         everything: { command: process.execPath, args: [everything], env: { SOME_TOKEN: 'sekrit-value' } },
-        remote: { url: httpUrl, headers: { authorization: 'Bearer sekrit-header' } },
+        remote: { url: httpUrl, headers: { authorization: 'Bearer sekrit-header' }, allowPrivateNetwork: true },
         fs: { command: process.execPath, args: [filesystem, allowed] },
         broken: { command: join(dir, 'missing-binary') },
       },
@@ -122,8 +123,58 @@ describe('MCP servers in the host', () => {
       mcpServers: { everything: { command: process.execPath, args: [everything], env: { SOME_TOKEN: '[redacted]' } } },
     });
     expect(res.status).toBe(200);
+    // The settings document (and so the database) keeps only the marker; the value is in the 0600 secret store.
     const saved = await t.host.ctx.settings.section<Record<string, { env: Record<string, string> }>>(DEFAULT_OWNER, 'mcpServers');
-    expect(saved.everything?.env.SOME_TOKEN).toBe('sekrit-value');
+    expect(saved.everything?.env.SOME_TOKEN).toBe('[redacted]');
+    const rows = await t.host.ctx.db.selectFrom('settings').select('doc').execute();
+    expect(JSON.stringify(rows)).not.toContain('sekrit');
+    const store = join(t.home, 'secrets', 'mcp-secrets.json');
+    expect(statSync(store).mode & 0o777).toBe(0o600);
+    expect(readFileSync(store, 'utf8')).toContain('sekrit-value');
+    // The server itself still gets the real value.
+    const events = await run({ steps: [{ id: 'env', tool: 'everything__get-env', arguments: {} }] });
+    expect(JSON.stringify(stepDone(events, 'env')?.result)).toContain('sekrit-value');
+  });
+
+  it('stores MCP header secrets like API keys: redacted in GET /api/settings, sent to the server', async () => {
+    const seen: string[] = [];
+    const probe = createHttpServer((req, res) => {
+      seen.push(String(req.headers['x-api-key'] ?? ''));
+      res.statusCode = 500;
+      res.end();
+    });
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(probe.address() as { port: number }).port}/mcp`;
+      // Without the explicit opt-in, a loopback MCP server is refused like web_fetch refuses it: nothing is sent.
+      for (const target of [url, url.replace('127.0.0.1', 'localhost'), url.replace('127.0.0.1', '[::ffff:127.0.0.1]')]) {
+        expect((await t.api('PATCH', '/api/settings', { mcpServers: { probe: { url: target, headers: { 'x-api-key': 'header-sekrit-1' } } } })).status).toBe(200);
+        const servers = (await t.api('GET', '/api/mcp/servers')).body as Array<{ name: string; state: string; error?: string }>;
+        const probeView = servers.find((x) => x.name === 'probe');
+        expect(probeView?.state, target).toBe('error');
+        expect(probeView?.error, target).toMatch(/loopback|private|refused|blocked/i);
+      }
+      expect(seen).toEqual([]);
+      const patch = await t.api('PATCH', '/api/settings', { mcpServers: { probe: { url, headers: { 'x-api-key': 'header-sekrit-1' }, allowPrivateNetwork: true } } });
+      expect(patch.status, JSON.stringify(patch.body)).toBe(200);
+      expect(patch.body.mcpServers.probe.headers['x-api-key']).toBe('[redacted]');
+      const got = await t.api('GET', '/api/settings');
+      expect(JSON.stringify(got.body)).not.toContain('header-sekrit');
+      expect(JSON.stringify(await t.host.ctx.db.selectFrom('settings').select('doc').execute())).not.toContain('header-sekrit');
+      await t.api('POST', '/api/mcp/servers/probe/reconnect');
+      await waitUntil(() => seen.includes('header-sekrit-1'));
+      // Patching the marker back keeps the stored value.
+      const back = await t.api('PATCH', '/api/settings', { mcpServers: { probe: { url, headers: { 'x-api-key': '[redacted]' }, allowPrivateNetwork: true, timeoutSeconds: 5 } } });
+      expect(back.status).toBe(200);
+      seen.length = 0;
+      await t.api('POST', '/api/mcp/servers/probe/reconnect');
+      await waitUntil(() => seen.length > 0);
+      expect(seen.every((h) => h === 'header-sekrit-1')).toBe(true);
+    } finally {
+      await t.api('PATCH', '/api/settings', { mcpServers: { probe: null } });
+      probe.closeAllConnections();
+      await new Promise((r) => probe.close(r));
+    }
   });
 
   it('runs a supplied workflow whose steps are MCP tools over stdio, HTTP and filesystem', async () => {

@@ -171,13 +171,32 @@ describe('command hooks (real processes)', () => {
 describe('http hooks (a real local server)', () => {
   it('denies by JSON body, proceeds on an empty 200, fails open on 500 and on timeout', async () => {
     received.length = 0;
-    const g = await guardWith([hook({ name: 'h-deny', type: 'http', url: `${url}/deny`, matcher: 'danger_*' }), hook({ name: 'h-ok', type: 'http', url: `${url}/ok` }), hook({ name: 'h-boom', type: 'http', url: `${url}/boom` }), hook({ name: 'h-slow', type: 'http', url: `${url}/slow`, timeoutSeconds: 1 })]);
+    const local = { allowPrivateNetwork: true };
+    const g = await guardWith([hook({ name: 'h-deny', type: 'http', url: `${url}/deny`, matcher: 'danger_*', ...local }), hook({ name: 'h-ok', type: 'http', url: `${url}/ok`, ...local }), hook({ name: 'h-boom', type: 'http', url: `${url}/boom`, ...local }), hook({ name: 'h-slow', type: 'http', url: `${url}/slow`, timeoutSeconds: 1, ...local })]);
     expect(await g.guard.check(call('danger_zone', { a: 1 }))).toMatchObject({ decision: 'deny', source: 'hook', rule: 'h-deny', reason: 'http says no' });
     expect(received[0]).toMatchObject({ path: '/deny', body: { event: 'pre_tool_use', tool: { name: 'danger_zone' }, arguments: { a: 1 } } });
     const d = await g.guard.check(call('safe'));
     expect(d).toMatchObject({ decision: 'allow', source: 'mode' });
     expect(d.audits?.map((a) => [a.hook, a.outcome])).toEqual([['h-ok', 'proceed'], ['h-boom', 'failed'], ['h-slow', 'timeout']]);
     await g.close();
+  });
+
+  it('goes through the web_fetch address policy: a private address without the opt-in is never contacted', async () => {
+    received.length = 0;
+    const port = new URL(url).port;
+    const targets = [`${url}/deny`, `http://localhost:${port}/deny`, `http://[::ffff:127.0.0.1]:${port}/deny`, `http://[::ffff:0:127.0.0.1]:${port}/deny`, `http://2130706433:${port}/deny`, `http://169.254.169.254/latest/meta-data/`];
+    const g = await guardWith(targets.map((u, i) => hook({ name: `h${i}`, type: 'http', url: u })));
+    const d = await g.guard.check(call('danger_zone'));
+    expect(d).toMatchObject({ decision: 'allow', source: 'mode' });
+    expect(d.audits?.map((a) => a.outcome)).toEqual(targets.map(() => 'failed'));
+    for (const a of d.audits ?? []) expect(a.reason).toMatch(/refused|loopback|private|link-local|metadata|blocked/i);
+    expect(received).toEqual([]);
+    await g.close();
+  });
+
+  it('a plugin hooks file cannot opt itself into private addresses', () => {
+    const [h] = parsePluginHooks('p', [{ name: 'a', event: 'pre_tool_use', type: 'http', url: 'http://127.0.0.1:9/x', allowPrivateNetwork: true }]);
+    expect(h?.allowPrivateNetwork).toBeUndefined();
   });
 });
 

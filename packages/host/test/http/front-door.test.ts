@@ -85,8 +85,9 @@ describe('one path for the router and the token check', () => {
     expect((await rawRequest(port, { target: '/metrics' })).status).toBe(401);
     expect((await rawRequest(port, { target: '//metrics' })).status).toBe(401);
     expect((await rawRequest(port, { target: '/%6detrics' })).status).toBe(401);
-    // Bearer is accepted only on routes that declare it.
-    expect((await rawRequest(port, { target: '/metrics', headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
+    expect((await rawRequest(port, { target: '/METRICS' })).status).toBe(401);
+    expect((await rawRequest(port, { target: '/metrics', headers: { authorization: 'Bearer wrong-token' } })).status).toBe(401);
+    expect((await rawRequest(port, { target: `/metrics?token=${token}` })).status).toBe(401);
   });
 
   it('the UI outside /api needs no token', async () => {

@@ -47,7 +47,7 @@ beforeAll(() => {
     fx: { command: node, args: [fixture], env: { FIXTURE_LOG: logFile, FIXTURE_VALUE: 'one' }, timeoutSeconds: 2 },
     broken: { command: join(dir, 'no-such-binary'), args: [], env: {} },
     quits: { command: node, args: ['-e', 'process.stderr.write("bad config, giving up\\n"); process.exit(7)'], env: {} },
-    down: { url: 'http://127.0.0.1:9/mcp', headers: {} },
+    down: { url: 'http://127.0.0.1:9/mcp', headers: {}, allowPrivateNetwork: true },
   };
   source = new McpToolSource({ logger: pino({ level: 'silent' }), now: () => Date.now(), servers: async () => servers, connectTimeoutMs: 20_000 });
 });

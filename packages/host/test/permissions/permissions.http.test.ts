@@ -75,15 +75,15 @@ describe('POST /api/permissions/check', () => {
 });
 
 describe('plugin hook trust routes', () => {
-  it('trusts and untrusts by plugin id', async () => {
+  it('refuses to trust a plugin that is not installed; untrust of an untrusted id changes nothing', async () => {
     const trust = await t.api('POST', '/api/plugin-hooks/acme.guard/trust');
-    expect(trust.status).toBe(200);
-    expect(trust.body).toMatchObject({ pluginId: 'acme.guard', trusted: true });
-    expect((await t.api('GET', '/api/plugin-hooks')).body.trusted).toEqual([expect.objectContaining({ pluginId: 'acme.guard' })]);
-    const untrust = await t.api('POST', '/api/plugin-hooks/acme.guard/untrust');
-    expect(untrust.body).toEqual({ pluginId: 'acme.guard', trusted: false, changed: true });
+    expect(trust.status).toBe(404);
+    expect(trust.body.error.code).toBe('plugin_not_found');
     expect((await t.api('GET', '/api/plugin-hooks')).body.trusted).toEqual([]);
+    const untrust = await t.api('POST', '/api/plugin-hooks/acme.guard/untrust');
+    expect(untrust.body).toEqual({ pluginId: 'acme.guard', trusted: false, changed: false });
     expect((await t.api('POST', '/api/plugin-hooks/..%2Fetc/trust')).status).toBe(400);
+    expect((await t.api('POST', '/api/plugin-hooks/-bad/trust')).status).toBe(400);
   });
 });
 

@@ -15,7 +15,8 @@ export interface RunEventPayloads {
   run_created: { goal?: string; status: RunStatus; parentRunId?: string; origin?: string };
   plan_token: { text: string };
   plan_ready: { plan: AgentPlan };
-  plan_approval_requested: { gateId: string; plan: AgentPlan };
+  /** `uncertainSteps`: steps whose tool may have taken effect before the host stopped (resume). */
+  plan_approval_requested: { gateId: string; plan: AgentPlan; uncertainSteps?: string[] };
   plan_approved: { gateId: string; edited: boolean; plan: AgentPlan };
   step_start: { stepId: string; index: number; title?: string; tool?: string; arguments?: unknown; attempt: number; pinned?: boolean; reused?: boolean };
   step_approval_requested: { gateId: string; stepId: string; reason: string; tool?: string; arguments?: unknown; effect?: string };
@@ -34,6 +35,12 @@ export interface RunEventPayloads {
   // biome-ignore lint/complexity/noBannedTypes: an event without payload
   cancelled: {};
   interrupted: { reason: string };
+  /**
+   * The host stopped while this step's tool was running, and the tool is neither read-only nor
+   * idempotent: its effect may or may not have happened. A resume shows the step at the plan
+   * review; it runs again only if the reviewer keeps it.
+   */
+  step_uncertain: { stepId: string; tool?: string; reason: string };
 }
 
 export type RunEventType = keyof RunEventPayloads;

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { streamRun } from '../events/sse';
 import { batchBody, listQuery, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
-import { redactPlan } from './active-run';
+import { redactPlan } from './run-text';
 import { classifyApproveBody } from './approve-body';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 
@@ -95,6 +95,14 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
     const { runId } = req.params as { runId: string };
     return { runId, ...(await agent.cancel(req.owner, runId)) };
   });
+
+  registerHistoryRoutes(ctx, app, repo);
+}
+
+/** History: list, detail, resume, fork, rewind, batch, and the tool catalog. */
+function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: RunRepository): void {
+  const agent = ctx.agent;
+  const tags = ['agent'];
 
   app.get('/api/agent/runs', { schema: { summary: 'Run history, newest first', tags, querystring: listQuery } }, async (req) => {
     const q = req.query as { q?: string; status?: string; limit?: number; cursor?: string };

@@ -7,7 +7,9 @@ import type { EventLog } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
-import { ActiveRun, type ResolvedConfig, type RunDeps } from './active-run';
+import { interruptOrphan } from './orphans';
+import { ActiveRun } from './run-executor';
+import type { ResolvedConfig, RunDeps } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
 import { type Execution, parsePlan, type RunRepository, type RunRow } from './run.repository';
 
@@ -96,8 +98,8 @@ export class AgentService {
       clock: this.deps.clock,
       logger: this.deps.logger,
       guard: this.deps.guard,
-      planner: () => this.planner,
-      modelSteps: () => this.modelSteps,
+      planner: this.planner,
+      modelSteps: this.modelSteps,
       callTimeoutSeconds: this.deps.callTimeoutSeconds,
       validate: (plan, run) => this.validate(plan, run.catalog, run.config, this.checks.get(run.id)),
     };
@@ -194,7 +196,7 @@ export class AgentService {
     await this.deps.events.commit(runId, [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }], (trx) => this.deps.repo.insert(row, trx));
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
-      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse: extra.reuse ?? new Map(), announceReuse: true },
+      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse: extra.reuse ?? new Map(), fresh: true },
       this.runDeps(),
     );
     this.track(run);
@@ -245,18 +247,10 @@ export class AgentService {
     return this.active.has(runId);
   }
 
-  /** Marks runs that were live when the host died as interrupted (called once at start). */
+  /** Marks runs that were live when the host died as interrupted (at start, and at a graceful stop). */
   async interruptOrphans(): Promise<number> {
     const rows = await this.deps.repo.listNonTerminal();
-    for (const row of rows) {
-      if (this.active.has(row.id)) continue;
-      const now = new Date(this.deps.clock.now()).toISOString();
-      await this.deps.events.commit(row.id, [{ type: 'interrupted', reason: 'the host stopped while this run was live' }], async (trx) => {
-        await this.deps.repo.update(row.id, { status: 'interrupted', gate: null, updated_at: now, finished_at: now, error: 'interrupted: the host stopped while this run was live' }, trx);
-        await trx.updateTable('step_executions').set({ status: 'failed', error: 'interrupted' }).where('run_id', '=', row.id).where('status', '=', 'running').execute();
-      });
-      this.deps.events.forget(row.id);
-    }
+    for (const row of rows) if (!this.active.has(row.id)) await interruptOrphan(this.deps, row);
     return rows.length;
   }
 
@@ -275,12 +269,13 @@ export class AgentService {
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: true };
     const executions = await this.deps.repo.steps(runId);
     const reuse = new Map(executions.filter((e) => e.status === 'done').map((e) => [e.stepId, e]));
+    const uncertain = executions.filter((e) => e.status === 'uncertain').map((e) => e.stepId);
     const catalog = await this.deps.catalog.snapshot(owner);
     await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.keys()] }], (trx) =>
       this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: new Date(this.deps.clock.now()).toISOString() }, trx),
     );
     const run = new ActiveRun(
-      { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, announceReuse: false },
+      { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, uncertain },
       this.runDeps(),
     );
     this.track(run);

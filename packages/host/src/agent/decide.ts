@@ -2,14 +2,20 @@ import type { PlanStep } from '@fengyu/protocol';
 
 /**
  * The runner's pure decision: given the state of a run's steps, which steps to launch now and
- * whether the run is over. The executor (`runner.ts`) performs the effects and calls this again
- * after every change. No I/O, no clock.
+ * whether the run is over. The run reducer (`run-reducer.ts`) asks it after every change.
+ * No I/O, no clock.
  */
 
 export type StepStatus = 'pending' | 'active' | 'done' | 'failed';
 
+/** What the decision needs of a step: its id and prerequisites. */
+export interface StepLinks {
+  id: string;
+  dependsOn?: readonly string[];
+}
+
 export interface DecisionInput {
-  steps: readonly PlanStep[];
+  steps: readonly StepLinks[];
   status: ReadonlyMap<string, StepStatus>;
   maxConcurrency: number;
   cancelRequested: boolean;

@@ -32,7 +32,8 @@ export interface RunRow {
 export interface StepRow {
   run_id: string;
   step_id: string;
-  status: 'running' | 'done' | 'failed';
+  /** `uncertain`: the host stopped while its non-idempotent tool ran (it may have taken effect). */
+  status: 'running' | 'done' | 'failed' | 'uncertain';
   attempts: number;
   result: string | null;
   error: string | null;
@@ -50,7 +51,8 @@ type Tables = {
 
 export interface Execution {
   stepId: string;
-  status: 'running' | 'done' | 'failed';
+  /** `uncertain`: the host stopped while its non-idempotent tool ran (it may have taken effect). */
+  status: 'running' | 'done' | 'failed' | 'uncertain';
   attempts: number;
   result?: unknown;
   error?: string;
@@ -135,6 +137,13 @@ export class RunRepository {
       .values(row)
       .onConflict((oc) => oc.columns(['run_id', 'step_id']).doUpdateSet({ ...row }))
       .execute();
+  }
+
+  /** Running steps of a run the host lost: `uncertain` ones (listed) or failed `interrupted`. */
+  async markInterruptedSteps(runId: string, uncertain: string[], trx?: Trx): Promise<void> {
+    const running = this.t(trx).updateTable('step_executions').where('run_id', '=', runId).where('status', '=', 'running');
+    if (uncertain.length) await running.where('step_id', 'in', uncertain).set({ status: 'uncertain', error: 'uncertain: the host stopped while its tool was running' }).execute();
+    await this.t(trx).updateTable('step_executions').set({ status: 'failed', error: 'interrupted' }).where('run_id', '=', runId).where('status', '=', 'running').execute();
   }
 
   async deleteSteps(runId: string, keep: string[], trx?: Trx): Promise<void> {

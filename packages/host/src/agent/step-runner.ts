@@ -1,14 +1,15 @@
 import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
-import type { NewEvent, Trx } from '../events/event-log';
+import type { NewEvent } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
 import type { Tool, ToolContext } from '../tools/tool';
-import { type ActiveRun, errorText, fingerprint } from './active-run';
 import { needsStepGate } from './decide';
-import type { Execution } from './run.repository';
+import { errorText, fingerprint } from './run-text';
+import type { StepHost } from './run-types';
 
 /**
  * Runs one step of a live run: resolve references, pass the guard (which may open a gate),
- * invoke the tool with timeout, cancellation and retries, and commit each transition.
+ * invoke the tool with timeout, cancellation and retries, and commit each transition. It reports
+ * how the step ended; the run executor records it and decides what runs next.
  */
 
 /** Results above this size fail the step instead of bloating the log (bounded outputs). */
@@ -16,11 +17,16 @@ export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 
 type Outcome = { ok: true; result: unknown } | { ok: false; error: string };
 
+/** How a started step ended: settled (done or failed), or parked (its gate was cancelled). */
+export type StepEnd = ({ kind: 'settled' } & Outcome) | { kind: 'parked' };
+
+const PARKED: StepEnd = { kind: 'parked' };
+
 export class StepRunner {
   /** Audit records waiting to be committed with the step's next transition (fewer commits). */
   private readonly pending = new Map<string, NewEvent[]>();
 
-  constructor(private readonly active: ActiveRun) {}
+  constructor(private readonly active: StepHost) {}
 
   private take(stepId: string): NewEvent[] {
     const events = this.pending.get(stepId) ?? [];
@@ -29,22 +35,26 @@ export class StepRunner {
   }
 
   private index(step: PlanStep): number {
-    return (this.active.plan?.steps.indexOf(step) ?? -1) + 1;
+    return this.active.indexOf(step.id);
   }
 
-  async run(step: PlanStep): Promise<void> {
+  private clock(): number {
+    return this.active.deps.clock.now();
+  }
+
+  async run(step: PlanStep): Promise<StepEnd> {
     try {
-      await this.runInner(step);
+      return await this.runInner(step);
     } catch (err) {
-      await this.settle(step, { ok: false, error: errorText(err) }, 0, Date.now(), true);
+      return this.settle(step, { ok: false, error: errorText(err) }, 0, this.clock(), true);
     }
   }
 
-  private async runInner(step: PlanStep): Promise<void> {
+  private async runInner(step: PlanStep): Promise<StepEnd> {
     const r = this.active;
     if (step.pinned) {
       await r.commit([{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, attempt: 0, pinned: true }]);
-      return this.settle(step, { ok: true, result: step.pinned.result }, 0, Date.now(), true);
+      return this.settle(step, { ok: true, result: step.pinned.result }, 0, this.clock(), true);
     }
     let args: Record<string, unknown>;
     let instruction = step.instruction ?? '';
@@ -53,15 +63,15 @@ export class StepRunner {
       if (!step.tool) instruction = String(resolveValue(instruction, this.scope(step)));
     } catch (err) {
       const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : errorText(err);
-      return this.settle(step, { ok: false, error: msg }, 0, Date.now(), true);
+      return this.settle(step, { ok: false, error: msg }, 0, this.clock(), true);
     }
     const tool = step.tool ? r.catalog.get(step.tool) : undefined;
-    if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, Date.now(), true);
+    if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, this.clock(), true);
     let gateReason = needsStepGate(step, r.config);
     if (tool) {
       const decision = await this.check(step, tool, args);
       if (decision.decision === 'deny') {
-        return this.settle(step, { ok: false, error: `permission denied for "${tool.name}": ${decision.reason}` }, 0, Date.now(), true);
+        return this.settle(step, { ok: false, error: `permission denied for "${tool.name}": ${decision.reason}` }, 0, this.clock(), true);
       }
       if (decision.decision === 'ask') gateReason = decision.reason;
     }
@@ -70,24 +80,18 @@ export class StepRunner {
       const audits = this.take(step.id);
       if (audits.length) await r.commit(audits);
       const outcome = await r.stepGate(step.id, gateReason, { tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), effect: tool?.effect ?? 'model' });
-      if (outcome.kind === 'cancelled' || r.cancelRequested) {
-        r.stepStatus.set(step.id, 'pending');
-        return;
-      }
-      if (outcome.kind === 'rejected') return this.settle(step, { ok: false, error: outcome.reason }, 0, Date.now(), true);
+      if (outcome.kind === 'cancelled' || r.cancelRequested()) return PARKED;
+      if (outcome.kind === 'rejected') return this.settle(step, { ok: false, error: outcome.reason }, 0, this.clock(), true);
       approved = true;
     }
-    if (r.cancelRequested) {
-      r.stepStatus.set(step.id, 'pending');
-      return;
-    }
-    await this.execute(step, tool, args, instruction, approved);
+    if (r.cancelRequested()) return PARKED;
+    return this.execute(step, tool, args, instruction, approved);
   }
 
   private scope(step: PlanStep) {
     const r = this.active;
     return {
-      stepIds: (r.plan?.steps ?? []).map((s) => s.id),
+      stepIds: r.stepIds(),
       results: r.results,
       dependsOn: step.dependsOn ?? [],
       inputs: r.inputs,
@@ -102,7 +106,7 @@ export class StepRunner {
   private async check(step: PlanStep, tool: Tool, args: Record<string, unknown>): Promise<GuardDecision> {
     const r = this.active;
     const call: ToolCall = { tool, arguments: args, owner: r.owner, permissionMode: r.config.permissionMode, caller: 'runner', runId: r.id, stepId: step.id };
-    const decision = await r.deps.guard().check(call, r.abort.signal);
+    const decision = await r.deps.guard().check(call, r.signal);
     const audits: NewEvent[] = (decision.audits ?? []).map((a) => ({ type: 'audit', stepId: step.id, tool: tool.name, kind: 'hook', ...a }) as NewEvent);
     audits.push({ type: 'audit', kind: 'permission', stepId: step.id, tool: tool.name, decision: decision.decision, source: decision.source, ...(decision.rule ? { rule: decision.rule } : {}), reason: decision.reason });
     // Denials and gates are reported at once; an allowed call's audit rides with its step_start.
@@ -111,9 +115,9 @@ export class StepRunner {
     return decision;
   }
 
-  private async execute(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, instruction: string, approved: boolean): Promise<void> {
+  private async execute(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, instruction: string, approved: boolean): Promise<StepEnd> {
     const r = this.active;
-    const started = Date.now();
+    const started = this.clock();
     const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
     let delay = step.retry?.initialBackoffMs ?? 500;
     const startEvents: NewEvent[] = [
@@ -121,7 +125,7 @@ export class StepRunner {
       { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
-    await r.commit(startEvents, { status: r.gates.open ? r.status : 'running' }, (trx) =>
+    await r.commit(startEvents, { status: r.liveStatus() }, (trx) =>
       r.deps.repo.upsertStep({ run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 }, trx),
     );
     let outcome: Outcome = { ok: false, error: 'not run' };
@@ -133,21 +137,22 @@ export class StepRunner {
         outcome = await this.invoke(step, tool, args, approved);
         tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
       } else outcome = await this.modelStep(step, instruction);
-      if (outcome.ok || r.cancelRequested || attempt === maxAttempts) break;
+      if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
       await r.commit([...tail, { type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
       tail = [];
-      if (!(await sleep(delay, r.abort.signal))) break;
+      if (!(await sleep(delay, r.signal))) break;
       delay *= 2;
     }
-    await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false, tail);
+    const end = await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false, tail);
     if (tool) await this.observe(step, tool, args, outcome);
+    return end;
   }
 
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean): Promise<Outcome> {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     const timeout = AbortSignal.timeout(seconds * 1000);
-    const signal = AbortSignal.any([r.abort.signal, timeout]);
+    const signal = AbortSignal.any([r.signal, timeout]);
     const ctx: ToolContext = {
       signal,
       owner: r.owner,
@@ -167,8 +172,8 @@ export class StepRunner {
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
       } else outcome = { ok: true, result: result ?? null };
     } catch (err) {
-      if (timeout.aborted && !r.abort.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
-      else if (r.abort.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
+      if (timeout.aborted && !r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
+      else if (r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
       else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
     }
     if (outcome.ok && byteLength(outcome.result) > MAX_RESULT_BYTES) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
@@ -177,7 +182,7 @@ export class StepRunner {
 
   private async modelStep(step: PlanStep, instruction: string): Promise<Outcome> {
     const r = this.active;
-    const runner = r.deps.modelSteps();
+    const runner = r.deps.modelSteps;
     if (!runner) return { ok: false, error: errorText(new FengYuError('no_chat_backend')) };
     try {
       const result = await runner.run({
@@ -191,7 +196,7 @@ export class StepRunner {
         guard: r.deps.guard(),
         permissionMode: r.config.permissionMode,
         grants: r.grants,
-        signal: r.abort.signal,
+        signal: r.signal,
         emit: (type, payload) => void r.commit([{ type, stepId: step.id, ...payload } as NewEvent]),
         askApproval: async (reason, detail) => (await r.stepGate(step.id, reason, detail)).kind === 'approved',
       });
@@ -214,10 +219,10 @@ export class StepRunner {
     }
   }
 
-  /** Commits the step's end (event + execution row) and updates the in-memory state. */
-  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, fresh: boolean, before: NewEvent[] = []): Promise<void> {
+  /** Commits the step's end (event + execution row) and reports it. */
+  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, fresh: boolean, before: NewEvent[] = []): Promise<StepEnd> {
     const r = this.active;
-    const durationMs = Date.now() - started;
+    const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
     await r.commit(
       [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
@@ -240,29 +245,7 @@ export class StepRunner {
           trx,
         ),
     );
-    if (outcome.ok) r.results.set(step.id, outcome.result);
-    else r.errors.set(step.id, outcome.error);
-    r.stepStatus.set(step.id, outcome.ok ? 'done' : 'failed');
-  }
-
-  async persistReused(trx: Trx, step: PlanStep, prior: Execution): Promise<void> {
-    const r = this.active;
-    await r.deps.repo.upsertStep(
-      {
-        run_id: r.id,
-        step_id: step.id,
-        status: 'done',
-        attempts: prior.attempts,
-        result: JSON.stringify(prior.result ?? null),
-        error: null,
-        started_at: prior.startedAt ?? null,
-        finished_at: prior.finishedAt ?? null,
-        duration_ms: prior.durationMs ?? null,
-        fingerprint: prior.fingerprint ?? fingerprint(step),
-        reused: 1,
-      },
-      trx,
-    );
+    return { kind: 'settled', ...outcome };
   }
 }
 

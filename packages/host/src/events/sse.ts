@@ -10,9 +10,16 @@ import type { EventLog } from './event-log';
 
 const HEARTBEAT_MS = 15_000;
 
+/** Frames of published events, built once and shared by every subscriber of the run. */
+const frames = new WeakMap<RunEvent, string>();
+
 export function frame(e: RunEvent): string {
+  const hit = frames.get(e);
+  if (hit !== undefined) return hit;
   const { type, ...rest } = e;
-  return `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
+  const text = `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
+  frames.set(e, text);
+  return text;
 }
 
 /** Terminal events followed by a `resumed` event no longer end a stream. */

@@ -50,13 +50,29 @@ const toPlugin = (r: PluginRow): InstalledPlugin => ({
 
 export class PluginRepository {
   private readonly db: Kysely<Tables>;
+  private cached?: Promise<InstalledPlugin[]>;
 
   constructor(db: Db) {
     this.db = db.withTables<Tables>();
   }
 
-  async list(): Promise<InstalledPlugin[]> {
-    return (await this.db.selectFrom('plugins').selectAll().orderBy('id').execute()).map(toPlugin);
+  /**
+   * Every installed plugin, read once and kept until a write (install, upgrade, enable, disable,
+   * uninstall all go through this repository). The same array is returned until then: callers
+   * never mutate it, and may use its identity to cache what they derive from it.
+   */
+  list(): Promise<InstalledPlugin[]> {
+    this.cached ??= this.db
+      .selectFrom('plugins')
+      .selectAll()
+      .orderBy('id')
+      .execute()
+      .then((rows) => rows.map(toPlugin));
+    const pending = this.cached;
+    pending.catch(() => {
+      if (this.cached === pending) this.cached = undefined;
+    });
+    return pending;
   }
 
   async get(id: string): Promise<InstalledPlugin | undefined> {
@@ -78,20 +94,26 @@ export class PluginRepository {
       installed_at: p.installedAt,
       updated_at: p.updatedAt,
     };
+    this.cached = undefined;
     await this.db
       .insertInto('plugins')
       .values(row)
       .onConflict((oc) => oc.column('id').doUpdateSet({ ...row, installed_at: undefined }))
       .execute();
+    this.cached = undefined;
   }
 
   async setEnabled(id: string, enabled: boolean, at: string): Promise<boolean> {
+    this.cached = undefined;
     const r = await this.db.updateTable('plugins').set({ enabled: enabled ? 1 : 0, updated_at: at }).where('id', '=', id).executeTakeFirst();
+    this.cached = undefined;
     return Number(r.numUpdatedRows) > 0;
   }
 
   async remove(id: string): Promise<boolean> {
+    this.cached = undefined;
     const r = await this.db.deleteFrom('plugins').where('id', '=', id).executeTakeFirst();
+    this.cached = undefined;
     return Number(r.numDeletedRows) > 0;
   }
 }

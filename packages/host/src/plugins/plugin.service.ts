@@ -43,6 +43,7 @@ export interface HookSource {
 
 export class PluginService {
   private queue: Promise<unknown> = Promise.resolve();
+  private hookSources?: { from: InstalledPlugin[]; value: Promise<HookSource[]> };
 
   constructor(private readonly deps: PluginServiceDeps) {}
 
@@ -157,8 +158,15 @@ export class PluginService {
 
   /** Hooks files of installed, enabled plugins, for the permissions domain (which owns trust). */
   async listHookSources(): Promise<HookSource[]> {
+    const plugins = await this.deps.repo.list();
+    // Hooks files change only with the plugin rows (install, upgrade, enable, disable, uninstall).
+    if (this.hookSources?.from !== plugins) this.hookSources = { from: plugins, value: this.readHookSources(plugins) };
+    return this.hookSources.value;
+  }
+
+  private async readHookSources(plugins: InstalledPlugin[]): Promise<HookSource[]> {
     const out: HookSource[] = [];
-    for (const p of await this.deps.repo.list()) {
+    for (const p of plugins) {
       if (!p.enabled) continue;
       const file = join(p.root, p.manifest.hooks ?? 'hooks/hooks.json');
       if (!existsSync(file)) continue;

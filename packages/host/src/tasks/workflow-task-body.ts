@@ -1,5 +1,5 @@
 import { FengYuError } from '@fengyu/protocol';
-import { errorText } from '../agent/active-run';
+import { errorText } from '../agent/run-text';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
 import type { CatalogSnapshot } from '../tools/catalog';

@@ -1,0 +1,55 @@
+import type { PlanStep } from '@fengyu/protocol';
+import type { Clock } from '../clock';
+import type { EventLog, NewEvent } from '../events/event-log';
+import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
+import { parsePlan, type RunRepository, type RunRow } from './run.repository';
+
+/**
+ * Runs that were live when the host stopped. Each is marked `interrupted` (resumable). A step
+ * whose tool was running is `uncertain` when that tool is neither read-only nor idempotent (its
+ * effect may or may not have happened, e.g. a command or an e-mail): a `step_uncertain` event
+ * says so, and a resume shows the step at the plan review instead of running it again silently.
+ * Other running steps simply failed (`interrupted`) and run again on resume.
+ */
+
+export interface OrphanDeps {
+  events: EventLog;
+  repo: RunRepository;
+  catalog: ToolCatalog;
+  clock: Clock;
+}
+
+/** A model step calls tools of its own; an unknown tool is judged by what it might have done. */
+export function mayHaveTakenEffect(step: PlanStep | undefined, catalog: CatalogSnapshot | undefined): boolean {
+  if (!step?.tool) return true;
+  const tool = catalog?.get(step.tool);
+  if (!tool) return true;
+  return !(tool.effect === 'read' || tool.idempotent === true);
+}
+
+async function uncertainEvents(deps: OrphanDeps, row: RunRow, running: string[]): Promise<NewEvent[]> {
+  if (running.length === 0) return [];
+  const plan = parsePlan(row);
+  const catalog = await deps.catalog.snapshot(row.owner).catch(() => undefined);
+  const out: NewEvent[] = [];
+  for (const stepId of running) {
+    const step = plan?.steps.find((s) => s.id === stepId);
+    if (!mayHaveTakenEffect(step, catalog)) continue;
+    const what = step?.tool ? `"${step.tool}"` : 'the model step';
+    out.push({ type: 'step_uncertain', stepId, ...(step?.tool ? { tool: step.tool } : {}), reason: `the host stopped while ${what} was running; it may have taken effect` });
+  }
+  return out;
+}
+
+/** Marks one orphaned run interrupted, its running steps failed or uncertain, in one commit. */
+export async function interruptOrphan(deps: OrphanDeps, row: RunRow): Promise<void> {
+  const running = (await deps.repo.steps(row.id)).filter((e) => e.status === 'running').map((e) => e.stepId);
+  const uncertain = await uncertainEvents(deps, row, running);
+  const ids = uncertain.map((e) => (e as { stepId: string }).stepId);
+  const now = new Date(deps.clock.now()).toISOString();
+  await deps.events.commit(row.id, [...uncertain, { type: 'interrupted', reason: 'the host stopped while this run was live' }], async (trx) => {
+    await deps.repo.update(row.id, { status: 'interrupted', gate: null, updated_at: now, finished_at: now, error: 'interrupted: the host stopped while this run was live' }, trx);
+    await deps.repo.markInterruptedSteps(row.id, ids, trx);
+  });
+  deps.events.forget(row.id);
+}

@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
+import type { NewEvent, Trx } from '../events/event-log';
+import type { CatalogSnapshot } from '../tools/catalog';
+import type { FileGrant } from '../tools/tool';
+import type { GateOutcome, OpenGate } from './gates';
+import { draftPlan } from './plan-draft';
+import { reuseSteps } from './reuse';
+import { initialRunState, type GateTicket, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, type StepNode } from './run-reducer';
+import { errorText, redactPlan, restoreSecrets } from './run-text';
+import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
+import type { RunRow } from './run.repository';
+import { finishRun, runEndHooks } from './run-finish';
+import { StepRunner } from './step-runner';
+
+/**
+ * The executor of one live run. It feeds what happens (a drafted plan, an approval, a settled
+ * step, a cancel) to the pure `reduce` of `run-reducer.ts` and performs the actions it returns:
+ * draft the plan, open a gate, start steps, finish. Every transition is committed to the event
+ * log (with its projection) before anything reports it.
+ */
+
+interface PendingGate {
+  gate: OpenGate;
+  resolve?: (o: GateOutcome) => void;
+}
+
+const nodes = (plan: AgentPlan): StepNode[] => plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [] }));
+
+export class ActiveRun implements StepHost {
+  readonly id: string;
+  readonly owner: string;
+  readonly goal?: string;
+  plan?: AgentPlan;
+  readonly config: ResolvedConfig;
+  readonly inputs: Record<string, unknown>;
+  readonly grants: FileGrant[];
+  readonly catalog: CatalogSnapshot;
+  readonly results = new Map<string, unknown>();
+  readonly ended: Promise<RunStatus>;
+  private readonly errors = new Map<string, string>();
+  private readonly abort = new AbortController();
+  private readonly pending = new Map<string, PendingGate>();
+  private readonly steps: StepRunner;
+  private state: RunState;
+  private status: RunStatus = 'running';
+  private closed = false;
+  private failure?: unknown;
+  private resolveEnd!: (s: RunStatus) => void;
+
+  constructor(
+    private readonly init: RunInit,
+    readonly deps: RunDeps,
+  ) {
+    this.id = init.id;
+    this.owner = init.owner;
+    this.goal = init.goal;
+    this.plan = init.plan;
+    this.config = init.config;
+    this.inputs = init.inputs;
+    this.grants = init.grants;
+    this.catalog = init.catalog;
+    this.state = initialRunState(init.config.maxConcurrency, init.config.planApproval);
+    this.steps = new StepRunner(this);
+    this.ended = new Promise((r) => {
+      this.resolveEnd = r;
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  cancelRequested(): boolean {
+    return this.state.cancelRequested;
+  }
+
+  liveStatus(): RunStatus {
+    return this.state.gates.length ? this.status : 'running';
+  }
+
+  stepIds(): string[] {
+    return (this.plan?.steps ?? []).map((s) => s.id);
+  }
+
+  indexOf(stepId: string): number {
+    return (this.plan?.steps.findIndex((s) => s.id === stepId) ?? -1) + 1;
+  }
+
+  now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  /** Commits events with an optional projection change of the run row. */
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: (trx: Trx) => Promise<void>): Promise<unknown> {
+    if (this.closed) return Promise.resolve();
+    return this.deps.events.commit(this.id, events, async (trx) => {
+      if (patch) await this.deps.repo.update(this.id, { ...patch, updated_at: this.now() }, trx);
+      if (more) await more(trx);
+    });
+  }
+
+  /** Entry point: announce a supplied plan, apply reusable steps, and hand over to the reducer. */
+  async begin(): Promise<void> {
+    try {
+      const plan = this.plan;
+      if (!plan) return this.dispatch({ type: 'begin' });
+      const announce: NewEvent[] = this.init.fresh ? [{ type: 'plan_ready', plan: redactPlan(plan, this.catalog) }] : [];
+      if (this.config.planApproval) {
+        if (announce.length) await this.commit(announce);
+        return this.dispatch({ type: 'begin', steps: nodes(plan) });
+      }
+      const done = await reuseSteps(this, plan, this.init);
+      if (announce.length) await this.commit(announce, { status: 'running', plan: JSON.stringify(plan) });
+      this.dispatch({ type: 'begin', steps: nodes(plan), done });
+    } catch (err) {
+      this.failWith(err);
+    }
+  }
+
+  private dispatch(input: RunInput): void {
+    const { state, actions } = reduce(this.state, input);
+    this.state = state;
+    for (const action of actions) this.perform(action);
+  }
+
+  private perform(action: RunAction): void {
+    switch (action.type) {
+      case 'draft_plan':
+        return void this.draft();
+      case 'open_gate':
+        return void this.openGate(action.ticket);
+      case 'cancel_gates':
+        for (const t of action.tickets) this.settleGate(t.key, { kind: 'cancelled' });
+        return;
+      case 'start_steps':
+        for (const id of action.stepIds) void this.runStep(id);
+        return;
+      case 'finish':
+        return void this.finish(action.outcome);
+      case 'fail':
+        return void this.recordFailure();
+    }
+  }
+
+  private failWith(err: unknown): void {
+    this.failure = err;
+    this.dispatch({ type: 'fail' });
+  }
+
+  private async draft(): Promise<void> {
+    try {
+      const plan = await draftPlan(this, () => this.state.phase === 'ended');
+      if (!plan) return;
+      this.plan = plan;
+      this.dispatch({ type: 'plan_drafted', steps: nodes(plan) });
+    } catch (err) {
+      this.failWith(err);
+    }
+  }
+
+  private async runStep(stepId: string): Promise<void> {
+    const step = this.plan?.steps.find((s) => s.id === stepId) as PlanStep;
+    // Storage answers synchronously: without this turn of the event loop a run of quick steps
+    // would starve HTTP requests and SSE writes until it ends.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.state.phase === 'ended') return;
+    if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
+    const end = await this.steps.run(step);
+    if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
+    if (end.ok) this.results.set(stepId, end.result);
+    else this.errors.set(stepId, end.error);
+    this.dispatch({ type: 'step_settled', stepId, ok: end.ok });
+  }
+
+  private async openGate(ticket: GateTicket): Promise<void> {
+    let entry = this.pending.get(ticket.key);
+    if (!entry) {
+      const uncertainSteps = this.init.uncertain ?? [];
+      entry = { gate: { id: randomUUID(), kind: 'plan', reason: 'review the plan', ...(uncertainSteps.length ? { detail: { uncertainSteps } } : {}) } };
+      this.pending.set(ticket.key, entry);
+    }
+    const gate = entry.gate;
+    try {
+      if (gate.kind === 'plan') {
+        this.status = 'awaiting_plan_approval';
+        await this.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: redactPlan(this.plan as AgentPlan, this.catalog), ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) });
+      } else {
+        this.status = 'awaiting_step_approval';
+        await this.commit([{ type: 'step_approval_requested', gateId: gate.id, stepId: gate.stepId as string, reason: gate.reason, ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) });
+      }
+    } catch {
+      this.settleGate(ticket.key, { kind: 'cancelled' });
+      this.dispatch({ type: 'gate_resolved', key: ticket.key, outcome: 'cancelled' });
+    }
+  }
+
+  private settleGate(key: string, outcome: GateOutcome): void {
+    const entry = this.pending.get(key);
+    this.pending.delete(key);
+    entry?.resolve?.(outcome);
+  }
+
+  /** Opens a step gate (or answers at once when this run may not pause). */
+  async stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome> {
+    if (this.config.noGates && this.config.preApproved) {
+      await this.commit([{ type: 'audit', kind: 'gate_preapproved', stepId, reason: `${reason}; approved with the outer tool call` }]);
+      return { kind: 'approved' };
+    }
+    if (this.config.noGates) return { kind: 'rejected', reason: `approval required (${reason}), but a run invoked as a tool cannot pause for approval` };
+    const key = randomUUID();
+    return new Promise<GateOutcome>((resolve) => {
+      this.pending.set(key, { gate: { id: key, kind: 'step', stepId, reason, detail }, resolve });
+      this.dispatch({ type: 'gate_requested', ticket: { key, kind: 'step', stepId } });
+    });
+  }
+
+  /** Releases the open gate. A plan body (plan gate only) replaces the plan after validation. */
+  async approve(body: unknown): Promise<OpenGate> {
+    const key = this.state.gates[0]?.key;
+    const entry = key ? this.pending.get(key) : undefined;
+    if (!key || !entry) throw new FengYuError('no_pending_gate', { runId: this.id });
+    const gate = entry.gate;
+    const isPlan = !!body && typeof body === 'object' && 'steps' in (body as object);
+    const reject = !!body && typeof body === 'object' && (body as { decision?: unknown }).decision === 'reject';
+    if (gate.kind === 'plan') {
+      if (reject) await this.cancel();
+      else await this.approvePlan(key, gate, isPlan ? restoreSecrets(body as AgentPlan, this.plan, this.catalog) : this.plan, isPlan);
+      return gate;
+    }
+    if (isPlan) throw new FengYuError('invalid_request', { reason: 'an edited plan can only be sent to a plan approval gate' });
+    this.status = this.state.gates.length > 1 ? 'awaiting_step_approval' : 'running';
+    let outcome: GateOutcome = { kind: 'approved' };
+    if (reject) {
+      outcome = { kind: 'rejected', reason: String((body as { reason?: unknown }).reason ?? 'rejected by the user') };
+      await this.commit([{ type: 'audit', kind: 'step_rejected', stepId: gate.stepId, reason: outcome.reason }], { status: this.status, gate: null });
+    } else {
+      await this.commit([{ type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string }], { status: this.status, gate: null });
+    }
+    this.settleGate(key, outcome);
+    this.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind });
+    return gate;
+  }
+
+  private async approvePlan(key: string, gate: OpenGate, candidate: unknown, edited: boolean): Promise<void> {
+    const plan = this.deps.validate(candidate, this);
+    this.plan = plan;
+    this.status = 'running';
+    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null });
+    this.pending.delete(key);
+    void reuseSteps(this, plan, this.init).then(
+      (done) => this.dispatch({ type: 'plan_approved', key, steps: nodes(plan), done }),
+      (err) => this.failWith(err),
+    );
+  }
+
+  /** Host shutdown: stop writing, abort tool calls, let the caller record `interrupted`. */
+  shutdown(): void {
+    this.closed = true;
+    this.state = { ...this.state, phase: 'ended' };
+    this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
+    for (const key of [...this.pending.keys()]) this.settleGate(key, { kind: 'cancelled' });
+    this.resolveEnd('interrupted');
+  }
+
+  async cancel(): Promise<void> {
+    if (this.state.cancelRequested || this.state.phase === 'ended') return;
+    const written = this.commit([{ type: 'cancel_requested' }]);
+    this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
+    this.dispatch({ type: 'cancel' });
+    await written;
+  }
+
+  private async finish(outcome: RunOutcome): Promise<void> {
+    try {
+      this.status = await finishRun(this, outcome, this.errors);
+    } catch (err) {
+      this.deps.logger.error({ runId: this.id, err }, 'could not persist the end of a run');
+    }
+    this.resolveEnd(this.status);
+    if (this.status === 'completed' || this.status === 'failed') void runEndHooks(this, this.status);
+  }
+
+  /** Fails the run outside of a step (planning, validation of an edited plan, storage). */
+  private async recordFailure(): Promise<void> {
+    const err = this.failure;
+    const message = errorText(err);
+    try {
+      const code = (err as { code?: string }).code;
+      await this.commit([{ type: 'error', message, ...(code ? { code } : {}), ...(err instanceof FengYuError && err.details ? { details: err.details } : {}) }], {
+        status: 'failed',
+        error: message,
+        finished_at: this.now(),
+        gate: null,
+      });
+    } catch (e) {
+      this.deps.logger.error({ runId: this.id, err: e }, 'could not persist a run failure');
+    }
+    this.status = 'failed';
+    this.resolveEnd('failed');
+  }
+}

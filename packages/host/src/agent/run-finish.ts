@@ -1,0 +1,68 @@
+import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import type { NewEvent } from '../events/event-log';
+import { runResult } from './decide';
+import type { RunOutcome } from './run-reducer';
+import type { StepHost } from './run-types';
+
+/** The end of a run: its result and summary, the terminal event, and the run-end hooks. */
+
+type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan };
+
+/** Commits the terminal event with the row's final state; returns the status written. */
+export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: ReadonlyMap<string, string>): Promise<RunStatus> {
+  const end = { finished_at: run.now(), gate: null };
+  if (outcome === 'completed') {
+    const plan = run.plan as AgentPlan;
+    const result = runResult(plan.steps, run.results);
+    const summary = await summarize(run, plan);
+    await run.commit([{ type: 'complete', result, summary }], { ...end, status: 'completed', summary, result: JSON.stringify(result ?? null) });
+    return 'completed';
+  }
+  if (outcome === 'failed') {
+    const message = failureMessage(run.plan, errors);
+    await run.commit([{ type: 'error', message }], { ...end, status: 'failed', error: message });
+    return 'failed';
+  }
+  await run.commit([{ type: 'cancelled' }], { ...end, status: 'cancelled' });
+  return 'cancelled';
+}
+
+export async function runEndHooks(run: FinishingRun, status: 'completed' | 'failed'): Promise<void> {
+  const guard = run.deps.guard();
+  if (!guard.runEnded) return;
+  try {
+    const audits = await guard.runEnded({ runId: run.id, owner: run.owner, status, goal: run.goal });
+    if (audits.length) await run.commit(audits.map((a) => ({ type: 'audit', kind: 'hook', ...a }) as NewEvent));
+  } catch (err) {
+    run.deps.logger.warn({ runId: run.id, err }, 'run end hooks failed');
+  }
+}
+
+async function summarize(run: FinishingRun, plan: AgentPlan): Promise<string> {
+  const planner = run.deps.planner;
+  if (planner?.summarize) {
+    try {
+      const text = await planner.summarize({
+        owner: run.owner,
+        goal: run.goal,
+        plan,
+        results: Object.fromEntries(run.results),
+        backend: run.config.backend,
+        model: run.config.model,
+        signal: run.signal,
+      });
+      if (text) return text;
+    } catch (err) {
+      run.deps.logger.warn({ runId: run.id, err }, 'summary failed; using the plain one');
+    }
+  }
+  return `Completed ${plan.steps.length} step(s)${run.goal ? ` for: ${run.goal}` : ''}.`;
+}
+
+function failureMessage(plan: AgentPlan | undefined, errors: ReadonlyMap<string, string>): string {
+  for (const s of plan?.steps ?? []) {
+    const e = errors.get(s.id);
+    if (e) return `Step "${s.id}" failed: ${e}`;
+  }
+  return 'The run failed.';
+}

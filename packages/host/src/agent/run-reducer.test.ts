@@ -1,0 +1,159 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type GateTicket, initialRunState, type Reduction, type RunAction, type RunInput, type RunState, reduce, type StepNode } from './run-reducer';
+
+/** A random DAG: step i depends on some of the steps before it. */
+const dag = fc.integer({ min: 1, max: 9 }).chain((n) =>
+  fc.tuple(...Array.from({ length: n }, (_, i) => fc.subarray(Array.from({ length: i }, (_, j) => `s${j}`), { maxLength: Math.min(3, i) }))).map((deps) => deps.map((d, i) => ({ id: `s${i}`, dependsOn: d }) as StepNode)),
+);
+
+/** What the outside world may do next, chosen by an index into the choices available. */
+const moves = fc.array(fc.record({ pick: fc.nat(), ok: fc.boolean(), kind: fc.constantFrom('settle', 'settle', 'settle', 'gate', 'resolve', 'cancel') }), { maxLength: 80 });
+
+const starts = (actions: RunAction[]) => actions.flatMap((a) => (a.type === 'start_steps' ? a.stepIds : []));
+
+interface Walk {
+  trace: Array<{ before: RunState; input: RunInput; after: Reduction }>;
+  final: RunState;
+}
+
+function walk(steps: StepNode[], maxConcurrency: number, review: boolean, script: Array<{ pick: number; ok: boolean; kind: string }>): Walk {
+  const trace: Walk['trace'] = [];
+  let state = initialRunState(maxConcurrency, review);
+  let gateNo = 0;
+  const apply = (input: RunInput) => {
+    const after = reduce(state, input);
+    trace.push({ before: state, input, after });
+    state = after.state;
+  };
+  apply({ type: 'begin', steps });
+  if (review) apply({ type: 'plan_approved', key: 'plan', steps });
+  for (const m of script) {
+    if (state.phase === 'ended') break;
+    const active = steps.filter((s) => state.status[s.id] === 'active').map((s) => s.id);
+    if (m.kind === 'cancel') apply({ type: 'cancel' });
+    else if (m.kind === 'resolve' && state.gates[0]) apply({ type: 'gate_resolved', key: state.gates[0].key, outcome: m.ok ? 'approved' : 'rejected' });
+    else if (m.kind === 'gate' && active.length) apply({ type: 'gate_requested', ticket: { key: `g${gateNo++}`, kind: 'step', stepId: active[m.pick % active.length] as string } });
+    else if (active.length) apply({ type: 'step_settled', stepId: active[m.pick % active.length] as string, ok: m.ok || m.pick % 5 !== 0 });
+    else if (state.cancelRequested) {
+      const waiting = steps.filter((s) => state.status[s.id] === 'waiting');
+      if (waiting[0]) apply({ type: 'step_parked', stepId: waiting[0].id });
+    }
+  }
+  return { trace, final: state };
+}
+
+const scenario = fc.record({ steps: dag, max: fc.integer({ min: 1, max: 4 }), review: fc.boolean(), script: moves });
+
+describe('run reducer (properties)', () => {
+  it('starts every step at most once per attempt', () => {
+    fc.assert(
+      fc.property(scenario, ({ steps, max, review, script }) => {
+        const all = walk(steps, max, review, script).trace.flatMap((t) => starts(t.after.actions));
+        expect(new Set(all).size).toBe(all.length);
+      }),
+    );
+  });
+
+  it('starts a step only when all its dependencies are done, within the concurrency bound', () => {
+    fc.assert(
+      fc.property(scenario, ({ steps, max, review, script }) => {
+        for (const t of walk(steps, max, review, script).trace) {
+          for (const id of starts(t.after.actions)) {
+            const step = steps.find((s) => s.id === id) as StepNode;
+            for (const d of step.dependsOn) expect(t.after.state.status[d]).toBe('done');
+            expect(t.before.status[id] ?? 'pending').toBe('pending');
+          }
+          const busy = Object.values(t.after.state.status).filter((s) => s === 'active' || s === 'waiting').length;
+          expect(busy).toBeLessThanOrEqual(max);
+        }
+      }),
+    );
+  });
+
+  it('starts nothing after a cancel, and ends cancelled once nothing runs', () => {
+    fc.assert(
+      fc.property(scenario, ({ steps, max, review, script }) => {
+        const { trace, final } = walk(steps, max, review, script);
+        const at = trace.findIndex((t) => t.input.type === 'cancel');
+        if (at < 0) return;
+        for (const t of trace.slice(at)) expect(starts(t.after.actions)).toEqual([]);
+        const busy = Object.values(final.status).some((s) => s === 'active' || s === 'waiting');
+        if (!busy && trace[at]?.before.phase !== 'ended') expect(final.outcome).toBe('cancelled');
+      }),
+    );
+  });
+
+  it('a gate blocks exactly its step: the others start and settle as if it were running', () => {
+    fc.assert(
+      fc.property(scenario, ({ steps, max, review, script }) => {
+        for (const t of walk(steps, max, review, script).trace) {
+          if (t.input.type !== 'gate_requested' || t.before.cancelRequested) continue;
+          const gated = (t.input.ticket as GateTicket).stepId as string;
+          expect(t.after.state.status[gated]).toBe('waiting');
+          for (const other of steps.filter((s) => s.id !== gated && t.before.status[s.id] === 'active')) {
+            for (const ok of [true, false]) {
+              const withGate = reduce(t.after.state, { type: 'step_settled', stepId: other.id, ok });
+              const without = reduce(t.before, { type: 'step_settled', stepId: other.id, ok });
+              expect(starts(withGate.actions)).toEqual(starts(without.actions));
+            }
+          }
+        }
+      }),
+    );
+  });
+
+  it('finishes exactly once, and completes only when every step is done', () => {
+    fc.assert(
+      fc.property(scenario, ({ steps, max, review, script }) => {
+        const { trace, final } = walk(steps, max, review, script);
+        const finishes = trace.flatMap((t) => t.after.actions.filter((a) => a.type === 'finish'));
+        expect(finishes.length).toBeLessThanOrEqual(1);
+        if (final.outcome === 'completed') for (const s of steps) expect(final.status[s.id]).toBe('done');
+      }),
+    );
+  });
+});
+
+describe('run reducer (examples)', () => {
+  const chain: StepNode[] = [
+    { id: 'a', dependsOn: [] },
+    { id: 'b', dependsOn: ['a'] },
+  ];
+
+  it('drafts a plan when none is given, then opens the plan gate', () => {
+    const s0 = initialRunState(8, true);
+    const r1 = reduce(s0, { type: 'begin' });
+    expect(r1.actions).toEqual([{ type: 'draft_plan' }]);
+    const r2 = reduce(r1.state, { type: 'plan_drafted', steps: chain });
+    expect(r2.actions).toEqual([{ type: 'open_gate', ticket: { key: 'plan', kind: 'plan' } }]);
+    const r3 = reduce(r2.state, { type: 'plan_approved', key: 'plan', steps: chain });
+    expect(r3.actions).toEqual([{ type: 'start_steps', stepIds: ['a'] }]);
+  });
+
+  it('queues step gates in order and opens the next when one resolves', () => {
+    const wide: StepNode[] = [
+      { id: 'a', dependsOn: [] },
+      { id: 'b', dependsOn: [] },
+    ];
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps: wide });
+    r = reduce(r.state, { type: 'gate_requested', ticket: { key: 'g1', kind: 'step', stepId: 'a' } });
+    expect(r.actions).toEqual([{ type: 'open_gate', ticket: { key: 'g1', kind: 'step', stepId: 'a' } }]);
+    r = reduce(r.state, { type: 'gate_requested', ticket: { key: 'g2', kind: 'step', stepId: 'b' } });
+    expect(r.actions).toEqual([]);
+    r = reduce(r.state, { type: 'gate_resolved', key: 'g1', outcome: 'approved' });
+    expect(r.actions).toEqual([{ type: 'open_gate', ticket: { key: 'g2', kind: 'step', stepId: 'b' } }]);
+    expect(r.state.status.a).toBe('active');
+  });
+
+  it('rejecting the plan gate ends the run cancelled', () => {
+    const r1 = reduce(initialRunState(8, true), { type: 'begin', steps: chain });
+    const r2 = reduce(r1.state, { type: 'gate_resolved', key: 'plan', outcome: 'rejected' });
+    expect(r2.actions).toContainEqual({ type: 'finish', outcome: 'cancelled' });
+  });
+
+  it('reused steps count as done', () => {
+    const r = reduce(initialRunState(8, false), { type: 'begin', steps: chain, done: ['a'] });
+    expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['b'] }]);
+  });
+});

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, secretFields } from '@fengyu/protocol';
+import type { CatalogSnapshot } from '../tools/catalog';
+
+/** How a run's plan, step identity and errors are written into events and rows. */
+
+/** The plan as events and the API show it: secret tool arguments replaced (the row keeps them). */
+export function redactPlan(plan: AgentPlan, catalog: CatalogSnapshot): AgentPlan {
+  return { ...plan, steps: plan.steps.map((s) => (s.tool && s.arguments ? { ...s, arguments: redactSecrets(s.arguments, catalog.get(s.tool)?.inputSchema) } : s)) };
+}
+
+/** An edited plan sent back from a review carries `[redacted]` where a secret was: keep the original. */
+export function restoreSecrets(edited: AgentPlan, current: AgentPlan | undefined, catalog: CatalogSnapshot): AgentPlan {
+  if (!edited || !Array.isArray(edited.steps) || !current) return edited;
+  return {
+    ...edited,
+    steps: edited.steps.map((s) => {
+      const before = current.steps.find((c) => c.id === s?.id);
+      if (!s?.tool || !s.arguments || !before?.arguments) return s;
+      const args = { ...s.arguments };
+      for (const f of secretFields(catalog.get(s.tool)?.inputSchema)) if (args[f] === REDACTED && f in before.arguments) args[f] = before.arguments[f];
+      return { ...s, arguments: args };
+    }),
+  };
+}
+
+/** Identity of what a step does (a digest: arguments may hold secrets). Equal ⇒ reusable on resume. */
+export function fingerprint(step: PlanStep): string {
+  return createHash('sha256')
+    .update(JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null]))
+    .digest('hex');
+}
+
+export function errorText(err: unknown): string {
+  if (err instanceof FengYuError) {
+    const base = localize(err.code, err.params);
+    const problems = problemTexts(err);
+    return problems.length ? `${base} ${problems.join('; ')}` : base;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function problemTexts(err: unknown): string[] {
+  const details = (err as { details?: unknown }).details;
+  if (!Array.isArray(details)) return [];
+  return details.map((p: { code: string; params?: Record<string, unknown>; message?: string }) => p.message ?? localize(p.code, p.params ?? {}));
+}

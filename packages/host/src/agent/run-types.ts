@@ -1,0 +1,79 @@
+import type { AgentPlan, PermissionMode, RunStatus } from '@fengyu/protocol';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import type { EventLog, NewEvent, Trx } from '../events/event-log';
+import type { PermissionGuard } from '../permissions/types';
+import type { CatalogSnapshot } from '../tools/catalog';
+import type { FileGrant } from '../tools/tool';
+import type { ModelStepRunner, Planner } from './contracts';
+import type { GateOutcome } from './gates';
+import type { Execution, RunRepository, RunRow } from './run.repository';
+
+/** The shapes shared by the agent service, the run executor and the step runner. */
+
+export interface ResolvedConfig {
+  permissionMode: PermissionMode;
+  planApproval: boolean;
+  stepApproval: boolean;
+  maxConcurrency: number;
+  readOnly: boolean;
+  backend?: string;
+  model?: string;
+  /** Invoked as a tool (run_workflow_*): it cannot pause, so any gate fails its step. */
+  noGates: boolean;
+  /** With noGates: gates pass because the outer tool call was approved. */
+  preApproved?: boolean;
+  inputNames: string[];
+  fileInputNames: string[];
+}
+
+export interface RunDeps {
+  events: EventLog;
+  repo: RunRepository;
+  clock: Clock;
+  logger: Logger;
+  guard: () => PermissionGuard;
+  planner?: Planner;
+  modelSteps?: ModelStepRunner;
+  callTimeoutSeconds: number;
+  /** Validates a plan against this run's snapshot; throws invalid_plan with every problem. */
+  validate: (plan: unknown, run: { id: string; catalog: CatalogSnapshot; config: ResolvedConfig }) => AgentPlan;
+}
+
+export interface RunInit {
+  id: string;
+  owner: string;
+  goal?: string;
+  plan?: AgentPlan;
+  config: ResolvedConfig;
+  inputs: Record<string, unknown>;
+  grants: FileGrant[];
+  catalog: CatalogSnapshot;
+  /** Completed executions that may be reused (resume, rewind), by step id. */
+  reuse: Map<string, Execution>;
+  /** A new run (not a resume): announces its supplied plan and reused steps. */
+  fresh: boolean;
+  /** Steps whose tool may have run before a crash (resume only): shown at the plan review. */
+  uncertain?: string[];
+}
+
+/** What the step runner needs of its run (implemented by the run executor). */
+export interface StepHost {
+  readonly id: string;
+  readonly owner: string;
+  readonly config: ResolvedConfig;
+  readonly catalog: CatalogSnapshot;
+  readonly inputs: Record<string, unknown>;
+  readonly grants: FileGrant[];
+  readonly deps: RunDeps;
+  readonly signal: AbortSignal;
+  readonly results: ReadonlyMap<string, unknown>;
+  stepIds(): string[];
+  indexOf(stepId: string): number;
+  cancelRequested(): boolean;
+  /** The status a step start writes (a run waiting at another gate keeps its status). */
+  liveStatus(): RunStatus;
+  now(): string;
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: (trx: Trx) => Promise<void>): Promise<unknown>;
+  stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
+}

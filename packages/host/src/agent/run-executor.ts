@@ -161,9 +161,6 @@ export class ActiveRun implements StepHost {
 
   private async runStep(stepId: string): Promise<void> {
     const step = this.plan?.steps.find((s) => s.id === stepId) as PlanStep;
-    // Storage answers synchronously: without this turn of the event loop a run of quick steps
-    // would starve HTTP requests and SSE writes until it ends.
-    await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.state.phase === 'ended') return;
     if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
     const end = await this.steps.run(step);

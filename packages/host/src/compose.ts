@@ -16,6 +16,7 @@ import { SettingsStore } from './settings/settings.store';
 import { migrate, type OpenedDatabase, openDatabase } from './storage/database';
 import { builtinSource } from './tools/builtin/builtin.source';
 import { ToolCatalog } from './tools/catalog';
+import { createTasksDomain } from './tasks/tasks.domain';
 import { createWorkflowsDomain } from './workflows/workflows.domain';
 
 /**
@@ -104,9 +105,10 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     filesResolver: plugins.resolveFiles,
   });
   const workflows = createWorkflowsDomain({ ...core, agent });
+  const tasks = await createTasksDomain({ ...core, agent, workflows });
   core.catalog.register(models.memoryTools);
 
-  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models };
+  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models, tasks: tasks.registry, tasksDomain: tasks };
   await agent.interruptOrphans();
   return {
     ctx,

@@ -8,6 +8,7 @@ import type { PluginsDomain } from './plugins/plugins.domain';
 import type { SandboxPosture } from './plugins/posture';
 import type { CoreServices } from './services';
 import type { TaskSubmitter } from './tasks/task-submitter';
+import type { TasksDomain } from './tasks/tasks.domain';
 import type { WorkflowsDomain } from './workflows/workflows.domain';
 
 export type { Clock } from './clock';
@@ -34,6 +35,8 @@ export interface HostContext extends CoreServices {
   readonly models: ModelsDomain;
   /** Background tasks (queue and fair scheduler), when the tasks domain is assembled. */
   readonly tasks?: TaskSubmitter;
+  /** The tasks domain's handles (executor, metrics) for its routes. */
+  readonly tasksDomain?: TasksDomain;
 }
 
 /** A domain's HTTP entry point, called once by `createHost` in the order of `domains.ts`. */

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { AgentService } from '../agent/agent.service';
 import { RunRepository } from '../agent/run.repository';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import { killRunProcesses } from '../process/spawn';
 import type { Db } from '../storage/database';
 import type { ToolCatalog } from '../tools/catalog';
-import type { WorkflowsDomain } from '../workflows/workflows.routes';
+import type { WorkflowsDomain } from '../workflows/workflows.domain';
 import { FairQueue } from './fair-queue';
 import { runProcesses, signalRunProcesses } from './run-processes';
 import { SqliteTaskStore } from './task.store';

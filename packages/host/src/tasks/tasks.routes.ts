@@ -1,7 +1,6 @@
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
-import type { DomainRegistrar, HostContext } from '../context';
+import type { DomainRegistrar } from '../context';
 import { waitRequest } from './task.tools';
-import { createTasksDomain } from './tasks.domain';
 import type { TaskPriority, TaskState, TaskSubmitter } from './task-submitter';
 
 /**
@@ -21,11 +20,9 @@ const STATES: readonly TaskState[] = ['queued', 'running', 'completed', 'failed'
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } };
 
 export const registerTasks: DomainRegistrar = async (ctx, app) => {
-  if (!app.workflows) throw new Error('the tasks domain needs the workflows domain');
-  const { registry, metrics } = await createTasksDomain({ ...ctx, workflows: app.workflows, onClose: (fn) => ctx.onClose(fn) });
+  if (!ctx.tasksDomain) throw new Error('the tasks domain is not assembled');
+  const { registry, metrics } = ctx.tasksDomain;
   app.decorate('tasks', registry);
-  // other domains (schedules, webhooks) find the submitter on the context
-  (ctx as HostContext & { tasks?: TaskSubmitter }).tasks = registry;
   const tags = ['tasks'];
   const idOf = (req: { params: unknown }) => (req.params as { id: string }).id;
 

@@ -157,9 +157,13 @@ describe('workflow runs', () => {
       const r = await t.api('POST', `/api/workflows/${id}/run`, body);
       expect(r.body.error?.code, JSON.stringify(body).slice(0, 60)).toBe(code);
     }
+    // A `__proto__` key is refused at the front door for every JSON body; other prototype names as inputs by the validator.
     const raw = '{"name":"p","inputSchema":{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{"type":"string"}}},"plan":{"steps":[{"id":"a","tool":"noop"}]}}';
     const proto = await t.api('POST', '/api/workflows', raw);
     expect(proto.status).toBe(400);
-    expect(proto.body.error.details.map((d: { code: string }) => d.code)).toEqual(['input_name_invalid', 'input_name_invalid']);
+    expect(proto.body.error.code).toBe('forbidden_key');
+    const ctor = await t.api('POST', '/api/workflows', raw.replace('"__proto__":{"type":"string"},', '"prototype":{"type":"string"},'));
+    expect(ctor.status).toBe(400);
+    expect(ctor.body.error.details.map((d: { code: string }) => d.code)).toEqual(['input_name_invalid', 'input_name_invalid']);
   });
 });

@@ -1,7 +1,8 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { detectSandbox } from '../../plugins/sandbox';
 import type { FileGrant, ToolContext } from '../tool';
 import { createExecuteCommandTool, type ExecuteCommandResult } from './execute-command';
 
@@ -124,5 +125,43 @@ describe('execute_command', () => {
     const ac = new AbortController();
     ac.abort();
     await expect(exec({ command: 'echo x' }, ctx({ signal: ac.signal }))).rejects.toMatchObject({ code: 'tool_cancelled' });
+  });
+});
+
+const sandbox = detectSandbox('auto', process.env);
+
+describe.skipIf(!sandbox.bwrapPath)('execute_command for another owner (bubblewrap)', () => {
+  const isolated = () =>
+    createExecuteCommandTool({
+      home,
+      env: { PATH: process.env.PATH, FENGYU_TOKEN: 'top-secret-token' },
+      killGraceMs: 300,
+      isolation: { primaryOwner: 'default', bwrap: { path: sandbox.bwrapPath as string, hardening: sandbox.hardening }, unsandboxedAllowed: async () => false },
+    });
+
+  it('keeps a read-only grant read-only and FENGYU_HOME empty, whatever the command tries', async () => {
+    writeFileSync(join(home, 'token'), 'primary-token-value\n');
+    const ro = join(home, 'ro-grant');
+    mkdirSync(ro, { recursive: true });
+    writeFileSync(join(ro, 'f.txt'), 'original');
+    const script = [
+      'grep -E "^CapEff" /proc/self/status',
+      `mount -o remount,bind,rw ${ro} 2>/dev/null || echo remount-refused`,
+      `unshare -Urm true 2>/dev/null || echo unshare-refused`,
+      `echo changed > ${ro}/f.txt 2>/dev/null || echo write-refused`,
+      `cat ${home}/token 2>/dev/null || echo token-hidden`,
+      'env',
+    ].join('; ');
+    const r = (await isolated().invoke({ command: script }, ctx({ owner: 'bob', grants: [{ name: 'ro', path: realpathSync(ro), kind: 'directory', access: 'read' }] }))) as ExecuteCommandResult;
+    expect(r.stdout).toMatch(/CapEff:\s+0+\n/);
+    for (const word of ['remount-refused', 'unshare-refused', 'write-refused', 'token-hidden']) expect(r.stdout).toContain(word);
+    expect(r.stdout).not.toContain('primary-token-value');
+    expect(r.stdout).not.toContain('top-secret-token');
+    expect(readFileSync(join(ro, 'f.txt'), 'utf8')).toBe('original');
+  });
+
+  it('the primary owner is not sandboxed', async () => {
+    const r = (await isolated().invoke({ command: `cat ${home}/token` }, ctx({ owner: 'default' }))) as ExecuteCommandResult;
+    expect(r.stdout).toBe('primary-token-value\n');
   });
 });

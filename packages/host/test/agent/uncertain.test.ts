@@ -57,7 +57,8 @@ const lines = () => (existsSync(marker) ? readFileSync(marker, 'utf8').trim().sp
 describe('a crash during a non-idempotent step', () => {
   it('reports the step uncertain and never re-runs it without review', async () => {
     // Appends one line per run; only the first run lingers, so the host dies while it runs.
-    const command = `echo ran >> '${marker}'; [ "$(wc -l < '${marker}')" -gt 1 ] || sleep 120`;
+    // (No command substitution in a test operand: the permission floor asks for that in every mode.)
+    const command = `echo ran >> '${marker}'; [ -e '${marker}.once' ] || { touch '${marker}.once'; sleep 120; }`;
     const plan = {
       steps: [
         { id: 'read', tool: 'echo', arguments: { value: 'kept' } },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
 import type { Logger } from 'pino';
-import type { Clock } from '../context';
+import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
 import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';

@@ -47,8 +47,9 @@ describe('plugins page', () => {
     await expect.poll(() => card.getByTestId('plugin-state').innerText()).toBe('Disabled');
     const listed = await u.t.api('GET', '/api/plugins');
     expect(listed.body[0].enabled).toBe(false);
-    const tools = await u.t.api('GET', '/api/agent/tools');
-    expect(JSON.stringify(tools.body)).not.toContain('hello_greet');
+    // A disabled plugin's tools stay in the authoring catalog, marked unavailable.
+    const tools = (await u.t.api('GET', '/api/agent/tools')).body as Array<{ name: string; available: boolean }>;
+    expect(tools.find((x) => x.name === 'hello_greet')?.available).toBe(false);
 
     await card.getByTestId('plugin-uninstall').click();
     await page.getByTestId('confirm-cancel').click();

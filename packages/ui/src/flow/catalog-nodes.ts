@@ -103,14 +103,20 @@ export interface PaletteItem {
   keywords?: string[];
 }
 
-export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean): PaletteItem[] {
+/** A declaration's text in the UI's language: `flowNode.i18n[locale][key]`, else the declaration's own. */
+export function localizedFlowText(entry: CatalogEntry, key: 'label' | 'help' | 'description', locale?: string): string | undefined {
+  const i18n = entry.flowNode?.i18n as Record<string, Record<string, unknown>> | undefined;
+  return (locale ? str(i18n?.[locale]?.[key]) : undefined) ?? str(entry.flowNode?.[key]);
+}
+
+export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean, locale?: string): PaletteItem[] {
   const tools = catalog
     .filter((e) => e.available && e.source !== 'workflow' && (showAll || isDeclared(e)))
     .map<PaletteItem>((e) => ({
       key: `tool:${e.id}`,
       kind: 'tool',
-      label: str(e.flowNode?.label) ?? e.name,
-      description: str(e.flowNode?.help) ?? str(e.flowNode?.description) ?? e.description,
+      label: localizedFlowText(e, 'label', locale) ?? e.name,
+      description: localizedFlowText(e, 'help', locale) ?? localizedFlowText(e, 'description', locale) ?? e.description,
       group: groupOf(e),
       color: toolColor(e),
       icon: iconOf(e),

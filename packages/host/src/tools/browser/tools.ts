@@ -63,18 +63,18 @@ type Spec = {
 };
 
 /** Canvas labels: the browser tools are offered in the flow palette's web group like declared nodes. */
-const FLOW_NODES: Record<string, { label: string; help: string }> = {
-  browser_navigate: { label: 'Open web page', help: "Opens an address in the run's browser tab (cookies and forms persist for the run)." },
-  browser_snapshot: { label: 'Read page (snapshot)', help: "The page as an outline of roles, names and text, with element refs for clicking and typing." },
-  browser_click: { label: 'Click element', help: "Clicks an element by its ref from a snapshot." },
-  browser_type: { label: 'Type into field', help: "Fills a text field by ref; can press Enter to submit." },
-  browser_select: { label: 'Choose option', help: "Chooses option(s) of a drop-down by ref." },
-  browser_wait: { label: 'Wait for text', help: "Waits until a text (or element) appears on the page." },
-  browser_screenshot: { label: 'Screenshot', help: "Saves the page as a PNG file in the run's files." },
-  browser_back: { label: 'Go back', help: "Goes back one page in the tab's history." },
-  browser_tabs: { label: 'Browser tabs', help: "Lists, opens, selects or closes tabs." },
-  browser_close: { label: 'Close browser', help: "Closes the run's browser session and forgets its cookies." },
-  browser_extract_table: { label: 'Read table', help: "Reads an HTML table of the page as rows (columns + one object per row), ready for Excel." },
+const FLOW_NODES: Record<string, { label: string; help: string; i18n?: Record<string, { label: string; help: string }> }> = {
+  browser_navigate: { label: 'Open web page', help: "Opens an address in the run's browser tab (cookies and forms persist for the run).", i18n: { 'zh-CN': { label: '打开网页', help: '在本次运行的浏览器标签页中打开一个地址（Cookie 和表单在本次运行中保留）。' } } },
+  browser_snapshot: { label: 'Read page (snapshot)', help: "The page as an outline of roles, names and text, with element refs for clicking and typing.", i18n: { 'zh-CN': { label: '读取页面（快照）', help: '把页面读成由角色、名称和文字组成的大纲，并给出可用于点击和输入的元素引用。' } } },
+  browser_click: { label: 'Click element', help: "Clicks an element by its ref from a snapshot.", i18n: { 'zh-CN': { label: '点击元素', help: '按快照中的引用点击一个元素。' } } },
+  browser_type: { label: 'Type into field', help: "Fills a text field by ref; can press Enter to submit.", i18n: { 'zh-CN': { label: '输入文字', help: '按引用填写文本框；可按回车提交。' } } },
+  browser_select: { label: 'Choose option', help: "Chooses option(s) of a drop-down by ref.", i18n: { 'zh-CN': { label: '选择选项', help: '按引用选择下拉框中的选项。' } } },
+  browser_wait: { label: 'Wait for text', help: "Waits until a text (or element) appears on the page.", i18n: { 'zh-CN': { label: '等待文字', help: '等待页面上出现某段文字（或某个元素）。' } } },
+  browser_screenshot: { label: 'Screenshot', help: "Saves the page as a PNG file in the run's files.", i18n: { 'zh-CN': { label: '截图', help: '把页面保存为本次运行文件中的 PNG 图片。' } } },
+  browser_back: { label: 'Go back', help: "Goes back one page in the tab's history.", i18n: { 'zh-CN': { label: '后退', help: '在标签页的历史中后退一页。' } } },
+  browser_tabs: { label: 'Browser tabs', help: "Lists, opens, selects or closes tabs.", i18n: { 'zh-CN': { label: '浏览器标签页', help: '列出、打开、切换或关闭标签页。' } } },
+  browser_close: { label: 'Close browser', help: "Closes the run's browser session and forgets its cookies.", i18n: { 'zh-CN': { label: '关闭浏览器', help: '关闭本次运行的浏览器会话并清除其 Cookie。' } } },
+  browser_extract_table: { label: 'Read table', help: "Reads an HTML table of the page as rows (columns + one object per row), ready for Excel.", i18n: { 'zh-CN': { label: '读取表格', help: '把页面中的 HTML 表格读成行（列名 + 每行一个对象），可直接写入 Excel。' } } },
 };
 
 const obj = (properties: Record<string, unknown>, required: string[] = []): JsonSchema => ({ type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) }) as JsonSchema;

@@ -163,7 +163,14 @@ export class ActiveRun implements StepHost {
     const step = this.plan?.steps.find((s) => s.id === stepId) as PlanStep;
     if (this.state.phase === 'ended') return;
     if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
-    const end = await this.steps.run(step);
+    let end: Awaited<ReturnType<StepRunner['run']>>;
+    try {
+      end = await this.steps.run(step);
+    } catch (err) {
+      // A shutdown aborts calls mid-flight; after it nothing is recorded. Any other throw fails the run.
+      if (this.closed || this.state.phase === 'ended') return;
+      return this.failWith(err);
+    }
     if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
     if (end.ok) this.results.set(stepId, end.result);
     else this.errors.set(stepId, end.error);

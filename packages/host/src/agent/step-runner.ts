@@ -166,6 +166,8 @@ export class StepRunner {
     };
     let outcome: Outcome;
     try {
+      // a run stopped while the permission check ran never starts the call
+      if (signal.aborted) throw signal.reason;
       const result = await raceAbort(tool.invoke(args, ctx), signal);
       if (result && typeof result === 'object' && (result as { success?: unknown }).success === false) {
         const e = (result as { error?: unknown }).error;
@@ -276,9 +278,15 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   });
 }
 
-/** A tool that ignores its signal still cannot hold the run: the call settles on abort. */
+/**
+ * A tool that ignores its signal still cannot hold the run: the call settles on abort. The tool's
+ * own promise always gets a handler, so its late rejection is never an unhandled one.
+ */
 function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason ?? new Error('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });

@@ -1,4 +1,4 @@
-/** The orchestrable tool catalog as clients see it (SPEC §4). */
+/** The orchestrable tool catalog as clients see it. */
 
 export type ToolEffect = 'read' | 'write' | 'external' | 'command';
 export const TOOL_EFFECTS: readonly ToolEffect[] = ['read', 'write', 'external', 'command'];
@@ -26,7 +26,7 @@ export interface CatalogEntry {
   flowNode?: Record<string, unknown>;
 }
 
-/** A read tool, or a plugin tool declared idempotent, may retry (SPEC §2). */
+/** A read tool, or a plugin tool declared idempotent, may retry. */
 export function isRetrySafe(entry: Pick<CatalogEntry, 'effect' | 'idempotent' | 'source'>): boolean {
   return entry.effect === 'read' || (entry.source === 'plugin' && entry.idempotent === true);
 }

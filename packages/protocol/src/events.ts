@@ -1,7 +1,7 @@
 import type { AgentPlan, RunStatus } from './plan';
 
 /**
- * Run events (SPEC §3). Every state change of a run is one of these, appended to the run's
+ * Run events. Every state change of a run is one of these, appended to the run's
  * durable log; SSE frames are named after `type` and carry `runId`, `seq` and `ts`.
  */
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The plugin manifest (`manifest.json` at the root of a `.fyp`), seed 004 + SPEC §4. One zod
+ * The plugin manifest (`manifest.json` at the root of a `.fyp`). One zod
  * source gives the TypeScript type and the JSON Schema (`manifestJsonSchema()`); semantic checks
  * that need more than one field live in `manifest-check.ts` (`validateManifest`).
  */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The AgentPlan: the one execution format shared by model-drafted plans, caller-supplied
- * workflows, edited plans on approval and compiled canvas graphs (SPEC §2).
+ * workflows, edited plans on approval and compiled canvas graphs.
  */
 
 export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;

@@ -1,5 +1,5 @@
 /**
- * The reference grammar and its resolver (SPEC §2), shared by the host runner and the canvas.
+ * The reference grammar and its resolver, shared by the host runner and the canvas.
  *
  *   {{steps.N.result<path>}}   N = 1-based position in the plan
  *   {{node.<id>.result<path>}} by step id

@@ -6,7 +6,7 @@ import { collectFileInputs, collectReferences, formatPath, type PathPart } from 
 import { checkSchema } from './schema-check';
 
 /**
- * Plan validation (SPEC §2): every rule, every problem reported at once, before any tool runs.
+ * Plan validation: every rule, every problem reported at once, before any tool runs.
  * The host runs it on supplied, drafted and edited plans and on saved workflows; the canvas runs
  * the same function for inline diagnostics.
  */

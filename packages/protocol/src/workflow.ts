@@ -7,7 +7,7 @@ import { checkSchema, isCompilableSchema } from './schema-check';
 import { type ToolInfo, validatePlan } from './validate';
 
 /**
- * Workflow definitions (SPEC §5): the saved document, its input contract and the save-time
+ * Workflow definitions: the saved document, its input contract and the save-time
  * validator. The host runs `validateWorkflowDefinition` on every save, publish and run; the
  * canvas runs the same function for inline diagnostics. `checkInputs` is the run-time binding
  * check (the run dialog and `POST /api/workflows/{id}/run` share it). No I/O here.

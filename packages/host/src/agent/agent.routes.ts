@@ -7,7 +7,7 @@ import { redactPlan } from './run-text';
 import { classifyApproveBody } from './approve-body';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 
-/** HTTP surface of the agent (SPEC §3). */
+/** HTTP surface of the agent. */
 
 type StartBody = { goal?: string; config?: unknown; workflow?: unknown; inputs?: Record<string, unknown>; files?: unknown };
 

@@ -11,7 +11,7 @@ export const startBody = {
   properties: {
     goal: { type: 'string', maxLength: 20000 },
     config: { type: 'object' },
-    workflow: { type: 'object', description: 'An AgentPlan (SPEC §2); omit to let the model plan from goal.' },
+    workflow: { type: 'object', description: 'An AgentPlan; omit to let the model plan from goal.' },
     inputs: { type: 'object' },
     files: { type: 'array', maxItems: 64, items: { type: 'object' } },
   },

@@ -13,7 +13,7 @@ export interface FileRow {
   created_at: string;
 }
 
-/** What clients see of an upload (SPEC §7). */
+/** What clients see of an upload. */
 export interface FileRef {
   id: string;
   name: string;

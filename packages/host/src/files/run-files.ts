@@ -8,7 +8,7 @@ import { FileRepository, type FileRow } from './file.repository';
 import '../plugins/plugin-errors';
 
 /**
- * A run's `files` array → grants (SPEC §3, seed 000): `refs` (uploaded FileRefs, read-only),
+ * A run's `files` array → grants: `refs` (uploaded FileRefs, read-only),
  * `nativePath` (a host path, read-only unless `access` says otherwise) or
  * `createSharedDirectory` (a fresh `$FENGYU_HOME/runs/<runId>/shared/<name>`, read-write for
  * every plugin — the cross-plugin hand-off). Everything is validated before any directory is

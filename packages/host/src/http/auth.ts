@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Db } from '../storage/database';
 
 /**
- * Tokens and owners (SPEC §1). The primary token lives in `$FENGYU_HOME/token` (0600) and maps
+ * Tokens and owners. The primary token lives in `$FENGYU_HOME/token` (0600) and maps
  * to the owner `default`; additional owners' tokens are stored only as SHA-256 digests.
  * Verification compares digests in constant time: the one place tokens are checked.
  */

@@ -1,7 +1,7 @@
 import { errorSpec, FengYuError, isFengYuError, type Locale, localize, MESSAGES, pickLocale, type Problem } from '@fengyu/protocol';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
-/** The one mapping from errors to the HTTP envelope `{error:{code,message,details}}` (SPEC §1). */
+/** The one mapping from errors to the HTTP envelope `{error:{code,message,details}}`. */
 
 function localizeDetails(details: unknown, locale: Locale): unknown {
   if (!Array.isArray(details)) return details;

@@ -2,7 +2,7 @@ import { canonicalJson, errorSpecOf, REDACTED, registerErrors } from '@fengyu/pr
 import { z } from 'zod';
 
 /**
- * The `mcpServers` settings section (SPEC §7): `{"<name>": {command, args, env} | {url, headers}}`.
+ * The `mcpServers` settings section: `{"<name>": {command, args, env} | {url, headers}}`.
  * Names become the prefix of qualified tool names (`<server>__<tool>`), so they are restricted
  * to `[A-Za-z0-9_-]` and may not contain `__` (which would make the prefix ambiguous).
  * `timeoutSeconds` (1–600, default 120) is an optional per-server call timeout.

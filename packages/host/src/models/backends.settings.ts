@@ -4,7 +4,7 @@ import type { SectionSpec } from '../settings/settings.store';
 import type { SecretStore } from './secret-store';
 
 /**
- * Settings sections `backends` and `defaultBackend` (SPEC §7). An `apiKey` never reaches the
+ * Settings sections `backends` and `defaultBackend`. An `apiKey` never reaches the
  * database: `prepare` moves it into the SecretStore and stores the marker `"••••"` instead.
  * Reading shows the same marker, so a GET → edit → PATCH round trip keeps the key:
  * `"••••"` keeps the stored key, a new string replaces it, an absent `apiKey` removes it.

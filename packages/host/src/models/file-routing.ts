@@ -2,7 +2,7 @@ import type { JsonSchema } from '@fengyu/protocol';
 import type { FileGrant, Tool } from '../tools/tool';
 
 /**
- * FileRef routing for model-driven calls (seed 004). Route B: a tool with exactly one file-like
+ * FileRef routing for model-driven calls. Route B: a tool with exactly one file-like
  * string parameter and exactly one matching grant gets the grant's path injected before the call
  * (a directory parameter needs a write or read-write grant). Route A: otherwise the available
  * grants are listed in the system prompt and the model fills paths in itself.

@@ -95,7 +95,7 @@ async function observe(env: CallEnv, call: ToolCall, outcome: { ok: boolean; res
   try {
     for (const audit of await env.guard.observe(call, outcome)) env.emit('audit', audit);
   } catch {
-    // observe hooks fail open (seed 000); the guard logs its own failures
+    // observe hooks fail open; the guard logs its own failures
   }
 }
 

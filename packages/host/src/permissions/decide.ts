@@ -8,14 +8,14 @@ import { basename, isWrapper } from './wrappers';
 import type { GuardDecision } from './types';
 
 /**
- * The guard's decision, pure (seed 000): PreToolUse hooks → deny rules → ask rules → allow
+ * The guard's decision, pure: PreToolUse hooks → deny rules → ask rules → allow
  * rules → the permission mode's default. Deny beats allow whatever the order of the lines.
  *
  * For `execute_command`, a deny or ask rule matches when ANY segment (any layer of it: the
  * wrapper, the wrapped command, `/bin/rm` as `rm`) could match; an allow rule set grants only
  * when EVERY segment is covered by some allow rule, nothing is opaque and nothing is on the
  * dangerous-command floor. Floor and opaque commands ask in every mode, full-access included
- * ("those always ask", seed 000): full access never silently runs rm, sudo or an interpreter.
+ * (those always ask): full access never silently runs rm, sudo or an interpreter.
  */
 
 export interface HookVerdict {

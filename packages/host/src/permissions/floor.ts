@@ -5,7 +5,7 @@ import { gitFloorReason, isLongOption } from './git';
 import { basename, isStartupPath, POSIX_SHELLS } from './wrappers';
 
 /**
- * The dangerous-command floor (seed 000, issue 4): commands that always ask, whatever allow
+ * The dangerous-command floor: commands that always ask, whatever allow
  * rule would cover them. Checked on every layer of every segment (so `sudo`, `env rm`,
  * `/bin/rm`, `sh -c 'rm …'` and `$(rm …)` all hit it) by the command's basename. The list is
  * documented in docs/permissions.md; keep the two in step.

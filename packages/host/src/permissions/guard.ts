@@ -33,7 +33,7 @@ export interface GuardDeps {
 }
 
 export interface Guard extends PermissionGuard {
-  /** What `check` would decide, without running hooks (the dry run of SPEC §7). */
+  /** What `check` would decide, without running hooks (a dry run). */
   dryRun(input: DryRunInput): Promise<GuardDecision>;
 }
 

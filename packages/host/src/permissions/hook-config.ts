@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { globMatch } from './rules';
 
 /**
- * Lifecycle hook configuration (seed 000, SPEC §7 `hooks`): the settings schema, the parser of
+ * Lifecycle hook configuration: the settings schema, the parser of
  * a plugin's `hooks/hooks.json` (grok-shaped or FengYu's flat list; exported so the plugins
  * domain validates it at install) and the tool-name matcher.
  */

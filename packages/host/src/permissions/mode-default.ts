@@ -2,7 +2,7 @@ import type { PermissionMode, ToolEffect } from '@fengyu/protocol';
 import type { GuardDecision, PermissionGuard, ToolCall } from './types';
 
 /**
- * The permission mode's default, the last stage of the guard (SPEC §3):
+ * The permission mode's default, the last stage of the guard:
  * `ask` pauses write, external and command calls; `approve-for-me` and `full-access` allow
  * (plan steps marked `requiresApproval` are gated by the runner in every mode but full-access).
  */

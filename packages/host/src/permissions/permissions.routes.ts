@@ -6,7 +6,7 @@ import { type CallFacts, COMMAND_TOOL, type RuleLines } from './rules';
 
 /**
  * HTTP surface of the permissions domain (its services are in `permissions.domain.ts`): the dry run
- * `POST /api/permissions/check` (SPEC §7) and plugin-hook trust routes.
+ * `POST /api/permissions/check` and plugin-hook trust routes.
  */
 
 const PLUGIN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -2,7 +2,7 @@ import type { ToolEffect } from '@fengyu/protocol';
 import { TOOL_EFFECTS } from '@fengyu/protocol';
 
 /**
- * Permission rule lines (seed 000 "Permission rules & lifecycle hooks", SPEC §7), parsed into
+ * Permission rule lines, parsed into
  * values and matched against tool calls. Pure: no I/O. Shell segments come from `shell.ts`;
  * this module only says whether one rule covers one segment or one call.
  *

@@ -13,8 +13,8 @@ import {
 import { isSensitiveVariable, isStartupPath, type Words, unwrap } from './wrappers';
 
 /**
- * Splits a command line into every command a shell would run (seed 000: "shell chains are
- * checked per segment"), using the tree-sitter bash grammar: lists, pipelines, `&`, newlines,
+ * Splits a command line into every command a shell would run (shell chains are
+ * checked per segment), using the tree-sitter bash grammar: lists, pipelines, `&`, newlines,
  * subshells, `$(…)`, backticks, `<(…)`, here-docs, compound statements, function bodies,
  * `sh -c` / `eval` payloads (parsed again) and wrappers (`env`, `nice`, `xargs`, `find -exec`…).
  *

@@ -75,7 +75,7 @@ export interface PermissionGuard {
   /** Connects plugin hooks (called by the plugins domain at assembly). */
   usePluginHooks?(provider: PluginHookProvider): void;
   /**
-   * What `check` would decide, without running hooks (SPEC §7 dry run). Other domains use it to
+   * What `check` would decide, without running hooks (a dry run). Other domains use it to
    * ask "does an allow rule cover this step?" (e.g. schedules under the ask mode: source `allow`).
    */
   dryRun?(input: DryRunInput): Promise<GuardDecision>;

@@ -12,7 +12,7 @@ import { MAX_PACKAGE_BYTES } from './plugins.domain';
 import { pluginView, pluginViewSchema } from './plugin-view';
 
 /**
- * HTTP surface of plugins and uploads (SPEC §7): `GET/POST /api/plugins`,
+ * HTTP surface of plugins and uploads: `GET/POST /api/plugins`,
  * `POST /api/plugins/{id}/enable|disable`, `DELETE /api/plugins/{id}`, `POST /api/files`.
  * The domain's services are assembled in `plugins.domain.ts`.
  */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 
-/** `GET`/`PATCH /api/settings` (SPEC §7). The core's own section (`locale`) is registered in `compose.ts`. */
+/** `GET`/`PATCH /api/settings`. The core's own section (`locale`) is registered in `compose.ts`. */
 export function registerSettingsRoutes(ctx: HostContext, app: FastifyInstance): void {
   app.get('/api/settings', { schema: { summary: 'The owner’s settings, secrets redacted', tags: ['settings'] } }, async (req) => ctx.settings.redacted(req.owner));
 

@@ -5,7 +5,7 @@ import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 
 /**
- * The owner's settings document (SPEC §7). Domains register their sections; PATCH applies a
+ * The owner's settings document. Domains register their sections; PATCH applies a
  * JSON merge patch (RFC 7386) to the whole document, validates every section, and only then
  * saves. Secrets never leave: sections redact on read and may move secrets out on save.
  */

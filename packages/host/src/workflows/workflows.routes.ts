@@ -8,7 +8,7 @@ export type { WorkflowsDomain } from './workflows.domain';
 import { createBody, fieldParams, idParams, publishBody, restoreBody, runBody, runIdReply, updateBody, versionParams } from './workflows.schemas';
 
 /**
- * The workflows domain (SPEC §5): definitions, revisions, publication, runs, run-time pickers,
+ * The workflows domain: definitions, revisions, publication, runs, run-time pickers,
  * templates, and the `run_workflow_<id>` tools of published workflows.
  */
 

@@ -13,7 +13,7 @@ const draftProperties = {
   name: { type: 'string', description: 'At most 200 characters.' },
   description: { type: 'string', description: 'At most 4000 characters.' },
   inputSchema: { type: 'object', description: 'JSON Schema of the run-time inputs (type "object").' },
-  plan: { type: 'object', description: 'The compiled AgentPlan (SPEC §2).' },
+  plan: { type: 'object', description: 'The compiled AgentPlan.' },
   graph: { type: ['object', 'null'], description: 'The authored canvas graph, stored verbatim.' },
   layout: { type: 'object', description: 'Node positions by step id (used when no graph is saved).' },
 } as const;
@@ -39,7 +39,7 @@ export const runBody = {
   type: 'object',
   properties: {
     inputs: { type: 'object' },
-    config: { type: 'object', description: 'Run config (SPEC §3); planApproval defaults to false for saved workflows.' },
+    config: { type: 'object', description: 'Run config; planApproval defaults to false for saved workflows.' },
     files: { type: 'array', maxItems: 64, items: { type: 'object' }, description: '{name, refs | nativePath | createSharedDirectory} per file input.' },
     version: {
       anyOf: [{ type: 'integer', minimum: 1 }, { type: 'string', enum: ['draft', 'published'] }],

@@ -94,7 +94,7 @@ describe('auth and transport', () => {
     expect(ok.body.locale).toBe('zh-CN');
   });
 
-  it('lists the tool catalog with SPEC §4 entries', async () => {
+  it('lists the tool catalog with its contract fields', async () => {
     const tools = (await t.api('GET', '/api/agent/tools')).body as Array<Record<string, unknown>>;
     const echo = tools.find((x) => x.name === 'echo');
     expect(echo).toMatchObject({ name: 'echo', effect: 'read', source: 'builtin', id: 'builtin:echo', idempotent: false, available: true });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-/** The house rules of ARCHITECTURE.md / STYLE.md that a machine can check. */
+/** The house rules on layering and dependencies that a machine can check. */
 
 const root = join(import.meta.dirname, '../../../..');
 

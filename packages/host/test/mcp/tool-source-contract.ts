@@ -17,7 +17,7 @@ const ctx = (signal: AbortSignal, owner: string): ToolContext => ({ signal, owne
 
 export function toolSourceContract(name: string, subject: ContractSubject): void {
   describe(`ToolSource contract: ${name}`, () => {
-    it('lists tools with unique names and ids, its own kind, object schemas and SPEC catalog entries', async () => {
+    it('lists tools with unique names and ids, its own kind, object schemas and catalog entries', async () => {
       const { source, close } = await subject.make();
       try {
         const tools = await source.list(subject.owner);

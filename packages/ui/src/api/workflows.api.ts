@@ -1,7 +1,7 @@
 import type { AgentConfig, AgentPlan, CatalogEntry, JsonSchema } from '@fengyu/protocol';
 import type { ApiClient } from './client';
 
-/** The workflows API (SPEC §5) and the bits of the agent API the builder uses (SPEC §3, §4, §7). */
+/** The workflows API and the bits of the agent API the builder uses. */
 
 export interface WorkflowDefinition {
   id: string;

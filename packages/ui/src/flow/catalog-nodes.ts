@@ -5,7 +5,7 @@ import type { StepNode, ToolRef, WorkflowGraph } from './graph';
 /**
  * Tools as canvas nodes: palette categories and colors (Flowise AgentFlow v2's palette colors,
  * one per category), declared nodes (catalog entries with `flowNode`) versus schema-derived ones,
- * and the catalog behaviour of seed 004: a node whose tool disappeared is kept and marked
+ * and the catalog rule: a node whose tool disappeared is kept and marked
  * unavailable; when the tool returns with a new schema, its arguments are reconciled.
  */
 

@@ -14,7 +14,7 @@ import {
 import { fieldsToSchema, schemaToFields } from './start-fields';
 
 /**
- * The canvas compiler: a WorkflowGraph becomes the AgentPlan the host runs (SPEC §2) plus the
+ * The canvas compiler: a WorkflowGraph becomes the AgentPlan the host runs plus the
  * workflow's input schema (from the Start node). Edges between steps compile to `dependsOn`;
  * edges from Start carry no dependency (inputs are always available). Steps are ordered
  * topologically (ties by canvas position), so `steps.N` numbering follows the flow's reading order.

@@ -1,7 +1,7 @@
 import type { CatalogEntry, JsonSchema } from '@fengyu/protocol';
 
 /**
- * Plugins' `flowNodes` declarations (seed 004): typed, nested outputs with examples and per-field
+ * Plugins' `flowNodes` declarations: typed, nested outputs with examples and per-field
  * input help. Turned into JSON Schemas here so the rest of the canvas works on one representation.
  */
 

@@ -1,7 +1,7 @@
 import { jsonClone } from './json-clone';
 
 /**
- * The saved workflow graph (the `graph` field of a workflow definition, SPEC §5).
+ * The saved workflow graph (the `graph` field of a workflow definition).
  *
  * This is FengYu's own document shape, deliberately independent of vue-flow's model: the
  * canvas maps to and from it in `canvas-map.ts` only. Nodes are keyed by id (the step id in

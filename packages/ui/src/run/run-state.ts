@@ -1,7 +1,7 @@
 import type { AgentPlan, RunStatus } from '@fengyu/protocol';
 
 /**
- * The run panel's state as a pure fold over the run's SSE events (SPEC §3). The same fold serves
+ * The run panel's state as a pure fold over the run's SSE events. The same fold serves
  * a live run and a reopened one (the stream replays every persisted event first).
  */
 

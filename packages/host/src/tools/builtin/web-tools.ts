@@ -7,7 +7,7 @@ import { createWebSearchTool, WebSearchSettings } from './web-search';
 
 /**
  * Wiring of the two always-available web built-ins: their settings sections (`webFetch`,
- * `webSearch`, SPEC §7) and a `builtin` tool source holding `web_fetch` and `web_search`.
+ * `webSearch`) and a `builtin` tool source holding `web_fetch` and `web_search`.
  */
 
 export interface WebToolDeps {

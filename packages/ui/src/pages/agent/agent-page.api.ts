@@ -1,7 +1,7 @@
 import type { AgentConfig, AgentPlan, PermissionMode } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
-/** The calls of the Agent page (SPEC §3) and the bits of settings it reads (backends). */
+/** The calls of the Agent page and the bits of settings it reads (backends). */
 
 export interface BackendChoice {
   id: string;

@@ -1,6 +1,6 @@
 import type { ApiClient } from '../../api/client';
 
-/** Plugins (SPEC §4, §7): list, install / upgrade by `.fyp` upload, enable / disable, uninstall, hook trust. */
+/** Plugins: list, install / upgrade by `.fyp` upload, enable / disable, uninstall, hook trust. */
 
 export interface PluginTool {
   id: string;

@@ -1,7 +1,7 @@
 import type { AgentPlan, RunStatus } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
-/** Run history (SPEC §3): list with search, filters and paging; detail; resume / fork / rewind; batch. */
+/** Run history: list with search, filters and paging; detail; resume / fork / rewind; batch. */
 
 export interface RunListItem {
   id: string;
@@ -66,7 +66,7 @@ export function runsApi(api: ApiClient) {
   };
 }
 
-/** Which actions a run offers (SPEC §3: resume only after failed / cancelled / interrupted). */
+/** Which actions a run offers (resume only after failed / cancelled / interrupted). */
 export function runActions(status: string): { resume: boolean; fork: boolean; rewind: boolean } {
   const ended = ['completed', 'failed', 'cancelled', 'interrupted'].includes(status);
   return { resume: ['failed', 'cancelled', 'interrupted'].includes(status), fork: ended, rewind: ended };

@@ -1,6 +1,6 @@
 import type { ApiClient } from '../../api/client';
 
-/** Settings (SPEC §7): the redacted document, merge-patch saves, the rule dry run, MCP server status. */
+/** Settings: the redacted document, merge-patch saves, the rule dry run, MCP server status. */
 
 export interface HookSetting {
   name: string;

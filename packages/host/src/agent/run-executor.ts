@@ -168,13 +168,18 @@ export class ActiveRun implements StepHost {
       end = await this.steps.run(step);
     } catch (err) {
       // A shutdown aborts calls mid-flight; after it nothing is recorded. Any other throw fails the run.
-      if (this.closed || this.state.phase === 'ended') return;
+      if (this.closed || this.hasEnded()) return;
       return this.failWith(err);
     }
     if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
     if (end.ok) this.results.set(stepId, end.result);
     else this.errors.set(stepId, end.error);
     this.dispatch({ type: 'step_settled', stepId, ok: end.ok });
+  }
+
+  /** Read through a method: the phase changes across awaits, which narrowing cannot see. */
+  private hasEnded(): boolean {
+    return this.state.phase === 'ended';
   }
 
   private async openGate(ticket: GateTicket): Promise<void> {

@@ -8,7 +8,6 @@ export const PLUGIN_ERRORS = {
   plugin_not_found: errorSpecOf(404),
   plugin_version_not_higher: errorSpecOf(409),
   plugin_disabled: errorSpecOf(409),
-  plugin_invalid_hooks: errorSpecOf(400),
   sandbox_unavailable: errorSpecOf(500),
   file_not_found: errorSpecOf(404),
   file_too_large: errorSpecOf(413),

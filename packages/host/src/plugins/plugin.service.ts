@@ -125,17 +125,17 @@ export class PluginService {
     if (!checked.ok) throw new FengYuError('invalid_manifest', { count: checked.problems.length }, checked.problems);
     const hooksFile = checked.manifest.hooks ?? (files.has('hooks/hooks.json') ? 'hooks/hooks.json' : undefined);
     if (hooksFile) {
-      const doc = await this.readHooks(join(dir, hooksFile));
+      const doc = await this.readHooks(checked.manifest.id, join(dir, hooksFile));
       this.deps.validateHooks?.(checked.manifest.id, doc);
     }
     return checked.manifest;
   }
 
-  private async readHooks(path: string): Promise<unknown> {
+  private async readHooks(pluginId: string, path: string): Promise<unknown> {
     try {
       return JSON.parse(await readFile(path, 'utf8'));
     } catch (e) {
-      throw new FengYuError('plugin_invalid_hooks', { reason: (e as Error).message });
+      throw new FengYuError('invalid_plugin_hooks', { pluginId, reason: (e as Error).message });
     }
   }
 

@@ -65,7 +65,7 @@ describe('bundled plugins and plugin hooks', () => {
     const refused = await upload(bad);
     expect(refused.status).toBe(400);
     const notJson = await zipEntries([{ name: 'manifest.json', data: manifest }, { name: 'worker.js', data: '' }, { name: 'hooks/hooks.json', data: '{' }]);
-    expect((await upload(notJson)).body.error.code).toBe('plugin_invalid_hooks');
+    expect((await upload(notJson)).body.error.code).toBe('invalid_plugin_hooks');
     const missing = await zipEntries([{ name: 'manifest.json', data: manifest }, { name: 'worker.js', data: '' }]);
     expect((await upload(missing)).body.error.details[0].code).toBe('manifest_file_missing');
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { startTestHost, type TestHost } from '../../packages/host/test/support/host';
 import { ROOT } from './global-setup';
+import { settle } from '../support/settle';
 
 /** One real host and one chromium (fresh profile) for a test file. */
 
@@ -44,8 +45,8 @@ export async function startFlowsE2E(): Promise<FlowsE2E> {
     page,
     url: (path) => `${t.host.url}${path}#token=${encodeURIComponent(t.host.token)}`,
     async shot(p, name) {
-      await p.waitForTimeout(400);
-      await p.screenshot({ path: join(SHOTS, `${name}.png`) });
+      await settle(p);
+      await p.screenshot({ path: join(SHOTS, `${name}.png`), animations: 'disabled' });
     },
     async close() {
       await context.close().catch(() => {});

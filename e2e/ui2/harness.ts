@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { startTestHost, type TestHost } from '../../packages/host/test/support/host';
 import { type ScriptedOpenAI, startScriptedOpenAI } from '../../packages/host/test/support/scripted-openai';
 import { buildUi, ROOT } from './build-ui';
+import { settle } from '../support/settle';
 
 /** One real host + scripted model + chromium for a test file. */
 export interface Ui2 {
@@ -41,8 +42,8 @@ export async function startUi2(opts: { backend?: boolean } = {}): Promise<Ui2> {
       await page.goto(`${t.host.url}${path}#token=${encodeURIComponent(t.host.token)}`);
     },
     async shot(name) {
-      await page.waitForTimeout(300);
-      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+      await settle(page);
+      await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false, animations: 'disabled' });
     },
     async close() {
       await browser.close().catch(() => {});

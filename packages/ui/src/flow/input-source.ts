@@ -34,6 +34,11 @@ export function nodeRef(nodeId: string, path: PathPart[]): string {
   return `{{node.${nodeId}.result${formatPath(path)}}}`;
 }
 
+/** The whole-value form of a file input (the only form the validator accepts for one). */
+export function fileRef(name: string): string {
+  return `@file:${name}`;
+}
+
 export function inputRef(name: string, path: PathPart[] = []): string {
   return `{{inputs.${name}${formatPath(path)}}}`;
 }

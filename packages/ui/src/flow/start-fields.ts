@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@fengyu/protocol';
+import { inputContract, type JsonSchema } from '@fengyu/protocol';
 import type { FieldType, StartField } from './graph';
 
 /**
@@ -79,6 +79,15 @@ export function fieldsToSchema(fields: readonly StartField[]): JsonSchema {
   for (const f of fields) if (f.name) properties[f.name] = fieldSchema(f);
   const required = fields.filter((f) => f.required && f.name).map((f) => f.name);
   return { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+}
+
+/**
+ * A field bound as `@file:<name>` (an uploaded file or a run's shared directory), decided by the
+ * same input contract the validator reads: such an input is never a `{{inputs.<name>}}` value.
+ */
+export function isFileBound(field: StartField): boolean {
+  const c = inputContract({ type: 'object', properties: { [field.name]: fieldSchema(field) } });
+  return c.files.length > 0 || c.sharedDirectories.length > 0;
 }
 
 export const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;

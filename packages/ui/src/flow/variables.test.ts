@@ -1,6 +1,7 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import { type CatalogEntry, validateWorkflowDefinition } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
-import { emptyGraph, type WorkflowGraph } from './graph';
+import { emptyGraph, FIELD_TYPES, type StartField, type WorkflowGraph } from './graph';
+import { fieldsToSchema } from './start-fields';
 import { flattenRows, variableTree } from './variables';
 import { compatible } from './value-kinds';
 
@@ -82,5 +83,42 @@ describe('variable tree', () => {
     expect(compatible('file', 'text').ok).toBe(true);
     expect(compatible('object', 'list').ok).toBe(false);
     expect(compatible('number', 'any').ok).toBe(true);
+  });
+});
+
+describe('every offered input reference is one the validator accepts', () => {
+  const fields: StartField[] = [
+    ...FIELD_TYPES.map((type) => ({ name: `f_${type}`, type })),
+    { name: 'shared', type: 'text', extra: { format: 'fengyu-directory', 'x-fengyu-auto': 'shared-directory' } },
+  ];
+  const g = emptyGraph();
+  g.nodes[0] = { id: 'start', type: 'start', position: { x: 0, y: 0 }, data: { fields } };
+  g.nodes.push({ id: 'use', type: 'tool', tool: { name: 'take' }, position: { x: 1, y: 0 }, data: { arguments: {} } });
+  const take = { name: 'take', inputSchema: { type: 'object' }, effect: 'read', idempotent: true, source: 'builtin', available: true } as const;
+  const saveWith = (value: string) =>
+    validateWorkflowDefinition({ name: 'x', inputSchema: fieldsToSchema(fields), plan: { steps: [{ id: 'use', tool: 'take', arguments: { value } }] } }, { tool: (n) => (n === 'take' ? take : undefined) });
+
+  for (const expected of ['text', 'number', 'boolean', 'object', 'list', 'file', 'any'] as const) {
+    for (const inText of [false, true]) {
+      it(`${inText ? 'expression' : 'reference'} picks for a ${expected} argument`, () => {
+        const rows = flattenRows(variableTree({ graph: g, tool: () => undefined }, 'use', expected, { inText }).find((x) => x.id === 'inputs')?.rows ?? []);
+        const pickable = rows.filter((r) => r.compatible);
+        expect(pickable.length).toBeGreaterThan(0);
+        for (const r of pickable) {
+          const value = inText ? `Label: ${r.ref}` : r.ref;
+          const result = saveWith(value);
+          expect(result.ok ? [] : result.problems.map((p) => `${p.code} ${JSON.stringify(p.params)}`), `${r.label} → ${value}`).toEqual([]);
+        }
+      });
+    }
+  }
+
+  it('offers file inputs as @file:<name> with no parts, and never inside an expression', () => {
+    const rows = variableTree({ graph: g, tool: () => undefined }, 'use', 'file').find((x) => x.id === 'inputs')?.rows ?? [];
+    expect(rows.find((r) => r.label === 'f_file')).toMatchObject({ ref: '@file:f_file', kind: 'file', compatible: true, children: [] });
+    expect(rows.find((r) => r.label === 'shared')).toMatchObject({ ref: '@file:shared', kind: 'file', compatible: true });
+    const inText = variableTree({ graph: g, tool: () => undefined }, 'use', 'any', { inText: true }).find((x) => x.id === 'inputs')?.rows ?? [];
+    expect(inText.find((r) => r.label === 'f_file')).toMatchObject({ compatible: false, wholeOnly: true });
+    expect(inText.find((r) => r.label === 'f_text')).toMatchObject({ ref: '{{inputs.f_text}}', compatible: true });
   });
 });

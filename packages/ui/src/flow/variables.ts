@@ -2,8 +2,8 @@ import type { CatalogEntry, JsonSchema, PathPart } from '@fengyu/protocol';
 import { dependencies } from './compile';
 import { declaredOutputSchema } from './flow-node';
 import { isStepNode, startNode, type WorkflowGraph } from './graph';
-import { inputRef, nodeRef } from './input-source';
-import { fieldSchema } from './start-fields';
+import { fileRef, inputRef, nodeRef } from './input-source';
+import { fieldSchema, isFileBound } from './start-fields';
 import { childSchema, compatible, schemaExample, schemaKind, type ValueKind, valueKind } from './value-kinds';
 
 /**
@@ -26,6 +26,8 @@ export interface VariableRow {
   compatible: boolean;
   /** Why the row does not fit the expected kind (e.g. "list ≠ text"). */
   mismatch?: { expected: ValueKind; actual: ValueKind };
+  /** A file input (`@file:<name>`): usable only as a whole argument, never inside text. */
+  wholeOnly?: boolean;
   children: VariableRow[];
 }
 
@@ -126,7 +128,28 @@ export function ancestors(graph: WorkflowGraph, nodeId: string): Set<string> {
   return out;
 }
 
-export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKind): VariableGroup[] {
+/** A file input's row: one whole `@file:<name>` value, with no parts to pick. */
+function fileRow(name: string, label: string, expected: ValueKind, inText: boolean): VariableRow {
+  const fit = inText ? { ok: false } : compatible(expected, 'file');
+  return {
+    key: fileRef(name),
+    label,
+    ref: fileRef(name),
+    path: [],
+    kind: 'file',
+    hasLast: false,
+    compatible: fit.ok,
+    wholeOnly: true,
+    ...(fit.ok || inText ? {} : { mismatch: { expected, actual: 'file' as ValueKind } }),
+    children: [],
+  };
+}
+
+/**
+ * `inText`: the tree feeds an expression (placeholders inside text), where a file input cannot
+ * appear; its row is shown but not pickable.
+ */
+export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKind, opts: { inText?: boolean } = {}): VariableGroup[] {
   const groups: VariableGroup[] = [];
   const fields = startNode(ctx.graph)?.data.fields ?? [];
   groups.push({
@@ -134,6 +157,7 @@ export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKi
     label: 'inputs',
     connected: true,
     rows: fields.map((f) => {
+      if (isFileBound(f)) return fileRow(f.name, f.label || f.name, expected, opts.inText === true);
       const schema = fieldSchema(f);
       const example = f.example ?? schemaExample(schema);
       return buildRow({ makeRef: (p) => inputRef(f.name, p), label: f.label || f.name, path: [], schema, example, last: undefined, hasLast: false, expected, depth: 0 });

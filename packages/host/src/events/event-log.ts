@@ -1,4 +1,4 @@
-import type { RunEvent, RunEventPayloads, RunEventType } from '@fengyu/protocol';
+import { type RunEvent, type RunEventPayloads, type RunEventType, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
@@ -90,6 +90,19 @@ export class EventLog {
       .limit(limit)
       .execute();
     return rows.map((r) => ({ ...(JSON.parse(r.data) as object), type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts }) as RunEvent);
+  }
+
+  /**
+   * Whether the run has ended: its latest terminal event (`complete`, `error`, `cancelled`,
+   * `interrupted`) is not followed by a `resumed` one. Events that follow the terminal one
+   * (an audit line) do not reopen the run.
+   */
+  async finished(runId: string): Promise<{ endSeq: number; lastSeq: number } | undefined> {
+    const ends: string[] = [...STREAM_END_EVENTS, 'resumed'];
+    const row = await this.db.selectFrom('run_events').select(['type', 'seq']).where('run_id', '=', runId).where('type', 'in', ends).orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    if (!row || row.type === 'resumed') return undefined;
+    const max = await this.db.selectFrom('run_events').select((eb) => eb.fn.max('seq').as('m')).where('run_id', '=', runId).executeTakeFirst();
+    return { endSeq: row.seq, lastSeq: Number(max?.m ?? row.seq) };
   }
 
   /** Live events of a run; returns the unsubscribe function. */

@@ -6,6 +6,11 @@ import type { EventLog } from './event-log';
  * SSE fan-out of a run's log: every persisted event after the cursor (`Last-Event-ID`), then
  * live ones, ending after `complete`, `error`, `cancelled` or `interrupted`. Subscribing before
  * reading the log, and de-duplicating by seq, means no event is lost or sent twice.
+ *
+ * The replay sends every event, a terminal one that a later `resumed` superseded included (no
+ * seq gap), and ends the stream after it only when the run has ended for good. A cursor already
+ * at or past the last event of an ended run is answered 204 at once: nothing will follow, and
+ * 204 tells a reconnecting EventSource to stop instead of holding a connection open.
  */
 
 const HEARTBEAT_MS = 15_000;
@@ -20,16 +25,6 @@ export function frame(e: RunEvent): string {
   const text = `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
   frames.set(e, text);
   return text;
-}
-
-/** Terminal events followed by a `resumed` event no longer end a stream. */
-function superseded(events: RunEvent[]): Set<number> {
-  const lastResume = events.findLastIndex((e) => e.type === 'resumed');
-  const out = new Set<number>();
-  events.forEach((e, i) => {
-    if (i < lastResume && STREAM_END_EVENTS.includes(e.type)) out.add(e.seq);
-  });
-  return out;
 }
 
 /** Takes over a reply as an SSE response (headers set by hooks are kept) and says hello. */
@@ -48,6 +43,11 @@ export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
 }
 
 export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const done = await log.finished(runId);
+  if (done && afterSeq >= done.lastSeq) {
+    await reply.code(204).send();
+    return;
+  }
   const res = openSseResponse(reply);
   let last = afterSeq;
   let ended = false;
@@ -96,18 +96,15 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   try {
     for (;;) {
       const page = await log.read(runId, last, 5000);
-      const skip = superseded(page);
-      for (const e of page) {
-        if (skip.has(e.seq)) {
-          last = e.seq;
-          continue;
-        }
-        send(e, false);
-      }
+      // a terminal event in the replay may be followed by a resume: the end is decided below
+      for (const e of page) send(e, true);
       if (page.length < 5000 || ended) break;
     }
   } finally {
     replaying = false;
   }
   for (const e of buffered.splice(0)) deliver(e);
+  if (ended) return;
+  const after = await log.finished(runId);
+  if (after && last >= after.endSeq) end();
 }

@@ -4,6 +4,7 @@ export const en = {
   emptyCanvas: 'Drag a tool from the palette onto the canvas, or start from a template:',
   emptyTemplates: 'open the template gallery',
   tabs: { config: 'Configure', run: 'Run' },
+  layout: { openPalette: 'Show the node list', collapsePalette: 'Hide the node list', resizePalette: 'Drag to resize the node list', collapseSide: 'Hide this panel', resizeSide: 'Drag to resize this panel' },
   toolbar: {
     back: 'Back to flows',
     undo: 'Undo (Ctrl/⌘+Z)',
@@ -161,6 +162,7 @@ export const zhCN: typeof en = {
   emptyCanvas: '从左侧面板把工具拖到画布上，或从模板开始：',
   emptyTemplates: '打开模板库',
   tabs: { config: '配置', run: '运行' },
+  layout: { openPalette: '显示节点列表', collapsePalette: '隐藏节点列表', resizePalette: '拖动以调整节点列表宽度', collapseSide: '隐藏此面板', resizeSide: '拖动以调整此面板宽度' },
   toolbar: {
     back: '返回流程列表',
     undo: '撤销（Ctrl/⌘+Z）',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultLayout, MIN_CANVAS, PALETTE, RAIL, readLayout, resized, SIDE, shownWidths } from './layout';
+import { defaultLayout, MIN_CANVAS, minimapFits, PALETTE, RAIL, readLayout, resized, SIDE, shownWidths } from './layout';
 
 const NAV = 57; // the builder's compact app navigation
 
@@ -45,5 +45,16 @@ describe('builder panel layout', () => {
     expect(resized(l, 'side', 2000, 1800)).toBe(SIDE.max);
     expect(resized(l, 'side', 400, 1223)).toBe(400);
     expect(resized({ ...l, paletteOpen: true }, 'palette', 300, 1600)).toBe(300);
+  });
+});
+
+describe('minimap beside the controls', () => {
+  it('shows the minimap only when it stays clear of the centred controls', () => {
+    expect(minimapFits(800, 170)).toBe(true);
+    expect(minimapFits(MIN_CANVAS, 170)).toBe(false);
+    // the boundary: right edge + 8 px gap equals the controls' left edge
+    const w = 2 * (15 + 160 + 2 + 8) + 170;
+    expect(minimapFits(w, 170)).toBe(true);
+    expect(minimapFits(w - 1, 170)).toBe(false);
   });
 });

@@ -77,3 +77,17 @@ export function resized(l: PanelLayout, panel: 'palette' | 'side', width: number
   const other = panel === 'palette' ? (l.sideOpen ? l.sideWidth : RAIL) : l.paletteOpen ? l.paletteWidth : RAIL;
   return clamp(Math.min(width, available - other - MIN_CANVAS), bounds.min, bounds.max);
 }
+
+/** The minimap's size and the canvas panels' inset from the canvas edge. */
+export const MINIMAP = { width: 160, height: 110 } as const;
+export const PANEL_INSET = 15;
+
+/**
+ * The minimap sits bottom-left (bottom-right stays free for docked panels) and the controls
+ * bottom-centre: the minimap shows only while at least 8 px separate it from the controls.
+ */
+export function minimapFits(canvasWidth: number, controlsWidth: number, minimapWidth: number = MINIMAP.width): boolean {
+  const minimapRight = PANEL_INSET + minimapWidth + 2; // its 1 px border on both sides
+  const controlsLeft = (canvasWidth - controlsWidth) / 2;
+  return minimapRight + 8 <= controlsLeft;
+}

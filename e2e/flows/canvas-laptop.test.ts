@@ -1,0 +1,125 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type FlowsE2E, startFlowsE2E } from './harness';
+
+/**
+ * The builder on a 1280×800 laptop screen: the canvas keeps at least 60% of the width by default,
+ * the side panels collapse and resize (and remember it across reloads), the minimap never
+ * overlaps the controls and stays out of the bottom-right corner, and fit-view frames a large
+ * flow below 50% zoom.
+ */
+
+let e: FlowsE2E;
+let page: Page;
+let flowId = '';
+
+type Box = { x: number; y: number; width: number; height: number };
+const intersects = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+const box = async (selector: string) => {
+  const b = await page.locator(selector).boundingBox();
+  if (!b) throw new Error(`${selector} is not shown`);
+  return b;
+};
+const canvasWidth = async () => (await box('[data-testid="canvas"]')).width;
+const zoom = () => page.evaluate(() => new DOMMatrixReadOnly(getComputedStyle(document.querySelector('.vue-flow__transformationpane') as Element).transform).a);
+
+/** The minimap (when shown) and the controls never overlap, and the minimap keeps off the bottom-right corner. */
+async function checkCorners() {
+  const controls = await box('.fy-controls');
+  const canvas = await box('[data-testid="canvas"]');
+  expect(Math.abs(controls.x + controls.width / 2 - (canvas.x + canvas.width / 2))).toBeLessThan(20);
+  if ((await page.locator('.fy-minimap').count()) === 0) return false;
+  const minimap = await box('.fy-minimap');
+  expect(intersects(minimap, controls), JSON.stringify({ minimap, controls })).toBe(false);
+  expect(minimap.x + minimap.width).toBeLessThan(canvas.x + canvas.width / 2);
+  return true;
+}
+
+beforeAll(async () => {
+  e = await startFlowsE2E();
+  // a long chain: wide enough that framing it needs less than 50% zoom
+  const steps = Array.from({ length: 24 }, (_, i) => ({ id: `s${i + 1}`, title: `Step ${i + 1}`, tool: 'echo', arguments: { text: `${i}` }, ...(i ? { dependsOn: [`s${i}`] } : {}) }));
+  const created = await e.t.api('POST', '/api/workflows', { name: 'A long chain', plan: { steps } });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  flowId = created.body.id;
+  page = await e.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+}, 240_000);
+
+afterAll(async () => {
+  await page?.close().catch(() => {});
+  await e?.close();
+});
+
+async function openFlow() {
+  await page.goto(e.url(`/flows/${encodeURIComponent(flowId)}`));
+  await page.locator('.fy-node[data-node-id="s24"]').waitFor({ state: 'attached' });
+  await page.locator('.fy-controls').waitFor();
+}
+
+it('gives the canvas at least 60% of a 1280 px window, frames a large flow below 50% and keeps the minimap clear of the controls', async () => {
+  await openFlow();
+  expect(await page.evaluate(() => localStorage.getItem('fengyu.builder.layout'))).toBeNull(); // a first visit: the defaults
+  expect(await canvasWidth()).toBeGreaterThanOrEqual(0.6 * 1280);
+  await page.getByTestId('palette-rail').waitFor();
+  await expect.poll(zoom).toBeLessThan(0.5);
+  expect(await zoom()).toBeGreaterThan(0);
+  expect(await checkCorners()).toBe(true);
+  // the whole chain is inside the canvas after fit-view
+  const canvas = await box('[data-testid="canvas"]');
+  for (const id of ['start', 's24']) {
+    const n = await box(`.fy-node[data-node-id="${id}"]`);
+    expect(n.x).toBeGreaterThanOrEqual(canvas.x);
+    expect(n.x + n.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+  }
+  await e.shot(page, 'builder-1280');
+});
+
+it('collapses and resizes the side panels, and remembers the choice after a reload', async () => {
+  await openFlow();
+  const before = await canvasWidth();
+  await page.getByTestId('side-collapse').click();
+  await expect.poll(canvasWidth).toBeGreaterThan(before + 200);
+  await openFlow();
+  expect(await page.getByTestId('side-expand').isVisible()).toBe(true);
+  await page.getByTestId('side-expand').click();
+  await page.getByTestId('tab-config').waitFor();
+
+  // drag the side panel's edge 120 px to the left: the panel widens by 120
+  const side = (await box('[data-testid="side-panel"]')).width;
+  const handle = await box('[data-testid="side-resizer"]');
+  await page.mouse.move(handle.x + handle.width / 2, handle.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(handle.x + handle.width / 2 - 60, handle.y + 200, { steps: 4 });
+  await page.mouse.move(handle.x + handle.width / 2 - 120, handle.y + 200, { steps: 4 });
+  await page.mouse.up();
+  await expect.poll(async () => (await box('[data-testid="side-panel"]')).width).toBeCloseTo(side + 120, 0);
+  await openFlow();
+  expect((await box('[data-testid="side-panel"]')).width).toBeCloseTo(side + 120, 0);
+
+  // open the palette and drag the side panel as wide as it goes: the canvas keeps its minimum,
+  // and the minimap gives way rather than overlap the controls
+  await page.getByTestId('palette-expand').click();
+  await page.getByTestId('palette').waitFor();
+  const h2 = await box('[data-testid="side-resizer"]');
+  await page.mouse.move(h2.x + h2.width / 2, h2.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(100, h2.y + 200, { steps: 8 });
+  await page.mouse.up();
+  await expect.poll(canvasWidth).toBeLessThan(560);
+  expect(await canvasWidth()).toBeGreaterThanOrEqual(480);
+  expect(await checkCorners()).toBe(false);
+  // and the keyboard resizes the panel too (the handle is a focusable separator)
+  const wide = (await box('[data-testid="side-panel"]')).width;
+  await page.getByTestId('side-resizer').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(async () => (await box('[data-testid="side-panel"]')).width).toBeCloseTo(wide - 32, 0);
+  expect(await checkCorners()).toBe(false);
+  // collapsing the palette again brings the minimap back, still clear of the controls
+  await page.getByTestId('palette-collapse').click();
+  await page.getByTestId('palette-rail').waitFor();
+  await page.getByTestId('side-collapse').click();
+  await expect.poll(() => page.locator('.fy-minimap').count()).toBe(1);
+  expect(await checkCorners()).toBe(true);
+});

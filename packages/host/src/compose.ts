@@ -13,7 +13,7 @@ import { createPermissionsDomain } from './permissions/permissions.domain';
 import { createPluginsDomain } from './plugins/plugins.domain';
 import type { CoreServices } from './services';
 import { SettingsStore } from './settings/settings.store';
-import { migrate, type OpenedDatabase, openDatabase } from './storage/database';
+import { migrate, type OpenedDatabase, openConfigured } from './storage/database';
 import { builtinSource } from './tools/builtin/builtin.source';
 import { ToolCatalog } from './tools/catalog';
 import { createTasksDomain } from './tasks/tasks.domain';
@@ -56,7 +56,7 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
   mkdirSync(config.home, { recursive: true });
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
-  const database = openDatabase(config.home, config.database);
+  const database = openConfigured(config);
   await migrate(database.db);
   const closers: Array<() => Promise<void> | void> = [];
   const settings = new SettingsStore(database.db, clock);

@@ -112,8 +112,9 @@ export class RunRepository {
   async list(query: ListQuery): Promise<RunRow[]> {
     let q = this.db.selectFrom('runs').selectAll().where('owner', '=', query.owner);
     if (query.q) {
+      // Case-insensitive on both engines (SQLite's like folds ASCII case; PostgreSQL's does not).
       const like = `%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      q = q.where(sql<boolean>`(goal like ${like} escape '\\' or summary like ${like} escape '\\' or error like ${like} escape '\\')`);
+      q = q.where(sql<boolean>`(lower(goal) like lower(${like}) escape '\\' or lower(summary) like lower(${like}) escape '\\' or lower(error) like lower(${like}) escape '\\')`);
     }
     if (query.status?.length) q = q.where('status', 'in', query.status);
     if (query.cursor) {

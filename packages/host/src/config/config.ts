@@ -15,6 +15,11 @@ const EnvSchema = z.object({
   FENGYU_MAX_STEP_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   FENGYU_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   FENGYU_DB: z.enum(['file', 'memory']).optional(),
+  // A shared deployment: PostgreSQL instead of the embedded SQLite file.
+  FENGYU_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'FENGYU_DATABASE_URL must be a postgres:// or postgresql:// URL')
+    .optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
 });
 
@@ -30,6 +35,8 @@ export interface HostConfig {
   logLevel: string;
   /** `memory` keeps the database in memory (benchmarks only: measures what durability costs). */
   database: 'file' | 'memory';
+  /** A PostgreSQL connection URL: the shared database of several hosts (SQLite when absent). */
+  databaseUrl?: string;
   /** Where bundled plugin packages (.fyp) are looked for at first start. */
   bundledPluginDirs: string[];
   /** Built web UI to serve at `/`. */
@@ -48,6 +55,7 @@ export interface ConfigOptions {
   maxStepConcurrency?: number;
   logLevel?: string;
   database?: HostConfig['database'];
+  databaseUrl?: string;
   bundledPluginDirs?: string[];
   uiDir?: string;
   callTimeoutSeconds?: number;
@@ -68,6 +76,7 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     maxStepConcurrency: options.maxStepConcurrency ?? parsed.FENGYU_MAX_STEP_CONCURRENCY ?? 8,
     logLevel: options.logLevel ?? parsed.FENGYU_LOG_LEVEL ?? 'warn',
     database: options.database ?? parsed.FENGYU_DB ?? 'file',
+    databaseUrl: options.databaseUrl ?? parsed.FENGYU_DATABASE_URL,
     bundledPluginDirs: options.bundledPluginDirs ?? [join(repoRoot, 'packages/plugins/excel/dist'), join(repoRoot, 'packages/plugins/email/dist')],
     uiDir: options.uiDir ?? join(repoRoot, 'packages/ui/dist'),
     callTimeoutSeconds: options.callTimeoutSeconds ?? 120,

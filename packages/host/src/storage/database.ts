@@ -2,20 +2,37 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync } fr
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PostgresDdlPlugin } from './postgres-ddl';
 
-/** The database handle: better-sqlite3 (WAL) behind Kysely, and numbered migrations. */
+/**
+ * The database handle: better-sqlite3 (WAL) behind Kysely by default, or PostgreSQL (node-postgres
+ * pool) behind Kysely for a shared deployment; one set of numbered migrations for both.
+ */
 
 // biome-ignore lint/suspicious/noExplicitAny: repositories narrow with withTables<>()
 export type Db = Kysely<any>;
 
+export type DialectName = 'sqlite' | 'postgres';
+
 export interface OpenedDatabase {
   db: Db;
-  raw: Database.Database;
+  dialect: DialectName;
+  /** The better-sqlite3 handle (SQLite only). */
+  raw?: Database.Database;
   close(): Promise<void>;
 }
 
+export interface OpenedSqlite extends OpenedDatabase {
+  raw: Database.Database;
+}
+
 const RAW = new WeakMap<Db, Database.Database>();
+/** Which engine a handle (or a transaction of it) talks to; repositories stay dialect-neutral, a few hot paths ask. */
+export function dialectOf(db: Db): DialectName {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
+}
 
 /**
  * The better-sqlite3 handle behind a database, for hot paths that run a few prepared statements
@@ -26,7 +43,7 @@ export function rawOf(db: Db): Database.Database | undefined {
   return RAW.get(db);
 }
 
-export function openDatabase(home: string, mode: 'file' | 'memory' = 'file'): OpenedDatabase {
+export function openDatabase(home: string, mode: 'file' | 'memory' = 'file'): OpenedSqlite {
   let raw: Database.Database;
   if (mode === 'memory') raw = new Database(':memory:');
   else {
@@ -47,25 +64,87 @@ export function openDatabase(home: string, mode: 'file' | 'memory' = 'file'): Op
   raw.pragma('busy_timeout = 5000');
   const db = new Kysely({ dialect: new SqliteDialect({ database: raw }) });
   RAW.set(db, raw);
-  return { db, raw, close: () => db.destroy() };
+  return { db, dialect: 'sqlite', raw, close: () => db.destroy() };
+}
+
+/** 64-bit integers (counts, millisecond instants) are read as numbers, as SQLite returns them. */
+const PG_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** A pool on a PostgreSQL database (`postgres://…`); connections are opened on first use. */
+export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: PG_TYPES as pg.CustomTypesConfig });
+  // An idle connection dropped by the server must not crash the host; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', close: () => db.destroy() };
+}
+
+/** The configured database: PostgreSQL when a URL is given, otherwise the SQLite file under home. */
+export function openConfigured(config: { home: string; database: 'file' | 'memory'; databaseUrl?: string }): OpenedDatabase {
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openDatabase(config.home, config.database);
 }
 
 const MIGRATIONS_DIR = join(import.meta.dirname, 'migrations');
 
 /** Runs every not-yet-applied migration file (`NNN-name.ts`) in name order, each in a transaction. */
 export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
-  await sql`create table if not exists schema_migrations (name text primary key, applied_at text not null)`.execute(db);
-  const done = new Set((await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name as string));
-  const files = readdirSync(dir)
+  // Several hosts may start at once on one PostgreSQL database: one migrates, the others wait.
+  if (dialectOf(db) === 'postgres')
+    return db.connection().execute(async (conn) => {
+      await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn);
+      try {
+        return await applyPending(conn, dir, true);
+      } finally {
+        await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(conn);
+      }
+    });
+  return applyPending(db, dir, false);
+}
+
+/** The advisory-lock key held while migrations run on PostgreSQL. */
+const MIGRATION_LOCK = 7_001_001;
+
+/** The migration files not yet recorded in `schema_migrations`, in name order. */
+export async function pendingMigrations(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const exists = await tableExists(db, 'schema_migrations');
+  const done = exists ? new Set((await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name as string)) : new Set<string>();
+  return migrationFiles(dir)
+    .map((f) => f.replace(/\.(ts|js)$/, ''))
+    .filter((n) => !done.has(n));
+}
+
+async function tableExists(db: Db, name: string): Promise<boolean> {
+  const q =
+    dialectOf(db) === 'postgres'
+      ? sql<{ n: number }>`select count(*) as n from information_schema.tables where table_schema = current_schema() and table_name = ${name}`
+      : sql<{ n: number }>`select count(*) as n from sqlite_master where type = 'table' and name = ${name}`;
+  const { rows } = await q.execute(db);
+  return Number(rows[0]?.n ?? 0) > 0;
+}
+
+function migrationFiles(dir: string): string[] {
+  return readdirSync(dir)
     .filter((f) => /^\d{3}-.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
     .sort();
+}
+
+async function applyPending(db: Db, dir: string, postgres: boolean): Promise<string[]> {
+  await sql`create table if not exists schema_migrations (name text primary key, applied_at text not null)`.execute(db);
+  const done = new Set((await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name as string));
+  const files = migrationFiles(dir);
   const applied: string[] = [];
   for (const file of files) {
     const name = file.replace(/\.(ts|js)$/, '');
     if (done.has(name)) continue;
     const mod = (await import(pathToFileURL(join(dir, file)).href)) as { up: (db: Db) => Promise<void> };
     await db.transaction().execute(async (trx) => {
-      await mod.up(trx);
+      // One source for both engines: the DDL is written once and adapted for PostgreSQL.
+      await mod.up(postgres ? trx.withPlugin(new PostgresDdlPlugin()) : trx);
       await trx.insertInto('schema_migrations').values({ name, applied_at: new Date().toISOString() }).execute();
     });
     applied.push(name);

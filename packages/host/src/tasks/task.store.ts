@@ -1,6 +1,6 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Db } from '../storage/database';
+import { type Db, dialectOf } from '../storage/database';
 import type { TaskKind, TaskPriority, TaskState } from './task-submitter';
 
 /**
@@ -141,8 +141,11 @@ export class SqliteTaskStore implements TaskStore {
   /** Serialized inputs by task id while the task is live (they never change). */
   private readonly inputsJson = new Map<string, string>();
 
+  private readonly postgres: boolean;
+
   constructor(db: Db) {
     this.db = db.withTables<Tables>();
+    this.postgres = dialectOf(db) === 'postgres';
   }
 
   save(t: TaskRecord): Promise<void> {
@@ -170,11 +173,34 @@ export class SqliteTaskStore implements TaskStore {
     this.scheduled = false;
     try {
       // one statement: one implicit transaction
-      await this.db.executeQuery(CompiledQuery.raw(`insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`, [JSON.stringify(rows)]));
+      if (this.postgres) await this.upsertValues(rows);
+      else await this.db.executeQuery(CompiledQuery.raw(`insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`, [JSON.stringify(rows)]));
       for (const w of waiters) w.resolve();
     } catch (err) {
       for (const w of waiters) w.reject(err);
     }
+  }
+
+  /** The same upsert as a multi-row insert (engines without SQLite's JSON table functions). */
+  private async upsertValues(rows: unknown[][]): Promise<void> {
+    const names = COLUMNS.split(', ') as Array<keyof Row>;
+    const values = rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])) as unknown as Row);
+    await this.db
+      .insertInto('bg_tasks')
+      .values(values)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          state: eb.ref('excluded.state'),
+          run_id: eb.ref('excluded.run_id'),
+          started_ms: eb.ref('excluded.started_ms'),
+          finished_ms: eb.ref('excluded.finished_ms'),
+          output_text: eb.ref('excluded.output_text'),
+          output_truncated: eb.ref('excluded.output_truncated'),
+          error_code: eb.ref('excluded.error_code'),
+          error_message: eb.ref('excluded.error_message'),
+        })),
+      )
+      .execute();
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {

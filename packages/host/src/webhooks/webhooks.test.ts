@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryTasks } from '../../test/support/memory-tasks';
-import { migrate, type OpenedDatabase, openDatabase } from '../storage/database';
+import { migrate, type OpenedSqlite, openDatabase } from '../storage/database';
 import type { TaskSnapshot } from '../tasks/task-submitter';
 import { WebhookRepository } from './webhook.repository';
 import { type DeliveryAnswer, WebhookService } from './webhook.service';
@@ -55,7 +55,7 @@ describe('webhook rules', () => {
 
 describe('webhook service', () => {
   let home: string;
-  let database: OpenedDatabase;
+  let database: OpenedSqlite;
   let tasks: MemoryTasks;
   let now: number;
   let repo: WebhookRepository;

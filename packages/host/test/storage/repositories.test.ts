@@ -123,9 +123,9 @@ describe.each(testDialects())('repositories on %s', (dialect) => {
     const store = new SqliteTaskStore(opened.db);
     await Promise.all([store.save(task('t1')), store.save(task('t2', { submittedMs: 1_772_323_200_001 })), store.save(task('t3', { ownerId: 'bob' }))]);
     await store.save(task('t1', { state: 'running', startedMs: 1_772_323_200_010, runId: 'r9' }));
-    await store.save(task('t2', { state: 'succeeded', startedMs: 1, finishedMs: 1_772_323_200_020, output: { text: 'ok', truncated: true } }));
+    await store.save(task('t2', { state: 'completed', startedMs: 1, finishedMs: 1_772_323_200_020, output: { text: 'ok', truncated: true } }));
     expect(await store.get('t1')).toMatchObject({ state: 'running', runId: 'r9', startedMs: 1_772_323_200_010, inputs: { n: 1, text: '中文' } });
-    expect(await store.get('t2')).toMatchObject({ state: 'succeeded', output: { text: 'ok', truncated: true } });
+    expect(await store.get('t2')).toMatchObject({ state: 'completed', output: { text: 'ok', truncated: true } });
     expect((await store.list('alice', { limit: 10 })).map((t) => t.id)).toEqual(['t2', 't1']);
     expect((await store.list('alice', { limit: 10, before: { submittedMs: 1_772_323_200_001, id: 't2' } })).map((t) => t.id)).toEqual(['t1']);
     const live = await store.interruptLive(5, { code: 'host_stopped', message: 'stopped' });
@@ -192,9 +192,9 @@ describe.each(testDialects())('repositories on %s', (dialect) => {
     await repo.submitted('d1', 'task-1', 'QUEUED', { triggerId: 'h1', eventSha256: 'e' });
     const again = await repo.claim({ id: 'd2', triggerId: 'h1', acceptedAt: 'x', acceptedMs: 2, eventSha256: 'e' });
     expect(again).toEqual({ claimed: false, existing: { delivery_id: 'd1', task_id: 'task-1' } });
-    expect(await repo.finished('task-1', 'SUCCEEDED', 'y', 3)).toBe(1);
+    expect(await repo.finished('task-1', 'COMPLETED', 'y', 3)).toBe(1);
     const page = await repo.page('h1', 10);
-    expect(page.map((d) => [d.id, d.state, typeof d.seq])).toEqual([['d1', 'SUCCEEDED', 'number']]);
+    expect(page.map((d) => [d.id, d.state, typeof d.seq])).toEqual([['d1', 'COMPLETED', 'number']]);
   });
 
   it('keeps workflows with optimistic revisions and immutable versions', async () => {

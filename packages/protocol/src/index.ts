@@ -10,3 +10,4 @@ export * from './validate';
 export * from './manifest';
 export * from './manifest-check';
 export * from './workflow';
+export * from './plan-graph';

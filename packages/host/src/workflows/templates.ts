@@ -1,9 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AgentPlanSchema, WORKFLOW_ID_PATTERN, type WorkflowTemplate } from '@fengyu/protocol';
+import { AgentPlanSchema, planToGraph, WORKFLOW_ID_PATTERN, type WorkflowTemplate } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { rebuildGraph } from './graph-rebuild';
 
 /**
  * The template gallery. Templates are JSON files (`templates/*.json` beside this module, plus any
@@ -53,7 +52,7 @@ export class TemplateStore {
   /** Adds one template (a parsed template file); throws when it does not fit the format. */
   add(raw: unknown): WorkflowTemplate {
     const t = TemplateFileSchema.parse(raw);
-    const template: WorkflowTemplate = { ...t, graph: t.graph ?? rebuildGraph(t.plan, t.inputSchema) };
+    const template: WorkflowTemplate = { ...t, graph: t.graph ?? { ...planToGraph(t.plan, t.inputSchema) } };
     this.byId.set(t.id, template);
     return template;
   }

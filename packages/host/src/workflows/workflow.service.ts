@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { FengYuError, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
+import { FengYuError, planToGraph, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
 import type { Clock } from '../clock';
 import type { CatalogSnapshot } from '../tools/catalog';
-import { rebuildGraph } from './graph-rebuild';
 import type { TemplateStore } from './templates';
 import { contentColumns, contentOf, type VersionRow, type WorkflowContent, type WorkflowRepository, type WorkflowRow, type WorkflowTrx } from './workflow.repository';
 
@@ -64,7 +63,7 @@ export class WorkflowService {
       description: c.description,
       inputSchema: c.inputSchema,
       plan: c.plan,
-      graph: c.graph ?? rebuildGraph(c.plan, c.inputSchema, c.layout),
+      graph: c.graph ?? { ...planToGraph(c.plan, c.inputSchema, c.layout) },
       graphReconstructed: !c.graph,
       ...(c.layout ? { layout: c.layout } : {}),
       state: row.published_version !== null ? 'published' : 'draft',

@@ -1,5 +1,5 @@
+import { type GraphEdge, type GraphPosition, newEdgeId, type WorkflowGraph } from '@fengyu/protocol';
 import type { Connection, Edge, Node } from '@vue-flow/core';
-import { type GraphEdge, newEdgeId, type Position, type WorkflowGraph } from './graph';
 
 /**
  * The ONE mapping between FengYu's saved graph and vue-flow's canvas model. vue-flow nodes carry
@@ -45,7 +45,7 @@ export function toCanvasEdges(graph: WorkflowGraph): Edge[] {
 }
 
 /** Applies finished drags to the document; returns whether anything moved. */
-export function applyPositions(graph: WorkflowGraph, moved: ReadonlyArray<{ id: string; position: Position }>): boolean {
+export function applyPositions(graph: WorkflowGraph, moved: ReadonlyArray<{ id: string; position: GraphPosition }>): boolean {
   let changed = false;
   for (const m of moved) {
     const target = graph.nodes.find((n) => n.id === m.id) ?? graph.notes.find((n) => n.id === m.id);

@@ -1,7 +1,6 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import { type CatalogEntry, emptyGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
 import { COLORS, nodeColor, paletteItems, reconcileArguments, syncWithCatalog } from './catalog-nodes';
-import { emptyGraph } from './graph';
 
 const entry = (over: Partial<CatalogEntry>): CatalogEntry => ({
   name: 't',

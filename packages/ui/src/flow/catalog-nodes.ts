@@ -1,6 +1,5 @@
 import { jsonClone } from './json-clone';
-import type { CatalogEntry, JsonSchema } from '@fengyu/protocol';
-import type { StepNode, ToolRef, WorkflowGraph } from './graph';
+import type { CatalogEntry, JsonSchema, StepNode, ToolRef, WorkflowGraph } from '@fengyu/protocol';
 
 /**
  * Tools as canvas nodes: palette categories and colors (Flowise AgentFlow v2's palette colors,

@@ -1,8 +1,6 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import { type CatalogEntry, emptyGraph, graphToPlan, orderStepNodes, parseGraph, planToGraph, type WorkflowGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
-import { compile, decompile, orderSteps } from './compile';
 import { diagnose } from './diagnostics';
-import { emptyGraph, parseGraph, type WorkflowGraph } from './graph';
 
 function tool(name: string, inputSchema: Record<string, unknown> = { type: 'object' }): CatalogEntry {
   return { name, description: name, inputSchema, effect: 'read', source: 'builtin', id: `builtin:${name}`, schemaRevision: '1', idempotent: false, available: true };
@@ -32,7 +30,7 @@ function sample(): WorkflowGraph {
 
 describe('compile', () => {
   it('orders steps topologically and turns edges into dependsOn', () => {
-    const { plan, inputSchema } = compile(sample());
+    const { plan, inputSchema } = graphToPlan(sample());
     expect(plan.steps.map((s) => s.id)).toEqual(['analyze', 'split', 'send']);
     expect(plan.steps[0]).toEqual({ id: 'analyze', title: 'Analyze', tool: 'excel_analyze', arguments: { file: '@file:workbook' } });
     expect(plan.steps[1]?.dependsOn).toEqual(['analyze']);
@@ -45,9 +43,9 @@ describe('compile', () => {
   });
 
   it('round-trips plan → graph → plan', () => {
-    const first = compile(sample());
-    const rebuilt = decompile(first.plan, first.inputSchema);
-    const second = compile(rebuilt);
+    const first = graphToPlan(sample());
+    const rebuilt = planToGraph(first.plan, first.inputSchema);
+    const second = graphToPlan(rebuilt);
     expect(second.plan).toEqual(first.plan);
     expect(second.inputSchema).toEqual(first.inputSchema);
   });
@@ -61,8 +59,8 @@ describe('compile', () => {
       },
       required: ['account'],
     };
-    const g = decompile({ steps: [{ id: 'a', tool: 't', arguments: {} }] }, schema);
-    expect(compile(g).inputSchema).toEqual(schema);
+    const g = planToGraph({ steps: [{ id: 'a', tool: 't', arguments: {} }] }, schema);
+    expect(graphToPlan(g).inputSchema).toEqual(schema);
   });
 
   it('does not lose nodes caught in a cycle, and diagnoses the cycle', () => {
@@ -72,7 +70,7 @@ describe('compile', () => {
       { id: 'b', type: 'tool', tool: { name: 't' }, position: { x: 2, y: 0 }, data: { arguments: {} } },
     );
     g.edges.push({ id: 'x', source: 'a', target: 'b' }, { id: 'y', source: 'b', target: 'a' });
-    expect(orderSteps(g).map((n) => n.id)).toEqual(['a', 'b']);
+    expect(orderStepNodes(g).map((n) => n.id)).toEqual(['a', 'b']);
     expect(diagnose(g, [tool('t')]).map((d) => d.code)).toContain('plan_cycle');
   });
 
@@ -91,7 +89,7 @@ describe('compile', () => {
   it('a model step compiles to an instruction without a tool', () => {
     const g = emptyGraph();
     g.nodes.push({ id: 'm', type: 'model', position: { x: 1, y: 0 }, data: { arguments: {}, instruction: 'Summarize' } });
-    expect(compile(g).plan.steps).toEqual([{ id: 'm', instruction: 'Summarize' }]);
+    expect(graphToPlan(g).plan.steps).toEqual([{ id: 'm', instruction: 'Summarize' }]);
   });
 });
 

@@ -1,7 +1,4 @@
-import { type CatalogEntry, type Locale, localize, type Problem, validateWorkflowDefinition } from '@fengyu/protocol';
-import { compile } from './compile';
-import { isStepNode, startNode, type WorkflowGraph } from './graph';
-import { fieldProblems } from './start-fields';
+import { type CatalogEntry, fieldProblems, graphToPlan, isStepNode, type Locale, localize, type Problem, startNode, validateWorkflowDefinition, type WorkflowGraph } from '@fengyu/protocol';
 
 /**
  * Inline diagnostics of the canvas: the graph is compiled and checked with protocol's
@@ -50,7 +47,7 @@ export function diagnose(graph: WorkflowGraph, catalog: readonly CatalogEntry[],
   const fields = startNode(graph)?.data.fields ?? [];
   for (const p of fieldProblems(fields)) out.push({ code: p.code, nodeId: startNode(graph)?.id, params: { index: p.index + 1, name: fields[p.index]?.name ?? '' } });
   if (!graph.nodes.some(isStepNode)) return out;
-  const { plan, inputSchema } = compile(graph, goal?.trim() || undefined);
+  const { plan, inputSchema } = graphToPlan(graph, goal?.trim() || undefined);
   const byName = new Map(catalog.map((e) => [e.name, e]));
   // The host's own save-time validator: the canvas and the host can never disagree.
   const result = validateWorkflowDefinition({ name: 'flow', inputSchema, plan }, { tool: (name) => byName.get(name) });

@@ -1,5 +1,4 @@
-import type { CatalogEntry } from '@fengyu/protocol';
-import { type GraphNode, newEdgeId, newNodeId, type Position, type WorkflowGraph } from './graph';
+import { type CatalogEntry, type GraphNode, type GraphPosition, newEdgeId, newNodeId, type WorkflowGraph } from '@fengyu/protocol';
 import { jsonClone } from './json-clone';
 
 /**
@@ -7,7 +6,7 @@ import { jsonClone } from './json-clone';
  * an undo snapshot). Each returns what it created, or nothing when the edit does not apply.
  */
 
-export function addToolNode(g: WorkflowGraph, entry: CatalogEntry, position: Position): string {
+export function addToolNode(g: WorkflowGraph, entry: CatalogEntry, position: GraphPosition): string {
   const id = newNodeId(g, entry.name);
   const defaults = (entry.flowNode?.defaults ?? {}) as Record<string, unknown>;
   const requiresApproval = entry.flowNode?.requiresApproval === true;
@@ -21,13 +20,13 @@ export function addToolNode(g: WorkflowGraph, entry: CatalogEntry, position: Pos
   return id;
 }
 
-export function addModelNode(g: WorkflowGraph, position: Position): string {
+export function addModelNode(g: WorkflowGraph, position: GraphPosition): string {
   const id = newNodeId(g, 'model');
   g.nodes.push({ id, type: 'model', position, data: { arguments: {}, instruction: '' } });
   return id;
 }
 
-export function addNote(g: WorkflowGraph, position: Position): string {
+export function addNote(g: WorkflowGraph, position: GraphPosition): string {
   const id = newNodeId(g, 'note');
   g.notes.push({ id, type: 'note', position, data: { text: '' } });
   return id;

@@ -1,5 +1,4 @@
-import { exactReference, fileInputOf, formatPath, type PathPart, scanString } from '@fengyu/protocol';
-import type { InputSource } from './graph';
+import { exactReference, fileInputOf, formatPath, type InputSource, type PathPart, scanString } from '@fengyu/protocol';
 
 /**
  * The three ways to fill an input (manual / reference / expression) and the conversions between

@@ -1,6 +1,6 @@
+import { emptyGraph, type WorkflowGraph } from '@fengyu/protocol';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptyGraph, type WorkflowGraph } from './graph';
 import { CARD, placeNewNode } from './placement';
 
 const withNodes = (positions: Array<{ x: number; y: number }>): WorkflowGraph => {

@@ -1,7 +1,5 @@
-import { type CatalogEntry, validateWorkflowDefinition } from '@fengyu/protocol';
+import { type CatalogEntry, emptyGraph, FIELD_TYPES, fieldsToSchema, type StartField, validateWorkflowDefinition, type WorkflowGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
-import { emptyGraph, FIELD_TYPES, type StartField, type WorkflowGraph } from './graph';
-import { fieldsToSchema } from './start-fields';
 import { flattenRows, variableTree } from './variables';
 import { compatible } from './value-kinds';
 

@@ -1,9 +1,6 @@
-import type { CatalogEntry, JsonSchema, PathPart } from '@fengyu/protocol';
-import { dependencies } from './compile';
+import { type CatalogEntry, fieldSchema, graphDependencies, isFileBound, isStepNode, type JsonSchema, type PathPart, startNode, type WorkflowGraph } from '@fengyu/protocol';
 import { declaredOutputSchema } from './flow-node';
-import { isStepNode, startNode, type WorkflowGraph } from './graph';
 import { fileRef, inputRef, nodeRef } from './input-source';
-import { fieldSchema, isFileBound } from './start-fields';
 import { childSchema, compatible, schemaExample, schemaKind, type ValueKind, valueKind } from './value-kinds';
 
 /**
@@ -119,7 +116,7 @@ export function descendants(graph: WorkflowGraph, nodeId: string): Set<string> {
 }
 
 export function ancestors(graph: WorkflowGraph, nodeId: string): Set<string> {
-  const deps = dependencies(graph);
+  const deps = graphDependencies(graph);
   const out = new Set<string>();
   const walk = (id: string) => {
     for (const d of deps.get(id) ?? []) if (!out.has(d)) (out.add(d), walk(d));

@@ -1,9 +1,8 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import { type CatalogEntry, emptyGraph } from '@fengyu/protocol';
 import { mount } from '@vue/test-utils';
 import { createPinia, setActivePinia } from 'pinia';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { nextTick } from 'vue';
-import { emptyGraph } from '../../flow/graph';
 import { createUiI18n } from '../../i18n/index';
 import { useBuilder } from './builder.store';
 import InputField from './InputField.vue';

@@ -1,10 +1,8 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import { type CatalogEntry, emptyGraph, fieldsToSchema } from '@fengyu/protocol';
 import { mount } from '@vue/test-utils';
 import { createPinia, setActivePinia } from 'pinia';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { nextTick } from 'vue';
-import { emptyGraph } from '../../flow/graph';
-import { fieldsToSchema } from '../../flow/start-fields';
 import { createUiI18n } from '../../i18n/index';
 import { useBuilder } from './builder.store';
 import NodePalette from './NodePalette.vue';

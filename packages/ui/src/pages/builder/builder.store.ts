@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import { type CatalogEntry, emptyGraph, type GraphNode, type GraphPosition, graphToPlan, type InputSource, parseGraph, planToGraph, type StartField, type StepNode, type WorkflowGraph } from '@fengyu/protocol';
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import { ApiError } from '../../api/client';
@@ -6,9 +6,7 @@ import type { WorkflowDefinition } from '../../api/workflows.api';
 import type { Services } from '../../app/services';
 import { applyPositions, connectionToEdge } from '../../flow/canvas-map';
 import { type CatalogSync, resolveTool, syncWithCatalog } from '../../flow/catalog-nodes';
-import { compile, decompile } from '../../flow/compile';
 import { type Diagnostic, diagnose, diagnosticsByNode } from '../../flow/diagnostics';
-import { emptyGraph, type GraphNode, type InputSource, parseGraph, type Position, type StartField, type StepNode, type WorkflowGraph } from '../../flow/graph';
 import { addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
 import { createHistory } from '../../flow/history';
 import type { RunBadge } from '../../run/run-state';
@@ -106,7 +104,7 @@ export const useBuilder = defineStore('builder', () => {
     name.value = def.name;
     description.value = def.description ?? '';
     goal.value = def.plan?.goal ?? '';
-    graph.value = parseGraph(def.graph) ?? decompile(def.plan ?? { steps: [] }, def.inputSchema);
+    graph.value = parseGraph(def.graph) ?? planToGraph(def.plan ?? { steps: [] }, def.inputSchema);
     if (catalog.value.length > 0) sync.value = syncWithCatalog(graph.value, catalog.value);
     saved.value = docJson();
   }
@@ -162,19 +160,19 @@ export const useBuilder = defineStore('builder', () => {
   }
   const toolOf = (node: GraphNode | undefined) => (node?.type === 'tool' ? resolveTool(node.tool, catalog.value) : undefined);
 
-  function addTool(entry: CatalogEntry, position: Position) {
+  function addTool(entry: CatalogEntry, position: GraphPosition) {
     let id = '';
     edit((g) => (id = addToolNode(g, entry, position)));
     selected.value = id;
     return id;
   }
-  function addModel(position: Position) {
+  function addModel(position: GraphPosition) {
     let id = '';
     edit((g) => (id = addModelNode(g, position)));
     selected.value = id;
     return id;
   }
-  function addNote(position: Position) {
+  function addNote(position: GraphPosition) {
     let id = '';
     edit((g) => (id = addNoteTo(g, position)));
     return id;
@@ -193,7 +191,7 @@ export const useBuilder = defineStore('builder', () => {
     const e = connectionToEdge(graph.value, c as never);
     if (e) edit((g) => g.edges.push(e));
   }
-  function move(list: Array<{ id: string; position: Position }>) {
+  function move(list: Array<{ id: string; position: GraphPosition }>) {
     const probe = json(graph.value);
     if (!applyPositions(probe, list)) return;
     edit((g) => applyPositions(g, list));
@@ -238,7 +236,7 @@ export const useBuilder = defineStore('builder', () => {
   }
 
   function draft() {
-    const { plan, inputSchema } = compile(graph.value, goal.value.trim() || undefined);
+    const { plan, inputSchema } = graphToPlan(graph.value, goal.value.trim() || undefined);
     return { name: name.value.trim() || 'Untitled flow', description: description.value, inputSchema, plan, graph: json(graph.value) };
   }
 

@@ -1,8 +1,7 @@
-import type { JsonSchema } from '@fengyu/protocol';
+import { fieldSchema, type JsonSchema } from '@fengyu/protocol';
 import { computed } from 'vue';
 import { COLORS, type IconName, iconOf, nodeColor } from '../../flow/catalog-nodes';
 import { alpha, darken } from '../../flow/color';
-import { fieldSchema } from '../../flow/start-fields';
 import { schemaExample, schemaKind, type ValueKind } from '../../flow/value-kinds';
 import { outputSchemaOf } from '../../flow/variables';
 import { useBuilder } from './builder.store';

@@ -1,37 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import { afterAll, describe, expect, it } from 'vitest';
+import { childApi, killChildHosts, startChildHost } from '../support/child-host';
 
-const fixture = join(import.meta.dirname, '../support/serve-fixture.ts');
 const home = mkdtempSync(join(tmpdir(), 'fengyu-crash-'));
-const children: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
+  killChildHosts();
   rmSync(home, { recursive: true, force: true });
 });
 
-function start(): Promise<{ url: string; token: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, home], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    child.stdout?.on('data', (d) => {
-      buf += d;
-      const line = buf.split('\n')[0];
-      if (buf.includes('\n') && line) resolve({ ...JSON.parse(line), child });
-    });
-    child.on('exit', (code) => reject(new Error(`fixture exited ${code}`)));
-  });
-}
+const start = () => startChildHost(home);
 
-async function api(h: { url: string; token: string }, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${h.url}${path}`, { method, headers: { 'x-fengyu-token': h.token, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const api = childApi;
 
 function collect(h: { url: string; token: string }, runId: string, until: (type: string, data: any) => boolean): Promise<Array<{ type: string; data: any }>> {
   return new Promise((resolve) => {

@@ -1,8 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type ChildHost, childApi, killChildHosts, startChildHost } from '../support/child-host';
 
 /**
  * A crash while a non-idempotent tool runs: the step is reported uncertain, and a resume shows it
@@ -10,38 +10,21 @@ import { afterAll, describe, expect, it } from 'vitest';
  * Two real hosts, one after the other, on the same home; the first is SIGKILLed.
  */
 
-const fixture = join(import.meta.dirname, '../support/serve-fixture.ts');
 const home = mkdtempSync(join(tmpdir(), 'fengyu-uncertain-'));
 const work = mkdtempSync(join(tmpdir(), 'fengyu-uncertain-work-'));
 const marker = join(work, 'marker');
-const children: ChildProcess[] = [];
 
 afterAll(() => {
-  for (const c of children) c.kill('SIGKILL');
+  killChildHosts();
   rmSync(home, { recursive: true, force: true });
   rmSync(work, { recursive: true, force: true });
 });
 
-type Host = { url: string; token: string; child: ChildProcess };
+type Host = ChildHost;
 
-function start(): Promise<Host> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, home], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    child.stdout?.on('data', (d) => {
-      buf += d;
-      const line = buf.split('\n')[0];
-      if (buf.includes('\n') && line) resolve({ ...JSON.parse(line), child });
-    });
-    child.on('exit', (code) => reject(new Error(`fixture exited ${code}`)));
-  });
-}
+const start = () => startChildHost(home);
 
-async function api(h: Host, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${h.url}${path}`, { method, headers: { 'x-fengyu-token': h.token, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const api = childApi;
 
 /** Polls the run detail until `ok` holds (no fixed sleeps). */
 async function until(h: Host, runId: string, ok: (detail: any) => boolean): Promise<any> {

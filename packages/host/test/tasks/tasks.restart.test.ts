@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, openDatabase } from '../../src/storage/database';
 import { SqliteTaskStore, type TaskRecord } from '../../src/tasks/task.store';
+import { childApi, killChildHosts, startChildHost } from '../support/child-host';
 import { startTestHost, type TestHost } from '../support/host';
 import { alive, pidsIn, publishCommand, until } from './helpers';
 
@@ -12,9 +12,8 @@ import { alive, pidsIn, publishCommand, until } from './helpers';
 
 const homes: string[] = [];
 const hosts: TestHost[] = [];
-const children: ChildProcess[] = [];
 afterAll(async () => {
-  for (const c of children) c.kill('SIGKILL');
+  killChildHosts();
   for (const h of hosts) await h.close().catch(() => undefined);
   for (const h of homes) rmSync(h, { recursive: true, force: true });
 });
@@ -62,27 +61,9 @@ describe('restart', () => {
   }, 120_000);
 });
 
-const fixture = join(import.meta.dirname, '../support/serve-fixture.ts');
-
 /** A real host in its own process (so it can be SIGKILLed). */
-function serve(home: string): Promise<{ url: string; token: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, home], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    child.stdout?.on('data', (d) => {
-      buf += d;
-      const line = buf.split('\n')[0];
-      if (buf.includes('\n') && line) resolve({ ...JSON.parse(line), child });
-    });
-    child.on('exit', (code) => reject(new Error(`fixture exited ${code}`)));
-  });
-}
-
-async function call(h: { url: string; token: string }, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${h.url}${path}`, { method, headers: { 'x-fengyu-token': h.token, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const serve = startChildHost;
+const call = childApi;
 
 describe('crash', () => {
   it('after a SIGKILL of the host, queued and running tasks come back interrupted and are not re-run', async () => {
@@ -109,7 +90,7 @@ describe('crash', () => {
     const items = (runs.items ?? runs.runs ?? runs) as Array<{ status: string }>;
     expect(items.filter((r) => r.status === 'running')).toEqual([]);
     second.child.kill('SIGKILL');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('the finished-task cap', () => {

@@ -1,7 +1,7 @@
 import { type RunEvent, type RunEventPayloads, type RunEventType, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
-import type { Db } from '../storage/database';
+import { type Db, dialectOf } from '../storage/database';
 
 /**
  * The append-only run event log. Every change of a run's state is appended here in the same
@@ -20,20 +20,45 @@ export type Listener = (event: RunEvent) => void;
 // biome-ignore lint/suspicious/noExplicitAny: projections touch tables of several domains
 export type Trx = Transaction<any>;
 
+/** How often a shared database is read for events other processes appended to watched runs. */
+const REMOTE_POLL_MS = 100;
+/** A hole in a run's sequence read from a shared database is waited for this long, then skipped. */
+const GAP_WAIT_MS = 2_000;
+
 export class EventLog {
   private readonly db: Kysely<EventTables>;
   private readonly seqs = new Map<string, number>();
   private readonly listeners = new Map<string, Set<Listener>>();
+  /**
+   * With a shared database (several host processes), the last seq delivered to this process's
+   * listeners per watched run (-1: not read yet), and the commits of a run in flight here (one
+   * at a time, so this process publishes a run's events in sequence order).
+   */
+  private readonly shared?: { delivered: Map<string, number>; gaps: Map<string, number>; chains: Map<string, Promise<unknown>>; timer?: NodeJS.Timeout };
 
   constructor(
     db: Db,
     private readonly clock: Clock,
   ) {
     this.db = db.withTables<EventTables>();
+    if (dialectOf(db) === 'postgres') this.shared = { delivered: new Map(), gaps: new Map(), chains: new Map() };
   }
 
   /** Appends `events` to the run's log and runs `apply` in one transaction, then publishes. */
   async commit(runId: string, events: NewEvent[], apply?: (trx: Trx) => Promise<void>): Promise<RunEvent[]> {
+    const shared = this.shared;
+    if (!shared) return this.commitNow(runId, events, apply);
+    const before = shared.chains.get(runId) ?? Promise.resolve();
+    const mine = before.catch(() => {}).then(() => this.commitNow(runId, events, apply));
+    shared.chains.set(runId, mine);
+    try {
+      return await mine;
+    } finally {
+      if (shared.chains.get(runId) === mine) shared.chains.delete(runId);
+    }
+  }
+
+  private async commitNow(runId: string, events: NewEvent[], apply?: (trx: Trx) => Promise<void>): Promise<RunEvent[]> {
     const written = await this.db.transaction().execute(async (trx) => {
       if (apply) await apply(trx as Trx);
       return this.appendIn(trx as Trx, runId, events);
@@ -71,6 +96,13 @@ export class EventLog {
   publish(event: RunEvent): void {
     const set = this.listeners.get(event.runId);
     if (!set) return;
+    const delivered = this.shared?.delivered;
+    if (delivered) {
+      // the same event may arrive from this process's commit and from the shared log: once each
+      if (event.seq <= (delivered.get(event.runId) ?? 0)) return;
+      delivered.set(event.runId, event.seq);
+      this.shared?.gaps.delete(event.runId);
+    }
     for (const l of [...set]) {
       try {
         l(event);
@@ -105,18 +137,75 @@ export class EventLog {
     return { endSeq: row.seq, lastSeq: Number(max?.m ?? row.seq) };
   }
 
-  /** Live events of a run; returns the unsubscribe function. */
-  subscribe(runId: string, listener: Listener): () => void {
+  /**
+   * Live events of a run; returns the unsubscribe function. With a shared database, events that
+   * other host processes append are read from the log and delivered too, after `afterSeq` when
+   * given (the subscriber's cursor; a listener may then see events it already read, and drops
+   * them by seq), otherwise from the log's end at the first read.
+   */
+  subscribe(runId: string, listener: Listener, afterSeq?: number): () => void {
     let set = this.listeners.get(runId);
     if (!set) {
       set = new Set();
       this.listeners.set(runId, set);
     }
     set.add(listener);
+    const shared = this.shared;
+    if (shared) {
+      const known = shared.delivered.get(runId);
+      const from = afterSeq ?? this.seqs.get(runId) ?? -1;
+      if (known === undefined || (from >= 0 && from < known)) shared.delivered.set(runId, known === undefined ? from : Math.min(known, from));
+      this.schedulePoll();
+    }
     return () => {
       set.delete(listener);
-      if (set.size === 0) this.listeners.delete(runId);
+      if (set.size === 0) {
+        this.listeners.delete(runId);
+        shared?.delivered.delete(runId);
+        shared?.gaps.delete(runId);
+      }
     };
+  }
+
+  private schedulePoll(): void {
+    const shared = this.shared;
+    if (!shared || shared.timer || shared.delivered.size === 0) return;
+    shared.timer = setTimeout(() => {
+      void this.pollShared().finally(() => {
+        shared.timer = undefined;
+        this.schedulePoll();
+      });
+    }, REMOTE_POLL_MS);
+    shared.timer.unref();
+  }
+
+  /** One read of the shared log per watched run: events after the delivered seq, in order. */
+  private async pollShared(): Promise<void> {
+    const shared = this.shared;
+    if (!shared) return;
+    for (const [runId, after] of [...shared.delivered]) {
+      try {
+        if (after < 0) {
+          const row = await this.db.selectFrom('run_events').select((eb) => eb.fn.max('seq').as('m')).where('run_id', '=', runId).executeTakeFirst();
+          if (shared.delivered.get(runId) === -1) shared.delivered.set(runId, Number(row?.m ?? 0));
+          continue;
+        }
+        const page = await this.read(runId, after, 1000);
+        for (const e of page) {
+          const last = shared.delivered.get(runId);
+          if (last === undefined) break;
+          if (e.seq > last + 1) {
+            // a commit with a lower seq may still be in flight: wait for it a little
+            const since = shared.gaps.get(runId) ?? this.clock.now();
+            shared.gaps.set(runId, since);
+            if (this.clock.now() - since < GAP_WAIT_MS) break;
+          }
+          this.publish(e);
+        }
+      } catch {
+        // the next poll retries; a database hiccup never reaches subscribers
+      }
+    }
   }
 
   /** Forgets the cached sequence counter of a run no longer active (memory hygiene). */

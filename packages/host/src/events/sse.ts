@@ -87,10 +87,14 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
       }, 50);
     }
   };
-  const unsubscribe = log.subscribe(runId, (e) => {
-    if (replaying) buffered.push(e);
-    else deliver(e);
-  });
+  const unsubscribe = log.subscribe(
+    runId,
+    (e) => {
+      if (replaying) buffered.push(e);
+      else deliver(e);
+    },
+    afterSeq,
+  );
   const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   request.raw.on('close', end);
   try {

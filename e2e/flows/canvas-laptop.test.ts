@@ -123,3 +123,48 @@ it('collapses and resizes the side panels, and remembers the choice after a relo
   await expect.poll(() => page.locator('.fy-minimap').count()).toBe(1);
   expect(await checkCorners()).toBe(true);
 });
+
+it('shows a step result readably at 1280×800: rows as a table, markdown rendered, a resizable and enlargeable box', async () => {
+  const rows = [
+    { name: 'invoices-North.xlsx', value: 'North', rowCount: 30 },
+    { name: 'invoices-South.xlsx', value: 'South', rowCount: 12 },
+  ];
+  const plan = { steps: [{ id: 'rows', title: 'Rows', tool: 'echo', arguments: { value: rows } }, { id: 'note', title: 'Note', tool: 'echo', arguments: { value: '## Done\n\n- **2** workbooks written' }, dependsOn: ['rows'] }] };
+  const flow = (await e.t.api('POST', '/api/workflows', { name: 'Results', plan })).body;
+  const run = await e.t.api('POST', `/api/workflows/${flow.id}/run`, { config: { permissionMode: 'full-access' } });
+  expect(run.status, JSON.stringify(run.body)).toBe(200);
+  await e.t.stream(run.body.runId);
+  await page.goto(e.url(`/flows/${encodeURIComponent(flow.id)}?run=${encodeURIComponent(run.body.runId)}`));
+  await expect.poll(() => page.locator('.fy-node[data-node-id="rows"]').getAttribute('data-badge'), { timeout: 20_000 }).toBe('done');
+  await page.locator('.fy-node[data-node-id="rows"] .fy-label').click();
+  await page.getByTestId('tab-config').click();
+  const resultBox = page.getByTestId('result-box');
+  await resultBox.waitFor();
+  const table = resultBox.getByTestId('result-table');
+  await table.waitFor();
+  expect(await table.locator('th').allTextContents()).toEqual(['#', 'name', 'value', 'rowCount']);
+  expect(await table.locator('tbody tr').count()).toBe(2);
+  // the box takes the panel's width, not a narrow column
+  const side = await box('[data-testid="side-panel"]');
+  const body = await box('[data-testid="result-body"]');
+  expect(body.width).toBeGreaterThan(0.8 * side.width - 40);
+  // drag the bottom-right corner down: the box grows
+  await page.getByTestId('result-body').scrollIntoViewIfNeeded();
+  const b = await box('[data-testid="result-body"]');
+  await page.mouse.move(b.x + b.width - 3, b.y + b.height - 3);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width - 3, b.y + b.height + 60, { steps: 5 });
+  await page.mouse.up();
+  await expect.poll(async () => (await box('[data-testid="result-body"]')).height).toBeGreaterThan(b.height + 40);
+  // enlarged over the page, and back
+  await resultBox.getByTestId('result-enlarge').click();
+  await expect.poll(async () => (await box('[data-testid="result-box"]')).width).toBeGreaterThan(0.8 * 1280);
+  await e.shot(page, 'output-viewer-large');
+  await resultBox.getByTestId('result-enlarge').click();
+  await expect.poll(async () => (await box('[data-testid="result-box"]')).width).toBeLessThan(side.width);
+  // markdown text is rendered
+  await page.locator('.fy-node[data-node-id="note"] .fy-label').click();
+  const echoed = page.getByTestId('result-box').locator('[data-key="echoed"]');
+  await expect.poll(() => echoed.locator('h2').textContent()).toBe('Done');
+  expect(await echoed.locator('strong').textContent()).toBe('2');
+});

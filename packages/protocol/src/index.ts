@@ -9,5 +9,6 @@ export * from './schema-check';
 export * from './validate';
 export * from './manifest';
 export * from './manifest-check';
+export * from './object-keys';
 export * from './workflow';
 export * from './plan-graph';

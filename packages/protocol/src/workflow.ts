@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { JsonSchema } from './catalog';
 import type { Problem } from './errors';
+import { PROTOTYPE_KEYS } from './object-keys';
 import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
 import { collectReferences, getPath, parseReference } from './references';
 import { checkSchema, isCompilableSchema } from './schema-check';
@@ -20,7 +21,7 @@ export const WORKFLOW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
 /** Input (Start field) names: valid `{{inputs.<name>}}` and `@file:<name>` names. */
 export const INPUT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** Names that would shadow object internals; refused as input names. */
-const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+const RESERVED_NAMES = new Set(PROTOTYPE_KEYS);
 /** The authored canvas graph is stored verbatim up to this many bytes of JSON. */
 export const MAX_GRAPH_BYTES = 512 * 1024;
 /** `format` of an input that takes an uploaded file (bound as `@file:<name>`). */

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { FengYuError } from '@fengyu/protocol';
+import { FengYuError, findForbiddenKey } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLoopbackHost } from './auth';
 import { duplicateQueryKey, isMiscasedProtectedPath, isOwnOrigin, isProtectedPath, jsonDepthExceeds, normalizePath, splitTarget } from './request-path';
@@ -43,7 +43,7 @@ export const JSON_MAX_DEPTH = 128;
 /** The GET routes that accept `?token=` by name. */
 const STREAM_ROUTES = new Set(['/api/agent/stream']);
 /** Keys refused anywhere in a JSON body: assigning them can replace an object's prototype. */
-const FORBIDDEN_KEYS = ['__proto__'];
+const FORBIDDEN_KEYS: readonly string[] = ['__proto__'];
 
 const refused = new WeakMap<IncomingMessage, FengYuError>();
 const pathSegments = new WeakMap<IncomingMessage, string[]>();
@@ -82,18 +82,6 @@ function routeSegments(url: string | undefined): string[] {
   return (url ?? '').split('/').filter((s) => s !== '');
 }
 
-/** Refuses a parsed JSON value that carries a forbidden key at any depth. */
-function forbiddenKeyIn(value: unknown): string | undefined {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (v === null || typeof v !== 'object') continue;
-    if (!Array.isArray(v)) for (const k of FORBIDDEN_KEYS) if (Object.hasOwn(v, k)) return k;
-    for (const child of Object.values(v)) if (child !== null && typeof child === 'object') stack.push(child);
-  }
-  return undefined;
-}
-
 /** Parses a JSON body: empty → undefined; too deep, malformed or carrying `__proto__` → 400. */
 export function parseJsonBody(body: string): unknown {
   if (body.trim() === '') return undefined;
@@ -104,8 +92,8 @@ export function parseJsonBody(body: string): unknown {
   } catch (err) {
     throw new FengYuError('invalid_json', { reason: (err as Error).message });
   }
-  const key = forbiddenKeyIn(value);
-  if (key) throw new FengYuError('forbidden_key', { key });
+  const bad = findForbiddenKey(value, FORBIDDEN_KEYS);
+  if (bad) throw new FengYuError('forbidden_key', { key: bad.key, path: bad.path });
   return value;
 }
 

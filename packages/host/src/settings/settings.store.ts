@@ -1,4 +1,4 @@
-import { FengYuError, type Problem } from '@fengyu/protocol';
+import { FengYuError, findForbiddenKey, PROTOTYPE_KEYS, type Problem } from '@fengyu/protocol';
 import type { Kysely } from 'kysely';
 import type { z } from 'zod';
 import type { Clock } from '../clock';
@@ -100,6 +100,9 @@ export class SettingsStore {
     if (!patch || typeof patch !== 'object' || Array.isArray(patch)) {
       throw new FengYuError('invalid_settings', { count: 1 }, [{ code: 'invalid_settings', field: '(root)', message: 'a JSON object is required' }]);
     }
+    // a patch is merged into stored objects: no key that reaches a prototype, at any depth
+    const bad = findForbiddenKey(patch, PROTOTYPE_KEYS);
+    if (bad) throw new FengYuError('forbidden_key', { key: bad.key, path: bad.path });
     const prev = await this.get(owner);
     const merged = mergePatch(prev, patch) as SettingsDoc;
     const problems: Problem[] = [];

@@ -12,3 +12,4 @@ export * from './manifest-check';
 export * from './object-keys';
 export * from './workflow';
 export * from './plan-graph';
+export * from './graph-check';

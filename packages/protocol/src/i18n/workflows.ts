@@ -31,6 +31,14 @@ export const en: Record<string, string> = {
   inputs_not_object: 'The inputs must be a JSON object.',
   input_missing: 'Input "{input}" is required.',
   input_invalid: 'Input "{input}" is invalid: {path} {reason}.',
+  // the canvas' graph checks and the builder's AI panel
+  edge_dangling: 'A connection points at a node that no longer exists ({edge}).',
+  field_name_invalid: 'Start field #{index} needs a name made of letters, digits, _ or - (not starting with a digit).',
+  field_name_duplicate: 'Two Start fields are named "{name}".',
+  assist_canvas_invalid: 'The canvas snapshot is not a flow graph: {reason}.',
+  assist_flow_not_runnable: 'The current flow cannot run: it has {count} problem(s). Fix them first: {problems}',
+  assist_steps_invalid: 'The proposed steps are not a valid plan: {reason}.',
+  assist_edit_unchanged: 'The proposal changes nothing on the canvas.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -63,4 +71,11 @@ export const zhCN: Record<string, string> = {
   inputs_not_object: '输入必须是一个 JSON 对象。',
   input_missing: '输入项“{input}”为必填项。',
   input_invalid: '输入项“{input}”无效：{path} {reason}。',
+  edge_dangling: '有一条连线指向已不存在的节点（{edge}）。',
+  field_name_invalid: '开始节点第 {index} 个字段需要一个由字母、数字、_ 或 - 组成且不以数字开头的名称。',
+  field_name_duplicate: '有两个开始节点字段都叫“{name}”。',
+  assist_canvas_invalid: '画布快照不是有效的流程图：{reason}。',
+  assist_flow_not_runnable: '当前流程无法运行：存在 {count} 个问题，请先修复：{problems}',
+  assist_steps_invalid: '提议的步骤不是有效的计划：{reason}。',
+  assist_edit_unchanged: '该提议没有改变画布上的任何内容。',
 };

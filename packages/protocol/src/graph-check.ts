@@ -1,0 +1,97 @@
+import type { Problem } from './errors';
+import { fieldProblems, type GraphEdge, type GraphNode, graphToPlan, isStepNode, startNode, type WorkflowGraph } from './plan-graph';
+import { type DefinitionContext, validateWorkflowDefinition } from './workflow';
+
+/**
+ * Problems of an authored graph, as the canvas shows them and the AI authoring tools report
+ * them: connections whose end no longer exists, bad Start field names, and everything the
+ * save-time validator finds in the compiled plan (unknown or unavailable tools, missing required
+ * arguments, malformed references, cycles). Nothing is changed. Pure.
+ */
+
+/** One problem of a graph, located on a node and/or an edge. */
+export interface GraphDiagnostic {
+  /** A stable error code (messages in the protocol's error table, or the canvas' own). */
+  code: string;
+  /** The node (step id) it concerns, when it concerns one. */
+  nodeId?: string;
+  /** The connection it concerns, when it concerns one. */
+  edgeId?: string;
+  /** The field of the step (or of the definition) it concerns. */
+  field?: string;
+  /** Values for the message's `{placeholders}`. */
+  params: Record<string, unknown>;
+}
+
+/** Options of `checkGraph`. */
+export interface GraphCheckOptions extends DefinitionContext {
+  /** The flow's goal (may reference `{{inputs.*}}`). */
+  goal?: string;
+}
+
+export function checkGraph(graph: WorkflowGraph, opts: GraphCheckOptions): GraphDiagnostic[] {
+  const out: GraphDiagnostic[] = [];
+  const ids = new Set(graph.nodes.map((n) => n.id));
+  for (const e of graph.edges) {
+    if (!ids.has(e.source) || !ids.has(e.target)) out.push({ code: 'edge_dangling', edgeId: e.id, nodeId: ids.has(e.source) ? e.source : undefined, params: { edge: `${e.source} → ${e.target}` } });
+  }
+  const start = startNode(graph);
+  const fields = start?.data.fields ?? [];
+  for (const p of fieldProblems(fields)) out.push({ code: p.code, nodeId: start?.id, params: { index: p.index + 1, name: fields[p.index]?.name ?? '' } });
+  if (!graph.nodes.some(isStepNode)) return out;
+  const { plan, inputSchema } = graphToPlan(graph, opts.goal?.trim() || undefined);
+  const result = validateWorkflowDefinition({ name: 'flow', inputSchema, plan }, opts);
+  if (!result.ok) out.push(...result.problems.map(fromProblem));
+  return out;
+}
+
+function fromProblem(p: Problem): GraphDiagnostic {
+  const field = p.field?.startsWith('plan.') ? p.field.slice(5) : p.field;
+  return { code: p.code, nodeId: p.stepId, field, params: p.params ?? {} };
+}
+
+// ── diff ───────────────────────────────────────────────────────────────────────────────────
+
+/** What a proposed graph changes, by node id and by connection (source → target). */
+export interface GraphDiff {
+  nodes: { added: string[]; changed: string[]; removed: string[] };
+  /** Edges are compared by their ends (`source→target`), never by id. */
+  edges: { added: GraphEdgeKey[]; removed: GraphEdgeKey[] };
+}
+
+/** A connection named by its ends. */
+export interface GraphEdgeKey {
+  source: string;
+  target: string;
+}
+
+const edgeKey = (e: GraphEdge): string => `${e.source}\u0000${e.target}`;
+
+/** The compiled meaning of a node: what it runs and with what (positions and notes excluded). */
+function nodeMeaning(n: GraphNode): string {
+  if (n.type === 'start') return JSON.stringify(['start', n.data.fields]);
+  const d = n.data;
+  return JSON.stringify([n.type, n.type === 'tool' ? n.tool.name : null, d.title ?? '', d.arguments ?? {}, d.instruction ?? '', !!d.requiresApproval, d.retry ?? null, d.pinned ?? null]);
+}
+
+export function diffGraphs(before: WorkflowGraph, after: WorkflowGraph): GraphDiff {
+  const old = new Map(before.nodes.map((n) => [n.id, n]));
+  const next = new Map(after.nodes.map((n) => [n.id, n]));
+  const diff: GraphDiff = { nodes: { added: [], changed: [], removed: [] }, edges: { added: [], removed: [] } };
+  for (const [id, n] of next) {
+    const was = old.get(id);
+    if (!was) diff.nodes.added.push(id);
+    else if (nodeMeaning(was) !== nodeMeaning(n)) diff.nodes.changed.push(id);
+  }
+  for (const id of old.keys()) if (!next.has(id)) diff.nodes.removed.push(id);
+  const oldEdges = new Set(before.edges.map(edgeKey));
+  const newEdges = new Set(after.edges.map(edgeKey));
+  for (const e of after.edges) if (!oldEdges.has(edgeKey(e))) diff.edges.added.push({ source: e.source, target: e.target });
+  for (const e of before.edges) if (!newEdges.has(edgeKey(e))) diff.edges.removed.push({ source: e.source, target: e.target });
+  return diff;
+}
+
+/** True when the diff changes nothing. */
+export function isEmptyDiff(d: GraphDiff): boolean {
+  return d.nodes.added.length + d.nodes.changed.length + d.nodes.removed.length + d.edges.added.length + d.edges.removed.length === 0;
+}

@@ -14,5 +14,6 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'tasks', load: async () => (await import('./tasks/tasks.routes')).registerTasks },
   { name: 'webhooks', load: async () => (await import('./webhooks/webhooks.routes')).registerWebhooks },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },
+  { name: 'builder-assist', load: async () => (await import('./chat/builder-assist.routes')).registerBuilderAssist },
   { name: 'schedules', load: async () => (await import('./schedules/schedules.routes')).registerSchedules },
 ];

@@ -76,10 +76,10 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo
   );
 }
 
-type Sender = ((frame: ChatFrame, data: Record<string, unknown>) => void) & { end: () => void };
+export type Sender = ((frame: ChatFrame, data: Record<string, unknown>) => void) & { end: () => void };
 
 /** Hijacks the reply into an SSE stream; `onGone` fires when the client disconnects early. */
-function openStream(reply: FastifyReply, onGone: () => void): Sender {
+export function openStream(reply: FastifyReply, onGone: () => void): Sender {
   const res = openSseResponse(reply);
   let seq = 0;
   let ended = false;

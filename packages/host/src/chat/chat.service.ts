@@ -9,7 +9,7 @@ import { callToolGuarded, errorText } from '../models/tool-call';
 import { DEFAULT_MAX_ROUNDS, runToolLoop } from '../models/tool-loop';
 import type { PermissionGuard } from '../permissions/types';
 import type { ToolCatalog } from '../tools/catalog';
-import type { FileGrant } from '../tools/tool';
+import type { FileGrant, Tool } from '../tools/tool';
 import type { ChatGates } from './chat-gates';
 import type { ConversationRepository, ConversationSummary } from './conversation.repository';
 
@@ -19,7 +19,7 @@ import type { ConversationRepository, ConversationSummary } from './conversation
  * permission guard (caller `chat`); `ask` opens a chat gate. The turn is persisted on success.
  */
 
-export type ChatFrame = 'start' | 'token' | 'tool' | 'approval_requested' | 'done' | 'error';
+export type ChatFrame = 'start' | 'token' | 'tool' | 'approval_requested' | 'proposal' | 'done' | 'error';
 export type ChatSink = (frame: ChatFrame, data: Record<string, unknown>) => void;
 
 export interface ChatRequest {
@@ -51,6 +51,14 @@ export interface PreparedTurn {
   message: string;
   permissionMode: PermissionMode;
   grants: FileGrant[];
+}
+
+/** Request-scoped additions to one turn (the builder's AI panel binds its authoring tools here). */
+export interface TurnExtras {
+  /** Tools bound for this turn only, offered next to the owner's catalog. */
+  tools?: readonly Tool[];
+  /** Appended to the system prompt. */
+  system?: string;
 }
 
 const HISTORY_LIMIT = 40;
@@ -98,7 +106,7 @@ export class ChatService {
   }
 
   /** Streams one turn into `sink`. Never throws: failures become an `error` frame. */
-  async stream(turn: PreparedTurn, sink: ChatSink, signal: AbortSignal): Promise<void> {
+  async stream(turn: PreparedTurn, sink: ChatSink, signal: AbortSignal, extras: TurnExtras = {}): Promise<void> {
     const conversationId = turn.conversation.id;
     try {
       sink('start', { conversationId, backend: turn.backend.id, model: turn.backend.modelId });
@@ -106,12 +114,13 @@ export class ChatService {
       const userMessage: ModelMessage = { role: 'user', content: turn.message };
       const catalog = await this.deps.catalog.snapshot(turn.owner);
       const files = fileRefsPrompt(turn.grants);
+      const system = [SYSTEM, files, extras.system].filter(Boolean).join('\n\n');
       const result = await runToolLoop({
         model: turn.backend.model,
         backendId: turn.backend.id,
-        system: files ? `${SYSTEM}\n\n${files}` : SYSTEM,
+        system,
         messages: [...history, userMessage],
-        tools: catalog.tools,
+        tools: [...catalog.tools, ...(extras.tools ?? [])],
         maxRounds: this.deps.maxRounds ?? DEFAULT_MAX_ROUNDS,
         signal,
         onText: (text) => sink('token', { text }),

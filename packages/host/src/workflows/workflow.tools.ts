@@ -109,43 +109,61 @@ export class WorkflowToolSource implements ToolSource {
     };
   }
 
-  private async invoke(owner: string, v: VersionRow, content: WorkflowContent, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
-    const id = v.workflow_id;
-    const name = workflowToolName(id);
+  private invoke(owner: string, v: VersionRow, content: WorkflowContent, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    return runWorkflowAsTool(this.deps, { owner, workflowId: v.workflow_id, version: v.version, content, name: workflowToolName(v.workflow_id) }, args, ctx);
+  }
+}
+
+/** What a workflow tool call runs: one workflow content (a frozen version, or null for the saved draft). */
+export interface WorkflowToolTarget {
+  owner: string;
+  workflowId: string;
+  version: number | null;
+  content: WorkflowContent;
+  /** The tool name errors are reported under. */
+  name: string;
+}
+
+/**
+ * Runs a workflow for a tool call: the outer call's permission mode, no gates (a step that would
+ * need approval fails with the reason), the outer approval carried in, and the run's result
+ * returned (or its error thrown). The run id is recorded as an audit event.
+ */
+export async function runWorkflowAsTool(deps: Pick<WorkflowToolDeps, 'agent' | 'base' | 'runs'>, target: WorkflowToolTarget, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+  const { owner, workflowId: id, version, content, name } = target;
+  if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name });
+  let runId: string;
+  try {
+    runId = await startWorkflowRun(
+      { agent: deps.agent, baseCatalog: (o) => deps.base.snapshot(o) },
+      {
+        owner,
+        workflowId: id,
+        version,
+        content,
+        inputs: args ?? {},
+        grants: fileGrants(content, args ?? {}, ctx.grants ?? []),
+        config: { permissionMode: ctx.permissionMode, planApproval: false },
+        noGates: true,
+        preApproved: ctx.approved === true,
+        origin: 'workflow-tool',
+      },
+    );
+  } catch (err) {
+    throw new FengYuError('tool_failed', { name, reason: problemsText(err) }, (err as FengYuError).details, { cause: err });
+  }
+  ctx.emit?.('audit', { kind: 'workflow_run', workflowId: id, version, workflowRunId: runId });
+  const onAbort = () => void deps.agent.cancel(owner, runId).catch(() => undefined);
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  if (ctx.signal.aborted) onAbort();
+  try {
+    const status = await deps.agent.waitForEnd(runId);
+    const row = await deps.runs.get(runId);
+    if (status === 'completed' && row) return row.result ? JSON.parse(row.result) : null;
     if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name });
-    let runId: string;
-    try {
-      runId = await startWorkflowRun(
-        { agent: this.deps.agent, baseCatalog: (o) => this.deps.base.snapshot(o) },
-        {
-          owner: owner,
-          workflowId: id,
-          version: v.version,
-          content,
-          inputs: args ?? {},
-          grants: fileGrants(content, args ?? {}, ctx.grants ?? []),
-          config: { permissionMode: ctx.permissionMode, planApproval: false },
-          noGates: true,
-          preApproved: ctx.approved === true,
-          origin: 'workflow-tool',
-        },
-      );
-    } catch (err) {
-      throw new FengYuError('tool_failed', { name, reason: problemsText(err) }, (err as FengYuError).details, { cause: err });
-    }
-    ctx.emit?.('audit', { kind: 'workflow_run', workflowId: id, version: v.version, workflowRunId: runId });
-    const onAbort = () => void this.deps.agent.cancel(owner, runId).catch(() => undefined);
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    if (ctx.signal.aborted) onAbort();
-    try {
-      const status = await this.deps.agent.waitForEnd(runId);
-      const row = await this.deps.runs.get(runId);
-      if (status === 'completed' && row) return row.result ? JSON.parse(row.result) : null;
-      if (ctx.signal.aborted) throw new FengYuError('tool_cancelled', { name });
-      const reason = row?.error ?? status;
-      throw new FengYuError('workflow_run_failed', { id, runId, status: isTerminal(status) ? status : 'failed', reason });
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-    }
+    const reason = row?.error ?? status;
+    throw new FengYuError('workflow_run_failed', { id, runId, status: isTerminal(status) ? status : 'failed', reason });
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
   }
 }

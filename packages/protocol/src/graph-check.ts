@@ -1,5 +1,6 @@
+import { stableHash } from './catalog';
 import type { Problem } from './errors';
-import { fieldProblems, type GraphEdge, type GraphNode, graphToPlan, isStepNode, startNode, type WorkflowGraph } from './plan-graph';
+import { fieldProblems, type GraphEdge, type GraphNode, graphToPlan, isStepNode, jsonCopy, startNode, type WorkflowGraph } from './plan-graph';
 import { type DefinitionContext, validateWorkflowDefinition } from './workflow';
 
 /**
@@ -94,4 +95,12 @@ export function diffGraphs(before: WorkflowGraph, after: WorkflowGraph): GraphDi
 /** True when the diff changes nothing. */
 export function isEmptyDiff(d: GraphDiff): boolean {
   return d.nodes.added.length + d.nodes.changed.length + d.nodes.removed.length + d.edges.added.length + d.edges.removed.length === 0;
+}
+
+/**
+ * A fingerprint of a graph (layout included, key order ignored): a proposal records the canvas'
+ * fingerprint, and applying it requires the canvas to still have it.
+ */
+export function graphFingerprint(graph: WorkflowGraph): string {
+  return stableHash(jsonCopy(graph));
 }

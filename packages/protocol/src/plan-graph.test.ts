@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AgentPlan, PlanStep } from './plan';
-import { emptyGraph, FIELD_TYPES, fieldsToSchema, graphToPlan, newEdgeId, newNodeId, parseGraph, planToGraph, START_ID, type StartField, startNode } from './plan-graph';
+import { cloneGraph, emptyGraph, FIELD_TYPES, fieldsToSchema, graphToPlan, newEdgeId, newNodeId, parseGraph, planToGraph, START_ID, type StartField, startNode } from './plan-graph';
 import { type ToolInfo, validatePlan } from './validate';
+import { checkGraph, diffGraphs, graphFingerprint, isEmptyDiff } from './graph-check';
 
 /** Plans whose steps depend only on earlier steps (acyclic by construction). */
 const plans = fc.integer({ min: 1, max: 20 }).chain((n) =>
@@ -165,5 +166,29 @@ describe('graph documents (stored graphs are untrusted)', () => {
     expect(newNodeId(g, '9 start')).toBe('start_2');
     expect(newNodeId(g, '中文')).toBe('step');
     expect(newEdgeId(g, 'a', 'b')).toBe('e_a_b');
+  });
+});
+
+describe('graph diffs and fingerprints', () => {
+  it('names added, changed and removed nodes and connections; ignores layout', () => {
+    const before = planToGraph({ steps: [{ id: 'a', tool: 'echo', arguments: {} }, { id: 'b', tool: 'echo', arguments: {}, dependsOn: ['a'] }] });
+    const after = planToGraph({ steps: [{ id: 'a', tool: 'echo', arguments: { x: 1 } }, { id: 'c', tool: 'echo', arguments: {} }] });
+    expect(diffGraphs(before, after)).toEqual({
+      nodes: { added: ['c'], changed: ['a'], removed: ['b'] },
+      edges: { added: [{ source: 'start', target: 'c' }], removed: [{ source: 'a', target: 'b' }] },
+    });
+    const moved = cloneGraph(before);
+    (moved.nodes[1] as { position: { x: number } }).position.x += 10;
+    expect(isEmptyDiff(diffGraphs(before, moved))).toBe(true);
+    expect(graphFingerprint(moved)).not.toBe(graphFingerprint(before));
+    expect(graphFingerprint(cloneGraph(before))).toBe(graphFingerprint(before));
+  });
+
+  it('checkGraph reports dangling connections and the validator\'s problems at once', () => {
+    const g = planToGraph({ steps: [{ id: 'a', tool: 'nope', arguments: { q: '{{node.ghost.result}}' } }] });
+    g.edges.push({ id: 'x', source: 'a', target: 'gone' });
+    const codes = checkGraph(g, { tool: catalogTool }).map((d) => d.code);
+    expect(codes).toEqual(expect.arrayContaining(['edge_dangling', 'step_unknown_tool', 'ref_unknown_step']));
+    expect(checkGraph(emptyGraph(), { tool: catalogTool })).toEqual([]);
   });
 });

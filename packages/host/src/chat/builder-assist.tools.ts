@@ -5,6 +5,7 @@ import {
   FengYuError,
   type GraphDiagnostic,
   type GraphDiff,
+  graphFingerprint,
   graphToPlan,
   inputContract,
   isEmptyDiff,
@@ -12,7 +13,6 @@ import {
   type JsonSchema,
   localize,
   planToGraph,
-  stableHash,
   startNode,
   type WorkflowGraph,
 } from '@fengyu/protocol';
@@ -80,10 +80,6 @@ export interface AuthoringDeps {
   runSaved: (saved: SavedFlow, args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
 }
 
-/** A canvas fingerprint: the graph's meaning and layout, independent of key order. */
-export function canvasFingerprint(graph: WorkflowGraph): string {
-  return stableHash(JSON.parse(JSON.stringify(graph)));
-}
 
 const withMessages = (list: GraphDiagnostic[]) => list.map((d) => ({ ...d, message: localize(d.code, d.params, 'en') }));
 
@@ -191,7 +187,7 @@ export function authoringTools(snap: CanvasSnapshot, deps: AuthoringDeps): Tool[
     if (isEmptyDiff(diff)) throw new FengYuError('assist_edit_unchanged', {});
     const problems = withMessages(check(graph));
     const summary = typeof args.summary === 'string' ? args.summary : '';
-    const proposal: Proposal = { proposalId: deps.newId(), mode, summary, graph, diff, problems, base: { fingerprint: canvasFingerprint(snap.graph), workflowId: snap.workflowId, revision: deps.saved?.revision ?? snap.revision } };
+    const proposal: Proposal = { proposalId: deps.newId(), mode, summary, graph, diff, problems, base: { fingerprint: graphFingerprint(snap.graph), workflowId: snap.workflowId, revision: deps.saved?.revision ?? snap.revision } };
     deps.onProposal(proposal);
     return { proposalId: proposal.proposalId, status: 'proposed: shown to the user as a diff; nothing was saved', diff, problems: problems.map((p) => `${p.nodeId ?? p.edgeId ?? ''}: ${p.message}`) };
   });

@@ -24,6 +24,25 @@ program
     process.exitCode = await runCommand(file, opts);
   });
 
+program
+  .command('migrate')
+  .description('apply pending database migrations (SQLite under --home, or FENGYU_DATABASE_URL)')
+  .option('--home <dir>', 'data directory')
+  .option('--check', 'only report pending migrations (exit code 1 when some are pending)')
+  .action(async (opts: { home?: string; check?: boolean }) => {
+    const { migrateCommand } = await import('./ops-commands');
+    process.exitCode = await migrateCommand(opts);
+  });
+
+program
+  .command('doctor')
+  .description('check the database, migrations, sandbox, chromium, web UI and plugins; print what is missing')
+  .option('--home <dir>', 'data directory')
+  .action(async (opts: { home?: string }) => {
+    const { doctorCommand } = await import('./ops-commands');
+    process.exitCode = await doctorCommand(opts);
+  });
+
 const plugin = program.command('plugin').description('plugin packages');
 plugin
   .command('pack <dir>')

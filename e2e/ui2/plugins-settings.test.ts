@@ -104,7 +104,7 @@ describe('settings page', () => {
     await page.getByTestId('backend-model').first().fill('scripted-2');
     await page.getByTestId('backends-save').click();
     await expect.poll(async () => (await u.t.api('GET', '/api/settings')).body.backends[0].model).toBe('scripted-2');
-    expect((await u.t.api('GET', '/api/settings')).body.backends[0].apiKey).toBe('••••');
+    expect((await u.t.api('GET', '/api/settings')).body.backends[0].apiKey).toBe('[redacted]');
     await page.getByTestId('settings-rules').scrollIntoViewIfNeeded();
     await u.shot('ui2-settings');
     await page.getByTestId('settings-backends').scrollIntoViewIfNeeded();

@@ -1,16 +1,19 @@
-import type { Problem } from '@fengyu/protocol';
+import { type Problem, REDACTED } from '@fengyu/protocol';
 import { z } from 'zod';
 import type { SectionSpec } from '../settings/settings.store';
 import type { SecretStore } from './secret-store';
 
 /**
  * Settings sections `backends` and `defaultBackend`. An `apiKey` never reaches the
- * database: `prepare` moves it into the SecretStore and stores the marker `"••••"` instead.
- * Reading shows the same marker, so a GET → edit → PATCH round trip keeps the key:
- * `"••••"` keeps the stored key, a new string replaces it, an absent `apiKey` removes it.
+ * database: `prepare` moves it into the SecretStore and stores the one redaction marker
+ * (`"[redacted]"`, the same as every other secret) instead. Reading shows the same marker, so a
+ * GET → edit → PATCH round trip keeps the key: the marker keeps the stored key, a new string
+ * replaces it, an absent `apiKey` removes it. The marker earlier versions used (`"••••"`) is
+ * still read as "keep", so an older client's round trip never saves the marker as a key.
  */
 
-export const KEY_MARKER = '••••';
+export const KEY_MARKER = REDACTED;
+const LEGACY_KEY_MARKER = '\u2022\u2022\u2022\u2022';
 
 export const PROVIDERS = ['openai-compatible', 'openai', 'anthropic'] as const;
 export type ProviderKind = (typeof PROVIDERS)[number];
@@ -67,7 +70,7 @@ export function prepareBackends(secrets: SecretStore, owner: string, next: Backe
   const keys: Record<string, string> = {};
   const stored = next.map((b) => {
     if (b.apiKey === undefined) return b;
-    const key = b.apiKey === KEY_MARKER ? secrets.get(owner, b.id) : b.apiKey;
+    const key = b.apiKey === KEY_MARKER || b.apiKey === LEGACY_KEY_MARKER ? secrets.get(owner, b.id) : b.apiKey;
     const { apiKey: _drop, ...rest } = b;
     if (key === undefined) return rest;
     keys[b.id] = key;

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { REDACTED } from '@fengyu/protocol';
 import { trimHistory } from '../chat/chat.service';
 import { KEY_MARKER, prepareBackends, redactBackends, validateBackends } from './backends.settings';
 import { fileParams, fileRefsPrompt, injectFileArgument, routeB } from './file-routing';
@@ -65,8 +66,16 @@ describe('backend keys', () => {
     expect(secrets.get('alice', 'a')).toBeUndefined();
   });
 
-  it('redacts any key value', () => {
-    expect(redactBackends([{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-live' }])[0]?.apiKey).toBe(KEY_MARKER);
+  it('redacts any key value with the one redaction marker', () => {
+    expect(KEY_MARKER).toBe(REDACTED);
+    expect(redactBackends([{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-live' }])[0]?.apiKey).toBe(REDACTED);
+  });
+
+  it('reads the marker of earlier versions as "keep", never as a new key', () => {
+    prepareBackends(secrets, 'carol', [{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-carol' }]);
+    const kept = prepareBackends(secrets, 'carol', [{ id: 'a', provider: 'openai', model: 'm', apiKey: '\u2022\u2022\u2022\u2022' }]);
+    expect(kept[0]?.apiKey).toBe(REDACTED);
+    expect(secrets.get('carol', 'a')).toBe('sk-carol');
   });
 
   it('validates ids, key sources and base URLs', () => {

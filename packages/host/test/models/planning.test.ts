@@ -46,7 +46,7 @@ describe('backend settings', () => {
     const res = await t.api('PATCH', '/api/settings', { backends: [backend()], defaultBackend: 'local' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const got = await t.api('GET', '/api/settings');
-    expect(got.body.backends[0].apiKey).toBe('••••');
+    expect(got.body.backends[0].apiKey).toBe('[redacted]');
     expect(JSON.stringify(got.body)).not.toContain('sk-test-secret-123');
     expect(JSON.stringify(res.body)).not.toContain('sk-test-secret-123');
     const file = join(t.home, 'secrets', 'backend-keys.json');

@@ -1,3 +1,4 @@
+import { REDACTED } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
 /** Settings: the redacted document, merge-patch saves, the rule dry run, MCP server status. */
@@ -50,8 +51,8 @@ export interface McpServerView {
   tools: Array<{ name: string; qualifiedName: string; description: string; effect: string }>;
 }
 
-/** The marker the host shows for a saved key; sending it back keeps the key (models domain). */
-export const KEY_MARKER = '••••';
+/** The marker the host shows for a saved key (its one redaction marker); sending it back keeps the key. */
+export const KEY_MARKER = REDACTED;
 export const HOOK_EVENTS = ['pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'run_complete', 'run_error'] as const;
 export const PROVIDERS = ['openai-compatible', 'openai', 'anthropic'] as const;
 

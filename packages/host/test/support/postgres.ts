@@ -62,7 +62,8 @@ export interface TestPostgres {
 
 let counter = 0;
 
-export async function startPostgres(): Promise<TestPostgres> {
+/** `durable`: keep fsync and synchronous commit on (benchmarks); tests turn them off. */
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBin();
   if (!bin) throw new Error('PostgreSQL binaries not found under /usr/lib/postgresql');
   const dir = mkdtempSync(join(tmpdir(), 'fengyu-pg-'));
@@ -71,7 +72,8 @@ export async function startPostgres(): Promise<TestPostgres> {
   const port = await freePort();
   const [c1, a1] = asServerUser(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'fy', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
   await run(c1, a1);
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const fast = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200${fast}`;
   const [c2, a2] = asServerUser(join(bin, 'pg_ctl'), ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start']);
   await run(c2, a2);
   const url = (database = 'postgres') => `postgres://fy@127.0.0.1:${port}/${database}`;

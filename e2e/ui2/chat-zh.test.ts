@@ -9,7 +9,8 @@ import { englishLeft, startUi2, type Ui2 } from './harness';
 let u: Ui2;
 
 beforeAll(async () => {
-  u = await startUi2();
+  // the official plugins are bundled so the zh-CN pass covers their cards and tool lists
+  u = await startUi2({ plugins: true });
 });
 afterAll(async () => {
   await u?.close();
@@ -74,12 +75,14 @@ describe('zh-CN', () => {
     const left: Record<string, string[]> = {};
     for (const [path, ready, shot] of pages) {
       await u.open(path);
-      await page.getByTestId(ready).waitFor({ timeout: 20_000 });
+      await page.getByTestId(ready).first().waitFor({ timeout: 20_000 });
       if (path === '/chat') await page.getByTestId('chat-conversation').first().click();
       if (path === '/chat') await page.getByTestId('chat-tool').first().waitFor();
-      if (path === '/plugins') await page.getByTestId('plugin-tools-toggle').click();
+      if (path === '/plugins') for (const toggle of await page.getByTestId('plugin-tools-toggle').all()) await toggle.click();
       await page.waitForTimeout(200);
-      const words = await englishLeft(page, ['echo', 'write_note', 'note', 'local', 'scripted', 'zh', 'pass', 'finished', 'review', 'Echo', 'ping']);
+      // code quoted in the official plugins' zh-CN descriptions: tool names, field paths, TLS modes, file types
+      const code = ['SMTP', 'eml', 'TLS', 'none', 'starttls', 'tls', 'local-outbox', 'excel', 'execute', 'confirmation', 'confirmationId', 'id', 'confirm', 'send', 'batch', 'Excel', 'xlsx', 'complex', 'config', 'browser', 'extract', 'table', 'rows'];
+      const words = await englishLeft(page, ['echo', 'write_note', 'note', 'local', 'scripted', 'zh', 'pass', 'finished', 'review', 'Echo', 'ping', ...code]);
       if (words.length) left[path] = words;
       await u.shot(shot);
     }

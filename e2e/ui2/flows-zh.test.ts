@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { englishLeft, startUi2, type Ui2 } from './harness';
 
-/** The Flows library and the builder (palette, canvas, config panel, settings drawer, run dialog and panel) in zh-CN: no English left. */
+/**
+ * The Flows library and the builder (palette with the official plugins' nodes, canvas, config
+ * panel, settings drawer, run dialog and panel) in zh-CN: no English left.
+ */
 let u: Ui2;
 beforeAll(async () => {
-  u = await startUi2();
+  u = await startUi2({ plugins: true });
 });
 afterAll(async () => {
   await u?.close();
@@ -24,7 +27,7 @@ it('leaves no English on the Flows library and builder once the language is swit
   await page.getByTestId('locale').selectOption('zh-CN');
   await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('zh-CN');
   // user data, tool names (also as the words of a missing template tool) and the test host's tool descriptions; "Schema" is kept as the term of art of "JSON Schema"
-  const allow = ['Cookie', 'PNG', 'HTML', 'rows', 'zh', 'flow', 'description', 'echo', 'write', 'note', 'greet', 'keep', 'who', 'x', 'inputs', 'workflow', 'test', 'tool', 'excel', 'complex', 'config', 'execute', 'confirm', 'send', 'batch', 'Schema', 'text', 'result', ...(String(flow.id).match(/[A-Za-z]+/g) ?? [])];
+  const allow = ['confirmation', 'confirmationId', 'local-outbox', 'eml', 'Cookie', 'PNG', 'HTML', 'rows', 'zh', 'flow', 'description', 'echo', 'write', 'note', 'greet', 'keep', 'who', 'x', 'inputs', 'workflow', 'test', 'tool', 'excel', 'complex', 'config', 'execute', 'confirm', 'send', 'batch', 'Schema', 'text', 'result', ...(String(flow.id).match(/[A-Za-z]+/g) ?? [])];
   const drop = [
     '.flow-name, .fy-node .fy-label, .fy-node .fy-sub:not(.warn)', // a card's title and tool name: user data and code
     // GAP (reported): vue-flow 1.48 hardcodes its screen-reader descriptions in English
@@ -47,6 +50,12 @@ it('leaves no English on the Flows library and builder once the language is swit
   await page.locator('.flow-card-main').first().click();
   await page.locator('.fy-node[data-node-id="greet"]').waitFor();
   await check('builder');
+  // the palette lists the official plugins' nodes in the plugins' own zh-CN words
+  if (await page.getByTestId('palette-expand').count()) await page.getByTestId('palette-expand').click();
+  await page.locator('[data-palette-item="excel_analyze"]').waitFor();
+  expect(await page.locator('[data-palette-item="excel_analyze"]').innerText()).toContain('分析工作簿');
+  expect(await page.locator('[data-palette-item="confirm_send"]').innerText()).toContain('发送邮件');
+  await check('builder-palette');
   await page.locator('.fy-node[data-node-id="keep"] .fy-label').click();
   await page.locator('[data-arg="text"]').waitFor();
   await check('builder-config');

@@ -114,3 +114,43 @@ describe('manifest helpers', () => {
     expect(manifestJsonSchema()).toMatchObject({ type: 'object' });
   });
 });
+
+describe('manifest i18n', () => {
+  const zh = { 'zh-CN': { name: '问候', description: '打个招呼', tools: { hello_greet: { description: '向某人问好', label: '问候', category: '示例', help: '**问好**', inputs: { name: { label: '名字', help: '向谁问好' } }, outputs: { text: { label: '问候语' } } } } } };
+
+  it('accepts translations of the name, description and each tool', () => {
+    const r = validateManifest(edit((m) => (m.i18n = zh)));
+    expect(r.ok, JSON.stringify(r)).toBe(true);
+    if (r.ok) expect(r.manifest.i18n?.['zh-CN']?.tools?.hello_greet?.label).toBe('问候');
+  });
+
+  it('refuses, all at once: an unknown language, an unknown tool, an undeclared field, a wrong type and an unknown key', () => {
+    const r = validateManifest(
+      edit((m) => {
+        m.i18n = {
+          fr: { name: 'Bonjour' },
+          'zh-CN': { name: 5, colour: 'red', tools: { hello_wave: { label: '挥手' }, hello_greet: { inputs: { age: { label: '年龄' } } } } },
+        };
+      }),
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const got = r.problems.map((p) => `${p.code} ${p.field}`);
+    expect(got).toContain('manifest_i18n_tool_unknown i18n.zh-CN.tools.hello_wave');
+    expect(got).toContain('manifest_i18n_field_unknown i18n.zh-CN.tools.hello_greet.inputs.age');
+    expect(got).toContain('manifest_unknown_field i18n.zh-CN.colour');
+    expect(got.some((g) => g.startsWith('manifest_bad_field i18n.zh-CN.name'))).toBe(true);
+    expect(got.some((g) => g.includes('i18n') && g.includes('fr'))).toBe(true);
+  });
+
+  it('is described by the published JSON Schema', () => {
+    expect(JSON.stringify((manifestJsonSchema().properties as Record<string, unknown>).i18n)).toContain('zh-CN');
+  });
+
+  it('has both languages for its problem codes', () => {
+    for (const code of ['manifest_i18n_tool_unknown', 'manifest_i18n_field_unknown']) {
+      expect(MESSAGES.en[code]).toBeTruthy();
+      expect(MESSAGES['zh-CN'][code]).toBeTruthy();
+    }
+  });
+});

@@ -144,13 +144,43 @@ function flowNodeProblems(m: Obj): Problem[] {
   return out;
 }
 
+/** Translations name declared tools and the fields their flow nodes declare. */
+function i18nProblems(m: Obj): Problem[] {
+  const out: Problem[] = [];
+  if (!isObj(m.i18n)) return out;
+  const tools = new Set<string>();
+  for (const t of Array.isArray(m.aiTools) ? m.aiTools : []) if (isObj(t) && typeof t.name === 'string') tools.add(t.name);
+  const nodes = new Map<string, Obj>();
+  for (const n of Array.isArray(m.flowNodes) ? m.flowNodes : []) if (isObj(n) && typeof n.tool === 'string') nodes.set(n.tool, n);
+  for (const [locale, texts] of Object.entries(m.i18n)) {
+    if (!isObj(texts) || !isObj(texts.tools)) continue;
+    for (const [tool, t] of Object.entries(texts.tools)) {
+      const at = `i18n.${locale}.tools.${tool}`;
+      if (!tools.has(tool)) {
+        out.push({ code: 'manifest_i18n_tool_unknown', field: at, params: { locale, tool } });
+        continue;
+      }
+      if (!isObj(t)) continue;
+      const node = nodes.get(tool);
+      for (const key of ['inputs', 'outputs'] as const) {
+        if (!isObj(t[key])) continue;
+        const declared = node && isObj(node[key]) ? node[key] : {};
+        for (const field of Object.keys(t[key])) {
+          if (!Object.hasOwn(declared, field)) out.push({ code: 'manifest_i18n_field_unknown', field: `${at}.${key}.${field}`, params: { locale, tool, field } });
+        }
+      }
+    }
+  }
+  return out;
+}
+
 /** Checks a parsed `manifest.json`; every problem is reported. */
 export function validateManifest(json: unknown, options: ManifestCheckOptions = {}): ManifestCheckResult {
   const parsed = ManifestSchema.safeParse(json);
   const problems: Problem[] = parsed.success ? [] : parsed.error.issues.flatMap((i) => issueProblem(json, i));
   if (isObj(json)) {
     const existing = new Set(options.existingToolNames ?? []);
-    problems.push(...pathProblems(json, options.files), ...methodProblems(json), ...toolProblems(json, existing), ...flowNodeProblems(json));
+    problems.push(...pathProblems(json, options.files), ...methodProblems(json), ...toolProblems(json, existing), ...flowNodeProblems(json), ...i18nProblems(json));
   }
   const unique = dedupe(problems);
   if (unique.length > 0 || !parsed.success) return { ok: false, problems: unique };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOCALES } from './i18n/index';
 
 /**
  * The plugin manifest (`manifest.json` at the root of a `.fyp`). One zod
@@ -100,6 +101,37 @@ export const FlowNodeSchema = z
   })
   .strict();
 
+/** A field's label and help in one language. */
+const FieldTextSchema = z.object({ label: z.string().min(1).max(200).optional(), help: z.string().max(4000).optional() }).strict();
+
+/** One tool's texts in one language: the aiTool's description and its flow node's words. */
+export const ToolTextSchema = z
+  .object({
+    description: z.string().min(1).max(4000).optional(),
+    label: z.string().min(1).max(200).optional(),
+    category: z.string().min(1).max(100).optional(),
+    help: z.string().max(20_000).optional(),
+    inputs: z.record(z.string(), FieldTextSchema).optional(),
+    outputs: z.record(z.string(), FieldTextSchema).optional(),
+  })
+  .strict();
+
+/** A plugin's texts in one language (anything left out is shown as declared). */
+export const PluginTextsSchema = z
+  .object({
+    name: z.string().min(1).max(100).optional(),
+    description: z.string().max(4000).optional(),
+    /** Keyed by aiTool name. */
+    tools: z.record(z.string(), ToolTextSchema).optional(),
+  })
+  .strict();
+
+/**
+ * `i18n`: translations of the manifest's user-facing texts, keyed by a UI language
+ * (`"zh-CN"`); the declared texts are the fallback. English is the declared language.
+ */
+export const ManifestI18nSchema = z.partialRecord(z.enum(LOCALES), PluginTextsSchema);
+
 export const ManifestSchema = z
   .object({
     id: z.string().regex(PLUGIN_ID_PATTERN),
@@ -121,6 +153,7 @@ export const ManifestSchema = z
       })
       .strict()
       .optional(),
+    i18n: ManifestI18nSchema.optional(),
     author: z.string().max(200).optional(),
     homepage: z.string().max(500).optional(),
     license: z.string().max(100).optional(),
@@ -133,6 +166,8 @@ export type FlowNode = z.infer<typeof FlowNodeSchema>;
 export type FlowExample = z.infer<typeof FlowExampleSchema>;
 export type PluginEffect = (typeof PLUGIN_EFFECTS)[number];
 export type PluginManifest = z.infer<typeof ManifestSchema>;
+export type PluginTexts = z.infer<typeof PluginTextsSchema>;
+export type ToolTexts = z.infer<typeof ToolTextSchema>;
 
 /** JSON Schema of `manifest.json`, derived from the zod source. */
 export function manifestJsonSchema(): Record<string, unknown> {

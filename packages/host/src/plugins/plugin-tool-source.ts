@@ -35,7 +35,10 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
   const method = plugin.manifest.rpc.methods[ai.method];
   const inputSchema = (method?.inputSchema ?? { type: 'object' }) as JsonSchema;
   const outputSchema = method?.outputSchema as JsonSchema | undefined;
-  const flowNode = plugin.manifest.flowNodes?.find((n) => n.tool === ai.name);
+  const declared = plugin.manifest.flowNodes?.find((n) => n.tool === ai.name);
+  // a declared node carries the manifest's translations of this tool as `i18n[locale]`
+  const texts = Object.entries(plugin.manifest.i18n ?? {}).flatMap(([locale, t]) => (t?.tools?.[ai.name] ? [[locale, t.tools[ai.name]] as const] : []));
+  const flowNode = declared && texts.length > 0 ? { ...declared, i18n: Object.fromEntries(texts) } : declared;
   const timeoutSeconds = clampTimeout(ai.timeoutSeconds);
   const targetOf = (p: InstalledPlugin): WorkerTarget => ({ pluginId: p.id, version: p.version, root: p.root, dataDir: deps.dataDirOf(p.id), worker: p.manifest.worker.replace(/^(\.\/)+/, ''), network: p.manifest.sandbox?.network === true });
   return {

@@ -14,6 +14,8 @@ export interface PluginView {
   tools: Array<{ id: string; name: string; description: string; effect: string; idempotent: boolean; timeoutSeconds?: number; flowNode: boolean }>;
   sandbox: SandboxPosture & { network: boolean };
   hooks: { present: boolean; trusted: boolean };
+  /** The manifest's translations per UI language: name, description and each tool's description. */
+  i18n?: Record<string, { name?: string; description?: string; tools?: Record<string, string> }>;
   installedAt: string;
   updatedAt: string;
 }
@@ -42,9 +44,20 @@ export function pluginView(p: InstalledPlugin, posture: SandboxPosture, hooks: {
     }),
     sandbox: { ...posture, network: p.manifest.sandbox?.network === true },
     hooks,
+    ...(p.manifest.i18n ? { i18n: viewTexts(p.manifest.i18n) } : {}),
     installedAt: p.installedAt,
     updatedAt: p.updatedAt,
   };
+}
+
+function viewTexts(i18n: NonNullable<InstalledPlugin['manifest']['i18n']>): NonNullable<PluginView['i18n']> {
+  const out: NonNullable<PluginView['i18n']> = {};
+  for (const [locale, t] of Object.entries(i18n)) {
+    if (!t) continue;
+    const tools = Object.fromEntries(Object.entries(t.tools ?? {}).flatMap(([name, x]) => (x.description ? [[name, x.description]] : [])));
+    out[locale] = { ...(t.name ? { name: t.name } : {}), ...(t.description ? { description: t.description } : {}), ...(Object.keys(tools).length ? { tools } : {}) };
+  }
+  return out;
 }
 
 export const pluginViewSchema = {
@@ -60,6 +73,7 @@ export const pluginViewSchema = {
     tools: { type: 'array', items: { type: 'object', additionalProperties: true } },
     sandbox: { type: 'object', properties: { mode: { type: 'string' }, backend: { type: 'string' }, network: { type: 'boolean' } } },
     hooks: { type: 'object', properties: { present: { type: 'boolean' }, trusted: { type: 'boolean' } } },
+    i18n: { type: 'object', additionalProperties: true },
     installedAt: { type: 'string' },
     updatedAt: { type: 'string' },
   },

@@ -35,6 +35,8 @@ export const en: Record<string, string> = {
   manifest_tool_conflict: 'AI tool "{tool}" already exists (a built-in or another plugin provides it).',
   manifest_timeout_invalid: 'AI tool "{tool}" has an invalid timeoutSeconds {value} (an integer; clamped to 1–600).',
   manifest_flow_tool_unknown: 'Flow node for "{tool}" does not name one of this plugin\'s aiTools.',
+  manifest_i18n_tool_unknown: 'The {locale} translation names tool "{tool}", which is not one of this plugin\'s aiTools.',
+  manifest_i18n_field_unknown: 'The {locale} translation of "{tool}" names field "{field}", which its flow node does not declare.',
   manifest_flow_duplicate: 'Tool "{tool}" has more than one flow node.',
   manifest_flow_field_unknown: 'Flow node for "{tool}" describes input "{field}", which its input schema does not have.',
   // run files problems
@@ -81,6 +83,8 @@ export const zhCN: Record<string, string> = {
   manifest_tool_conflict: 'AI 工具“{tool}”已存在（由内置工具或其他插件提供）。',
   manifest_timeout_invalid: 'AI 工具“{tool}”的 timeoutSeconds {value} 无效（须为整数；钳制到 1–600）。',
   manifest_flow_tool_unknown: '“{tool}”的流程节点没有对应本插件的任何 aiTools。',
+  manifest_i18n_tool_unknown: '{locale} 翻译中的工具“{tool}”不是本插件的 aiTools 之一。',
+  manifest_i18n_field_unknown: '{locale} 翻译中“{tool}”的字段“{field}”未在其流程节点中声明。',
   manifest_flow_duplicate: '工具“{tool}”有多个流程节点。',
   manifest_flow_field_unknown: '“{tool}”的流程节点描述了输入“{field}”，但其输入 Schema 中没有该字段。',
   files_bad_entry: '文件项“{name}”必须且只能包含 refs、nativePath 或 createSharedDirectory 之一。',

@@ -1,6 +1,7 @@
 import { type CatalogEntry, emptyGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
-import { COLORS, nodeColor, paletteItems, reconcileArguments, syncWithCatalog } from './catalog-nodes';
+import { COLORS, localizedEntry, nodeColor, paletteItems, reconcileArguments, syncWithCatalog } from './catalog-nodes';
+import { decoratedInputSchema } from './flow-node';
 
 const entry = (over: Partial<CatalogEntry>): CatalogEntry => ({
   name: 't',
@@ -54,5 +55,39 @@ describe('catalog nodes', () => {
 
   it('leaves arguments alone when the schema allows anything', () => {
     expect(reconcileArguments({ z: 1 }, { type: 'object' }).arguments).toEqual({ z: 1 });
+  });
+});
+
+describe('localized catalog entries', () => {
+  const analyze = {
+    name: 'excel_analyze',
+    description: 'Analyze the workbook',
+    inputSchema: { type: 'object', properties: { filePath: { type: 'string' }, headerRow: { type: 'number' } } },
+    effect: 'read',
+    source: 'plugin',
+    id: 'fan.summer.excel:excel_analyze',
+    schemaRevision: '1',
+    idempotent: true,
+    available: true,
+    flowNode: {
+      tool: 'excel_analyze',
+      label: 'Analyze workbook',
+      category: 'Excel',
+      help: 'Reads every sheet',
+      inputs: { filePath: { type: 'file', label: 'Workbook', help: 'An .xlsx file' }, headerRow: { type: 'number', label: 'Header row' } },
+      i18n: { 'zh-CN': { label: '分析工作簿', description: '分析工作簿', category: '表格', inputs: { filePath: { label: '工作簿' }, ghost: { label: '幽灵' } } } },
+    },
+  } as unknown as CatalogEntry;
+
+  it('lays the locale texts over the declaration, keeping what the locale leaves out', () => {
+    const zh = localizedEntry(analyze, 'zh-CN');
+    expect(zh.flowNode).toMatchObject({ label: '分析工作簿', category: '表格', help: 'Reads every sheet', inputs: { filePath: { type: 'file', label: '工作簿', help: 'An .xlsx file' }, headerRow: { label: 'Header row' } } });
+    expect((zh.flowNode?.inputs as Record<string, unknown>).ghost).toBeUndefined();
+    expect(zh.description).toBe('分析工作簿');
+    expect(localizedEntry(analyze, 'en')).toBe(analyze);
+    expect(localizedEntry(undefined, 'zh-CN')).toBeUndefined();
+    const [item] = paletteItems([analyze], false, 'zh-CN');
+    expect(item).toMatchObject({ label: '分析工作簿', group: '表格' });
+    expect(decoratedInputSchema(zh).properties).toMatchObject({ filePath: { title: '工作簿' } });
   });
 });

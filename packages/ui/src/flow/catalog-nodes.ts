@@ -108,9 +108,52 @@ export function localizedFlowText(entry: CatalogEntry, key: 'label' | 'help' | '
   return (locale ? str(i18n?.[locale]?.[key]) : undefined) ?? str(entry.flowNode?.[key]);
 }
 
+type Overlay = Record<string, unknown>;
+const overlayOf = (v: unknown): Overlay | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Overlay) : undefined);
+
+/** Declared fields with a locale's `{label, help}` laid over them (keys the declaration lacks are ignored). */
+function overlayFields(fields: unknown, over: unknown): unknown {
+  const base = overlayOf(fields);
+  const texts = overlayOf(over);
+  if (!base || !texts) return fields;
+  return Object.fromEntries(
+    Object.entries(base).map(([k, f]) => {
+      const t = overlayOf(texts[k]);
+      const field = overlayOf(f);
+      if (!t || !field) return [k, f];
+      return [k, { ...field, ...(str(t.label) ? { label: t.label } : {}), ...(str(t.help) ? { help: t.help } : {}) }];
+    }),
+  );
+}
+
+/**
+ * A catalog entry as the UI shows it in `locale`: the declaration's `i18n[locale]` texts (label,
+ * help, category, description, input and output labels and help) replace the declared ones; a
+ * text missing from the locale keeps the declared one.
+ */
+export function localizedEntry<T extends CatalogEntry | undefined>(entry: T, locale?: string): T {
+  if (!entry || !locale || !entry.flowNode) return entry;
+  const over = overlayOf(overlayOf(entry.flowNode.i18n)?.[locale]);
+  if (!over) return entry;
+  const fn = entry.flowNode;
+  return {
+    ...entry,
+    description: str(over.description) ?? entry.description,
+    flowNode: {
+      ...fn,
+      ...(str(over.label) ? { label: over.label } : {}),
+      ...(str(over.help) ? { help: over.help } : {}),
+      ...(str(over.category) ? { category: over.category } : {}),
+      ...(fn.inputs ? { inputs: overlayFields(fn.inputs, over.inputs) } : {}),
+      ...(fn.outputs ? { outputs: overlayFields(fn.outputs, over.outputs) } : {}),
+    },
+  };
+}
+
 export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean, locale?: string): PaletteItem[] {
   const tools = catalog
     .filter((e) => e.available && e.source !== 'workflow' && (showAll || isDeclared(e)))
+    .map((e) => localizedEntry(e, locale))
     .map<PaletteItem>((e) => ({
       key: `tool:${e.id}`,
       kind: 'tool',

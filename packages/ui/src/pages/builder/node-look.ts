@@ -1,6 +1,7 @@
 import { fieldSchema, type JsonSchema } from '@fengyu/protocol';
 import { computed } from 'vue';
-import { COLORS, type IconName, iconOf, nodeColor } from '../../flow/catalog-nodes';
+import { useI18n } from 'vue-i18n';
+import { COLORS, type IconName, iconOf, localizedEntry, nodeColor } from '../../flow/catalog-nodes';
 import { alpha, darken } from '../../flow/color';
 import { schemaExample, schemaKind, type ValueKind } from '../../flow/value-kinds';
 import { outputSchemaOf } from '../../flow/variables';
@@ -34,6 +35,7 @@ export function cardStyle(color: string, selected: boolean) {
 
 export function useNodeLook(nodeId: () => string) {
   const builder = useBuilder();
+  const { locale } = useI18n();
   return computed(() => {
     const node = builder.graph.nodes.find((n) => n.id === nodeId());
     if (!node) return undefined;
@@ -41,7 +43,7 @@ export function useNodeLook(nodeId: () => string) {
       const rows = node.data.fields.map<PortRow>((f) => ({ name: f.name, kind: schemaKind(fieldSchema(f)), description: f.label || f.description, example: f.example }));
       return { node, color: COLORS.start, icon: 'start' as IconName, title: 'Start', subtitle: '', rows, unavailable: false, problems: builder.byNode.get(node.id) ?? [], badge: undefined, pinned: false };
     }
-    const entry = builder.toolOf(node);
+    const entry = localizedEntry(builder.toolOf(node), locale.value);
     const color = nodeColor(node, entry);
     const unavailable = node.type === 'tool' && (!entry?.available);
     const icon: IconName = node.type === 'model' ? 'model' : unavailable ? 'unavailable' : node.data.requiresApproval ? 'approval' : entry ? iconOf(entry) : 'tool';

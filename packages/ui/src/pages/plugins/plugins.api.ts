@@ -25,6 +25,8 @@ export interface PluginInfo {
   hooks: { present: boolean; trusted: boolean };
   installedAt?: string;
   updatedAt?: string;
+  /** The manifest's translations per UI language (name, description, tool descriptions). */
+  i18n?: Record<string, { name?: string; description?: string; tools?: Record<string, string> }>;
 }
 
 const enc = encodeURIComponent;

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LOCALES, type PluginManifest } from '@fengyu/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestHost, type TestHost } from '../support/host';
+
+/**
+ * The official plugins speak every UI language: their manifests translate the plugin's name and
+ * description, every tool's description and every flow node's label, help and field labels; the
+ * host hands those texts to the UI (catalog `flowNode.i18n`, plugin list `i18n`).
+ */
+
+const PLUGINS = join(import.meta.dirname, '../../../plugins');
+const manifest = (p: string) => JSON.parse(readFileSync(join(PLUGINS, p, 'manifest.json'), 'utf8')) as PluginManifest;
+const others = LOCALES.filter((l) => l !== 'en');
+
+describe('bundled manifests translate every text a user sees', () => {
+  for (const p of ['excel', 'email']) {
+    it(`${p}: name, description, each tool and each flow node field`, () => {
+      const m = manifest(p);
+      for (const locale of others) {
+        const texts = m.i18n?.[locale];
+        expect(texts?.name, `${p} ${locale} name`).toBeTruthy();
+        expect(texts?.description, `${p} ${locale} description`).toBeTruthy();
+        for (const tool of m.aiTools ?? []) expect(texts?.tools?.[tool.name]?.description, `${p} ${locale} ${tool.name}`).toBeTruthy();
+        for (const node of m.flowNodes ?? []) {
+          const tt = texts?.tools?.[node.tool];
+          expect(tt?.label, `${p} ${locale} ${node.tool} label`).toBeTruthy();
+          if (node.help) expect(tt?.help, `${p} ${locale} ${node.tool} help`).toBeTruthy();
+          if (node.category) expect(tt?.category, `${p} ${locale} ${node.tool} category`).toBeTruthy();
+          for (const [field, f] of Object.entries({ ...(node.inputs ?? {}), ...(node.outputs ?? {}) })) {
+            const ft = tt?.inputs?.[field] ?? tt?.outputs?.[field];
+            if (f.label) expect(ft?.label, `${p} ${locale} ${node.tool}.${field} label`).toBeTruthy();
+            if (f.help) expect(ft?.help, `${p} ${locale} ${node.tool}.${field} help`).toBeTruthy();
+          }
+        }
+      }
+    });
+  }
+});
+
+describe('the host hands the translations to the UI', () => {
+  let t: TestHost;
+  beforeAll(async () => {
+    t = await startTestHost({ bundledPluginDirs: [join(PLUGINS, 'excel/dist'), join(PLUGINS, 'email/dist')] });
+  }, 120_000);
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('as flowNode.i18n in the catalog and as i18n in the plugin list', async () => {
+    const tools = (await t.api('GET', '/api/agent/tools')).body as Array<{ name: string; flowNode?: { i18n?: Record<string, { label?: string; inputs?: Record<string, { label?: string }> }> } }>;
+    const analyze = tools.find((x) => x.name === 'excel_analyze');
+    expect(analyze?.flowNode?.i18n?.['zh-CN']).toMatchObject({ label: '分析工作簿', inputs: { filePath: { label: '工作簿' } } });
+    const plugins = (await t.api('GET', '/api/plugins')).body as Array<{ id: string; i18n?: Record<string, { name?: string; tools?: Record<string, string> }> }>;
+    const email = plugins.find((p) => p.id === 'fan.summer.email');
+    expect(email?.i18n?.['zh-CN']?.name).toBe('电子邮件');
+    expect(email?.i18n?.['zh-CN']?.tools?.confirm_send).toContain('发送');
+  });
+});

@@ -9,7 +9,7 @@ import { reuseSteps } from './reuse';
 import { initialRunState, type GateTicket, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, type StepNode } from './run-reducer';
 import { errorText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
-import type { RunRow } from './run.repository';
+import type { RunRow, StepRow } from './run.repository';
 import { finishRun, runEndHooks } from './run-finish';
 import { StepRunner } from './step-runner';
 
@@ -91,12 +91,29 @@ export class ActiveRun implements StepHost {
     return new Date(this.deps.clock.now()).toISOString();
   }
 
-  /** Commits events with an optional projection change of the run row. */
-  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: (trx: Trx) => Promise<void>): Promise<unknown> {
+  /**
+   * Commits events with an optional change of the run row and of one step's row, in one
+   * transaction (prepared statements on SQLite; Kysely on other dialects or inside an open one).
+   */
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
     if (this.closed) return Promise.resolve();
+    const row = patch ? { ...patch, updated_at: this.now() } : undefined;
+    const repo = this.deps.repo;
+    if (typeof more !== 'function') {
+      try {
+        const written = this.deps.events.commitFast(this.id, events, (raw) => {
+          if (row) repo.updateRaw(raw, this.id, row);
+          if (more) repo.upsertStepRaw(raw, more);
+        });
+        if (written) return Promise.resolve(written);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     return this.deps.events.commit(this.id, events, async (trx) => {
-      if (patch) await this.deps.repo.update(this.id, { ...patch, updated_at: this.now() }, trx);
-      if (more) await more(trx);
+      if (row) await repo.update(this.id, row, trx);
+      if (typeof more === 'function') await more(trx);
+      else if (more) await repo.upsertStep(more, trx);
     });
   }
 

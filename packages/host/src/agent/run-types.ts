@@ -7,7 +7,7 @@ import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import type { ModelStepRunner, Planner } from './contracts';
 import type { GateOutcome } from './gates';
-import type { Execution, RunRepository, RunRow } from './run.repository';
+import type { Execution, RunRepository, RunRow, StepRow } from './run.repository';
 
 /** The shapes shared by the agent service, the run executor and the step runner. */
 
@@ -74,6 +74,7 @@ export interface StepHost {
   /** The status a step start writes (a run waiting at another gate keeps its status). */
   liveStatus(): RunStatus;
   now(): string;
-  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: (trx: Trx) => Promise<void>): Promise<unknown>;
+  /** Events plus optional changes of the run row and of one step row (or a Kysely projection), in one transaction. */
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown>;
   stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
 }

@@ -1,7 +1,8 @@
 import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type { Trx } from '../events/event-log';
-import type { Db } from '../storage/database';
+import { type Db, statement } from '../storage/database';
 
 /** Run and step-execution rows: projections of the event log, written inside its commits. */
 
@@ -140,6 +141,20 @@ export class RunRepository {
       .execute();
   }
 
+  /** `update` inside a synchronous SQLite transaction (prepared once per set of columns). */
+  updateRaw(raw: Database.Database, id: string, patch: Partial<RunRow>): void {
+    const keys = Object.keys(patch).sort();
+    if (keys.length === 0) return;
+    for (const k of keys) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a column: ${k}`);
+    const values = keys.map((k) => (patch as Record<string, unknown>)[k] ?? null);
+    statement(raw, `update runs set ${keys.map((k) => `${k} = ?`).join(', ')} where id = ?`).run(...values, id);
+  }
+
+  /** `upsertStep` inside a synchronous SQLite transaction. */
+  upsertStepRaw(raw: Database.Database, r: StepRow): void {
+    statement(raw, UPSERT_STEP).run(r.run_id, r.step_id, r.status, r.attempts, r.result, r.error, r.started_at, r.finished_at, r.duration_ms, r.fingerprint, r.reused);
+  }
+
   /** Running steps of a run the host lost: `uncertain` ones (listed) or failed `interrupted`. */
   async markInterruptedSteps(runId: string, uncertain: string[], trx?: Trx): Promise<void> {
     const running = this.t(trx).updateTable('step_executions').where('run_id', '=', runId).where('status', '=', 'running');
@@ -158,6 +173,10 @@ export class RunRepository {
     return rows.map(toExecution);
   }
 }
+
+const STEP_COLUMNS = ['run_id', 'step_id', 'status', 'attempts', 'result', 'error', 'started_at', 'finished_at', 'duration_ms', 'fingerprint', 'reused'];
+// Same effect as `upsertStep`: on conflict every column takes the new row's value.
+const UPSERT_STEP = `insert into step_executions (${STEP_COLUMNS.join(', ')}) values (${STEP_COLUMNS.map(() => '?').join(', ')}) on conflict (run_id, step_id) do update set ${STEP_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 
 export function parsePlan(row: RunRow): AgentPlan | undefined {
   return row.plan ? (JSON.parse(row.plan) as AgentPlan) : undefined;

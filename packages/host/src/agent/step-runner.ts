@@ -125,9 +125,7 @@ export class StepRunner {
       { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
-    await r.commit(startEvents, { status: r.liveStatus() }, (trx) =>
-      r.deps.repo.upsertStep({ run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 }, trx),
-    );
+    await r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 });
     let outcome: Outcome = { ok: false, error: 'not run' };
     let tail: NewEvent[] = [];
     let attempt = 1;
@@ -229,23 +227,19 @@ export class StepRunner {
     await r.commit(
       [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
       undefined,
-      (trx) =>
-        r.deps.repo.upsertStep(
-          {
-            run_id: r.id,
-            step_id: step.id,
-            status,
-            attempts,
-            result: outcome.ok ? JSON.stringify(outcome.result ?? null) : null,
-            error: outcome.ok ? null : outcome.error,
-            started_at: fresh ? r.now() : null,
-            finished_at: r.now(),
-            duration_ms: durationMs,
-            fingerprint: fingerprint(step),
-            reused: 0,
-          },
-          trx,
-        ),
+      {
+        run_id: r.id,
+        step_id: step.id,
+        status,
+        attempts,
+        result: outcome.ok ? JSON.stringify(outcome.result ?? null) : null,
+        error: outcome.ok ? null : outcome.error,
+        started_at: fresh ? r.now() : null,
+        finished_at: r.now(),
+        duration_ms: durationMs,
+        fingerprint: fingerprint(step),
+        reused: 0,
+      },
     );
     return { kind: 'settled', ...outcome };
   }

@@ -20,6 +20,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\/\S+$/, 'FENGYU_DATABASE_URL must be a postgres:// or postgresql:// URL')
     .optional(),
+  FENGYU_DB_SYNC: z.enum(['normal', 'full']).optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
 });
 
@@ -37,6 +38,8 @@ export interface HostConfig {
   database: 'file' | 'memory';
   /** A PostgreSQL connection URL: the shared database of several hosts (SQLite when absent). */
   databaseUrl?: string;
+  /** SQLite `synchronous` in WAL mode: `normal` (default) survives a process crash; `full` also a power loss. */
+  dbSync: 'normal' | 'full';
   /** Where bundled plugin packages (.fyp) are looked for at first start. */
   bundledPluginDirs: string[];
   /** Built web UI to serve at `/`. */
@@ -56,6 +59,7 @@ export interface ConfigOptions {
   logLevel?: string;
   database?: HostConfig['database'];
   databaseUrl?: string;
+  dbSync?: HostConfig['dbSync'];
   bundledPluginDirs?: string[];
   uiDir?: string;
   callTimeoutSeconds?: number;
@@ -77,6 +81,7 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     logLevel: options.logLevel ?? parsed.FENGYU_LOG_LEVEL ?? 'warn',
     database: options.database ?? parsed.FENGYU_DB ?? 'file',
     databaseUrl: options.databaseUrl ?? parsed.FENGYU_DATABASE_URL,
+    dbSync: options.dbSync ?? parsed.FENGYU_DB_SYNC ?? 'normal',
     bundledPluginDirs: options.bundledPluginDirs ?? [join(repoRoot, 'packages/plugins/excel/dist'), join(repoRoot, 'packages/plugins/email/dist')],
     uiDir: options.uiDir ?? join(repoRoot, 'packages/ui/dist'),
     callTimeoutSeconds: options.callTimeoutSeconds ?? 120,

@@ -1,7 +1,8 @@
 import { type RunEvent, type RunEventPayloads, type RunEventType, STREAM_END_EVENTS } from '@fengyu/protocol';
+import type Database from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
-import { type Db, dialectOf } from '../storage/database';
+import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 
 /**
  * The append-only run event log. Every change of a run's state is appended here in the same
@@ -27,6 +28,7 @@ const GAP_WAIT_MS = 2_000;
 
 export class EventLog {
   private readonly db: Kysely<EventTables>;
+  private readonly raw?: Database.Database;
   private readonly seqs = new Map<string, number>();
   private readonly listeners = new Map<string, Set<Listener>>();
   /**
@@ -42,6 +44,45 @@ export class EventLog {
   ) {
     this.db = db.withTables<EventTables>();
     if (dialectOf(db) === 'postgres') this.shared = { delivered: new Map(), gaps: new Map(), chains: new Map() };
+    this.raw = rawOf(db);
+  }
+
+  /**
+   * The same commit as `commit`, as one synchronous SQLite transaction of prepared statements
+   * (`apply` writes the projection through the raw handle). Returns undefined and writes nothing
+   * when the database is not SQLite or a Kysely transaction is open: the caller then uses `commit`.
+   */
+  commitFast(runId: string, events: NewEvent[], apply?: (raw: Database.Database) => void): RunEvent[] | undefined {
+    const raw = this.raw;
+    if (!raw || raw.inTransaction) return undefined;
+    const written = raw.transaction(() => {
+      apply?.(raw);
+      return this.appendRaw(raw, runId, events);
+    })();
+    for (const e of written) this.publish(e);
+    return written;
+  }
+
+  private appendRaw(raw: Database.Database, runId: string, events: NewEvent[]): RunEvent[] {
+    if (events.length === 0) return [];
+    let seq = this.seqs.get(runId) ?? Number((statement(raw, 'select max(seq) as m from run_events where run_id = ?').get(runId) as { m: number | null }).m ?? 0);
+    const start = seq;
+    const ts = new Date(this.clock.now()).toISOString();
+    const insert = statement(raw, 'insert into run_events (run_id, seq, type, data, ts) values (?, ?, ?, ?, ?)');
+    const out: RunEvent[] = [];
+    try {
+      for (const e of events) {
+        seq += 1;
+        const { type, ...payload } = e;
+        insert.run(runId, seq, type, JSON.stringify(payload), ts);
+        out.push({ ...(e as object), runId, seq, ts } as RunEvent);
+      }
+    } catch (err) {
+      this.seqs.set(runId, start);
+      throw err;
+    }
+    this.seqs.set(runId, seq);
+    return out;
   }
 
   /** Appends `events` to the run's log and runs `apply` in one transaction, then publishes. */

@@ -1,0 +1,372 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { chainOf, Client, dagOf, descendants, liveFraction, loadAverage, ROOT, type RealHost, type RunTiming, rssMb, runWorkflow, startRealHost } from './real-host';
+import { fmt, median, p99 } from './stats';
+
+/**
+ * The host as `npm start` runs it (its own process, bundled plugins, the sandbox it detects,
+ * HTTP + SSE over loopback), each figure next to a floor measured in the same run:
+ * - a bare Node child echoing newline-delimited JSON over stdio, driven by a minimal line client;
+ * - a bare Fastify route committing one SQLite row (WAL; synchronous NORMAL and FULL), in its own process;
+ * - a bare Node HTTP server for the cold start.
+ * Each `run` returns printable lines and the ratios `--quick` checks against bench/goals.json.
+ */
+
+export interface BenchResult {
+  lines: string[];
+  ratios: Record<string, number>;
+}
+
+const BUILTIN = 'task_capacity'; // a built-in read tool that answers from memory
+const PLUGIN = 'email_accounts_list'; // a bundled plugin's read tool (a call to its worker process)
+
+// ---------- floors ----------
+
+function floorProcess(args: string[]): Promise<{ port: number; stop: () => void; startMs: number }> {
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, [join(ROOT, 'bench/floor-server.mjs'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (d) => {
+      out += d;
+      const m = out.match(/PORT (\d+)/);
+      if (m) {
+        const port = Number(m[1]);
+        void (async () => {
+          for (;;) if ((await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined)) !== undefined) break;
+          resolve({ port, startMs: performance.now() - t0, stop: () => proc.kill('SIGTERM') });
+        })();
+      }
+    });
+    proc.on('error', reject);
+  });
+}
+
+/** Sequential round trips to the bare echo child (µs). */
+async function echoFloor(calls: number): Promise<number[]> {
+  const proc = spawn(process.execPath, [join(ROOT, 'bench/floor-server.mjs'), 'echo'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  proc.stdout?.setEncoding('utf8');
+  let buf = '';
+  let waiting: (() => void) | undefined;
+  proc.stdout?.on('data', (c: string) => {
+    buf += c;
+    if (buf.includes('\n')) {
+      buf = buf.slice(buf.lastIndexOf('\n') + 1);
+      waiting?.();
+    }
+  });
+  const times: number[] = [];
+  for (let i = 0; i < calls + 500; i++) {
+    const t = performance.now();
+    await new Promise<void>((r) => {
+      waiting = r;
+      proc.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', id: i, method: 'noop', params: {} })}\n`);
+    });
+    if (i >= 500) times.push((performance.now() - t) * 1000);
+  }
+  proc.kill();
+  return times;
+}
+
+/** `total` requests from `clients` concurrent clients; requests/s and per-request latency (ms). */
+async function load(clients: number, total: number, send: () => Promise<unknown>): Promise<{ perSecond: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < total) {
+        next++;
+        const t = performance.now();
+        await send();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { perSecond: (total * 1000) / (performance.now() - t0), latencies };
+}
+
+async function sqliteFloor(sync: 'normal' | 'full', total: number) {
+  const f = await floorProcess(['sqlite', sync]);
+  const c = new Client(`http://127.0.0.1:${f.port}`, '');
+  try {
+    await load(8, 200, () => c.call('POST', '/floor', { n: 1 }));
+    return await load(8, total, () => c.call('POST', '/floor', { n: 1 }));
+  } finally {
+    c.close();
+    f.stop();
+  }
+}
+
+// ---------- the real host ----------
+
+async function runsPerSecond(c: Client, total: number) {
+  const wf = chainOf(BUILTIN, 1);
+  await load(8, 16, () => runWorkflow(c, wf));
+  return load(8, total, () => runWorkflow(c, wf));
+}
+
+/** Interleaved repetitions of several workflows (machine noise hits each alike). */
+async function interleaved(c: Client, shapes: Record<string, unknown>, reps: number): Promise<Record<string, RunTiming[]>> {
+  const out: Record<string, RunTiming[]> = Object.fromEntries(Object.keys(shapes).map((k) => [k, []]));
+  for (const wf of Object.values(shapes)) await runWorkflow(c, wf); // warm-up (plugin worker started, JIT)
+  for (let i = 0; i < reps; i++) for (const [k, wf] of Object.entries(shapes)) out[k]?.push(await runWorkflow(c, wf));
+  return out;
+}
+
+/** `GET /api/health` latencies (ms), sequential probes, while `busy` runs. */
+async function healthWhile(c: Client, busy: Promise<unknown> | undefined, probes: number): Promise<number[]> {
+  const lat: number[] = [];
+  let done = false;
+  void busy?.finally(() => {
+    done = true;
+  });
+  for (let i = 0; (busy ? !done : i < probes); i++) {
+    const t = performance.now();
+    const r = await c.call('GET', '/api/health');
+    if (r.status !== 200) throw new Error(`health ${r.status}`);
+    lat.push(performance.now() - t);
+  }
+  return lat;
+}
+
+function rssLine(label: string, host: RealHost): string {
+  const kids = descendants(host.pid);
+  const workers = kids.map(rssMb).filter(Number.isFinite);
+  return `| ${label} | ${fmt(rssMb(host.pid), 0)} | ${workers.length} | ${fmt(workers.reduce((a, b) => a + b, 0), 0)} |`;
+}
+
+async function publishWorkflow(c: Client, tool: string): Promise<string> {
+  const def = await c.call('POST', '/api/workflows', { name: `bench-${Math.random().toString(36).slice(2)}`, description: '', inputSchema: { type: 'object' }, plan: { steps: [{ id: 's0', tool, arguments: {} }] } });
+  if (def.status >= 300) throw new Error(`workflow: ${JSON.stringify(def.body)}`);
+  const pub = await c.call('POST', `/api/workflows/${def.body.id}/publish`, { revision: def.body.revision });
+  if (pub.status >= 300) throw new Error(`publish: ${JSON.stringify(pub.body)}`);
+  return def.body.id as string;
+}
+
+async function drained(c: Client): Promise<void> {
+  for (;;) {
+    const cap = (await c.call('GET', '/api/agent/tasks/capacity')).body as { running: number; queued: number };
+    if (cap.running + cap.queued === 0) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** Background tasks over HTTP: dispatches/s with the queue kept full, then enqueue → start at half that rate. */
+async function tasksOverHttp(c: Client, workflowId: string, n: number) {
+  const submit = async (): Promise<string> => {
+    for (;;) {
+      const r = await c.call('POST', '/api/agent/tasks', { workflowId, priority: 'interactive', permissionMode: 'full-access' });
+      if (r.status === 202) return r.body.id as string;
+      if (r.status !== 429) throw new Error(`task submit ${r.status} ${JSON.stringify(r.body)}`);
+      await new Promise((res) => setTimeout(res, 2)); // the queue is full: try again shortly (not the advised 1 s, to keep it full)
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, submit));
+  await drained(c);
+  const t0 = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < n) {
+        next++;
+        await submit();
+      }
+    }),
+  );
+  await drained(c);
+  const rate = (n * 1000) / (performance.now() - t0);
+  // half load: paced submissions, the queue wait of each from its snapshot
+  const half = rate / 2;
+  const ids: string[] = [];
+  const s0 = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < n; i++) {
+    const wait = s0 + (i * 1000) / half - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(submit().then((id) => void ids.push(id)));
+  }
+  await Promise.all(pending);
+  await drained(c);
+  const waits: number[] = [];
+  for (const id of ids) waits.push(((await c.call('GET', `/api/agent/tasks/${id}`)).body as { queueWaitMs: number }).queueWaitMs);
+  return { rate, half, waits };
+}
+
+/** Webhook deliveries with an event id each, in waves of 32 (one owner's interactive allowance), each wave run to its end. */
+async function webhooksOverHttp(c: Client, workflowId: string, waves: number) {
+  const made = await c.call('POST', `/api/workflows/${workflowId}/webhooks`, { permissionMode: 'full-access' });
+  if (made.status >= 300) throw new Error(`trigger: ${JSON.stringify(made.body)}`);
+  const path = `/api/workflow-hooks/${made.body.trigger.id}`;
+  const headers = (id: string) => ({ 'x-fengyu-webhook-secret': made.body.secret as string, 'x-fengyu-event-id': id });
+  const latencies: number[] = [];
+  let accepted = 0;
+  let acceptMs = 0;
+  const t0 = performance.now();
+  for (let w = 0; w < waves; w++) {
+    const a0 = performance.now();
+    const statuses = await Promise.all(
+      Array.from({ length: 32 }, async (_, i) => {
+        const s = performance.now();
+        const r = await c.call('POST', path, { n: 1 }, headers(`ev-${w}-${i}`));
+        latencies.push(performance.now() - s);
+        return r.status;
+      }),
+    );
+    acceptMs += performance.now() - a0;
+    accepted += statuses.filter((s) => s === 202).length;
+    if (statuses.some((s) => s !== 202)) throw new Error(`delivery answers: ${statuses.join(',')}`);
+    await drained(c);
+  }
+  // one event delivered 32 times at once: exactly one task
+  const dup = await Promise.all(Array.from({ length: 32 }, () => c.call('POST', path, { n: 1 }, headers('same-event'))));
+  const tasks = new Set(dup.map((r) => r.body?.taskId ?? r.body?.task?.id));
+  return { acceptedPerSecond: (accepted * 1000) / acceptMs, endToEnd: (accepted * 1000) / (performance.now() - t0), latencies, duplicateTasks: tasks.size };
+}
+
+/** Progress on stderr (the tables go to stdout). */
+const note = (what: string) => process.stderr.write(`[host bench ${new Date().toISOString().slice(11, 19)}] ${what}\n`);
+
+const stats = (v: number[]) => `${fmt(median(v), 2)} | ${fmt(p99(v), 2)}`;
+const totals = (ts: RunTiming[]) => ts.map((t) => t.totalMs);
+
+export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> {
+  const quick = !!opts.quick;
+  const reps = quick ? 5 : Number(process.env.BENCH_REPS ?? 20);
+  const lines: string[] = [];
+  const ratios: Record<string, number> = {};
+  lines.push(`load before: ${loadAverage()}`);
+
+  note('floors');
+  const echo = await echoFloor(quick ? 2000 : 10_000);
+  const floorN = await sqliteFloor('normal', quick ? 1000 : 4000);
+  const floorF = quick ? undefined : await sqliteFloor('full', 2000);
+  const bareStarts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const f = await floorProcess(['http']);
+    bareStarts.push(f.startMs);
+    f.stop();
+  }
+
+  const home = mkdtempSync(join(tmpdir(), 'fengyu-bench-host-'));
+  const fullHome = mkdtempSync(join(tmpdir(), 'fengyu-bench-host-full-'));
+  let host: RealHost | undefined;
+  try {
+    note('cold starts');
+    // cold start: the first start installs the bundled plugins; later starts find nothing changed
+    host = await startRealHost(home);
+    const firstStart = host.startMs;
+    const starts: number[] = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      await host.stop();
+      host = await startRealHost(home);
+      starts.push(host.startMs);
+    }
+    const c = new Client(host.url, host.token);
+    const health = (await c.call('GET', '/api/health')).body as { posture: { mode: string; backend: string } };
+    lines.push('', `## the real host (\`bin/fengyu.mjs serve\`, its own process; plugins ${health.posture.mode} (${health.posture.backend}); SQLite file, WAL, synchronous=NORMAL)`, '');
+    lines.push('| cold start | ms | floor: bare Node HTTP server, ms | ratio |', '|---|---|---|---|');
+    lines.push(`| \`serve\`, first start on an empty home (installs the bundled plugins) | ${fmt(firstStart, 0)} | ${fmt(median(bareStarts), 0)} | ${fmt(firstStart / median(bareStarts), 1)}× |`);
+    lines.push(`| \`serve\`, restart on the same home (median of ${starts.length}) | ${fmt(median(starts), 0)} | ${fmt(median(bareStarts), 0)} | ${fmt(median(starts) / median(bareStarts), 1)}× |`);
+    ratios.serve_start_vs_bare_node = median(starts) / median(bareStarts);
+
+    const rss: string[] = ['| idle RSS | host process MB | plugin worker processes | their RSS MB |', '|---|---|---|---|', rssLine('after start, before any run', host)];
+
+    // idle health
+    const idleHealth = await healthWhile(c, undefined, quick ? 100 : 300);
+
+    note('chains');
+    const chains = await interleaved(c, { builtin: chainOf(BUILTIN, 40), plugin: chainOf(PLUGIN, 40) }, reps);
+    rss.push(rssLine('idle after the plugin chains (workers started)', host));
+    const b = median(totals(chains.builtin ?? []));
+    const p = median(totals(chains.plugin ?? []));
+    const addedUs = ((p - b) / 40) * 1000;
+    lines.push('', `| 40-step chain, POST → \`complete\` over SSE (${reps} runs each, interleaved) | median ms | p99 ms | per step (median ÷ 40) ms | goal |`, '|---|---|---|---|---|');
+    lines.push(`| built-in read tool (${BUILTIN}) | ${stats(totals(chains.builtin ?? []))} | ${fmt(b / 40, 3)} | ≤ 40 ms end to end |`);
+    lines.push(`| plugin read tool (${PLUGIN}, a worker process) | ${stats(totals(chains.plugin ?? []))} | ${fmt(p / 40, 3)} | ≤ 1.3× the built-in chain |`);
+    lines.push('', '| plugin step | µs | floor: bare NDJSON echo over stdio (median / p99 µs) | ratio |', '|---|---|---|---|');
+    lines.push(`| added per plugin step (plugin chain − built-in chain) ÷ 40 | ${fmt(addedUs, 0)} | ${fmt(median(echo), 1)} / ${fmt(p99(echo), 1)} | ${fmt(addedUs / median(echo), 1)}× (goal ≤ 1.5×) |`);
+    ratios.plugin_chain_vs_builtin_chain = p / b;
+    ratios.plugin_step_added_vs_echo = addedUs / median(echo);
+
+    // live SSE
+    const live = (chains.builtin ?? []).map(liveFraction).filter(Number.isFinite);
+    ratios.sse_live_fraction = median(live);
+
+    note('dag vs serial');
+    const shapes = await interleaved(c, { serial: chainOf(BUILTIN, 64), dag: dagOf(BUILTIN, 8, 8) }, quick ? 3 : Math.max(5, reps / 2));
+    const serial = median(totals(shapes.serial ?? []));
+    const dag = median(totals(shapes.dag ?? []));
+    lines.push('', '| 64 steps, POST → `complete` | median ms | p99 ms | ratio to serial | goal |', '|---|---|---|---|---|');
+    lines.push(`| serial chain of 64 | ${stats(totals(shapes.serial ?? []))} | 1.00 | |`);
+    lines.push(`| DAG: 8 levels × 8 independent steps (maxConcurrency 8) | ${stats(totals(shapes.dag ?? []))} | ${fmt(dag / serial, 2)} | ≤ 0.6 |`);
+    ratios.dag_vs_serial = dag / serial;
+
+    note('runs/s');
+    const rps = await runsPerSecond(c, quick ? 80 : 400);
+    lines.push('', '| 8 concurrent clients | per second | median ms | p99 ms | ratio to floor | goal |', '|---|---|---|---|---|---|');
+    lines.push(`| floor: bare Fastify route, one SQLite insert (NORMAL) | ${fmt(floorN.perSecond, 0)} | ${stats(floorN.latencies)} | 1.00 | |`);
+    lines.push(`| 1-step runs (POST → \`complete\` over SSE) | ${fmt(rps.perSecond, 0)} | ${stats(rps.latencies)} | ${fmt(rps.perSecond / floorN.perSecond, 3)} | ≥ 0.25, p99 ≤ 50 ms |`);
+    ratios.runs_per_second_vs_floor = rps.perSecond / floorN.perSecond;
+
+    note('health under load');
+    const busy = Promise.all(Array.from({ length: 8 }, async () => {
+      for (let i = 0; i < (quick ? 2 : 5); i++) await runWorkflow(c, chainOf(BUILTIN, 40));
+    }));
+    const busyHealth = await healthWhile(c, busy, 0);
+    await busy;
+    lines.push('', '| `GET /api/health` | answers | median ms | p99 ms | goal |', '|---|---|---|---|---|');
+    lines.push(`| idle host | ${idleHealth.length} | ${stats(idleHealth)} | |`);
+    lines.push(`| while 8 clients run 40-step chains back to back | ${busyHealth.length} | ${stats(busyHealth)} | p99 ≤ 20 ms |`);
+    ratios.health_p99_busy_vs_idle = p99(busyHealth) / p99(idleHealth);
+    lines.push('', `SSE: share of a 40-step built-in run's step time seen live by a subscriber (span of step_complete as received ÷ as committed): median ${fmt(median(live) * 100, 0)}% (goal ≥ 50%).`);
+
+    if (!quick) {
+      const wfId = await publishWorkflow(c, BUILTIN);
+      note('tasks');
+      const tasks = await tasksOverHttp(c, wfId, 300);
+      lines.push('', '| background tasks over HTTP (1-step workflow bodies) | value | floor | ratio |', '|---|---|---|---|');
+      lines.push(`| task dispatches/s, queue kept full by 16 submitters (each task a real run) | ${fmt(tasks.rate, 0)} | ${fmt(floorN.perSecond, 0)} req/s (Fastify + 1 insert) | ${fmt(tasks.rate / floorN.perSecond, 3)} |`);
+      lines.push(`| enqueue → start (the snapshot's queueWaitMs) at half load (${fmt(tasks.half, 0)}/s): median / p99 ms | ${fmt(median(tasks.waits), 1)} / ${fmt(p99(tasks.waits), 1)} | | goal p99 ≤ 5 ms |`);
+      note('webhooks');
+      const hooks = await webhooksOverHttp(c, wfId, 10);
+      lines.push('', '| webhook deliveries over HTTP (event id each: a claim row + audit row) | value | floor | ratio |', '|---|---|---|---|');
+      lines.push(`| accepted/s while a wave of 32 is sent | ${fmt(hooks.acceptedPerSecond, 0)} | ${fmt(floorN.perSecond, 0)} req/s | ${fmt(hooks.acceptedPerSecond / floorN.perSecond, 3)} |`);
+      lines.push(`| accept latency median / p99 ms | ${fmt(median(hooks.latencies), 2)} / ${fmt(p99(hooks.latencies), 2)} | ${fmt(median(floorN.latencies), 2)} / ${fmt(p99(floorN.latencies), 2)} | p99 ${fmt(p99(hooks.latencies) / p99(floorN.latencies), 1)}× |`);
+      lines.push(`| deliveries/s end to end (each wave's tasks run to their end) | ${fmt(hooks.endToEnd, 0)} | | |`);
+      lines.push(`| one event id delivered 32 times at once → distinct tasks | ${hooks.duplicateTasks} | | must be 1 |`);
+    }
+
+    await new Promise((r) => setTimeout(r, 500));
+    rss.push(rssLine('idle after the whole workload', host));
+    lines.push('', ...rss);
+    c.close();
+    await host.stop();
+    host = undefined;
+
+    if (floorF) {
+      note('synchronous=FULL');
+      // durability side by side: the same figures with synchronous=FULL
+      const full = await startRealHost(fullHome, { FENGYU_DB_SYNC: 'full' });
+      host = full;
+      const cf = new Client(full.url, full.token);
+      const fullChains = await interleaved(cf, { builtin: chainOf(BUILTIN, 40) }, reps);
+      const fullRps = await runsPerSecond(cf, 400);
+      cf.close();
+      lines.push('', '| durability (SQLite WAL) | 40-step chain median ms | 1-step runs/s (8 clients) | floor req/s (Fastify + 1 insert) | runs ÷ floor |', '|---|---|---|---|---|');
+      lines.push(`| synchronous=NORMAL (the host's setting) | ${fmt(b, 1)} | ${fmt(rps.perSecond, 0)} | ${fmt(floorN.perSecond, 0)} | ${fmt(rps.perSecond / floorN.perSecond, 3)} |`);
+      lines.push(`| synchronous=FULL (\`FENGYU_DB_SYNC=full\`) | ${fmt(median(totals(fullChains.builtin ?? [])), 1)} | ${fmt(fullRps.perSecond, 0)} | ${fmt(floorF.perSecond, 0)} | ${fmt(fullRps.perSecond / floorF.perSecond, 3)} |`);
+      await full.stop();
+      host = undefined;
+    }
+  } finally {
+    await host?.stop();
+    rmSync(home, { recursive: true, force: true });
+    rmSync(fullHome, { recursive: true, force: true });
+  }
+  lines.push('', `load after: ${loadAverage()}`);
+  return { lines, ratios };
+}

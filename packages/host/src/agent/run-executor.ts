@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -25,6 +26,22 @@ interface PendingGate {
   resolve?: (o: GateOutcome) => void;
 }
 
+/** Synchronous work (ms) after which a starting step first lets the event loop turn (I/O, timers, other runs). */
+export const YIELD_EVERY_MS = 8;
+let lastYield = performance.now();
+
+/**
+ * Steps whose tools answer from memory and whose commits are synchronous would otherwise run a
+ * whole plan in one turn of the event loop: health checks and SSE writes would wait for its end.
+ * Yielding once per YIELD_EVERY_MS (process-wide), not per step, keeps both live at little cost.
+ */
+function yieldSometimes(): Promise<void> | undefined {
+  const now = performance.now();
+  if (now - lastYield < YIELD_EVERY_MS) return undefined;
+  lastYield = now;
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 const nodes = (plan: AgentPlan): StepNode[] => plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [] }));
 
 export class ActiveRun implements StepHost {
@@ -45,6 +62,7 @@ export class ActiveRun implements StepHost {
   private state: RunState;
   private status: RunStatus = 'running';
   private closed = false;
+  private slowCommits = 0;
   private failure?: unknown;
   private resolveEnd!: (s: RunStatus) => void;
 
@@ -99,7 +117,8 @@ export class ActiveRun implements StepHost {
     if (this.closed) return Promise.resolve();
     const row = patch ? { ...patch, updated_at: this.now() } : undefined;
     const repo = this.deps.repo;
-    if (typeof more !== 'function') {
+    // A run's events keep their order: while a Kysely commit of this run is pending, later ones queue behind it.
+    if (typeof more !== 'function' && this.slowCommits === 0) {
       try {
         const written = this.deps.events.commitFast(this.id, events, (raw) => {
           if (row) repo.updateRaw(raw, this.id, row);
@@ -110,11 +129,16 @@ export class ActiveRun implements StepHost {
         return Promise.reject(err);
       }
     }
-    return this.deps.events.commit(this.id, events, async (trx) => {
-      if (row) await repo.update(this.id, row, trx);
-      if (typeof more === 'function') await more(trx);
-      else if (more) await repo.upsertStep(more, trx);
-    });
+    this.slowCommits += 1;
+    return this.deps.events
+      .commit(this.id, events, async (trx) => {
+        if (row) await repo.update(this.id, row, trx);
+        if (typeof more === 'function') await more(trx);
+        else if (more) await repo.upsertStep(more, trx);
+      })
+      .finally(() => {
+        this.slowCommits -= 1;
+      });
   }
 
   /** Entry point: announce a supplied plan, apply reusable steps, and hand over to the reducer. */
@@ -182,6 +206,9 @@ export class ActiveRun implements StepHost {
     if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
     let end: Awaited<ReturnType<StepRunner['run']>>;
     try {
+      await yieldSometimes();
+      // the run may have ended (cancel, failure, shutdown) while the loop turned
+      if ((this.state as RunState).phase === 'ended') return;
       end = await this.steps.run(step);
     } catch (err) {
       // A shutdown aborts calls mid-flight; after it nothing is recorded. Any other throw fails the run.

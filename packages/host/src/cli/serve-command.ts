@@ -3,6 +3,17 @@ import { openInBrowser } from './open-browser';
 
 export async function serveCommand(opts: { port?: number; home?: string; open?: boolean }): Promise<void> {
   const host = await createHost({ port: opts.port, home: opts.home });
+  // Handlers first: a stop signal that arrives as soon as the address is printed is still a clean stop.
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping…\n`);
+    await host.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
   const posture = host.ctx.posture();
   process.stdout.write(
     [
@@ -16,14 +27,4 @@ export async function serveCommand(opts: { port?: number; home?: string; open?: 
   if (opts.open && !(await openInBrowser(`${host.url}/#token=${host.token}`))) {
     process.stdout.write('Could not open a browser here: open the address above yourself.\n');
   }
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`\n${signal}: stopping…\n`);
-    await host.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FengYuError } from '@fengyu/protocol';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -83,7 +83,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://127.0.0.1:${port}`;
-  if (options.writeHostFile !== false) writeFileSync(join(config.home, 'host.json'), JSON.stringify({ url, port, pid: process.pid }, null, 2));
+  const hostFile = join(config.home, 'host.json');
+  if (options.writeHostFile !== false) writeFileSync(hostFile, JSON.stringify({ url, port, pid: process.pid }, null, 2));
 
   let closed = false;
   return {
@@ -98,6 +99,16 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
       await composed.stop();
       await app.close();
       await composed.closeDatabase();
+      if (options.writeHostFile !== false) removeOwnHostFile(hostFile);
     },
   };
+}
+
+/** A clean stop removes host.json, unless another host has written its own there since. */
+function removeOwnHostFile(file: string): void {
+  try {
+    if ((JSON.parse(readFileSync(file, 'utf8')) as { pid?: unknown }).pid === process.pid) rmSync(file, { force: true });
+  } catch {
+    // already gone, or not ours to judge
+  }
 }

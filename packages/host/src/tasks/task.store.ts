@@ -1,6 +1,6 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import { CompiledQuery, type Kysely } from 'kysely';
-import { type Db, dialectOf } from '../storage/database';
+import { type Db, dialectOf, preparedOf } from '../storage/database';
 import type { TaskKind, TaskPriority, TaskState } from './task-submitter';
 
 /**
@@ -99,6 +99,8 @@ const SELECT_ROWS = `select ${Array.from({ length: 19 }, (_, i) => `json_extract
 const ON_CONFLICT =
   'on conflict(id) do update set state = excluded.state, run_id = excluded.run_id, started_ms = excluded.started_ms, finished_ms = excluded.finished_ms, output_text = excluded.output_text, output_truncated = excluded.output_truncated, error_code = excluded.error_code, error_message = excluded.error_message';
 
+const UPSERT = `insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`;
+
 function params(t: TaskRecord, inputs: string): unknown[] {
   return [
     t.id,
@@ -143,7 +145,8 @@ export class SqliteTaskStore implements TaskStore {
 
   private readonly postgres: boolean;
 
-  constructor(db: Db) {
+  constructor(private readonly root: Db) {
+    const db = root;
     this.db = db.withTables<Tables>();
     this.postgres = dialectOf(db) === 'postgres';
   }
@@ -174,7 +177,12 @@ export class SqliteTaskStore implements TaskStore {
     try {
       // one statement: one implicit transaction
       if (this.postgres) await this.upsertValues(rows);
-      else await this.db.executeQuery(CompiledQuery.raw(`insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`, [JSON.stringify(rows)]));
+      else {
+        // prepared once on SQLite; through Kysely while one of its transactions holds the connection
+        const stmt = preparedOf(this.root, UPSERT);
+        if (stmt) stmt.run(JSON.stringify(rows));
+        else await this.db.executeQuery(CompiledQuery.raw(UPSERT, [JSON.stringify(rows)]));
+      }
       for (const w of waiters) w.resolve();
     } catch (err) {
       for (const w of waiters) w.reject(err);
@@ -204,6 +212,11 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async get(id: string): Promise<TaskRecord | undefined> {
+    const stmt = preparedOf(this.root, 'select * from bg_tasks where id = ?');
+    if (stmt) {
+      const row = stmt.get(id) as Row | undefined;
+      return row ? fromRow(row) : undefined;
+    }
     const r = await this.db.selectFrom('bg_tasks').selectAll().where('id', '=', id).executeTakeFirst();
     return r ? fromRow(r) : undefined;
   }

@@ -32,6 +32,7 @@ describe('fengyu serve', () => {
       });
       const [, base, port, token] = ui as unknown as [string, string, string, string];
       expect(Number(port)).toBeGreaterThan(0);
+      expect(JSON.parse(readFileSync(join(home, 'host.json'), 'utf8')).port).toBe(Number(port));
       const ok = await fetch(`${base}/api/agent/tools`, { headers: { 'x-fengyu-token': token } });
       expect(ok.status).toBe(200);
       const refused = await fetch(`${base}/api/agent/tools`);
@@ -41,7 +42,38 @@ describe('fengyu serve', () => {
     }
     expect(await exited).toBe(0);
     expect(out).toMatch(/SIGTERM: stopping/);
+    expect(existsSync(join(home, 'host.json'))).toBe(false);
   }, 90_000);
+
+  it('removes host.json on SIGINT, but leaves one another host has written since', async () => {
+    const start = (h: string) => {
+      const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', h], { cwd: root, env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const listening = new Promise<void>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (c: string) => {
+          out += c;
+          if (/#token=/.test(out)) resolve();
+        });
+        child.on('exit', () => reject(new Error(`serve exited: ${out}`)));
+      });
+      return { child, exited, listening };
+    };
+    const own = start(home);
+    await own.listening;
+    expect(existsSync(join(home, 'host.json'))).toBe(true);
+    own.child.kill('SIGINT');
+    expect(await own.exited).toBe(0);
+    expect(existsSync(join(home, 'host.json'))).toBe(false);
+
+    const other = start(home);
+    await other.listening;
+    const foreign = JSON.stringify({ url: 'http://127.0.0.1:1', port: 1, pid: other.child.pid === 1 ? 2 : 1 });
+    writeFileSync(join(home, 'host.json'), foreign);
+    other.child.kill('SIGTERM');
+    expect(await other.exited).toBe(0);
+    expect(readFileSync(join(home, 'host.json'), 'utf8')).toBe(foreign);
+  }, 120_000);
 });
 
 describe('fengyu serve --open', () => {

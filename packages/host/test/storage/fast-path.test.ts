@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type RunRow, RunRepository, type StepRow } from '../../src/agent/run.repository';
+import { EventLog } from '../../src/events/event-log';
+import { migrate, type OpenedSqlite, openDatabase, preparedOf } from '../../src/storage/database';
+
+/**
+ * The SQLite hot path (prepared statements in one synchronous transaction) writes exactly what the
+ * Kysely path writes, stands aside while a Kysely transaction is open, and leaves nothing behind
+ * when any part of the transaction fails.
+ */
+
+const clock = { now: () => Date.parse('2026-03-01T00:00:00Z') };
+const at = '2026-03-01T00:00:00.000Z';
+
+function runRow(id: string): RunRow {
+  return { id, owner: 'alice', goal: 'g', status: 'running', plan: null, config: '{}', inputs: '{}', files: null, gate: null, summary: null, error: null, result: null, parent_run_id: null, origin: 'api', sandbox: 'none', workflow_id: null, workflow_version: null, last_seq: 0, created_at: at, updated_at: at, finished_at: null };
+}
+
+function stepRow(runId: string, over: Partial<StepRow> = {}): StepRow {
+  return { run_id: runId, step_id: 's1', status: 'running', attempts: 1, result: null, error: null, started_at: at, finished_at: null, duration_ms: null, fingerprint: 'f', reused: 0, ...over };
+}
+
+let home: string;
+let opened: OpenedSqlite;
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'fengyu-fast-'));
+  opened = openDatabase(home);
+  await migrate(opened.db);
+});
+
+afterEach(async () => {
+  await opened.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+async function snapshot(runId: string) {
+  const db = opened.db;
+  return {
+    events: (await db.selectFrom('run_events').select(['seq', 'type', 'data', 'ts']).where('run_id', '=', runId).orderBy('seq').execute()) as unknown[],
+    run: (await db.selectFrom('runs').select(['status', 'summary', 'result', 'updated_at']).where('id', '=', runId).executeTakeFirst()) as unknown,
+    steps: (await db.selectFrom('step_executions').selectAll().where('run_id', '=', runId).execute()).map((r) => ({ ...r, run_id: 'x' })) as unknown[],
+  };
+}
+
+describe('SQLite fast path of the event log and run rows', () => {
+  it('writes the same events, run row and step row as the Kysely path', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    for (const id of ['slow', 'fast']) await log.commit(id, [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow(id), trx));
+
+    await log.commit('slow', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], async (trx) => {
+      await repo.update('slow', { status: 'running', updated_at: 'later' }, trx);
+      await repo.upsertStep(stepRow('slow'), trx);
+    });
+    await log.commit('slow', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: { n: 1 }, attempts: 1, durationMs: 3 } as never, { type: 'complete', result: 1, summary: 'ok' } as never], async (trx) => {
+      await repo.update('slow', { status: 'completed', summary: 'ok', result: '1', updated_at: 'end' }, trx);
+      await repo.upsertStep(stepRow('slow', { status: 'done', result: '{"n":1}', started_at: null, finished_at: 'end', duration_ms: 3 }), trx);
+    });
+
+    const published: number[] = [];
+    log.subscribe('fast', (e) => published.push(e.seq));
+    const first = log.commitFast('fast', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], (raw) => {
+      repo.updateRaw(raw, 'fast', { status: 'running', updated_at: 'later' });
+      repo.upsertStepRaw(raw, stepRow('fast'));
+    });
+    expect(first?.map((e) => e.seq)).toEqual([2]);
+    log.commitFast('fast', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: { n: 1 }, attempts: 1, durationMs: 3 } as never, { type: 'complete', result: 1, summary: 'ok' } as never], (raw) => {
+      repo.updateRaw(raw, 'fast', { status: 'completed', summary: 'ok', result: '1', updated_at: 'end' });
+      repo.upsertStepRaw(raw, stepRow('fast', { status: 'done', result: '{"n":1}', started_at: null, finished_at: 'end', duration_ms: 3 }));
+    });
+    expect(published).toEqual([2, 3, 4]);
+    expect(await snapshot('fast')).toEqual(await snapshot('slow'));
+  });
+
+  it('stands aside while a Kysely transaction is open on the connection', async () => {
+    const log = new EventLog(opened.db, clock);
+    await new RunRepository(opened.db).insert(runRow('r'));
+    await opened.db.transaction().execute(async () => {
+      expect(log.commitFast('r', [{ type: 'audit', kind: 'x' } as never])).toBeUndefined();
+      expect(preparedOf(opened.db, 'select 1')).toBeUndefined();
+    });
+    expect(log.commitFast('r', [{ type: 'audit', kind: 'x' } as never])?.length).toBe(1);
+    expect(preparedOf(opened.db, 'select 1')).toBeDefined();
+  });
+
+  it('a failing projection leaves neither the events nor the row change, and the sequence is not consumed', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    await log.commit('r', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('r'), trx));
+    expect(() =>
+      log.commitFast('r', [{ type: 'audit', kind: 'x' } as never], (raw) => {
+        repo.updateRaw(raw, 'r', { status: 'completed' });
+        repo.upsertStepRaw(raw, stepRow('missing-run'));
+      }),
+    ).toThrow();
+    expect(() => repo.updateRaw(opened.raw, 'r', { 'status = 1; --': 'x' } as never)).toThrow(/not a column/);
+    const snap = await snapshot('r');
+    expect((snap.run as { status: string }).status).toBe('running');
+    expect(snap.events).toHaveLength(1);
+    expect(log.commitFast('r', [{ type: 'audit', kind: 'y' } as never])?.[0]?.seq).toBe(2);
+  });
+
+  it('opens the file with synchronous=NORMAL by default and FULL when asked', async () => {
+    expect(opened.raw.pragma('synchronous', { simple: true })).toBe(1);
+    const other = openDatabase(join(home, 'full'), 'file', 'full');
+    expect(other.raw.pragma('synchronous', { simple: true })).toBe(2);
+    await other.close();
+  });
+});

@@ -10,6 +10,7 @@ export * from './validate';
 export * from './manifest';
 export * from './manifest-check';
 export * from './object-keys';
+export * from './reserved-tools';
 export * from './workflow';
 export * from './plan-graph';
 export * from './graph-check';

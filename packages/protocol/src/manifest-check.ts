@@ -7,6 +7,7 @@ import {
   PLUGIN_EFFECTS,
   type PluginManifest,
 } from './manifest';
+import { reservedToolFamily } from './reserved-tools';
 import { isCompilableSchema } from './schema-check';
 
 /**
@@ -112,7 +113,9 @@ function toolProblems(m: Obj, existing: ReadonlySet<string>): Problem[] {
       out.push({ code: 'manifest_tool_method_missing', field: `aiTools[${i}].method`, params: { tool: name ?? `#${i}`, method: t.method } });
     }
     if (name === undefined) return;
-    if (seen.has(name)) out.push({ code: 'manifest_tool_duplicate', field: `aiTools[${i}].name`, params: { tool: name } });
+    const family = reservedToolFamily(name);
+    if (family) out.push({ code: 'manifest_tool_reserved', field: `aiTools[${i}].name`, params: { tool: name, family } });
+    else if (seen.has(name)) out.push({ code: 'manifest_tool_duplicate', field: `aiTools[${i}].name`, params: { tool: name } });
     else if (existing.has(name)) out.push({ code: 'manifest_tool_conflict', field: `aiTools[${i}].name`, params: { tool: name } });
     seen.add(name);
   });

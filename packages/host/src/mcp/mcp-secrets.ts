@@ -1,7 +1,7 @@
 import { REDACTED } from '@fengyu/protocol';
 import type { SecretStore } from '../models/secret-store';
 import type { SectionSpec } from '../settings/settings.store';
-import { isStdio, type McpServerConfig, McpServersSettings, redactServers, restoreRedacted } from './mcp.config';
+import { isStdio, type McpServerConfig, McpServersSettings, redactServers, reservedServerNames, restoreRedacted } from './mcp.config';
 
 /**
  * MCP header values (`mcpServers.<n>.headers`) and stdio env values (`mcpServers.<n>.env`) are
@@ -45,6 +45,7 @@ export function mcpServersSection(secrets: SecretStore): SectionSpec<McpServersS
     schema: McpServersSettings,
     defaultValue: {},
     redact: redactServers,
+    validate: reservedServerNames,
     prepare: (next, prev, owner) => sealServers(secrets, owner, restoreRedacted(next, revealServers(secrets, owner, prev ?? {}))),
   };
 }

@@ -1,4 +1,4 @@
-import { canonicalJson, errorSpecOf, REDACTED, registerErrors } from '@fengyu/protocol';
+import { canonicalJson, errorSpecOf, type Problem, REDACTED, registerErrors, reservedToolFamily } from '@fengyu/protocol';
 import { z } from 'zod';
 
 /**
@@ -52,6 +52,17 @@ export type StdioServerConfig = z.infer<typeof StdioServerConfig>;
 export type HttpServerConfig = z.infer<typeof HttpServerConfig>;
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
 export type McpServersSettings = z.infer<typeof McpServersSettings>;
+
+/**
+ * A server's tools are named `<server>__<tool>`: a server name that puts them in a built-in
+ * family (`web` → `web__…` is inside `web_*`) is refused, naming the server.
+ */
+export function reservedServerNames(servers: McpServersSettings): Problem[] {
+  return Object.keys(servers).flatMap((name) => {
+    const family = reservedToolFamily(`${name}__`);
+    return family ? [{ code: 'mcp_server_name_reserved', field: `mcpServers.${name}`, params: { server: name, tool: `${name}__*`, family } }] : [];
+  });
+}
 
 export function isStdio(c: McpServerConfig): c is StdioServerConfig {
   return 'command' in c;

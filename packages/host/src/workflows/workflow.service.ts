@@ -83,11 +83,11 @@ export class WorkflowService {
     return Promise.all((await this.deps.repo.list(owner)).map((r) => this.definition(r)));
   }
 
-  /** Creates a draft from a body, or from a template (`{templateId, name?}`). */
-  async create(owner: string, body: Record<string, unknown>): Promise<WorkflowDefinition> {
+  /** Creates a draft from a body, or from a template (`{templateId, name?}`, in `locale`'s words when it has them). */
+  async create(owner: string, body: Record<string, unknown>, locale?: string): Promise<WorkflowDefinition> {
     let source: unknown = body;
     if (typeof body.templateId === 'string') {
-      const t = this.deps.templates.get(body.templateId);
+      const t = this.deps.templates.get(body.templateId, locale);
       if (!t) throw new FengYuError('workflow_template_not_found', { id: body.templateId });
       source = { name: typeof body.name === 'string' ? body.name : t.name, description: t.description, inputSchema: t.inputSchema, plan: t.plan, graph: t.graph };
     }

@@ -1,3 +1,4 @@
+import { pickLocale } from '@fengyu/protocol';
 import type { DomainRegistrar } from '../context';
 import { listOptions } from './input-options';
 import { contentOf } from './workflow.repository';
@@ -32,7 +33,7 @@ export const registerWorkflows: DomainRegistrar = (ctx, app) => {
   app.get('/api/workflows', { schema: { summary: 'List workflow definitions', tags } }, async (req) => ({ workflows: await service.list(req.owner) }));
 
   app.post('/api/workflows', { schema: { summary: 'Create a workflow (or create one from a template with {templateId})', tags, body: createBody } }, async (req) =>
-    service.create(req.owner, (req.body ?? {}) as Body),
+    service.create(req.owner, (req.body ?? {}) as Body, pickLocale(req.headers['accept-language'])),
   );
 
   app.get('/api/workflows/:id', { schema: { summary: 'A workflow definition (graph rebuilt when none was saved)', tags, params: idParams } }, async (req) =>

@@ -39,6 +39,8 @@ export interface WorkflowTemplate {
   inputSchema?: JsonSchema;
   plan?: AgentPlan;
   graph?: unknown;
+  /** The template's texts per UI language (name, description, …); the host applies them on create. */
+  i18n?: Record<string, { name?: string; description?: string }>;
 }
 
 export interface WorkflowVersion {

@@ -2,7 +2,7 @@
 export * from './catalog';
 export * from './errors';
 export * from './events';
-export { LOCALES, type Locale, localize, MESSAGES, pickLocale } from './i18n/index';
+export { LOCALES, type Locale, localize, MESSAGES, pickLocale, renderTemplate } from './i18n/index';
 export * from './plan';
 export * from './references';
 export * from './schema-check';

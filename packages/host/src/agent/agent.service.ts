@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, resolveString, validatePlan } from '@fengyu/protocol';
+import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
@@ -42,19 +42,6 @@ export interface StartRequest {
   noGates?: boolean;
   /** With noGates: the outer call was approved, so inner gates pass (deny rules still deny). */
   preApproved?: boolean;
-}
-
-/** `{{inputs.x}}` in a goal renders as text; anything unresolvable stays as written. */
-function renderGoal(goal: string | undefined, inputs: Record<string, unknown>): string | undefined {
-  if (!goal?.includes('{{')) return goal;
-  return goal.replace(/\{\{[^{}]*\}\}/g, (whole) => {
-    try {
-      const v = resolveString(whole, { stepIds: [], results: new Map(), dependsOn: [], inputs });
-      return typeof v === 'string' ? v : JSON.stringify(v);
-    } catch {
-      return whole;
-    }
-  });
 }
 
 export type FilesResolver = (owner: string, runId: string, files: unknown) => Promise<{ grants: FileGrant[]; names: string[] }>;

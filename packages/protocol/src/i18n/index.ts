@@ -32,7 +32,8 @@ export function pickLocale(acceptLanguage: string | undefined | null): Locale {
   return 'en';
 }
 
-function render(template: string, params: Record<string, unknown>): string {
+/** Fills `{param}` placeholders; an unknown one stays as written, a non-string value is JSON. */
+export function renderTemplate(template: string, params: Record<string, unknown>): string {
   return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
     if (!(key in params)) return whole;
     const v = params[key];
@@ -44,5 +45,5 @@ function render(template: string, params: Record<string, unknown>): string {
 export function localize(code: string, params: Record<string, unknown> = {}, locale: Locale = 'en'): string {
   const template = MESSAGES[locale][code] ?? MESSAGES.en[code];
   if (!template) return params.reason ? String(params.reason) : code;
-  return render(template, params);
+  return renderTemplate(template, params);
 }

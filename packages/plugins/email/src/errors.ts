@@ -1,4 +1,4 @@
-import { ToolError } from '@fengyu/plugin-sdk';
+import { localizedErrors, type ToolError } from '@fengyu/plugin-sdk';
 
 /** Error codes of the e-mail worker (messages in both languages); thrown as ToolError {code, params, messageZh}. */
 
@@ -40,14 +40,5 @@ export const zhCN: Record<EmailErrorCode, string> = {
   email_cancelled: '发送已取消。',
 };
 
-export function render(template: string, params: Record<string, unknown>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
-    if (!(key in params)) return whole;
-    const v = params[key];
-    return typeof v === 'string' ? v : Array.isArray(v) ? v.map((x) => JSON.stringify(x)).join(', ') : JSON.stringify(v);
-  });
-}
-
-export function emailError(code: EmailErrorCode, params: Record<string, unknown> = {}): ToolError {
-  return new ToolError(render(en[code], params), { code, params, messageZh: render(zhCN[code], params) });
-}
+/** A failed call with a stable code. */
+export const emailError: (code: EmailErrorCode, params?: Record<string, unknown>) => ToolError = localizedErrors(en, zhCN);

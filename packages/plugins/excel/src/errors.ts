@@ -1,4 +1,4 @@
-import { ToolError } from '@fengyu/plugin-sdk';
+import { localizedErrors, type ToolError } from '@fengyu/plugin-sdk';
 
 /**
  * Error codes of the Excel worker, with messages in both languages. A failed call throws a
@@ -52,18 +52,8 @@ export const zhCN: Record<ExcelErrorCode, string> = {
   excel_cancelled: '操作已取消。',
 };
 
-export function render(template: string, params: Record<string, unknown>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
-    if (!(key in params)) return whole;
-    const v = params[key];
-    return typeof v === 'string' ? v : Array.isArray(v) ? v.map((x) => JSON.stringify(x)).join(', ') : JSON.stringify(v);
-  });
-}
-
 /** A failed call with a stable code. */
-export function excelError(code: ExcelErrorCode, params: Record<string, unknown> = {}): ToolError {
-  return new ToolError(render(en[code], params), { code, params, messageZh: render(zhCN[code], params) });
-}
+export const excelError: (code: ExcelErrorCode, params?: Record<string, unknown>) => ToolError = localizedErrors(en, zhCN);
 
 export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw excelError('excel_cancelled');

@@ -211,7 +211,7 @@ async function webhooksOverHttp(c: Client, workflowId: string, waves: number) {
     const statuses = await Promise.all(
       Array.from({ length: 32 }, async (_, i) => {
         const s = performance.now();
-        const r = await c.call('POST', path, { n: 1 }, headers(`ev-${w}-${i}`));
+        const r = await c.call('POST', path, {}, headers(`ev-${w}-${i}`));
         latencies.push(performance.now() - s);
         return r.status;
       }),
@@ -222,7 +222,7 @@ async function webhooksOverHttp(c: Client, workflowId: string, waves: number) {
     await drained(c);
   }
   // one event delivered 32 times at once: exactly one task
-  const dup = await Promise.all(Array.from({ length: 32 }, () => c.call('POST', path, { n: 1 }, headers('same-event'))));
+  const dup = await Promise.all(Array.from({ length: 32 }, () => c.call('POST', path, {}, headers('same-event'))));
   const tasks = new Set(dup.map((r) => r.body?.taskId ?? r.body?.task?.id));
   return { acceptedPerSecond: (accepted * 1000) / acceptMs, endToEnd: (accepted * 1000) / (performance.now() - t0), latencies, duplicateTasks: tasks.size };
 }

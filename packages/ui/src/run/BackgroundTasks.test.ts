@@ -1,0 +1,67 @@
+import { flushPromises, mount } from '@vue/test-utils';
+import { createPinia, setActivePinia } from 'pinia';
+import { describe, expect, it } from 'vitest';
+import { SERVICES } from '../app/services';
+import { ROUTER } from '../app/router-core';
+import { createUiI18n } from '../i18n/index';
+import BackgroundTasks from './BackgroundTasks.vue';
+import type { Capacity, Task } from './tasks.api';
+
+/** The capacity view: utilization, the class mix, warnings naming the aging class, live task rows. */
+
+const capacity: Capacity = {
+  maxRunning: 16,
+  running: 16,
+  maxQueued: 128,
+  queued: 128,
+  saturated: true,
+  activeOwners: 2,
+  byPriority: { interactive: { running: 8, queued: 0 }, normal: { running: 8, queued: 100 }, batch: { running: 0, queued: 28 } },
+  oldestQueueWaitMs: 61_000,
+  oldestInteractiveQueueWaitMs: 0,
+  oldestNormalQueueWaitMs: 12_000,
+  oldestBatchQueueWaitMs: 61_000,
+  ownerQueueLimit: 32,
+  ownedQueued: 3,
+  ownedRunning: 1,
+  ownedQueueAvailable: 29,
+  ownerSaturated: false,
+};
+const task: Task = { id: 'task_1', kind: 'workflow', priority: 'batch', state: 'queued', queued: true, workflowId: 'w', workflowVersion: 1, submittedAt: '2030-01-01T00:00:00Z', queueWaitMs: 5000, output: { text: '', truncated: false } };
+
+function mountView(locale: 'en' | 'zh-CN') {
+  setActivePinia(createPinia());
+  const api = {
+    get: async (path: string) => (path.endsWith('/capacity') ? capacity : { items: [task] }),
+    post: async () => ({ ...task, state: 'cancelled', queued: false }),
+  };
+  const router = { current: { value: { params: {}, query: new URLSearchParams() } }, push: async () => true };
+  return mount(BackgroundTasks, { global: { plugins: [createUiI18n(locale), createPinia()], provide: { [SERVICES as symbol]: { api }, [ROUTER as symbol]: router } } });
+}
+
+describe('capacity view', () => {
+  it('warns of the full global queue and names batch, not normal, as aging', async () => {
+    const w = mountView('en');
+    await flushPromises();
+    await flushPromises();
+    const warnings = w.findAll('[data-testid="capacity-warning"]');
+    expect(warnings.map((x) => x.attributes('data-kind'))).toEqual(['globalQueueFull', 'aging']);
+    expect(warnings[1]?.text()).toBe('The oldest Batch task has waited 61 s.');
+    expect(w.get('[data-priority="normal"]').text()).toContain('8 running · 100 queued');
+    expect(w.get('[data-testid="capacity-own"]').text()).toContain('Queued 3 of 32');
+    const row = w.get('[data-testid="task-row"]');
+    expect(row.text()).toContain('Batch');
+    expect(row.get('[data-testid="task-wait"]').text()).toMatch(/waited \d/);
+    expect(row.find('[data-testid="task-kill"]').exists()).toBe(true);
+    w.unmount();
+  });
+
+  it('has no English left in zh-CN', async () => {
+    const w = mountView('zh-CN');
+    await flushPromises();
+    await flushPromises();
+    expect(w.findAll('[data-testid="capacity-warning"]')[1]?.text()).toBe('最早的批量任务已等待 61 秒。');
+    expect(w.text().match(/[A-Za-z]{2,}/g) ?? []).toEqual([]);
+    w.unmount();
+  });
+});

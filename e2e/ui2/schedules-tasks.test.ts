@@ -152,23 +152,34 @@ describe('background runs and the capacity view', () => {
   });
 
   it('reads a full queue allowance as "busy, retry in 1 s" with the scope, and warns in the panel', async () => {
-    // 16 running slots, then the owner's 32 queue places
-    for (let i = 0; i < 48; i++) {
-      const res = await u.t.api('POST', '/api/agent/tasks', { workflowId: ids.sleeper, permissionMode: 'full-access' });
-      expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const scopes: Record<string, string> = { owner: 'your queue allowance', global: 'the global queue', 'owner-priority': 'your share for this priority', 'global-priority': 'the global share for this priority' };
+    try {
+      // 16 running slots, then the owner's 32 queue places (interactive work may take all of them)
+      for (let i = 0; i < 48; i++) {
+        const res = await u.t.api('POST', '/api/agent/tasks', { workflowId: ids.sleeper, permissionMode: 'full-access', priority: 'interactive' });
+        expect(res.status, JSON.stringify(res.body)).toBe(202);
+      }
+      await open(`/flows/${ids.sleeper}`);
+      await page.getByTestId('tab-run').click();
+      await page.locator('[data-testid="capacity-warning"][data-kind="ownQueueFull"]').waitFor({ timeout: 20_000 });
+      expect(await page.getByTestId('capacity-own').innerText()).toContain('Queued 32 of 32');
+      await page.getByTestId('run').click();
+      await page.getByTestId('permission-mode').selectOption('full-access');
+      await page.getByTestId('run-background').click();
+      const err = page.getByTestId('run-dialog-error');
+      await err.waitFor({ timeout: 15_000 });
+      // the same refusal as the API gives, in words
+      const api = await u.t.api('POST', '/api/agent/tasks', { workflowId: ids.sleeper, permissionMode: 'full-access' });
+      expect(api.status).toBe(429);
+      const d = api.body.error.details;
+      const scope = scopes[d.capacityScope] as string;
+      const priority = d.capacityPriority ? `, ${d.capacityPriority === 'batch' ? 'Batch' : 'Normal'} reservation full` : '';
+      expect(await err.innerText()).toBe(`The host is busy (${scope}${priority}); retry in 1 s.`);
+      await shot('run-dialog-busy');
+      await page.getByTestId('run-dialog-close').click();
+    } finally {
+      await killAll();
     }
-    await open(`/flows/${ids.sleeper}`);
-    await page.getByTestId('tab-run').click();
-    await page.locator('[data-testid="capacity-warning"][data-kind="ownQueueFull"]').waitFor({ timeout: 20_000 });
-    await page.getByTestId('run').click();
-    await page.getByTestId('permission-mode').selectOption('full-access');
-    await page.getByTestId('run-background').click();
-    const err = page.getByTestId('run-dialog-error');
-    await err.waitFor({ timeout: 15_000 });
-    expect(await err.innerText()).toBe('The host is busy (your queue allowance); retry in 1 s.');
-    await shot('run-dialog-busy');
-    await page.getByTestId('run-dialog-close').click();
-    await killAll();
     await expect.poll(async () => (await tasks()).filter((x) => x.state === 'queued' || x.state === 'running').length, { timeout: 30_000 }).toBe(0);
   });
 });
@@ -221,6 +232,7 @@ describe('webhook triggers', () => {
     expect(await trigger.getByTestId('delivery-row').count()).toBe(1);
     expect(await delivery.innerText()).toContain(answer.taskId);
     expect(await delivery.innerText()).toContain('Event id: supplied');
+    await trigger.scrollIntoViewIfNeeded();
     await shot('webhook-deliveries');
 
     // rotate: the old secret fails at once
@@ -253,7 +265,7 @@ describe('zh-CN', () => {
     await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('zh-CN');
     const left: Record<string, string[]> = {};
     const check = async (name: string, drop = '') => {
-      const words = await englishLeft(page, ['Daily', 'report', 'zh', 'hook', 'curl'], drop);
+      const words = await englishLeft(page, ['Daily', 'report', 'zh', 'hook', 'curl', 'Who', 'ID', 'note'], drop);
       if (words.length) left[name] = words;
     };
     await page.getByTestId('schedule-row').waitFor();
@@ -266,17 +278,18 @@ describe('zh-CN', () => {
     await page.getByTestId('schedule-save').click();
     await page.getByTestId('unattended-guidance').waitFor({ timeout: 15_000 });
     await expect.poll(() => page.locator('[data-testid="schedule-preview"] li').count()).toBe(5);
-    await check('schedule form', '#sf-zone, #sf-workflow');
+    await check('schedule form');
     await shot('schedules-form-zh');
     await page.keyboard.press('Escape');
 
     await open(`/flows/${ids.report}`);
     await page.getByTestId('tab-run').click();
-    const trigger = page.getByTestId('webhook-trigger');
+    const trigger = page.locator('[data-testid="webhook-trigger"]', { hasText: 'zh hook' });
     await trigger.waitFor({ timeout: 15_000 });
     await trigger.getByTestId('trigger-expand').click();
     await page.locator('[data-testid="delivery-row"][data-state="COMPLETED"]').waitFor({ timeout: 20_000 });
     await page.locator('[data-testid="task-row"]').first().waitFor();
+    await trigger.scrollIntoViewIfNeeded();
     await check('run panel', '.canvas-area, .palette, .toolbar, [data-testid="config-panel"], .side .tabs');
     await shot('run-panel-capacity-zh');
     await page.getByTestId('run').click();

@@ -58,6 +58,7 @@ export const ERRORS = {
   // web tools
   web_fetch_blocked: spec(400),
   web_fetch_failed: spec(502, true),
+  web_fetch_redirect_denied: spec(403),
   web_search_unconfigured: spec(400),
   web_search_failed: spec(502, true),
 } as const satisfies Record<string, ErrorSpec>;

@@ -30,6 +30,11 @@ export interface SafeFetchRequest {
   trustedOrigins?: readonly string[];
   /** The tool on whose behalf the request runs (named in the cancel error). Default web_fetch. */
   tool?: string;
+  /**
+   * Called before each redirect is followed, with the next hop's URL and the one that sent it;
+   * throwing stops the fetch before the next hop is contacted (e.g. a deny rule names its host).
+   */
+  beforeRedirect?: (next: URL, from: URL) => void | Promise<void>;
 }
 
 export interface SafeFetchResponse {
@@ -136,6 +141,7 @@ export function createSafeFetch(deps: SafeFetchDeps = {}): SafeFetch {
       } catch {
         throw new FengYuError('web_fetch_failed', { url: url.href, reason: `invalid redirect location ${hop.location}` });
       }
+      if (req.beforeRedirect) await req.beforeRedirect(next, url);
       if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !SENSITIVE.includes(k)));
       const hadBody = body !== undefined;
       ({ method, body } = nextRequest(hop.status, method, body));

@@ -35,6 +35,7 @@ export const en: Record<string, string> = {
   invalid_settings: 'The settings are invalid: {count} problem(s) found.',
   web_fetch_blocked: 'Refused to fetch {url}: {reason}',
   web_fetch_failed: 'Fetching {url} failed: {reason}',
+  web_fetch_redirect_denied: 'Refused to follow the redirect from {from} to {url}: the deny rule {rule} names that host.',
   web_search_unconfigured: 'No web search endpoint configured: set a SearXNG address under Settings → General (web search).',
   web_search_failed: 'Web search failed: {reason}',
   // plan problems
@@ -97,6 +98,7 @@ export const zhCN: Record<string, string> = {
   invalid_settings: '设置无效：发现 {count} 个问题。',
   web_fetch_blocked: '拒绝获取 {url}：{reason}',
   web_fetch_failed: '获取 {url} 失败：{reason}',
+  web_fetch_redirect_denied: '拒绝跟随从 {from} 到 {url} 的重定向：拒绝规则 {rule} 涵盖该主机。',
   web_search_unconfigured: '未配置网页搜索端点：请在“设置 → 通用”（网页搜索）中填写 SearXNG 地址。',
   web_search_failed: '网页搜索失败：{reason}',
   plan_schema: '{path}：{reason}',

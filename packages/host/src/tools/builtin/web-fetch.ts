@@ -70,6 +70,8 @@ export interface WebFetchDeps {
   fetch: SafeFetch;
   /** The owner's `webFetch` section. */
   settings: (owner: string) => Promise<WebFetchSettings>;
+  /** The text of the owner's first deny rule that names `url`'s host, or undefined. */
+  deniedHost?: (owner: string, url: string) => Promise<string | undefined>;
 }
 
 const Args = z.object({
@@ -130,6 +132,11 @@ export function createWebFetchTool(deps: WebFetchDeps): Tool {
         maxBytes: maxBytes ?? WEB_FETCH_DEFAULT_BYTES,
         allowPrivateNetwork: settings.allowPrivateNetwork,
         headers: { accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5' },
+        // the guard judged the first URL; every redirect hop is judged by the deny rules again
+        beforeRedirect: async (next, from) => {
+          const rule = await deps.deniedHost?.(ctx.owner, next.href);
+          if (rule) throw new FengYuError('web_fetch_redirect_denied', { from: from.href, url: next.href, rule });
+        },
       });
       const base = { url, finalUrl: res.finalUrl, status: res.status, contentType: res.contentType, truncated: res.truncated };
       if (isHtml(res.contentType, res.body)) {

@@ -1,5 +1,6 @@
 import type { CoreServices } from '../../services';
 import { createSafeFetch, type SafeFetch } from '../../net/safe-fetch';
+import { deniedWebHost, parseRuleLines, type RuleLines } from '../../permissions/rules';
 import type { SettingsStore } from '../../settings/settings.store';
 import type { Tool, ToolSource } from '../tool';
 import { createWebFetchTool, WEB_FETCH_DEFAULTS, WebFetchSettings } from './web-fetch';
@@ -19,7 +20,14 @@ export interface WebToolDeps {
 export function createWebTools(deps: WebToolDeps): Tool[] {
   const fetch = deps.fetch ?? createSafeFetch();
   return [
-    createWebFetchTool({ fetch, settings: (owner) => deps.settings.section<WebFetchSettings>(owner, 'webFetch') }),
+    createWebFetchTool({
+      fetch,
+      settings: (owner) => deps.settings.section<WebFetchSettings>(owner, 'webFetch'),
+      deniedHost: async (owner, url) => {
+        const lines = (await deps.settings.section<RuleLines | undefined>(owner, 'permissions')) ?? { deny: [], ask: [], allow: [] };
+        return deniedWebHost(parseRuleLines(lines).rules, 'web_fetch', url)?.text;
+      },
+    }),
     createWebSearchTool({ fetch, settings: (owner) => deps.settings.section<WebSearchSettings>(owner, 'webSearch') }),
   ];
 }

@@ -5,35 +5,78 @@ import type { AgentPlan, RunStatus } from './plan';
  * durable log; SSE frames are named after `type` and carry `runId`, `seq` and `ts`.
  */
 
+/** The fields every run event carries, whatever its type. */
 export interface EventBase {
+  /** The run the event belongs to. */
   runId: string;
+  /**
+   * The event's position in the run's log: an integer starting at 1, one more for each event,
+   * never reused. Clients resume a stream after the last `seq` they saw.
+   */
   seq: number;
+  /** When the event was appended: ISO 8601 UTC with milliseconds (`2026-01-31T12:00:00.000Z`). */
   ts: string;
 }
 
+/**
+ * Each event type and its payload (the fields besides `EventBase` and `type`). Arguments in
+ * events are redacted: fields a tool declares secret read `[redacted]`.
+ */
 export interface RunEventPayloads {
+  /**
+   * The run exists. `status` is its first status; `parentRunId` names the run it was forked
+   * or rewound from; `origin` says how it was started (e.g. `api`, `workflow`, `task`,
+   * `batch`, `fork`, `rewind`).
+   */
   run_created: { goal?: string; status: RunStatus; parentRunId?: string; origin?: string };
+  /** A chunk of the model's text while it drafts the plan. Not kept in a run's stored history view. */
   plan_token: { text: string };
+  /** The plan the run will execute, after validation. */
   plan_ready: { plan: AgentPlan };
   /** `uncertainSteps`: steps whose tool may have taken effect before the host stopped (resume). */
   plan_approval_requested: { gateId: string; plan: AgentPlan; uncertainSteps?: string[] };
+  /** The plan gate `gateId` was approved; `edited` is true when the reviewer changed `plan`. */
   plan_approved: { gateId: string; edited: boolean; plan: AgentPlan };
+  /**
+   * A step started. `index` is its 1-based position in the plan; `attempt` counts from 1 (0 for
+   * a pinned step, whose result is served without running the tool); `reused` marks a step
+   * carried over from an earlier run.
+   */
   step_start: { stepId: string; index: number; title?: string; tool?: string; arguments?: unknown; attempt: number; pinned?: boolean; reused?: boolean };
+  /**
+   * The run pauses before step `stepId` until gate `gateId` is answered; `reason` says why
+   * (a rule, the permission mode, `requiresApproval`) and `effect` is the tool's effect.
+   */
   step_approval_requested: { gateId: string; stepId: string; reason: string; tool?: string; arguments?: unknown; effect?: string };
+  /** The step gate `gateId` was approved; the step runs. */
   step_approved: { gateId: string; stepId: string };
+  /**
+   * A tool call (`phase: 'call'`, with redacted `arguments`) or its outcome (`phase: 'result'`,
+   * with `result` or `error`). `callId` pairs a call with its result (set for a chat model's calls).
+   */
   tool: { phase: 'call' | 'result'; stepId?: string; name: string; arguments?: unknown; result?: unknown; error?: string; callId?: string };
+  /** Attempt `attempt` failed with `error`; the next attempt starts after `delayMs` milliseconds. */
   step_retry: { stepId: string; attempt: number; delayMs: number; error: string };
+  /**
+   * A step ended: `done` (with `result`), `failed` (with `error`) or `skipped`. `attempts` is
+   * how many attempts ran; `durationMs` the wall time in milliseconds (0 for a reused step).
+   */
   step_complete: { stepId: string; index: number; status: 'done' | 'failed' | 'skipped'; result?: unknown; error?: string; attempts: number; durationMs: number; reused?: boolean };
   /** Audit events: permission decisions, hook runs and other records that explain a run. */
   audit: { kind: string; stepId?: string; tool?: string; decision?: string; source?: string; rule?: string; reason?: string; hook?: string; [k: string]: unknown };
   // biome-ignore lint/complexity/noBannedTypes: an event without payload
+  /** Someone asked to cancel the run; `cancelled` follows once running steps stop. */
   cancel_requested: {};
   /** A failed, cancelled or interrupted run was resumed: it pauses for plan review again. */
   resumed: { reusedSteps: string[] };
+  /** The run completed: `result` is its final value, `summary` a short human text. Ends the stream. */
   complete: { result: unknown; summary: string };
+  /** The run failed: `message` in words, `code` a stable error code when known. Ends the stream. */
   error: { message: string; code?: string; details?: unknown };
   // biome-ignore lint/complexity/noBannedTypes: an event without payload
+  /** The run was cancelled. Ends the stream. */
   cancelled: {};
+  /** The host stopped while the run was live; `reason` says why. Ends the stream. */
   interrupted: { reason: string };
   /**
    * The host stopped while this step's tool was running, and the tool is neither read-only nor
@@ -43,8 +86,10 @@ export interface RunEventPayloads {
   step_uncertain: { stepId: string; tool?: string; reason: string };
 }
 
+/** The name of an event type (and of its SSE frame). */
 export type RunEventType = keyof RunEventPayloads;
 
+/** One event as stored and streamed: the common fields, its `type` and that type's payload. */
 export type RunEvent<T extends RunEventType = RunEventType> = EventBase & { type: T } & RunEventPayloads[T];
 
 /** Events after which a stream ends. */

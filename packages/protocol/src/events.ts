@@ -64,8 +64,8 @@ export interface RunEventPayloads {
   step_complete: { stepId: string; index: number; status: 'done' | 'failed' | 'skipped'; result?: unknown; error?: string; attempts: number; durationMs: number; reused?: boolean };
   /** Audit events: permission decisions, hook runs and other records that explain a run. */
   audit: { kind: string; stepId?: string; tool?: string; decision?: string; source?: string; rule?: string; reason?: string; hook?: string; [k: string]: unknown };
-  // biome-ignore lint/complexity/noBannedTypes: an event without payload
   /** Someone asked to cancel the run; `cancelled` follows once running steps stop. */
+  // biome-ignore lint/complexity/noBannedTypes: an event without payload
   cancel_requested: {};
   /** A failed, cancelled or interrupted run was resumed: it pauses for plan review again. */
   resumed: { reusedSteps: string[] };
@@ -73,8 +73,8 @@ export interface RunEventPayloads {
   complete: { result: unknown; summary: string };
   /** The run failed: `message` in words, `code` a stable error code when known. Ends the stream. */
   error: { message: string; code?: string; details?: unknown };
-  // biome-ignore lint/complexity/noBannedTypes: an event without payload
   /** The run was cancelled. Ends the stream. */
+  // biome-ignore lint/complexity/noBannedTypes: an event without payload
   cancelled: {};
   /** The host stopped while the run was live; `reason` says why. Ends the stream. */
   interrupted: { reason: string };

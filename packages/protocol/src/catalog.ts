@@ -1,24 +1,59 @@
 /** The orchestrable tool catalog as clients see it. */
 
+/**
+ * What calling a tool can do to the world, which decides approvals and retries:
+ * - `read`: only reads (safe to retry; the only effect allowed in read-only runs);
+ * - `write`: changes local state (files, the host's own data);
+ * - `external`: reaches outside the machine (network, mail, remote services);
+ * - `command`: runs a process.
+ * Under the `ask` permission mode every effect but `read` pauses for approval.
+ */
 export type ToolEffect = 'read' | 'write' | 'external' | 'command';
+/** Every tool effect, for input checks and pickers. */
 export const TOOL_EFFECTS: readonly ToolEffect[] = ['read', 'write', 'external', 'command'];
 
+/**
+ * Where a tool comes from: built into the host, a plugin's worker, an MCP server, or a saved
+ * workflow exposed as a tool.
+ */
 export type ToolSourceKind = 'builtin' | 'plugin' | 'mcp' | 'workflow';
 
+/** A JSON Schema document, kept as plain JSON (no validation of the schema itself here). */
 export type JsonSchema = Record<string, unknown>;
 
+/** One tool of the catalog: what plans, the canvas and models may call. */
 export interface CatalogEntry {
+  /** The name plans use in `step.tool`; unique within one catalog. */
   name: string;
+  /** What the tool does, in words a model and a person can act on. */
   description: string;
+  /**
+   * The JSON Schema of the tool's `arguments` (an object schema). Top-level properties marked
+   * `writeOnly`, `format: password` or `x-fengyu-secret` are secret and redacted in output.
+   */
   inputSchema: JsonSchema;
+  /** The JSON Schema of the tool's result, when declared. */
   outputSchema?: JsonSchema;
+  /** What the tool can do (see `ToolEffect`). */
   effect: ToolEffect;
+  /** Where the tool comes from (see `ToolSourceKind`). */
   source: ToolSourceKind;
   /** Stable identity: "pluginId:toolName", "builtin:web_fetch", "mcp:<server>:<tool>", "workflow:<id>". */
   id: string;
-  /** Changes whenever the input or output schema changes. */
+  /**
+   * An opaque revision string (a `stableHash`) that changes whenever the input or output
+   * schema changes; compare for equality only.
+   */
   schemaRevision: string;
+  /**
+   * True when calling twice with the same arguments has the same effect as once. Makes a plugin
+   * tool retry-safe; for other sources only `read` tools may retry.
+   */
   idempotent: boolean;
+  /**
+   * False when the tool is listed but cannot be called now (e.g. its plugin or server is not
+   * running); a plan using it is refused with `step_unavailable_tool`.
+   */
   available: boolean;
   /** Plugin id for plugin tools; server name for MCP tools. */
   origin?: string;
@@ -26,12 +61,19 @@ export interface CatalogEntry {
   flowNode?: Record<string, unknown>;
 }
 
-/** A read tool, or a plugin tool declared idempotent, may retry. */
+/**
+ * Whether a step with this tool may have more than one attempt: true for a read tool, or for
+ * a plugin tool declared idempotent; false otherwise.
+ */
 export function isRetrySafe(entry: Pick<CatalogEntry, 'effect' | 'idempotent' | 'source'>): boolean {
   return entry.effect === 'read' || (entry.source === 'plugin' && entry.idempotent === true);
 }
 
-/** A stable short hash of a JSON value (FNV-1a over canonical JSON), for schema revisions. */
+/**
+ * A stable short hash of a JSON value, for schema revisions: 32-bit FNV-1a over
+ * `canonicalJson(value)`, as 8 lowercase hex digits. Equal JSON gives an equal hash whatever
+ * the key order. Not a cryptographic hash.
+ */
 export function stableHash(value: unknown): string {
   const text = canonicalJson(value);
   let h = 0x811c9dc5;
@@ -42,6 +84,10 @@ export function stableHash(value: unknown): string {
   return h.toString(16).padStart(8, '0');
 }
 
+/**
+ * JSON text with object keys sorted at every level and no whitespace, so equal values give
+ * equal text. `undefined` (and other values JSON cannot hold) renders as `null`.
+ */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -51,9 +97,14 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** The text that replaces a secret argument's value in events, logs and API output. */
 export const REDACTED = '[redacted]';
 
-/** Top-level input properties a tool declares secret (`writeOnly`, `format: password`, `x-fengyu-secret`). */
+/**
+ * The names of the top-level input properties a tool declares secret: `writeOnly: true`,
+ * `format: "password"` or `x-fengyu-secret: true`. Nested properties are not inspected; an
+ * absent schema has none.
+ */
 export function secretFields(schema: JsonSchema | undefined): string[] {
   const props = (schema?.properties ?? {}) as Record<string, Record<string, unknown> | undefined>;
   return Object.entries(props)
@@ -61,7 +112,11 @@ export function secretFields(schema: JsonSchema | undefined): string[] {
     .map(([k]) => k);
 }
 
-/** A copy of `args` with the schema's secret fields replaced, for events, logs and API output. */
+/**
+ * A shallow copy of `args` with each secret field's value replaced by `REDACTED`, for events,
+ * logs and API output. Null and absent fields stay as they are; non-object `args` (and `args`
+ * when the schema declares no secret) are returned unchanged. The input is never modified.
+ */
 export function redactSecrets<T>(args: T, schema: JsonSchema | undefined): T {
   const fields = secretFields(schema);
   if (fields.length === 0 || !args || typeof args !== 'object' || Array.isArray(args)) return args;

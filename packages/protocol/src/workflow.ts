@@ -14,82 +14,149 @@ import { type ToolInfo, validatePlan } from './validate';
  * check (the run dialog and `POST /api/workflows/{id}/run` share it). No I/O here.
  */
 
-/** Published workflows appear in the catalog as `run_workflow_<id>`. */
+/**
+ * Published workflows appear in the catalog as `run_workflow_<id>`; a saved definition may not
+ * call such a tool itself (`workflow_nested_tool`).
+ */
 export const WORKFLOW_TOOL_PREFIX = 'run_workflow_';
-/** Workflow ids stay short enough that `run_workflow_<id>` is a valid model tool name (≤ 64). */
+/**
+ * The rule every workflow id follows: a letter or digit, then up to 47 letters, digits, `_` or
+ * `-` (1..48 characters), so that `run_workflow_<id>` is a valid model tool name (≤ 64).
+ */
 export const WORKFLOW_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$/;
-/** Input (Start field) names: valid `{{inputs.<name>}}` and `@file:<name>` names. */
+/**
+ * Input (Start field) names: a letter or `_`, then letters, digits, `_` or `-`, so each is a
+ * valid `{{inputs.<name>}}` and `@file:<name>` name. Object-internal names (`__proto__`,
+ * `constructor`, `prototype`) are refused too (`input_name_invalid`).
+ */
 export const INPUT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** Names that would shadow object internals; refused as input names. */
 const RESERVED_NAMES = new Set(PROTOTYPE_KEYS);
-/** The authored canvas graph is stored verbatim up to this many bytes of JSON. */
+/**
+ * The authored canvas graph is stored verbatim up to this many bytes of UTF-8 JSON (512 KiB);
+ * a larger one is refused with `workflow_graph_too_large`.
+ */
 export const MAX_GRAPH_BYTES = 512 * 1024;
-/** `format` of an input that takes an uploaded file (bound as `@file:<name>`). */
+/**
+ * `format` of an input that takes an uploaded file: it is not a value input; a run binds it
+ * through its `files` and steps use it as `@file:<name>`.
+ */
 export const FILE_INPUT_FORMAT = 'fengyu-file';
-/** `"x-fengyu-auto": "shared-directory"`: the run mints a scratch directory for the input. */
+/**
+ * `"x-fengyu-auto": "shared-directory"`: the run mints a fresh scratch directory for the input,
+ * used as `@file:<name>`. The only accepted value of `x-fengyu-auto` (`input_auto_invalid`).
+ */
 export const SHARED_DIRECTORY = 'shared-directory';
 
+/** The catalog tool name of workflow `id`: `run_workflow_<id>`. */
 export const workflowToolName = (id: string): string => `${WORKFLOW_TOOL_PREFIX}${id}`;
+/** True when `name` is a workflow tool name (starts with `run_workflow_`); false when absent. */
 export const isWorkflowToolName = (name: string | undefined): boolean => !!name && name.startsWith(WORKFLOW_TOOL_PREFIX);
 
-/** Node positions by step id, used to rebuild a graph for definitions saved without one. */
+/**
+ * Node positions by step id (canvas coordinates, numbers), used to rebuild a graph for
+ * definitions saved without one. Extra keys in a position are dropped.
+ */
 export const LayoutSchema = z.record(z.string(), z.object({ x: z.number(), y: z.number() }).strip());
 
-/** What a client sends to create or save a definition (the plan is validated separately). */
+/**
+ * What a client sends to create or save a definition (the plan is validated separately, by
+ * `validatePlan`). Unknown top-level keys are dropped.
+ */
 export const WorkflowDraftSchema = z
   .object({
+    /** Display name: 1..200 characters after trimming (`workflow_name_required`, `workflow_name_too_long`). */
     name: z.string().trim().min(1).max(200),
+    /** What the workflow does; at most 4000 characters (`workflow_description_too_long`); default empty. */
     description: z.string().max(4000).default(''),
+    /**
+     * The input contract: a JSON Schema of `type: "object"` (see `inputSchemaProblems`);
+     * default an object with no properties.
+     */
     inputSchema: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
+    /** The AgentPlan the workflow runs; checked by `validateWorkflowDefinition`. */
     plan: z.unknown(),
-    /** The canvas document ({version, nodes, edges, notes}); opaque to the host. */
+    /**
+     * The canvas document ({version, nodes, edges, notes}); opaque to the host, at most
+     * `MAX_GRAPH_BYTES`. Null or absent: the graph is rebuilt from plan and layout.
+     */
     graph: z.record(z.string(), z.unknown()).nullable().optional(),
+    /** Node positions for a rebuilt graph; optional. */
     layout: LayoutSchema.optional(),
   })
   .strip();
 
+/** A parsed save request (see `WorkflowDraftSchema`), with defaults applied. */
 export type WorkflowDraft = z.infer<typeof WorkflowDraftSchema>;
+/** `draft` until a version is first published; `published` from then on. */
 export type WorkflowState = 'draft' | 'published';
 
+/** A saved workflow as the API returns it: the current draft and its publication state. */
 export interface WorkflowDefinition {
+  /** The workflow id; matches `WORKFLOW_ID_PATTERN`. */
   id: string;
+  /** Display name, 1..200 characters. */
   name: string;
+  /** What the workflow does, at most 4000 characters (may be empty). */
   description: string;
+  /** The input contract (an object JSON Schema). */
   inputSchema: JsonSchema;
+  /** The draft's plan, valid when saved. */
   plan: AgentPlan;
   /** The saved canvas graph, or one rebuilt from plan + layout when none was saved. */
   graph: Record<string, unknown>;
   /** True when `graph` was rebuilt rather than saved. */
   graphReconstructed: boolean;
+  /** Node positions by step id, when saved. */
   layout?: Record<string, { x: number; y: number }>;
   /** `published` once any version was published (even while newer draft changes exist). */
   state: WorkflowState;
+  /**
+   * The definition's revision: 1 on creation, one more on every change. Writes carry the
+   * revision they were based on; a stale one is refused and changes nothing.
+   */
   revision: number;
   /** The active (last published) version, or null. */
   publishedVersion: number | null;
   /** The draft differs from the active version (only meaningful when published). */
   hasDraftChanges: boolean;
+  /** When the definition was created: ISO 8601 UTC. */
   createdAt: string;
+  /** When the definition last changed: ISO 8601 UTC. */
   updatedAt: string;
 }
 
+/** One published version of a workflow: an immutable copy of the definition at publish time. */
 export interface WorkflowVersionInfo {
+  /** The version number: 1 for the first publish, one more for each further one. */
   version: number;
   /** The definition revision the version was published from. */
   revision: number;
+  /** The name at publish time. */
   name: string;
+  /** The description at publish time. */
   description: string;
+  /** When the version was published: ISO 8601 UTC. */
   publishedAt: string;
+  /** True for the version runs and the catalog use (the last published one). */
   active: boolean;
 }
 
+/** A ready-made workflow a user can start a new definition from. */
 export interface WorkflowTemplate {
+  /** The template id, unique among templates. */
   id: string;
+  /** Display name. */
   name: string;
+  /** What the template does. */
   description: string;
+  /** The group the template is listed under (default `general`); listed by category, then name. */
   category: string;
+  /** The input contract a new definition starts with. */
   inputSchema: JsonSchema;
+  /** The plan a new definition starts with. */
   plan: AgentPlan;
+  /** The canvas graph a new definition starts with. */
   graph: Record<string, unknown>;
 }
 
@@ -100,10 +167,15 @@ export interface WorkflowTemplate {
  * to `id` (then `value`), `labelField` to `label` (then `name`, then the value).
  */
 export interface EnumSource {
+  /** The read tool that lists the options (1..200 characters). */
   tool: string;
+  /** Arguments for the tool call; default none. */
   arguments?: Record<string, unknown>;
+  /** Where the list is in the tool's result (a reference path, at most 200 characters). */
   itemsPath?: string;
+  /** The item field holding the option's value (1..100 characters). */
   valueField?: string;
+  /** The item field holding the option's label (1..100 characters). */
   labelField?: string;
 }
 
@@ -117,6 +189,11 @@ const EnumSourceSchema = z
   })
   .strict();
 
+/**
+ * The `x-fengyu-enum` source of an input property: a non-empty string becomes `{tool}`; an
+ * object must match `EnumSource` exactly (unknown keys refused). Undefined when absent or
+ * malformed.
+ */
 export function enumSourceOf(prop: unknown): EnumSource | undefined {
   const raw = (prop as Record<string, unknown> | undefined)?.['x-fengyu-enum'];
   if (typeof raw === 'string' && raw.length > 0) return { tool: raw };
@@ -126,7 +203,9 @@ export function enumSourceOf(prop: unknown): EnumSource | undefined {
 
 /** The input contract read from a workflow's input schema. */
 export interface InputContract {
+  /** The schema's `properties` (empty when absent or not an object). */
   properties: Record<string, JsonSchema>;
+  /** The schema's `required` names that are strings (empty when absent). */
   required: string[];
   /** Ordinary inputs, referenced as `{{inputs.<name>}}`. */
   values: string[];
@@ -136,6 +215,10 @@ export interface InputContract {
   sharedDirectories: string[];
 }
 
+/**
+ * Splits a workflow's input schema into value, file and shared-directory inputs. Never throws:
+ * a malformed schema yields an empty contract (`inputSchemaProblems` reports why).
+ */
 export function inputContract(schema: JsonSchema | undefined): InputContract {
   const raw = schema?.properties;
   const properties = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, JsonSchema>) : {};
@@ -149,7 +232,12 @@ export function inputContract(schema: JsonSchema | undefined): InputContract {
   return c;
 }
 
-/** Problems of the input schema itself (shape, names, FengYu keywords). */
+/**
+ * Problems of the input schema itself, all at once: it must be an object schema with
+ * `type: "object"`, object `properties`, an array `required` naming declared properties
+ * (`input_required_undeclared`), and compile as JSON Schema (`input_schema_invalid`); each
+ * name matches `INPUT_NAME_PATTERN`; `x-fengyu-auto` and `x-fengyu-enum` are well-formed.
+ */
 export function inputSchemaProblems(schema: unknown): Problem[] {
   const out: Problem[] = [];
   const bad = (reason: string, field = 'inputSchema') => out.push({ code: 'input_schema_invalid', field, params: { reason } });
@@ -177,6 +265,7 @@ export function inputSchemaProblems(schema: unknown): Problem[] {
   return out;
 }
 
+/** What `validateWorkflowDefinition` needs from the host. */
 export interface DefinitionContext {
   /** Looks a tool up in the owner's catalog (workflow tools need not be present). */
   tool: (name: string) => ToolInfo | undefined;
@@ -187,6 +276,7 @@ export interface DefinitionContext {
   allowUnavailableTools?: boolean;
 }
 
+/** The typed plan of a valid definition, or every problem found. */
 export type DefinitionResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
 
 /** Nested workflow tools are never allowed in a saved definition (no recursion). */
@@ -272,6 +362,7 @@ function byteSize(value: unknown): number {
   }
 }
 
+/** The bound inputs (defaults applied, file inputs removed), or every problem found. */
 export type InputCheck = { ok: true; inputs: Record<string, unknown> } | { ok: false; problems: Problem[] };
 
 /**
@@ -305,7 +396,11 @@ export function checkInputs(schema: JsonSchema | undefined, inputs: unknown, fil
   return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs: bound };
 }
 
-/** Renders `{{inputs.*}}` placeholders of a goal as text (the goal is always a string). */
+/**
+ * Renders `{{inputs.*}}` placeholders of a goal as text (the goal is always a string): a string
+ * value is inserted as is, any other as JSON. Other placeholders, and those whose input or
+ * path is missing, are left untouched. Undefined stays undefined.
+ */
 export function renderGoal(goal: string | undefined, inputs: Readonly<Record<string, unknown>>): string | undefined {
   if (goal === undefined) return undefined;
   return goal.replace(/\{\{([^{}]*)\}\}/g, (whole, inner: string) => {

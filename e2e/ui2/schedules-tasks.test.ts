@@ -125,6 +125,26 @@ describe('scheduled tasks page', () => {
     await expect.poll(() => page.getByTestId('schedule-row').count()).toBe(1);
     expect((await u.t.api('GET', '/api/agent/schedules')).body.items).toHaveLength(1);
   });
+
+  it('is reachable by keyboard: Tab to "New schedule", Enter opens the form on its first field, Escape closes it', async () => {
+    await open('/schedules');
+    await page.getByTestId('schedule-row').first().waitFor();
+    const focused = () => page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid ?? document.activeElement?.id ?? '');
+    for (let i = 0; i < 40 && (await focused()) !== 'schedule-new'; i++) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('schedule-new');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('schedule-form').waitFor();
+    await expect.poll(focused).toBe('schedule-workflow');
+    // the weekday toggles and the Advanced disclosure are reachable too
+    const seen = new Set<string>();
+    for (let i = 0; i < 30; i++) {
+      await page.keyboard.press('Tab');
+      seen.add(await focused());
+    }
+    expect([...seen]).toEqual(expect.arrayContaining(['kind-daily', 'schedule-time', 'schedule-zone', 'schedule-mode', 'schedule-advanced', 'schedule-save']));
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByTestId('schedule-form').count()).toBe(0);
+  });
 });
 
 describe('background runs and the capacity view', () => {

@@ -1,5 +1,6 @@
 import { createI18n } from 'vue-i18n';
 import * as agent from './agent';
+import * as assist from './assist';
 import * as builder from './builder';
 import * as chat from './chat';
 import * as common from './common';
@@ -18,7 +19,7 @@ import * as settings from './settings';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type UiLocale = (typeof LOCALES)[number];
 
-const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat };
+const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat, assist };
 
 type Messages = Record<string, unknown>;
 

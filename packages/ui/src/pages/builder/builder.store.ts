@@ -263,6 +263,21 @@ export const useBuilder = defineStore('builder', () => {
     }
   }
 
+  /** The host saved exactly what is on the canvas (the AI panel's auto-save): adopt its id and revision. */
+  function adoptSaved(flow: { id: string; revision: number; state: 'draft' | 'published' }) {
+    workflowId.value = flow.id;
+    meta.value = { ...meta.value, state: flow.state, revision: flow.revision, hasDraftChanges: flow.state === 'published' };
+    saved.value = docJson();
+  }
+  /** Replaces the whole graph as one undoable edit (an applied AI proposal). */
+  function replaceGraph(next: WorkflowGraph) {
+    edit((g) => {
+      g.nodes = next.nodes;
+      g.edges = next.edges;
+      g.notes = next.notes;
+      g.version = next.version;
+    });
+  }
   async function reload() {
     const id = workflowId.value;
     saved.value = docJson(); // the user chose to drop local edits
@@ -305,7 +320,7 @@ export const useBuilder = defineStore('builder', () => {
   return {
     workflowId, meta, versionState, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
     lastResults, badges, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
-    init, load, loadCatalog, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
+    init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,
   };
 });

@@ -193,7 +193,7 @@ export function authoringTools(snap: CanvasSnapshot, deps: AuthoringDeps): Tool[
   });
 
   const saved = deps.saved;
-  const runSchema = saved ? toolSchema(saved.content.inputSchema) : noArgs;
+  const runSchema = saved ? toolSchema(saved.content.inputSchema) : { type: 'object' };
   const run = tool(
     'run_current_flow',
     saved ? `Run the flow open in the builder (saved as revision ${saved.revision}) with the given inputs and return its result.` : 'Run the flow open in the builder. It does not validate right now, so a call is refused: diagnose and fix it first.',

@@ -92,7 +92,7 @@ const MARK_COLORS: Record<DiffMark | 'same', string> = { added: '#4caf50', chang
 /** The diff preview as vue-flow nodes and edges (display only; nothing here is ever saved). */
 export function diffCanvas(view: DiffView) {
   const nodes = view.graph.nodes.map((n) => {
-    const mark = view.nodes[n.id] ?? 'same';
+    const mark: DiffMark | 'same' = (view.nodes[n.id] as DiffMark | undefined) ?? 'same';
     const data: DiffNodeData = {
       mark,
       start: n.type === 'start',
@@ -102,7 +102,7 @@ export function diffCanvas(view: DiffView) {
     return { id: n.id, type: DIFF_NODE, position: { ...n.position }, data, class: `fy-diff-${mark}`, deletable: false, connectable: false };
   });
   const edges = view.graph.edges.map((e) => {
-    const mark = view.edges[e.id] ?? 'same';
+    const mark: DiffMark | 'same' = (view.edges[e.id] as DiffMark | undefined) ?? 'same';
     return { id: e.id, source: e.source, target: e.target, sourceHandle: 'out', targetHandle: 'in', class: `fy-diff-${mark}`, animated: mark === 'added', style: { stroke: MARK_COLORS[mark], strokeWidth: mark === 'same' ? 1.5 : 2.5, ...(mark === 'removed' ? { strokeDasharray: '6 4' } : {}) } };
   });
   return { nodes, edges };

@@ -1,0 +1,101 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auto } from '../../packages/host/test/support/host';
+import { invoiceRows, writeInvoices } from '../../packages/plugins/excel/test/workbooks';
+import { type FlowsE2E, startFlowsE2E } from './harness';
+
+/**
+ * A newcomer's first hour on a 1280×800 screen, in English and in Simplified Chinese: a fresh
+ * install's Flows page, the headline template, a run with an uploaded workbook, the plan and send
+ * approvals, the result, and the run in history. With UPDATE_SCREENSHOTS=1 the screenshots land
+ * in docs/screenshots/newcomer-<locale>-<n>-<step>.png (linked from docs/newcomer.md).
+ */
+
+let e: FlowsE2E;
+let work: string;
+
+beforeAll(async () => {
+  e = await startFlowsE2E();
+  work = mkdtempSync(join(tmpdir(), 'fengyu-newcomer-'));
+  // a recipient group, as a user would have saved on the E-mail plugin
+  const setup = await e.t.api('POST', '/api/agent/run', { goal: 'setup', workflow: { steps: [{ id: 'tag', tool: 'email_tag_save', arguments: { name: 'managers', recipients: ['north@example.com'] } }] }, config: auto });
+  expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+  await e.t.stream(setup.body.runId);
+}, 240_000);
+
+afterAll(async () => {
+  await e?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+async function walk(locale: 'en' | 'zh-CN', texts: { template: string; tab: string; completed: RegExp }) {
+  const page: Page = await e.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const shot = (n: number, name: string) => e.shot(page, `newcomer-${locale}-${n}-${name}`);
+  try {
+    await page.goto(e.url('/flows'));
+    await page.getByTestId('flows-library').waitFor();
+    await page.getByTestId('locale').selectOption(locale);
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe(locale);
+    const card = page.locator('[data-template-id="excel-split-email"]');
+    await card.waitFor();
+    expect(await card.locator('h3').textContent()).toBe(texts.template);
+    await shot(1, 'library');
+
+    await card.getByTestId('use-template').click();
+    await page.waitForURL(/\/flows\/[^/?]+$/);
+    for (const id of ['start', 'config', 'execute', 'send', 'confirm']) await page.locator(`.fy-node[data-node-id="${id}"]`).waitFor();
+    expect(await page.getByTestId('tab-config').textContent()).toBe(texts.tab);
+    const canvas = await page.getByTestId('canvas').boundingBox();
+    expect(canvas?.width ?? 0).toBeGreaterThanOrEqual(0.6 * 1280);
+    await shot(2, 'builder');
+
+    const book = join(work, `invoices-${locale}.xlsx`);
+    await writeInvoices(book, invoiceRows(24));
+    await page.getByTestId('run').click();
+    const dialog = page.getByTestId('run-dialog');
+    await dialog.waitFor();
+    await dialog.getByTestId('file-workbook').setInputFiles(book);
+    await dialog.getByTestId('uploaded').waitFor();
+    await expect.poll(() => dialog.getByTestId('enum-recipients').locator('option[value="managers"]').count()).toBe(1);
+    await dialog.getByTestId('enum-recipients').selectOption('managers');
+    await dialog.getByTestId('permission-mode').selectOption('approve-for-me');
+    await shot(3, 'run-dialog');
+    await dialog.getByTestId('run-start').click();
+    await page.waitForURL(/\?run=/);
+
+    const panel = page.getByTestId('run-panel');
+    await panel.getByTestId('approve-plan').click({ timeout: 30_000 });
+    await panel.getByTestId('step-gate').waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.locator('.fy-node[data-node-id="confirm"]').getAttribute('data-badge')).toBe('awaiting');
+    await shot(4, 'approval');
+    await panel.getByTestId('approve-step').click();
+    await expect.poll(() => panel.getByTestId('run-status').getAttribute('data-status'), { timeout: 60_000 }).toBe('completed');
+
+    await page.locator('.fy-node[data-node-id="execute"] .fy-label').click();
+    await page.getByTestId('tab-config').click();
+    await page.getByTestId('result-box').getByTestId('result-table').waitFor();
+    await page.getByTestId('result-box').scrollIntoViewIfNeeded();
+    await shot(5, 'result');
+
+    await page.locator('[data-nav="runs"]').click();
+    await page.getByTestId('runs-table').waitFor();
+    await expect.poll(() => page.getByTestId('runs-table').innerText()).toMatch(texts.completed);
+    await shot(6, 'history');
+  } finally {
+    await page.close();
+  }
+}
+
+describe('a newcomer at 1280×800', () => {
+  it('goes from a fresh install to a finished run in English', async () => {
+    await walk('en', { template: 'Excel split → batch email', tab: 'Configure', completed: /Completed/ });
+  });
+
+  it('does the same in Simplified Chinese', async () => {
+    await walk('zh-CN', { template: 'Excel 拆分 → 批量发送邮件', tab: '配置', completed: /已完成/ });
+  });
+});

@@ -7,52 +7,93 @@ import { LOCALES } from './i18n/index';
  * that need more than one field live in `manifest-check.ts` (`validateManifest`).
  */
 
-/** Reverse-DNS, lower case, at least two segments: `fan.summer.excel`. */
+/**
+ * Plugin ids: reverse-DNS, lower case, 2..8 dot-separated segments of letters, digits and `-`
+ * (each at most 63 characters, the first starting with a letter): `fan.summer.excel`.
+ * A bad id is refused with `manifest_bad_id`.
+ */
 export const PLUGIN_ID_PATTERN = /^[a-z][a-z0-9-]{0,62}(\.[a-z0-9][a-z0-9-]{0,62}){1,7}$/;
-/** Semantic version 2.0.0 (no leading zeros; optional pre-release and build). */
+/**
+ * Semantic Versioning 2.0.0: `MAJOR.MINOR.PATCH`, no leading zeros, optional `-pre.release`
+ * and `+build` (`1.2.0`, `2.0.0-rc.1`). A bad version is refused with `manifest_bad_version`.
+ */
 export const SEMVER_PATTERN =
   /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
-/** Tool names as models accept them (OpenAI / Anthropic function-name rules). */
+/**
+ * aiTool names as models accept them (function-name rules of the common model APIs): a letter,
+ * then up to 63 letters, digits, `_` or `-` (1..64 characters); `manifest_tool_name_bad`.
+ */
 export const TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
-/** JSON-RPC method names of a worker; `$/…` is reserved for the protocol. */
+/**
+ * JSON-RPC method names of a worker: a letter, then up to 127 letters, digits, `_`, `.` or `-`
+ * (1..128 characters); `manifest_bad_method_name`. `$/…` is reserved for the protocol.
+ */
 export const METHOD_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
+/**
+ * The effects a plugin tool may declare. `command` is not among them: plugins never declare
+ * that they run processes. Anything else is refused with `manifest_tool_effect_unknown`.
+ */
 export const PLUGIN_EFFECTS = ['read', 'write', 'external'] as const;
+/** Bounds of an aiTool's `timeoutSeconds`, in seconds: 1..600 (see `clampTimeout`). */
 export const TIMEOUT_BOUNDS = { min: 1, max: 600 } as const;
 
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
+/** One worker method in `rpc.methods` (keyed by method name). Unknown keys are refused. */
 export const RpcMethodSchema = z
   .object({
+    /** What the method does, at most 4000 characters. Optional. */
     description: z.string().max(4000).optional(),
-    /** JSON Schema of the params object (`type: "object"`). */
+    /**
+     * JSON Schema of the params object (`type: "object"`); must compile
+     * (`manifest_schema_not_object`, `manifest_schema_invalid`). Required.
+     */
     inputSchema: JsonObjectSchema,
     /** JSON Schema of the result; lets the canvas offer output fields. */
     outputSchema: JsonObjectSchema.optional(),
   })
   .strict();
 
+/**
+ * A worker method offered as a tool to models, plans and the canvas. Unknown keys are refused.
+ * Its input schema is the method's `inputSchema`.
+ */
 export const AiToolSchema = z
   .object({
+    /**
+     * The tool name; matches `TOOL_NAME_PATTERN`, unique within the manifest
+     * (`manifest_tool_duplicate`), not a built-in family (`manifest_tool_reserved`) and not
+     * another installed plugin's tool (`manifest_tool_conflict`).
+     */
     name: z.string().regex(TOOL_NAME_PATTERN),
+    /** What the tool does, for models and people: 1..4000 characters. */
     description: z.string().min(1).max(4000),
-    /** The `rpc.methods` entry the host calls. */
+    /** The `rpc.methods` entry the host calls; must be declared there (`manifest_tool_method_missing`). */
     method: z.string(),
+    /** What the tool can do: `read`, `write` or `external`. Required. */
     effect: z.enum(PLUGIN_EFFECTS),
-    /** Clamped to [1, 600] at call time; default `backend.callTimeoutSeconds`. */
+    /**
+     * Per-call timeout in seconds, an integer; clamped to [1, 600] at call time; default the
+     * host's `backend.callTimeoutSeconds`.
+     */
     timeoutSeconds: z.number().int().optional(),
-    /** Declares that repeating a call is safe, so write/external tools may retry. */
+    /** Declares that repeating a call is safe, so write/external tools may retry. Default false. */
     idempotent: z.boolean().optional(),
   })
   .strict();
 
+/** The value types a canvas port may declare; `any` connects to every type. */
 export const FLOW_PORT_TYPES = ['text', 'number', 'boolean', 'object', 'list', 'file', 'any'] as const;
 
 /** One declared input or output field of a canvas node; object and list fields nest. */
 export interface FlowField {
+  /** The field's value type (one of `FLOW_PORT_TYPES`). */
   type: (typeof FLOW_PORT_TYPES)[number];
+  /** Display label, at most 200 characters; default the field's key. */
   label?: string;
-  /** Per-field help shown in the node panel and the port tooltip. */
+  /** Per-field help shown in the node panel and the port tooltip; at most 4000 characters. */
   help?: string;
+  /** A sample value, shown as a hint. */
   example?: unknown;
   /** Sub-fields of an `object` field (e.g. `confirmation.confirmationId`). */
   fields?: Record<string, FlowField>;
@@ -60,6 +101,7 @@ export interface FlowField {
   items?: FlowField;
 }
 
+/** The zod schema of `FlowField` (recursive; unknown keys refused). */
 export const FlowFieldSchema: z.ZodType<FlowField> = z.lazy(() =>
   z
     .object({
@@ -73,10 +115,14 @@ export const FlowFieldSchema: z.ZodType<FlowField> = z.lazy(() =>
     .strict(),
 );
 
+/** A worked example of a flow node: arguments and, optionally, the result they give. */
 export const FlowExampleSchema = z
   .object({
+    /** What the example shows, at most 200 characters. */
     title: z.string().max(200),
+    /** The tool arguments of the example (a JSON object). */
     arguments: JsonObjectSchema,
+    /** The result those arguments give. Optional. */
     result: z.unknown().optional(),
   })
   .strict();
@@ -87,16 +133,29 @@ export const FlowExampleSchema = z
  */
 export const FlowNodeSchema = z
   .object({
-    /** The aiTool this node runs (by its `name`). */
+    /**
+     * The aiTool this node runs (by its `name`); must be declared (`manifest_flow_tool_unknown`),
+     * at most one node per tool (`manifest_flow_duplicate`).
+     */
     tool: z.string(),
+    /** The node's title in the palette and on the canvas: 1..200 characters. */
     label: z.string().min(1).max(200),
+    /** Palette group, at most 100 characters. Optional. */
     category: z.string().max(100).optional(),
+    /** Icon name, at most 100 characters. Optional. */
     icon: z.string().max(100).optional(),
+    /** Accent color as `#rrggbb` hex. Optional. */
     color: z.string().regex(/^#[0-9a-fA-F]{6}$/).optional(),
-    /** Node-level help (Markdown). */
+    /** Node-level help (Markdown), at most 20000 characters. */
     help: z.string().max(20_000).optional(),
+    /**
+     * Per-input field declarations; each key must be a property of the tool's input schema
+     * (`manifest_flow_field_unknown`).
+     */
     inputs: z.record(z.string(), FlowFieldSchema).optional(),
+    /** The result's fields, typed and nested, offered as output ports. */
     outputs: z.record(z.string(), FlowFieldSchema).optional(),
+    /** Worked examples, at most 20. */
     examples: z.array(FlowExampleSchema).max(20).optional(),
   })
   .strict();
@@ -132,18 +191,35 @@ export const PluginTextsSchema = z
  */
 export const ManifestI18nSchema = z.partialRecord(z.enum(LOCALES), PluginTextsSchema);
 
+/**
+ * `manifest.json` itself. Unknown keys are refused at every level (`manifest_unknown_field`);
+ * a missing required field is `manifest_missing_field`.
+ */
 export const ManifestSchema = z
   .object({
+    /** The plugin id; matches `PLUGIN_ID_PATTERN`. */
     id: z.string().regex(PLUGIN_ID_PATTERN),
+    /** Display name, 1..100 characters. */
     name: z.string().min(1).max(100),
+    /** The plugin's version; matches `SEMVER_PATTERN`. */
     version: z.string().regex(SEMVER_PATTERN),
+    /** What the plugin does, at most 4000 characters. Optional. */
     description: z.string().max(4000).optional(),
-    /** The worker's JS entry, relative to the package root; run with `node`. */
+    /**
+     * The worker's JS entry (`.js`, `.mjs` or `.cjs`), a safe relative path inside the package
+     * (see `isPackagePath`) that exists in it; run with `node`.
+     */
     worker: z.string().min(1),
+    /** The worker's JSON-RPC methods, keyed by name (see `METHOD_NAME_PATTERN`). */
     rpc: z.object({ methods: z.record(z.string(), RpcMethodSchema) }).strict(),
+    /** The tools the plugin offers, at most 256. None: the plugin does not support AI. */
     aiTools: z.array(AiToolSchema).max(256).optional(),
+    /** Canvas declarations for aiTools, at most 256. */
     flowNodes: z.array(FlowNodeSchema).max(256).optional(),
-    /** Plugin hooks file, relative to the root; conventionally `hooks/hooks.json`. */
+    /**
+     * Plugin hooks file, a safe relative path that exists in the package; conventionally
+     * `hooks/hooks.json`. Optional.
+     */
     hooks: z.string().optional(),
     /** What the sandbox lets the worker do beyond its dirs and grants (shown to the user). */
     sandbox: z
@@ -153,20 +229,32 @@ export const ManifestSchema = z
       })
       .strict()
       .optional(),
+    /** Translations of the user-facing texts (see `ManifestI18nSchema`). Optional. */
     i18n: ManifestI18nSchema.optional(),
+    /** Who made the plugin, at most 200 characters. Optional. */
     author: z.string().max(200).optional(),
+    /** The plugin's web page, at most 500 characters. Optional. */
     homepage: z.string().max(500).optional(),
+    /** License name or SPDX expression, at most 100 characters. Optional. */
     license: z.string().max(100).optional(),
   })
   .strict();
 
+/** One worker method (see `RpcMethodSchema`). */
 export type RpcMethod = z.infer<typeof RpcMethodSchema>;
+/** One plugin tool (see `AiToolSchema`). */
 export type AiTool = z.infer<typeof AiToolSchema>;
+/** One canvas declaration (see `FlowNodeSchema`). */
 export type FlowNode = z.infer<typeof FlowNodeSchema>;
+/** One worked example of a flow node (see `FlowExampleSchema`). */
 export type FlowExample = z.infer<typeof FlowExampleSchema>;
+/** `read`, `write` or `external`. */
 export type PluginEffect = (typeof PLUGIN_EFFECTS)[number];
+/** A structurally valid manifest (see `ManifestSchema`; `validateManifest` adds cross-field rules). */
 export type PluginManifest = z.infer<typeof ManifestSchema>;
+/** A plugin's texts in one language (see `PluginTextsSchema`). */
 export type PluginTexts = z.infer<typeof PluginTextsSchema>;
+/** One tool's texts in one language (see `ToolTextSchema`). */
 export type ToolTexts = z.infer<typeof ToolTextSchema>;
 
 /** JSON Schema of `manifest.json`, derived from the zod source. */
@@ -179,13 +267,20 @@ export function supportsAi(manifest: Pick<PluginManifest, 'aiTools'>): boolean {
   return (manifest.aiTools?.length ?? 0) > 0;
 }
 
-/** A declared timeout clamped to [1, 600]; undefined keeps the host default. */
+/**
+ * A declared timeout in seconds, rounded and clamped to [1, 600]; undefined (or a non-finite
+ * number) keeps the host default.
+ */
 export function clampTimeout(seconds: number | undefined): number | undefined {
   if (seconds === undefined || !Number.isFinite(seconds)) return undefined;
   return Math.min(TIMEOUT_BOUNDS.max, Math.max(TIMEOUT_BOUNDS.min, Math.round(seconds)));
 }
 
-/** Compares two semantic versions (pre-releases sort before releases); -1, 0 or 1. */
+/**
+ * Compares two semantic versions by SemVer precedence: -1, 0 or 1. A pre-release sorts before
+ * its release; numeric pre-release parts compare as numbers and before alphanumeric ones;
+ * build metadata is ignored. Strings that are not versions compare as plain text.
+ */
 export function compareSemver(a: string, b: string): number {
   const pa = SEMVER_PATTERN.exec(a);
   const pb = SEMVER_PATTERN.exec(b);
@@ -216,7 +311,11 @@ export function compareSemver(a: string, b: string): number {
   return 0;
 }
 
-/** True when `path` is a safe relative path inside a package (no `..`, not absolute, POSIX). */
+/**
+ * True when `path` is a safe relative path inside a package: POSIX `/` separators only, 1..500
+ * characters, no NUL, not absolute (no leading `/`, no drive letter), no `..` and no empty
+ * segment.
+ */
 export function isPackagePath(path: string): boolean {
   if (!path || path.length > 500 || path.includes('\0') || path.includes('\\')) return false;
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return false;

@@ -30,8 +30,8 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
  */
 export const METHOD_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 /**
- * The effects a plugin tool may declare. `command` is not among them: plugins never declare
- * that they run processes. Anything else is refused with `manifest_tool_effect_unknown`.
+ * The effects a plugin tool may declare (`command` is not one of them). Anything else is
+ * refused with `manifest_tool_effect_unknown`; a missing effect with `manifest_tool_effect_missing`.
  */
 export const PLUGIN_EFFECTS = ['read', 'write', 'external'] as const;
 /** Bounds of an aiTool's `timeoutSeconds`, in seconds: 1..600 (see `clampTimeout`). */
@@ -82,14 +82,14 @@ export const AiToolSchema = z
   })
   .strict();
 
-/** The value types a canvas port may declare; `any` connects to every type. */
+/** The value types a canvas port may declare. */
 export const FLOW_PORT_TYPES = ['text', 'number', 'boolean', 'object', 'list', 'file', 'any'] as const;
 
 /** One declared input or output field of a canvas node; object and list fields nest. */
 export interface FlowField {
   /** The field's value type (one of `FLOW_PORT_TYPES`). */
   type: (typeof FLOW_PORT_TYPES)[number];
-  /** Display label, at most 200 characters; default the field's key. */
+  /** Display label, at most 200 characters. Optional. */
   label?: string;
   /** Per-field help shown in the node panel and the port tooltip; at most 4000 characters. */
   help?: string;
@@ -142,7 +142,7 @@ export const FlowNodeSchema = z
     label: z.string().min(1).max(200),
     /** Palette group, at most 100 characters. Optional. */
     category: z.string().max(100).optional(),
-    /** Icon name, at most 100 characters. Optional. */
+    /** Icon, at most 100 characters. Optional. */
     icon: z.string().max(100).optional(),
     /** Accent color as `#rrggbb` hex. Optional. */
     color: z.string().regex(/^#[0-9a-fA-F]{6}$/).optional(),

@@ -6,10 +6,14 @@
  * Message text lives in the i18n tables (`i18n/*.ts`), keyed by the same code.
  */
 
+/** How one error code surfaces on each transport. */
 export interface ErrorSpec {
-  /** HTTP status used when this error ends a request. */
+  /** HTTP status used when this error ends a request (4xx for the caller's fault, 5xx for ours). */
   status: number;
-  /** JSON-RPC error code used when this error crosses a worker boundary. */
+  /**
+   * JSON-RPC error code used when this error crosses a worker boundary: -32602 invalid params,
+   * -32700 parse error, -32603 internal; -32000 (server error) for every other code.
+   */
   rpc: number;
   /** True when repeating the same request later may succeed. */
   retryable: boolean;
@@ -17,6 +21,10 @@ export interface ErrorSpec {
 
 const spec = (status: number, retryable = false, rpc = -32000): ErrorSpec => ({ status, rpc, retryable });
 
+/**
+ * The core error codes, each with its `ErrorSpec`. Codes are lower snake case and never change
+ * meaning once published; every code has a message in each supported language.
+ */
 export const ERRORS = {
   // transport and auth
   invalid_request: spec(400, false, -32602),
@@ -63,29 +71,49 @@ export const ERRORS = {
   web_search_failed: spec(502, true),
 } as const satisfies Record<string, ErrorSpec>;
 
+/** A code of the core table (`ERRORS`). */
 export type CoreErrorCode = keyof typeof ERRORS;
 /** Codes are open-ended: domains register their own codes in their i18n tables. */
 export type ErrorCode = CoreErrorCode | (string & {});
 
 const extra: Record<string, ErrorSpec> = {};
 
-/** Domains (plugins, workflows, …) register their codes here at module load. */
+/**
+ * Domains (plugins, workflows, …) register their codes here at module load. A later
+ * registration of the same code replaces the earlier one; core codes always win on lookup.
+ */
 export function registerErrors(table: Record<string, ErrorSpec>): void {
   Object.assign(extra, table);
 }
 
+/**
+ * The `ErrorSpec` of `code`: the core table first, then registered codes; an unknown code
+ * surfaces as `internal` (500, retryable).
+ */
 export function errorSpec(code: string): ErrorSpec {
   return (ERRORS as Record<string, ErrorSpec>)[code] ?? extra[code] ?? ERRORS.internal;
 }
 
+/**
+ * Builds an `ErrorSpec` for `registerErrors`: `errorSpecOf(status, retryable = false,
+ * rpc = -32000)`.
+ */
 export { spec as errorSpecOf };
 
 /** A problem found by validation: where, what, and a stable code with parameters. */
 export interface Problem {
+  /** A stable code with a message in every supported language (e.g. `step_unknown_tool`). */
   code: string;
+  /** The rendered message, in the caller's language, when a surface has localized it. */
   message?: string;
+  /** The plan step the problem belongs to, when it belongs to one. */
   stepId?: string;
+  /**
+   * Where the problem is: a dotted path with `[index]` parts (`arguments.path`,
+   * `inputSchema.properties.x`); relative to the step when `stepId` is set.
+   */
   field?: string;
+  /** Values for the message's `{placeholder}`s; each placeholder of the message is filled. */
   params?: Record<string, unknown>;
 }
 
@@ -94,10 +122,14 @@ export interface Problem {
  * produced by `localize()` at the surface, in the caller's language.
  */
 export class FengYuError extends Error {
+  /** The stable error code (a key of `ERRORS` or of a registered table). */
   readonly code: string;
+  /** Values for the code's message placeholders; default none. */
   readonly params: Record<string, unknown>;
+  /** Structured data for the caller (e.g. the list of `Problem`s). Optional. */
   readonly details?: unknown;
 
+  /** `message` is the code itself; display text comes from the i18n tables. */
   constructor(code: string, params: Record<string, unknown> = {}, details?: unknown, options?: { cause?: unknown }) {
     super(code, options);
     this.name = 'FengYuError';
@@ -106,11 +138,16 @@ export class FengYuError extends Error {
     this.details = details;
   }
 
+  /** The HTTP status of the code (see `errorSpec`). */
   get status(): number {
     return errorSpec(this.code).status;
   }
 }
 
+/**
+ * True for a `FengYuError`, including one from another copy of this package (recognised by
+ * `name === 'FengYuError'`).
+ */
 export function isFengYuError(e: unknown): e is FengYuError {
   return e instanceof FengYuError || (typeof e === 'object' && e !== null && (e as { name?: string }).name === 'FengYuError');
 }

@@ -22,8 +22,8 @@ export interface ErrorSpec {
 const spec = (status: number, retryable = false, rpc = -32000): ErrorSpec => ({ status, rpc, retryable });
 
 /**
- * The core error codes, each with its `ErrorSpec`. Codes are lower snake case and never change
- * meaning once published; every code has a message in each supported language.
+ * The core error codes, each with its `ErrorSpec`. Codes are lower snake case; every code has a
+ * message in each supported language, keyed by the code.
  */
 export const ERRORS = {
   // transport and auth

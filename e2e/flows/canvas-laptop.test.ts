@@ -163,6 +163,8 @@ it('shows a step result readably at 1280×800: rows as a table, markdown rendere
   await resultBox.getByTestId('result-enlarge').click();
   await expect.poll(async () => (await box('[data-testid="result-box"]')).width).toBeLessThan(side.width);
   // markdown text is rendered
+  // the AI panel (docked bottom-right over the canvas) may be open; it is not what this test reads
+  if (await page.getByTestId('ai-panel-collapse').count()) await page.getByTestId('ai-panel-collapse').click();
   await page.locator('.fy-node[data-node-id="note"] .fy-label').click();
   const echoed = page.getByTestId('result-box').locator('[data-key="echoed"]');
   await expect.poll(() => echoed.locator('h2').textContent()).toBe('Done');

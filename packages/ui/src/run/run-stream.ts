@@ -9,22 +9,40 @@ export interface RunFollower {
   close(): void;
 }
 
+/**
+ * The one EventSource wrapper for run streams: listens to `types`, parses each frame's JSON (a
+ * frame that is not JSON is dropped), takes the event's `seq` from the SSE id when the data has
+ * none, and closes the stream once `onEvent` says the run has ended.
+ */
+export function openRunEvents(url: string, types: readonly string[], onEvent: (event: RawEvent) => boolean, Source: typeof EventSource = EventSource): EventSource {
+  const es = new Source(url);
+  for (const type of types) {
+    es.addEventListener(type, ((msg: MessageEvent) => {
+      let data: Record<string, unknown>;
+      try {
+        data = JSON.parse(msg.data);
+      } catch {
+        return;
+      }
+      const event: RawEvent = { ...data, type };
+      if (typeof event.seq !== 'number' && msg.lastEventId) event.seq = Number(msg.lastEventId);
+      if (onEvent(event)) es.close();
+    }) as EventListener);
+  }
+  return es;
+}
+
 export function followRun(url: string, runId: string, onView: (view: RunView) => void, Source: typeof EventSource = EventSource): RunFollower {
   let view = initialRun(runId);
-  const es = new Source(url);
-  const handle = (type: string) => (msg: MessageEvent) => {
-    let data: Record<string, unknown> = {};
-    try {
-      data = JSON.parse(msg.data);
-    } catch {
-      return;
-    }
-    const event: RawEvent = { ...data, type };
-    if (typeof event.seq !== 'number' && msg.lastEventId) event.seq = Number(msg.lastEventId);
-    view = applyEvent(view, event);
-    onView(view);
-    if (view.ended) es.close();
-  };
-  for (const type of STREAM_EVENT_TYPES) es.addEventListener(type, handle(type) as EventListener);
+  const es = openRunEvents(
+    url,
+    STREAM_EVENT_TYPES,
+    (event) => {
+      view = applyEvent(view, event);
+      onView(view);
+      return view.ended;
+    },
+    Source,
+  );
   return { close: () => es.close() };
 }

@@ -1,5 +1,6 @@
 import { onBeforeUnmount, ref, shallowRef } from 'vue';
 import { applyEvent, initialRun, type RawEvent, type RunView, STREAM_EVENT_TYPES } from '../../run/run-state';
+import { openRunEvents } from '../../run/run-stream';
 
 /**
  * The Agent page's view of a run: the run panel's fold (`run/run-state.ts`, shared with the
@@ -86,21 +87,15 @@ export function useAgentRun(streamUrl: () => string, runId: string, Source: type
   const open = () => {
     es?.close();
     lost.value = false;
-    es = new Source(streamUrl());
-    for (const type of AGENT_EVENT_TYPES) {
-      es.addEventListener(type, ((msg: MessageEvent) => {
-        let data: Record<string, unknown>;
-        try {
-          data = JSON.parse(msg.data);
-        } catch {
-          return;
-        }
-        const event: RawEvent = { ...data, type };
-        if (typeof event.seq !== 'number' && msg.lastEventId) event.seq = Number(msg.lastEventId);
+    es = openRunEvents(
+      streamUrl(),
+      AGENT_EVENT_TYPES,
+      (event) => {
         state.value = applyAgentEvent(state.value, event);
-        if (state.value.view.ended) es?.close();
-      }) as EventListener);
-    }
+        return state.value.view.ended;
+      },
+      Source,
+    );
     es.onerror = () => {
       if (es?.readyState === 2 && !state.value.view.ended) lost.value = true;
     };

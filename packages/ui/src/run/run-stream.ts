@@ -11,10 +11,12 @@ export interface RunFollower {
 
 /**
  * The one EventSource wrapper for run streams: listens to `types`, parses each frame's JSON (a
- * frame that is not JSON is dropped), takes the event's `seq` from the SSE id when the data has
- * none, and closes the stream once `onEvent` says the run has ended.
+ * frame that is not JSON is dropped) and takes the event's `seq` from the SSE id when the data has
+ * none. The client never closes the stream on a terminal event: the replay of a resumed run holds
+ * the earlier terminal event before `resumed`. The host ends the stream after the run's real end
+ * and answers the reconnection that follows (cursor at the last event) with 204, which stops it.
  */
-export function openRunEvents(url: string, types: readonly string[], onEvent: (event: RawEvent) => boolean, Source: typeof EventSource = EventSource): EventSource {
+export function openRunEvents(url: string, types: readonly string[], onEvent: (event: RawEvent) => void, Source: typeof EventSource = EventSource): EventSource {
   const es = new Source(url);
   for (const type of types) {
     es.addEventListener(type, ((msg: MessageEvent) => {
@@ -26,7 +28,7 @@ export function openRunEvents(url: string, types: readonly string[], onEvent: (e
       }
       const event: RawEvent = { ...data, type };
       if (typeof event.seq !== 'number' && msg.lastEventId) event.seq = Number(msg.lastEventId);
-      if (onEvent(event)) es.close();
+      onEvent(event);
     }) as EventListener);
   }
   return es;
@@ -40,7 +42,6 @@ export function followRun(url: string, runId: string, onView: (view: RunView) =>
     (event) => {
       view = applyEvent(view, event);
       onView(view);
-      return view.ended;
     },
     Source,
   );

@@ -92,7 +92,6 @@ export function useAgentRun(streamUrl: () => string, runId: string, Source: type
       AGENT_EVENT_TYPES,
       (event) => {
         state.value = applyAgentEvent(state.value, event);
-        return state.value.view.ended;
       },
       Source,
     );

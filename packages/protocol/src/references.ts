@@ -12,14 +12,21 @@
  * Evaluation is a plain walk over data: no code is ever evaluated.
  */
 
+/** One step of a path: an object key (`.field`) or a 0-based array index (`[index]`). */
 export type PathPart = string | number;
 
+/**
+ * A parsed placeholder. `steps.index` is 1-based plan position; `node.id` a step id; `last`
+ * the latest (plan order) direct dependency; `inputs.name` a workflow input. `path` is what
+ * follows `result` (or the input name); `raw` the placeholder as written, braces included.
+ */
 export type Reference =
   | { kind: 'steps'; index: number; path: PathPart[]; raw: string }
   | { kind: 'node'; id: string; path: PathPart[]; raw: string }
   | { kind: 'last'; path: PathPart[]; raw: string }
   | { kind: 'inputs'; name: string; path: PathPart[]; raw: string };
 
+/** A placeholder that parsed, or one that is malformed (`raw` is the text to report). */
 export type ParsedToken = { ok: true; ref: Reference } | { ok: false; raw: string };
 
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
@@ -30,6 +37,10 @@ const REF_RE = new RegExp(
 );
 const FILE_RE = /^@file:([A-Za-z_][A-Za-z0-9_-]*)$/;
 
+/**
+ * Splits a path such as `.rows[0].name` into parts (`['rows', 0, 'name']`). Field names start
+ * with a letter, `_` or `$`; indexes are decimal digits. Text that fits neither is skipped.
+ */
 export function parsePath(text: string): PathPart[] {
   const parts: PathPart[] = [];
   const re = /\.([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]/g;
@@ -39,7 +50,10 @@ export function parsePath(text: string): PathPart[] {
   return parts;
 }
 
-/** Parses the inside of one `{{…}}`. */
+/**
+ * Parses the inside of one `{{…}}` (surrounding spaces allowed). Anything outside the grammar
+ * (an unknown root, a missing `.result`, a bad id or path) is returned as malformed.
+ */
 export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken {
   const m = REF_RE.exec(inner);
   if (!m) return { ok: false, raw };
@@ -49,7 +63,10 @@ export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken
   return { ok: true, ref: { kind: 'inputs', name: m[6] as string, path: parsePath(m[7] ?? ''), raw } };
 }
 
-/** Every placeholder token in a string, parsed or flagged malformed. */
+/**
+ * Every placeholder token in a string, parsed or flagged malformed, in order. A `{{` with no
+ * well-formed close adds one malformed token carrying the whole string.
+ */
 export function scanString(text: string): ParsedToken[] {
   const out: ParsedToken[] = [];
   for (const m of text.matchAll(PLACEHOLDER)) out.push(parseReference(m[1] as string, m[0]));
@@ -59,7 +76,10 @@ export function scanString(text: string): ParsedToken[] {
   return out;
 }
 
-/** The file input name of an `@file:<name>` string, or undefined. */
+/**
+ * The file input name of an `@file:<name>` string, or undefined. The whole string must be the
+ * marker; the name starts with a letter or `_`, then letters, digits, `_` or `-`.
+ */
 export function fileInputOf(value: string): string | undefined {
   return FILE_RE.exec(value)?.[1];
 }
@@ -72,15 +92,20 @@ export function exactReference(text: string): Reference | undefined {
   return parsed.ok ? parsed.ref : undefined;
 }
 
+/** One placeholder found by `collectReferences`, with where its string sits. */
 export interface FoundToken {
   /** JSON path of the string inside the scanned value. */
   at: PathPart[];
+  /** The placeholder, parsed or malformed. */
   token: ParsedToken;
   /** True when the string is exactly this one placeholder. */
   exact: boolean;
 }
 
-/** Walks any JSON value and yields every placeholder in its strings. */
+/**
+ * Walks any JSON value and lists every placeholder in its strings (object values and array
+ * items, depth first; keys are not scanned). `at` prefixes every found path.
+ */
 export function collectReferences(value: unknown, at: PathPart[] = []): FoundToken[] {
   if (typeof value === 'string') {
     const tokens = scanString(value);
@@ -94,7 +119,7 @@ export function collectReferences(value: unknown, at: PathPart[] = []): FoundTok
   return [];
 }
 
-/** Every `@file:<name>` string inside a JSON value. */
+/** The input names of every `@file:<name>` string inside a JSON value, in walk order, repeats kept. */
 export function collectFileInputs(value: unknown): string[] {
   if (typeof value === 'string') {
     const name = fileInputOf(value);
@@ -105,7 +130,10 @@ export function collectFileInputs(value: unknown): string[] {
   return [];
 }
 
-/** Reads `path` inside `value`; `undefined` when any part is missing. */
+/**
+ * Reads `path` inside `value`; `undefined` when any part is missing. A number part reads an
+ * array only, a string part a non-array object's own property only (never an inherited one).
+ */
 export function getPath(value: unknown, path: PathPart[]): unknown {
   let cur: unknown = value;
   for (const part of path) {
@@ -122,6 +150,7 @@ export function getPath(value: unknown, path: PathPart[]): unknown {
   return cur;
 }
 
+/** Writes a path back as text: `['rows', 0, 'name']` → `.rows[0].name`; empty path → ``. */
 export function formatPath(path: PathPart[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
 }
@@ -134,11 +163,16 @@ export interface ResolveScope {
   results: ReadonlyMap<string, unknown>;
   /** The resolving step's direct dependencies (for `last`). */
   dependsOn: readonly string[];
+  /** The run's bound inputs (for `inputs.<name>`). */
   inputs: Readonly<Record<string, unknown>>;
   /** Swaps a file input name for the current tool's resolved value (a path). */
   file?: (name: string) => unknown;
 }
 
+/**
+ * Thrown at dispatch when a placeholder points at nothing: an unknown or unfinished step, an
+ * absent input, or a path that is missing in the value. `ref` is the placeholder as written.
+ */
 export class UnresolvedReferenceError extends Error {
   constructor(readonly ref: string) {
     super(`reference ${ref} resolved to nothing`);
@@ -181,7 +215,12 @@ function renderText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** Resolves one string: exact placeholders keep their type, embedded ones render as text. */
+/**
+ * Resolves one string. An `@file:<name>` string becomes `scope.file(name)` (when given); a
+ * string that is exactly one placeholder becomes the referenced value, JSON type kept;
+ * otherwise each placeholder is replaced by its value as text (strings as is, others as JSON)
+ * and malformed ones are left as written. Throws `UnresolvedReferenceError`.
+ */
 export function resolveString(text: string, scope: ResolveScope): unknown {
   const file = fileInputOf(text);
   if (file !== undefined && scope.file) return scope.file(file);
@@ -194,7 +233,10 @@ export function resolveString(text: string, scope: ResolveScope): unknown {
   });
 }
 
-/** Resolves every placeholder inside a JSON value (a step's arguments). */
+/**
+ * Resolves every placeholder inside a JSON value (a step's arguments), returning a new value;
+ * keys and non-string leaves are copied unchanged. Throws `UnresolvedReferenceError`.
+ */
 export function resolveValue(value: unknown, scope: ResolveScope): unknown {
   if (typeof value === 'string') return resolveString(value, scope);
   if (Array.isArray(value)) return value.map((v) => resolveValue(v, scope));

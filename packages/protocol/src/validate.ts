@@ -11,21 +11,27 @@ import { checkSchema } from './schema-check';
  * the same function for inline diagnostics.
  */
 
+/** What validation needs to know about a catalog tool. */
 export type ToolInfo = Pick<CatalogEntry, 'name' | 'inputSchema' | 'effect' | 'idempotent' | 'source' | 'available'>;
 
+/** What `validatePlan` checks the plan against. */
 export interface ValidationContext {
-  /** Looks a tool up in the catalog snapshot the plan will run against. */
+  /** Looks a tool up in the catalog snapshot the plan will run against; undefined when unknown. */
   tool: (name: string) => ToolInfo | undefined;
-  /** Declared input names (a workflow's schema properties, or a bare run's `inputs` keys). */
+  /**
+   * Declared input names (a workflow's schema properties, or a bare run's `inputs` keys);
+   * `{{inputs.<name>}}` must name one (`ref_undeclared_input`).
+   */
   inputNames: ReadonlySet<string>;
-  /** Declared file input names (`@file:<name>`); defaults to `inputNames`. */
+  /** Declared file input names; `@file:<name>` must name one (`ref_undeclared_file`). Default `inputNames`. */
   fileInputNames?: ReadonlySet<string>;
-  /** `read-only` rejects any step whose tool is not a read tool. */
+  /** When true, any step whose tool is not a read tool (model steps included) is refused (`read_only_step`). */
   readOnly?: boolean;
   /** Extra per-step checks (e.g. workflows forbid nested workflow tools). */
   extraStepCheck?: (step: PlanStep, tool: ToolInfo | undefined) => Problem[];
 }
 
+/** The typed plan, or every problem found (never both, never an empty list). */
 export type ValidationResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
 
 function schemaProblems(input: unknown): Problem[] {
@@ -46,7 +52,10 @@ function stepIdAt(input: unknown, index: number): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
-/** Finds one dependency cycle, as a list of ids (first id repeated at the end), or undefined. */
+/**
+ * Finds one dependency cycle, as a list of ids (first id repeated at the end), or undefined.
+ * Unknown dependencies and self-dependencies are ignored here (they have their own codes).
+ */
 export function findCycle(steps: readonly PlanStep[]): string[] | undefined {
   const deps = new Map(steps.map((s) => [s.id, s.dependsOn ?? []]));
   const state = new Map<string, 1 | 2>();
@@ -75,7 +84,10 @@ export function findCycle(steps: readonly PlanStep[]): string[] | undefined {
   return undefined;
 }
 
-/** Transitive prerequisites of every step (assumes no cycle). */
+/**
+ * Transitive prerequisites of every step, by id: the steps it depends on, directly or through
+ * others. Unknown ids are ignored. Meant for acyclic plans (check `findCycle` first).
+ */
 export function prerequisites(steps: readonly PlanStep[]): Map<string, Set<string>> {
   const deps = new Map(steps.map((s) => [s.id, s.dependsOn ?? []]));
   const memo = new Map<string, Set<string>>();
@@ -138,7 +150,11 @@ function referenceProblems(step: PlanStep, steps: readonly PlanStep[], pre: Set<
   return problems;
 }
 
-/** A FileRef object (`{fileRef}` or an uploaded file's `{id, name, size, sha256}`): a path at dispatch. */
+/**
+ * True for a FileRef object: exactly the key `fileRef`, or exactly the keys `id`, `name`,
+ * `size` and `sha256` (an uploaded file). It becomes a path at dispatch, so its place in the
+ * arguments is not checked against the tool's schema before then.
+ */
 export function isFileRefShape(value: unknown): boolean {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
   const keys = Object.keys(value).sort().join(',');
@@ -233,7 +249,13 @@ function salvagedProblems(input: unknown, ctx: ValidationContext): Problem[] {
   return stepSetProblems(sound, knownIds, ctx);
 }
 
-/** Validates a plan in full. Returns the typed plan, or every problem found. */
+/**
+ * Validates a plan in full, before any tool runs. Returns the typed plan, or every problem
+ * found: the shape (`plan_schema`, with the sound steps still checked), 1..`MAX_STEPS` steps,
+ * unique ids, known and available tools, instructions of model steps, dependencies and
+ * cycles, retry ranges and safety, read-only mode, literal arguments against each tool's input
+ * schema, and every reference (well-formed, known target, a prerequisite, declared input).
+ */
 export function validatePlan(input: unknown, ctx: ValidationContext): ValidationResult {
   const structural = schemaProblems(input);
   if (structural.length > 0) return { ok: false, problems: [...structural, ...salvagedProblems(input, ctx)] };

@@ -17,13 +17,21 @@ import { isCompilableSchema } from './schema-check';
  * raw input as far as its shape allows, so one typo does not hide the rest.
  */
 
+/** What the host knows beyond the manifest when it checks one. */
 export interface ManifestCheckOptions {
-  /** Tool names already taken (built-ins, other installed plugins' aiTools). */
+  /**
+   * Tool names already taken (built-ins, other installed plugins' aiTools); an aiTool using one
+   * is refused with `manifest_tool_conflict`. Default none.
+   */
   existingToolNames?: ReadonlySet<string> | readonly string[];
-  /** Files of the package (POSIX relative paths), when known: referenced files must exist. */
+  /**
+   * Files of the package (POSIX relative paths), when known: `worker` and `hooks` must name one
+   * (`manifest_file_missing`; a leading `./` is ignored). Omitted: existence is not checked.
+   */
   files?: ReadonlySet<string>;
 }
 
+/** The typed manifest, or every problem found (each code and field reported once). */
 export type ManifestCheckResult = { ok: true; manifest: PluginManifest } | { ok: false; problems: Problem[] };
 
 type Obj = Record<string, unknown>;
@@ -42,7 +50,11 @@ function toolNameAt(root: unknown, index: unknown): string {
   return typeof name === 'string' ? name : `#${String(index)}`;
 }
 
-/** Maps one zod issue to a coded problem. */
+/**
+ * Maps one zod issue to a coded problem: unknown keys, a non-object manifest, missing or
+ * unknown effects, missing fields, bad id, version, tool name or timeout, and non-object
+ * schemas each get their own code; anything else is `manifest_bad_field` with the reason.
+ */
 function issueProblem(root: unknown, issue: z.core.$ZodIssue): Problem[] {
   const path = issue.path;
   if (issue.code === 'unrecognized_keys') {
@@ -68,6 +80,11 @@ function issueProblem(root: unknown, issue: z.core.$ZodIssue): Problem[] {
   return [{ code: 'manifest_bad_field', field, params: { field, reason: issue.message } }];
 }
 
+/**
+ * `worker` and `hooks` must be safe package paths (`manifest_bad_path`), the worker a `.js`,
+ * `.mjs` or `.cjs` file (`manifest_worker_not_js`), and both present in the package when the
+ * file list is known (`manifest_file_missing`).
+ */
 function pathProblems(m: Obj, files: ReadonlySet<string> | undefined): Problem[] {
   const out: Problem[] = [];
   for (const key of ['worker', 'hooks'] as const) {
@@ -81,6 +98,7 @@ function pathProblems(m: Obj, files: ReadonlySet<string> | undefined): Problem[]
   return out;
 }
 
+/** Method names match `METHOD_NAME_PATTERN`; their schemas are objects that compile. */
 function methodProblems(m: Obj): Problem[] {
   const out: Problem[] = [];
   const methods = isObj(m.rpc) && isObj(m.rpc.methods) ? m.rpc.methods : {};
@@ -101,6 +119,10 @@ function methodProblems(m: Obj): Problem[] {
   return out;
 }
 
+/**
+ * Each aiTool's method is declared; its name is not a reserved built-in family, not repeated,
+ * and not already taken by another installed tool.
+ */
 function toolProblems(m: Obj, existing: ReadonlySet<string>): Problem[] {
   const out: Problem[] = [];
   const methods = isObj(m.rpc) && isObj(m.rpc.methods) ? m.rpc.methods : undefined;
@@ -122,6 +144,10 @@ function toolProblems(m: Obj, existing: ReadonlySet<string>): Problem[] {
   return out;
 }
 
+/**
+ * Each flow node names a declared aiTool, at most one node per tool, and its `inputs` keys are
+ * properties of that tool's input schema.
+ */
 function flowNodeProblems(m: Obj): Problem[] {
   const out: Problem[] = [];
   const tools = new Map<string, Obj>();
@@ -177,7 +203,11 @@ function i18nProblems(m: Obj): Problem[] {
   return out;
 }
 
-/** Checks a parsed `manifest.json`; every problem is reported. */
+/**
+ * Checks a parsed `manifest.json`; every problem is reported at once, structural and
+ * cross-field, before anything is installed. Cross-field checks run whenever the input is an
+ * object, even when its shape is broken.
+ */
 export function validateManifest(json: unknown, options: ManifestCheckOptions = {}): ManifestCheckResult {
   const parsed = ManifestSchema.safeParse(json);
   const problems: Problem[] = parsed.success ? [] : parsed.error.issues.flatMap((i) => issueProblem(json, i));
@@ -190,6 +220,7 @@ export function validateManifest(json: unknown, options: ManifestCheckOptions = 
   return { ok: true, manifest: parsed.data };
 }
 
+/** Drops repeats: one problem per code and field. */
 function dedupe(problems: Problem[]): Problem[] {
   const seen = new Set<string>();
   return problems.filter((p) => {

@@ -7,6 +7,11 @@ import addFormatsModule from 'ajv-formats';
  * FengYu's own annotations.
  */
 
+/**
+ * One shared checker: reports every error (not just the first), ignores unknown keywords,
+ * checks the standard `format`s; `fengyu-file` and `fengyu-directory` accept any string, and the
+ * `x-fengyu-*` annotations are known keywords that check nothing.
+ */
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
 const addFormats = (addFormatsModule as unknown as { default?: (a: Ajv) => void }).default ?? (addFormatsModule as unknown as (a: Ajv) => void);
 addFormats(ajv);
@@ -14,6 +19,10 @@ ajv.addFormat('fengyu-file', true);
 ajv.addFormat('fengyu-directory', true);
 for (const keyword of ['x-fengyu-enum', 'x-fengyu-auto', 'x-fengyu-label', 'x-fengyu-help']) ajv.addKeyword(keyword);
 
+/**
+ * Compiled validators by schema JSON text; `null` marks a schema that does not compile. Cleared
+ * once it holds more than 2000 entries.
+ */
 const cache = new Map<string, ValidateFunction | null>();
 
 function compile(schema: Record<string, unknown>): ValidateFunction | null {
@@ -30,15 +39,22 @@ function compile(schema: Record<string, unknown>): ValidateFunction | null {
   return fn;
 }
 
+/** One way a value fails its schema, ready to name the field in a localized problem. */
 export interface SchemaIssue {
   /** JSON pointer of the offending value ("" for the root). */
   pointer: string;
   /** Readable path such as `.files[0].name` (the missing property included for `required`). */
   path: string;
+  /**
+   * What is wrong, in English: `is required`, `is not an accepted property`,
+   * `must be one of [...]`, or the checker's own message.
+   */
   message: string;
+  /** The JSON Schema keyword that failed (`required`, `type`, `enum`, …). */
   keyword: string;
 }
 
+/** Turns one checker error into a `SchemaIssue`, pointing `required` and extra-property issues at the property. */
 function describe(e: ErrorObject): SchemaIssue {
   const segments = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   let path = segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
@@ -57,7 +73,10 @@ function describe(e: ErrorObject): SchemaIssue {
   return { pointer: e.instancePath, path: path || '(root)', message, keyword: e.keyword };
 }
 
-/** Every issue of `value` against `schema`; an empty list when it conforms. */
+/**
+ * Every issue of `value` against `schema`; an empty list when it conforms. An absent schema,
+ * or one that does not compile (a third party's), checks nothing and returns an empty list.
+ */
 export function checkSchema(schema: Record<string, unknown> | undefined, value: unknown): SchemaIssue[] {
   if (!schema || typeof schema !== 'object') return [];
   const fn = compile(schema);
@@ -65,7 +84,10 @@ export function checkSchema(schema: Record<string, unknown> | undefined, value: 
   return (fn.errors ?? []).map(describe);
 }
 
-/** True when `schema` is a JSON-Schema object that compiles. */
+/**
+ * True when `schema` is a JSON-Schema object (not an array, not null) that compiles, unknown
+ * keywords allowed and formats not checked.
+ */
 export function isCompilableSchema(schema: unknown): boolean {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return false;
   try {

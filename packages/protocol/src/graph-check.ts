@@ -30,6 +30,12 @@ export interface GraphCheckOptions extends DefinitionContext {
   goal?: string;
 }
 
+/**
+ * Every problem of an authored graph at once: dangling connections (`edge_dangling`), bad Start
+ * fields (1-based `index` in params), then — when the graph has at least one step node — every
+ * problem of the compiled definition, with `plan.` stripped from the field. An empty list when
+ * the graph is sound.
+ */
 export function checkGraph(graph: WorkflowGraph, opts: GraphCheckOptions): GraphDiagnostic[] {
   const out: GraphDiagnostic[] = [];
   const ids = new Set(graph.nodes.map((n) => n.id));
@@ -46,6 +52,7 @@ export function checkGraph(graph: WorkflowGraph, opts: GraphCheckOptions): Graph
   return out;
 }
 
+/** A definition problem as a diagnostic on the step's node. */
 function fromProblem(p: Problem): GraphDiagnostic {
   const field = p.field?.startsWith('plan.') ? p.field.slice(5) : p.field;
   return { code: p.code, nodeId: p.stepId, field, params: p.params ?? {} };
@@ -55,6 +62,10 @@ function fromProblem(p: Problem): GraphDiagnostic {
 
 /** What a proposed graph changes, by node id and by connection (source → target). */
 export interface GraphDiff {
+  /**
+   * Node ids: added (only in the proposal), changed (what it runs or with what differs; moves
+   * and notes do not count) and removed (only in the current graph).
+   */
   nodes: { added: string[]; changed: string[]; removed: string[] };
   /** Edges are compared by their ends (`source→target`), never by id. */
   edges: { added: GraphEdgeKey[]; removed: GraphEdgeKey[] };
@@ -62,10 +73,13 @@ export interface GraphDiff {
 
 /** A connection named by its ends. */
 export interface GraphEdgeKey {
+  /** The node id the connection leaves. */
   source: string;
+  /** The node id the connection enters. */
   target: string;
 }
 
+/** An edge's identity for diffing: its two ends, never its id. */
 const edgeKey = (e: GraphEdge): string => `${e.source}\u0000${e.target}`;
 
 /** The compiled meaning of a node: what it runs and with what (positions and notes excluded). */
@@ -75,6 +89,10 @@ function nodeMeaning(n: GraphNode): string {
   return JSON.stringify([n.type, n.type === 'tool' ? n.tool.name : null, d.title ?? '', d.arguments ?? {}, d.instruction ?? '', !!d.requiresApproval, d.retry ?? null, d.pinned ?? null]);
 }
 
+/**
+ * What changes from `before` to `after`: nodes by id (added, changed, removed, in each graph's
+ * order) and connections by their ends. Pure; neither graph is modified.
+ */
 export function diffGraphs(before: WorkflowGraph, after: WorkflowGraph): GraphDiff {
   const old = new Map(before.nodes.map((n) => [n.id, n]));
   const next = new Map(after.nodes.map((n) => [n.id, n]));

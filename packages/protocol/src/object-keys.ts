@@ -8,12 +8,16 @@ export const PROTOTYPE_KEYS: readonly string[] = ['__proto__', 'constructor', 'p
 
 /** A refused key and where it sits, as `a.b[2].key` (the root's own keys are bare). */
 export interface ForbiddenKey {
+  /** The refused key itself (one of the keys searched for). */
   key: string;
+  /** Where it sits: `a.b[2].key`; keys that are not identifiers are quoted (`a["x-y"]`). */
   path: string;
 }
 
+/** Keys written bare in a path (identifier-like); others are written as `["…"]`. */
 const SIMPLE_KEY = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
+/** The path of a child key or index under `parent` (`''` is the root). */
 function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`;
   const part = SIMPLE_KEY.test(key) ? key : JSON.stringify(key);

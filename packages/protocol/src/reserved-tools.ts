@@ -7,6 +7,7 @@ import { WORKFLOW_TOOL_PREFIX } from './workflow';
  * named inside this set (a test walks the real catalog), so this is the one list to extend.
  */
 export const RESERVED_TOOL_PREFIXES: readonly string[] = [WORKFLOW_TOOL_PREFIX, 'task_', 'web_', 'browser_', 'memory_'];
+/** Single built-in tool names reserved whole (no family prefix). */
 export const RESERVED_TOOL_NAMES: readonly string[] = ['execute_command', 'run_current_flow'];
 
 /** The built-in family a name belongs to (`web_*`, `execute_command`), or undefined. Letter case is ignored. */

@@ -31,7 +31,9 @@ export const GRAPH_ROW_HEIGHT = 160;
 
 /** A canvas position, in canvas units (x grows rightwards, y downwards). */
 export interface GraphPosition {
+  /** Horizontal position, in canvas units. */
   x: number;
+  /** Vertical position, in canvas units. */
   y: number;
 }
 
@@ -49,6 +51,7 @@ export interface StartField {
   name: string;
   /** Display label (the schema's `title`). */
   label?: string;
+  /** The kind of value; `file` becomes `type: "string", format: "fengyu-file"`, `list` an array of strings. */
   type: FieldType;
   /** Listed in the schema's `required`. */
   required?: boolean;
@@ -98,8 +101,11 @@ export interface StepData {
 
 /** Data of a sticky note (not compiled). */
 export interface NoteData {
+  /** The note's text; empty when a stored note had none. */
   text: string;
+  /** Width in canvas units, when resized. */
   width?: number;
+  /** Height in canvas units, when resized. */
   height?: number;
 }
 
@@ -111,14 +117,19 @@ export type GraphNode =
 
 /** A sticky note on the canvas; kept in the graph, never compiled. */
 export interface GraphNote {
+  /** The note's id, unique among the graph's nodes and notes. */
   id: string;
+  /** Always `note`. */
   type: 'note';
+  /** Where the note sits. */
   position: GraphPosition;
+  /** The note's text and size. */
   data: NoteData;
 }
 
 /** A connection: the target step depends on the source step (edges from Start carry no dependency). */
 export interface GraphEdge {
+  /** The edge's id, unique among the graph's edges (`e_<source>_<target>` when generated). */
   id: string;
   /** The upstream node id. */
   source: string;
@@ -134,7 +145,9 @@ export interface WorkflowGraph {
   version: number;
   /** The Start node first by convention, then the steps. */
   nodes: GraphNode[];
+  /** The connections; an edge from Start adds no dependency. */
   edges: GraphEdge[];
+  /** Sticky notes; never compiled. */
   notes: GraphNote[];
 }
 
@@ -145,7 +158,9 @@ export type StartNode = Extract<GraphNode, { type: 'start' }>;
 
 /** The plan and input schema a graph compiles to. */
 export interface CompiledGraph {
+  /** The plan: one step per step node, in the canvas' reading order. */
   plan: AgentPlan;
+  /** The input schema built from the Start node's fields (`type: "object"`). */
   inputSchema: JsonSchema;
 }
 
@@ -157,6 +172,7 @@ export function jsonCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
+/** True for a tool or model node (one that compiles to a plan step). */
 export function isStepNode(node: GraphNode): node is StepNode {
   return node.type === 'tool' || node.type === 'model';
 }
@@ -171,15 +187,21 @@ export function emptyGraph(): WorkflowGraph {
   };
 }
 
+/** The graph's Start node (the first one, if several), or undefined when it has none. */
 export function startNode(graph: WorkflowGraph): StartNode | undefined {
   return graph.nodes.find((n): n is StartNode => n.type === 'start');
 }
 
+/** A deep copy of a graph (see `jsonCopy`). */
 export function cloneGraph(graph: WorkflowGraph): WorkflowGraph {
   return jsonCopy(graph);
 }
 
-/** A fresh id that is a valid step id (^[A-Za-z][A-Za-z0-9_-]{0,63}$) and unused in the graph. */
+/**
+ * A fresh id that is a valid step id (^[A-Za-z][A-Za-z0-9_-]{0,63}$) and unused by the graph's
+ * nodes and notes: `base` with other characters turned to `_`, leading non-letters dropped, cut
+ * to 40 characters (`step` when nothing is left), then `_2`, `_3`, … until unused.
+ */
 export function newNodeId(graph: WorkflowGraph, base: string): string {
   const slug = base.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^[^A-Za-z]+/, '').slice(0, 40) || 'step';
   const taken = new Set([...graph.nodes.map((n) => n.id), ...graph.notes.map((n) => n.id)]);
@@ -187,7 +209,7 @@ export function newNodeId(graph: WorkflowGraph, base: string): string {
   for (let i = 2; ; i++) if (!taken.has(`${slug}_${i}`)) return `${slug}_${i}`;
 }
 
-/** A fresh edge id for a connection source → target. */
+/** A fresh edge id for a connection source → target: `e_<source>_<target>`, then `_2`, `_3`, … until unused. */
 export function newEdgeId(graph: WorkflowGraph, source: string, target: string): string {
   const taken = new Set(graph.edges.map((e) => e.id));
   const base = `e_${source}_${target}`;
@@ -219,13 +241,16 @@ export function parseGraph(value: unknown): WorkflowGraph | undefined {
 
 /** Schema keywords a Start field models itself; every other keyword travels in `extra`. */
 const MODELLED_KEYWORDS = new Set(['type', 'title', 'description', 'enum', 'examples', 'format', 'items']);
+/** The field type of each JSON Schema `type`; any other type (and none) is `text`. */
 const FIELD_TYPE_OF_SCHEMA: Record<string, FieldType> = { number: 'number', integer: 'integer', boolean: 'boolean', array: 'list', object: 'object' };
 
+/** A property's field type: `file` for `format: "fengyu-file"`, else by its `type`. */
 function fieldTypeOf(prop: JsonSchema): FieldType {
   if (prop.format === 'fengyu-file') return 'file';
   return FIELD_TYPE_OF_SCHEMA[String(prop.type)] ?? 'text';
 }
 
+/** True for exactly `{type: "string"}`, the `items` a `list` field implies. */
 function isPlainItems(items: unknown): boolean {
   return !!items && typeof items === 'object' && Object.keys(items).length === 1 && (items as JsonSchema).type === 'string';
 }
@@ -297,6 +322,7 @@ export function fieldProblems(fields: readonly StartField[]): Array<{ index: num
 
 // ── graph → plan ───────────────────────────────────────────────────────────────────────────
 
+/** Position order: left to right, then top to bottom, then by id. */
 function byPosition(a: StepNode, b: StepNode): number {
   return a.position.x - b.position.x || a.position.y - b.position.y || a.id.localeCompare(b.id);
 }
@@ -337,6 +363,10 @@ export function orderStepNodes(graph: WorkflowGraph): StepNode[] {
   return out;
 }
 
+/**
+ * The plan step of one node, in canonical shape: empty title, approval and arguments of model
+ * nodes are dropped; a tool step always has `arguments`; a retry of one attempt is dropped.
+ */
 function stepOf(node: StepNode, dependsOn: string[]): PlanStep {
   const d = node.data;
   const step: PlanStep = { id: node.id };
@@ -416,6 +446,7 @@ export function planToGraph(plan: AgentPlan, inputSchema?: JsonSchema, layout?: 
   return graph;
 }
 
+/** The edge `planToGraph` draws for a dependency (or from Start to a root step). */
 function planEdge(source: string, target: string): GraphEdge {
   return { id: `e_${source}_${target}`, source, target };
 }

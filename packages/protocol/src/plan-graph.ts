@@ -364,8 +364,9 @@ export function orderStepNodes(graph: WorkflowGraph): StepNode[] {
 }
 
 /**
- * The plan step of one node, in canonical shape: empty title, approval and arguments of model
- * nodes are dropped; a tool step always has `arguments`; a retry of one attempt is dropped.
+ * The plan step of one node, in canonical shape: an empty title, an empty `dependsOn`, a false
+ * `requiresApproval`, a one-attempt retry and a model node's empty arguments are left out; a
+ * tool step always has `arguments`; a model step always has an `instruction` (maybe empty).
  */
 function stepOf(node: StepNode, dependsOn: string[]): PlanStep {
   const d = node.data;

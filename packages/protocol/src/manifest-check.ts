@@ -34,17 +34,22 @@ export interface ManifestCheckOptions {
 /** The typed manifest, or every problem found (each code and field reported once). */
 export type ManifestCheckResult = { ok: true; manifest: PluginManifest } | { ok: false; problems: Problem[] };
 
+/** A plain JSON object, as read from the raw manifest. */
 type Obj = Record<string, unknown>;
+/** True for a non-null, non-array object. */
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A field path as text: `aiTools[0].name` (the first key bare, then `.key` and `[index]`). */
 const fieldOf = (path: readonly PropertyKey[]) =>
   path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
 
+/** The raw value at `path` inside the manifest, or undefined. */
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let v = root;
   for (const p of path) v = isObj(v) || Array.isArray(v) ? (v as Obj)[p as string] : undefined;
   return v;
 }
 
+/** The name of the aiTool at `index` for messages, or `#<index>` when it has none. */
 function toolNameAt(root: unknown, index: unknown): string {
   const name = valueAt(root, ['aiTools', index as number, 'name']);
   return typeof name === 'string' ? name : `#${String(index)}`;

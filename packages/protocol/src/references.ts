@@ -29,12 +29,17 @@ export type Reference =
 /** A placeholder that parsed, or one that is malformed (`raw` is the text to report). */
 export type ParsedToken = { ok: true; ref: Reference } | { ok: false; raw: string };
 
+/** One `{{…}}` placeholder (no braces inside). */
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
+/** A field or input name inside a reference: a letter, `_` or `$`, then also digits and `-`. */
 const IDENT = '[A-Za-z_$][A-Za-z0-9_$-]*';
+/** A reference path: any mix of `.field` and `[index]` parts. */
 const PATH = `(?:\\.${IDENT}|\\[\\d+\\])*`;
+/** The whole reference grammar (one of the four roots), surrounding spaces allowed. */
 const REF_RE = new RegExp(
   `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH}))\\s*$`,
 );
+/** A whole `@file:<name>` string. */
 const FILE_RE = /^@file:([A-Za-z_][A-Za-z0-9_-]*)$/;
 
 /**
@@ -180,6 +185,10 @@ export class UnresolvedReferenceError extends Error {
   }
 }
 
+/**
+ * The value a reference points at in `scope`; throws `UnresolvedReferenceError` when the step
+ * has no result yet, the input is absent, or the path reads nothing (`undefined`).
+ */
 function lookup(ref: Reference, scope: ResolveScope): unknown {
   let base: unknown;
   let found = true;
@@ -211,6 +220,7 @@ function lookup(ref: Reference, scope: ResolveScope): unknown {
   return value;
 }
 
+/** A value as text inside a longer string: strings as they are, anything else as JSON. */
 function renderText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }

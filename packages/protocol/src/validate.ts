@@ -34,6 +34,11 @@ export interface ValidationContext {
 /** The typed plan, or every problem found (never both, never an empty list). */
 export type ValidationResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
 
+/**
+ * Shape problems from the zod schema, one `plan_schema` per issue: `field` and `path` are the
+ * issue's location (`.steps[2].id`, `(root)` for the plan itself), `reason` zod's message, and
+ * `stepId` the step's id when the issue sits inside a step that has a string id.
+ */
 function schemaProblems(input: unknown): Problem[] {
   const parsed = AgentPlanSchema.safeParse(input);
   if (parsed.success) return [];
@@ -45,6 +50,7 @@ function schemaProblems(input: unknown): Problem[] {
   });
 }
 
+/** The string id of the raw step at `index`, if the input has one there. */
 function stepIdAt(input: unknown, index: number): string | undefined {
   const steps = (input as { steps?: unknown })?.steps;
   const step = Array.isArray(steps) ? steps[index] : undefined;
@@ -107,6 +113,12 @@ export function prerequisites(steps: readonly PlanStep[]): Map<string, Set<strin
   return memo;
 }
 
+/**
+ * Reference problems of one step's `arguments` and `instruction`: malformed placeholders,
+ * unknown `steps.N` / `node.<id>` targets, targets that are not prerequisites of the step,
+ * `last` without any dependency, undeclared inputs, and `@file:` names that are not declared
+ * file inputs. `field` is the string's location inside the step (`arguments.path`).
+ */
 function referenceProblems(step: PlanStep, steps: readonly PlanStep[], pre: Set<string>, ctx: ValidationContext): Problem[] {
   const problems: Problem[] = [];
   const ids = new Set(steps.map((s) => s.id));
@@ -161,6 +173,7 @@ export function isFileRefShape(value: unknown): boolean {
   return keys === 'fileRef' || keys === 'id,name,sha256,size';
 }
 
+/** JSON pointers of every FileRef object inside a value (`/a/0/b`; `/` for the value itself). */
 function fileRefPointers(value: unknown, at: string[] = []): string[] {
   if (isFileRefShape(value)) return [`/${at.join('/')}`];
   if (Array.isArray(value)) return value.flatMap((v, i) => fileRefPointers(v, [...at, String(i)]));
@@ -192,6 +205,11 @@ function literalArgumentProblems(step: PlanStep, tool: ToolInfo): Problem[] {
   }));
 }
 
+/**
+ * One step's own rules: its tool is known and available, a model step has an instruction,
+ * dependencies name other known steps, retries are in range and safe, read-only mode is kept,
+ * literal arguments fit the tool's schema (pinned steps excepted), plus the caller's extra check.
+ */
 function stepProblems(step: PlanStep, ids: Map<string, number>, ctx: ValidationContext): Problem[] {
   const problems: Problem[] = [];
   const p = (code: string, params: Record<string, unknown>, field?: string) =>

@@ -179,6 +179,7 @@ export interface EnumSource {
   labelField?: string;
 }
 
+/** The object form of `x-fengyu-enum`; unknown keys are refused. */
 const EnumSourceSchema = z
   .object({
     tool: z.string().min(1).max(200),
@@ -285,6 +286,10 @@ export function nestedWorkflowCheck(step: PlanStep): Problem[] {
   return [{ code: 'workflow_nested_tool', stepId: step.id, field: 'tool', params: { stepId: step.id, tool: step.tool } }];
 }
 
+/**
+ * A goal may hold only `{{inputs.<name>}}` placeholders (`goal_ref_invalid` otherwise), each
+ * naming a declared value input (`goal_ref_undeclared_input`); file inputs are not values.
+ */
 function goalProblems(plan: unknown, c: InputContract): Problem[] {
   const goal = (plan as { goal?: unknown } | undefined)?.goal;
   if (typeof goal !== 'string') return [];
@@ -350,10 +355,15 @@ function draftIssue(i: z.core.$ZodIssue): Problem {
   return { code: 'workflow_field_invalid', field: path, params: { path, reason: i.message } };
 }
 
+/**
+ * Stands in for a workflow tool missing from the catalog, so a nested workflow step is
+ * reported once, as `workflow_nested_tool`, rather than also as an unknown tool.
+ */
 function workflowToolStub(name: string): ToolInfo {
   return { name, inputSchema: { type: 'object' }, effect: 'write', idempotent: false, source: 'workflow', available: true };
 }
 
+/** Size of a value as UTF-8 JSON, in bytes; infinite when it cannot be serialized. */
 function byteSize(value: unknown): number {
   try {
     return new TextEncoder().encode(JSON.stringify(value) ?? '').length;

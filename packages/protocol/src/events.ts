@@ -33,7 +33,11 @@ export interface RunEventPayloads {
   plan_token: { text: string };
   /** The plan the run will execute, after validation. */
   plan_ready: { plan: AgentPlan };
-  /** `uncertainSteps`: steps whose tool may have taken effect before the host stopped (resume). */
+  /**
+   * The run pauses for plan review until gate `gateId` is answered; `plan` is the plan to
+   * review. `uncertainSteps`: steps whose tool may have taken effect before the host stopped
+   * (resume).
+   */
   plan_approval_requested: { gateId: string; plan: AgentPlan; uncertainSteps?: string[] };
   /** The plan gate `gateId` was approved; `edited` is true when the reviewer changed `plan`. */
   plan_approved: { gateId: string; edited: boolean; plan: AgentPlan };
@@ -62,12 +66,19 @@ export interface RunEventPayloads {
    * how many attempts ran; `durationMs` the wall time in milliseconds (0 for a reused step).
    */
   step_complete: { stepId: string; index: number; status: 'done' | 'failed' | 'skipped'; result?: unknown; error?: string; attempts: number; durationMs: number; reused?: boolean };
-  /** Audit events: permission decisions, hook runs and other records that explain a run. */
+  /**
+   * Audit events: permission decisions, hook runs and other records that explain a run.
+   * `kind` names the record; `decision`, `source`, `rule` and `reason` describe a permission
+   * decision; further fields depend on `kind`.
+   */
   audit: { kind: string; stepId?: string; tool?: string; decision?: string; source?: string; rule?: string; reason?: string; hook?: string; [k: string]: unknown };
   /** Someone asked to cancel the run; `cancelled` follows once running steps stop. */
   // biome-ignore lint/complexity/noBannedTypes: an event without payload
   cancel_requested: {};
-  /** A failed, cancelled or interrupted run was resumed: it pauses for plan review again. */
+  /**
+   * A failed, cancelled or interrupted run was resumed: it pauses for plan review again.
+   * `reusedSteps` are the steps whose earlier results are kept rather than run again.
+   */
   resumed: { reusedSteps: string[] };
   /** The run completed: `result` is its final value, `summary` a short human text. Ends the stream. */
   complete: { result: unknown; summary: string };
@@ -92,5 +103,8 @@ export type RunEventType = keyof RunEventPayloads;
 /** One event as stored and streamed: the common fields, its `type` and that type's payload. */
 export type RunEvent<T extends RunEventType = RunEventType> = EventBase & { type: T } & RunEventPayloads[T];
 
-/** Events after which a stream ends. */
+/**
+ * Events after which a stream ends: the run reached a terminal status (`complete`, `error`,
+ * `cancelled`, `interrupted`); no event follows until a resume.
+ */
 export const STREAM_END_EVENTS: readonly RunEventType[] = ['complete', 'error', 'cancelled', 'interrupted'];

@@ -1,16 +1,31 @@
 /** @fengyu/protocol — the contract as code, shared by host, UI, SDK and CLI. No I/O. */
+// The tool catalog: entries, effects, schema revisions, secret redaction.
 export * from './catalog';
+// The error table, `FengYuError` and validation `Problem`s.
 export * from './errors';
+// Run events: the durable log and the SSE stream.
 export * from './events';
+// Messages in every supported language (`en`, `zh-CN`) and the `{param}` renderer.
 export { LOCALES, type Locale, localize, MESSAGES, pickLocale, renderTemplate } from './i18n/index';
+// The AgentPlan, its limits, per-run config and run statuses.
 export * from './plan';
+// The `{{…}}` / `@file:` reference grammar and its resolver.
 export * from './references';
+// JSON Schema checking of tool arguments and workflow inputs.
 export * from './schema-check';
+// Full plan validation (every problem at once).
 export * from './validate';
+// The plugin manifest schema and its patterns.
 export * from './manifest';
+// Full manifest validation with coded problems.
 export * from './manifest-check';
+// Keys refused in JSON bodies (prototype pollution).
 export * from './object-keys';
+// Tool names reserved for built-in families.
 export * from './reserved-tools';
+// Workflow definitions, input contracts and save-time validation.
 export * from './workflow';
+// The canvas graph and its translation to and from the plan.
 export * from './plan-graph';
+// Graph diagnostics, diffs and fingerprints.
 export * from './graph-check';

@@ -111,8 +111,11 @@ export interface NoteData {
 
 /** A node of the graph: the Start node, a tool step or a model step. */
 export type GraphNode =
+  // The Start node: id `start`, holds the workflow's input fields.
   | { id: string; type: 'start'; position: GraphPosition; data: StartData }
+  // A tool step: id is the step id; `tool` names the catalog tool it calls.
   | { id: string; type: 'tool'; tool: ToolRef; position: GraphPosition; data: StepData }
+  // A model step: id is the step id; the model carries out `data.instruction`.
   | { id: string; type: 'model'; position: GraphPosition; data: StepData };
 
 /** A sticky note on the canvas; kept in the graph, never compiled. */
@@ -255,7 +258,11 @@ function isPlainItems(items: unknown): boolean {
   return !!items && typeof items === 'object' && Object.keys(items).length === 1 && (items as JsonSchema).type === 'string';
 }
 
-/** The Start fields of an input schema; keywords the field editor does not model are kept in `extra`. */
+/**
+ * The Start fields of an input schema, in property order; keywords the field editor does not
+ * model are kept in `extra` (so are a non-file `format` and `items` other than `{type:
+ * "string"}`). Enum values become string options; only the first example is kept.
+ */
 export function schemaToFields(schema: JsonSchema | undefined): StartField[] {
   const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set(Array.isArray(schema?.required) ? (schema.required as string[]) : []);
@@ -275,7 +282,11 @@ export function schemaToFields(schema: JsonSchema | undefined): StartField[] {
   });
 }
 
-/** The JSON Schema of one Start field. */
+/**
+ * The JSON Schema of one Start field: its type, then `title`, `description`, `enum` and
+ * `examples` when set (an empty-string example is dropped); `extra` keywords are applied last
+ * and win.
+ */
 export function fieldSchema(field: StartField): JsonSchema {
   const prop: JsonSchema = {};
   if (field.type === 'file') Object.assign(prop, { type: 'string', format: 'fengyu-file' });
@@ -288,7 +299,10 @@ export function fieldSchema(field: StartField): JsonSchema {
   return { ...prop, ...(field.extra ?? {}) };
 }
 
-/** The input schema of a Start node's fields (nameless fields are skipped). */
+/**
+ * The input schema of a Start node's fields: `type: "object"`, one property per named field
+ * (nameless fields are skipped), and `required` only when some field is required.
+ */
 export function fieldsToSchema(fields: readonly StartField[]): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const f of fields) if (f.name) properties[f.name] = fieldSchema(f);
@@ -308,7 +322,11 @@ export function isFileBound(field: StartField): boolean {
 /** A valid Start field name: usable as `{{inputs.<name>}}` and `@file:<name>`. */
 export const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
-/** Problems of the field list itself (names must be valid reference names and unique). */
+/**
+ * Problems of the field list itself: each name matches `FIELD_NAME_PATTERN`
+ * (`field_name_invalid`) and is unique (`field_name_duplicate` on each repeat). `index` is the
+ * field's 0-based position.
+ */
 export function fieldProblems(fields: readonly StartField[]): Array<{ index: number; code: 'field_name_invalid' | 'field_name_duplicate' }> {
   const seen = new Set<string>();
   const out: Array<{ index: number; code: 'field_name_invalid' | 'field_name_duplicate' }> = [];
@@ -327,7 +345,11 @@ function byPosition(a: StepNode, b: StepNode): number {
   return a.position.x - b.position.x || a.position.y - b.position.y || a.id.localeCompare(b.id);
 }
 
-/** Direct step dependencies of each step node, from the edges (deduplicated, Start excluded). */
+/**
+ * Direct step dependencies of each step node, from the edges: every step node has an entry
+ * (empty when it has no upstream step); duplicates, edges from Start, and edges whose ends are
+ * not step nodes are ignored.
+ */
 export function graphDependencies(graph: WorkflowGraph): Map<string, string[]> {
   const steps = new Set(graph.nodes.filter(isStepNode).map((n) => n.id));
   const deps = new Map<string, string[]>([...steps].map((id) => [id, []]));

@@ -268,6 +268,7 @@ export function inputSchemaProblems(schema: unknown): Problem[] {
 
 /** What `validateWorkflowDefinition` needs from the host. */
 export interface DefinitionContext {
+  // Workflow tools are judged by name: any `run_workflow_*` step is `workflow_nested_tool`.
   /** Looks a tool up in the owner's catalog (workflow tools need not be present). */
   tool: (name: string) => ToolInfo | undefined;
   /**
@@ -379,6 +380,9 @@ export type InputCheck = { ok: true; inputs: Record<string, unknown> } | { ok: f
  * Binds run-time inputs to the contract: applies top-level defaults, then checks required fields
  * and JSON Schema types (ajv), naming every missing or wrong field. File and shared-directory
  * inputs are not values: a required file input must come with a `files` entry of its name.
+ * `inputs` must be an object or absent (`inputs_not_object`); defaults are deep-copied; a
+ * missing required value is `input_missing`, any other mismatch `input_invalid` with the path
+ * and reason. Extra inputs not in the schema are kept unless the schema forbids them.
  */
 export function checkInputs(schema: JsonSchema | undefined, inputs: unknown, fileNames: readonly string[] = []): InputCheck {
   if (inputs !== undefined && (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))) {

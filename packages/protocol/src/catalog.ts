@@ -38,7 +38,10 @@ export interface CatalogEntry {
   effect: ToolEffect;
   /** Where the tool comes from (see `ToolSourceKind`). */
   source: ToolSourceKind;
-  /** Stable identity: "pluginId:toolName", "builtin:web_fetch", "mcp:<server>:<tool>", "workflow:<id>". */
+  /**
+   * Stable identity across renames of the display name: "pluginId:toolName",
+   * "builtin:web_fetch", "mcp:<server>:<tool>", "workflow:<id>". Canvas nodes remember it.
+   */
   id: string;
   /**
    * An opaque revision string (a `stableHash`) that changes whenever the input or output
@@ -55,9 +58,12 @@ export interface CatalogEntry {
    * running); a plan using it is refused with `step_unavailable_tool`.
    */
   available: boolean;
-  /** Plugin id for plugin tools; server name for MCP tools. */
+  /** Plugin id for plugin tools; server name for MCP tools; absent for other sources. */
   origin?: string;
-  /** Optional canvas declaration (plugins' flowNodes). */
+  /**
+   * Optional canvas declaration (a plugin's `flowNodes` entry for this tool): palette
+   * placement, help, typed inputs and outputs, examples.
+   */
   flowNode?: Record<string, unknown>;
 }
 

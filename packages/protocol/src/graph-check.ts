@@ -67,7 +67,10 @@ export interface GraphDiff {
    * and notes do not count) and removed (only in the current graph).
    */
   nodes: { added: string[]; changed: string[]; removed: string[] };
-  /** Edges are compared by their ends (`source→target`), never by id. */
+  /**
+   * Edges are compared by their ends (`source→target`), never by id: added connections are in
+   * the proposal's order, removed ones in the current graph's order.
+   */
   edges: { added: GraphEdgeKey[]; removed: GraphEdgeKey[] };
 }
 

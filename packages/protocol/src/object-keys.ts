@@ -24,7 +24,11 @@ function childPath(parent: string, key: string | number): string {
   return parent === '' ? part : SIMPLE_KEY.test(key) ? `${parent}.${part}` : `${parent}[${part}]`;
 }
 
-/** The first own key of `keys` found at any depth of a parsed JSON value (iterative: no recursion limit). */
+/**
+ * The first own key of `keys` found at any depth of a parsed JSON value (iterative: no
+ * recursion limit), searched depth first in document order; undefined when there is none.
+ * Array items are searched too; primitives have no keys.
+ */
 export function findForbiddenKey(value: unknown, keys: readonly string[]): ForbiddenKey | undefined {
   const stack: Array<{ v: unknown; path: string }> = [{ v: value, path: '' }];
   while (stack.length > 0) {

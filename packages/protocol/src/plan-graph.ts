@@ -87,13 +87,19 @@ export interface StepData {
   title?: string;
   /** The step's arguments; strings may carry `{{…}}` references and `@file:` placeholders. */
   arguments: Record<string, unknown>;
-  /** Per-argument source choice; absent = derived from the value. Not compiled. */
+  /**
+   * Per-argument source choice, keyed like `arguments`; absent = derived from the value. Not
+   * compiled.
+   */
   sources?: Record<string, InputSource>;
   /** Model steps only: what the model should do. */
   instruction?: string;
   /** Pause before the step for a human decision. */
   requiresApproval?: boolean;
-  /** Total attempts and first backoff (compiled only when more than one attempt). */
+  /**
+   * Total attempts and first backoff in milliseconds (compiled only when more than one
+   * attempt); the same rules as the step's `retry`.
+   */
   retry?: { maxAttempts: number; initialBackoffMs?: number };
   /** A finished step's result, served without executing (compiled into the step's `pinned`). */
   pinned?: { result: unknown };
@@ -170,7 +176,10 @@ export interface CompiledGraph {
 /** Node positions by node id (a saved layout; wins over the computed one when rebuilding). */
 export type GraphLayout = Record<string, GraphPosition>;
 
-/** Deep copy of JSON data (works on reactive proxies, which structuredClone refuses). */
+/**
+ * Deep copy of JSON data (works on reactive proxies, which structuredClone refuses). Values JSON
+ * cannot hold are lost (`undefined` properties, functions); `undefined` itself is returned as is.
+ */
 export function jsonCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
@@ -180,7 +189,7 @@ export function isStepNode(node: GraphNode): node is StepNode {
   return node.type === 'tool' || node.type === 'model';
 }
 
-/** A graph holding only a Start node without fields. */
+/** A graph holding only a Start node without fields, at `START_POSITION`; no edges, no notes. */
 export function emptyGraph(): WorkflowGraph {
   return {
     version: GRAPH_VERSION,
@@ -223,6 +232,10 @@ export function newEdgeId(graph: WorkflowGraph, source: string, target: string):
 /**
  * Reads a stored or model-written graph defensively (it may be absent, older, or hand-edited):
  * malformed nodes, edges and notes are dropped; dangling edges are kept, for diagnostics.
+ * Undefined when `value` is not an object with a `nodes` array. A node needs a string id and a
+ * known type; a step node gets `arguments: {}` and a node without a position gets (0, 0); an
+ * edge needs string id, source and target; a note needs a string id and gets `text: ''`.
+ * The result is always at `GRAPH_VERSION`. Nodes are adjusted in place.
  */
 export function parseGraph(value: unknown): WorkflowGraph | undefined {
   if (!value || typeof value !== 'object') return undefined;

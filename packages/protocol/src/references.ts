@@ -162,11 +162,14 @@ export function formatPath(path: PathPart[]): string {
 
 /** What the resolver needs to know about the run at dispatch time. */
 export interface ResolveScope {
-  /** Step ids in plan order (for `steps.N`). */
+  /** Step ids in plan order (for `steps.N`, N 1-based, and for ordering `last`). */
   stepIds: readonly string[];
-  /** Results of finished steps, by id. */
+  /** Results of finished steps, by id; a step without an entry has not finished. */
   results: ReadonlyMap<string, unknown>;
-  /** The resolving step's direct dependencies (for `last`). */
+  /**
+   * The resolving step's direct dependencies (for `last`: the one latest in plan order). With
+   * none, `last` does not resolve.
+   */
   dependsOn: readonly string[];
   /** The run's bound inputs (for `inputs.<name>`). */
   inputs: Readonly<Record<string, unknown>>;

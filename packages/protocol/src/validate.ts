@@ -27,7 +27,10 @@ export interface ValidationContext {
   fileInputNames?: ReadonlySet<string>;
   /** When true, any step whose tool is not a read tool (model steps included) is refused (`read_only_step`). */
   readOnly?: boolean;
-  /** Extra per-step checks (e.g. workflows forbid nested workflow tools). */
+  /**
+   * Extra per-step checks (e.g. workflows forbid nested workflow tools); its problems are added
+   * to the step's own. Called once per step whose shape is sound.
+   */
   extraStepCheck?: (step: PlanStep, tool: ToolInfo | undefined) => Problem[];
 }
 

@@ -103,7 +103,10 @@ export interface WorkflowDefinition {
   inputSchema: JsonSchema;
   /** The draft's plan, valid when saved. */
   plan: AgentPlan;
-  /** The saved canvas graph, or one rebuilt from plan + layout when none was saved. */
+  /**
+   * The saved canvas graph, or one rebuilt from plan + layout when none was saved (see
+   * `planToGraph`); at most `MAX_GRAPH_BYTES` when saved.
+   */
   graph: Record<string, unknown>;
   /** True when `graph` was rebuilt rather than saved. */
   graphReconstructed: boolean;
@@ -118,7 +121,10 @@ export interface WorkflowDefinition {
   revision: number;
   /** The active (last published) version, or null. */
   publishedVersion: number | null;
-  /** The draft differs from the active version (only meaningful when published). */
+  /**
+   * The draft differs from the active version (only meaningful when published); false when
+   * nothing was published.
+   */
   hasDraftChanges: boolean;
   /** When the definition was created: ISO 8601 UTC. */
   createdAt: string;
@@ -130,7 +136,7 @@ export interface WorkflowDefinition {
 export interface WorkflowVersionInfo {
   /** The version number: 1 for the first publish, one more for each further one. */
   version: number;
-  /** The definition revision the version was published from. */
+  /** The definition revision the version was published from (see `WorkflowDefinition.revision`). */
   revision: number;
   /** The name at publish time. */
   name: string;

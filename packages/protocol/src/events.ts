@@ -31,7 +31,10 @@ export interface RunEventPayloads {
   run_created: { goal?: string; status: RunStatus; parentRunId?: string; origin?: string };
   /** A chunk of the model's text while it drafts the plan. Not kept in a run's stored history view. */
   plan_token: { text: string };
-  /** The plan the run will execute, after validation. */
+  /**
+   * The plan the run will execute, after validation: drafted by the model or supplied by the
+   * caller. Plan review (when on) follows.
+   */
   plan_ready: { plan: AgentPlan };
   /**
    * The run pauses for plan review until gate `gateId` is answered; `plan` is the plan to

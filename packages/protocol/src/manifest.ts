@@ -160,17 +160,26 @@ export const FlowNodeSchema = z
   })
   .strict();
 
-/** A field's label and help in one language. */
+/**
+ * A field's label (1..200 characters) and help (at most 4000) in one language; unknown keys
+ * are refused.
+ */
 const FieldTextSchema = z.object({ label: z.string().min(1).max(200).optional(), help: z.string().max(4000).optional() }).strict();
 
 /** One tool's texts in one language: the aiTool's description and its flow node's words. */
 export const ToolTextSchema = z
   .object({
+    /** The aiTool's description, 1..4000 characters. */
     description: z.string().min(1).max(4000).optional(),
+    /** The flow node's label, 1..200 characters. */
     label: z.string().min(1).max(200).optional(),
+    /** The flow node's palette group, 1..100 characters. */
     category: z.string().min(1).max(100).optional(),
+    /** The flow node's help (Markdown), at most 20000 characters. */
     help: z.string().max(20_000).optional(),
+    /** Texts of the flow node's input fields, by field key (declared fields only). */
     inputs: z.record(z.string(), FieldTextSchema).optional(),
+    /** Texts of the flow node's output fields, by field key (declared fields only). */
     outputs: z.record(z.string(), FieldTextSchema).optional(),
   })
   .strict();
@@ -178,9 +187,11 @@ export const ToolTextSchema = z
 /** A plugin's texts in one language (anything left out is shown as declared). */
 export const PluginTextsSchema = z
   .object({
+    /** The plugin's name, 1..100 characters. */
     name: z.string().min(1).max(100).optional(),
+    /** The plugin's description, at most 4000 characters. */
     description: z.string().max(4000).optional(),
-    /** Keyed by aiTool name. */
+    /** Keyed by aiTool name; each must be a declared aiTool (`manifest_i18n_tool_unknown`). */
     tools: z.record(z.string(), ToolTextSchema).optional(),
   })
   .strict();

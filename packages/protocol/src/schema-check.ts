@@ -41,7 +41,10 @@ function compile(schema: Record<string, unknown>): ValidateFunction | null {
 
 /** One way a value fails its schema, ready to name the field in a localized problem. */
 export interface SchemaIssue {
-  /** JSON pointer of the offending value ("" for the root). */
+  /**
+   * JSON pointer of the offending value ("" for the root), e.g. `/files/0/name`; for a missing
+   * property, the pointer of the object that lacks it.
+   */
   pointer: string;
   /** Readable path such as `.files[0].name` (the missing property included for `required`). */
   path: string;

@@ -108,18 +108,24 @@ export interface WorkflowDefinition {
    * `planToGraph`); at most `MAX_GRAPH_BYTES` when saved.
    */
   graph: Record<string, unknown>;
-  /** True when `graph` was rebuilt rather than saved. */
+  /** True when `graph` was rebuilt rather than saved (the definition was saved without one). */
   graphReconstructed: boolean;
   /** Node positions by step id, when saved. */
   layout?: Record<string, { x: number; y: number }>;
-  /** `published` once any version was published (even while newer draft changes exist). */
+  /**
+   * `published` once any version was published (even while newer draft changes exist);
+   * `draft` before.
+   */
   state: WorkflowState;
   /**
    * The definition's revision: 1 on creation, one more on every change. Writes carry the
    * revision they were based on; a stale one is refused and changes nothing.
    */
   revision: number;
-  /** The active (last published) version, or null. */
+  /**
+   * The active (last published) version, or null before the first publish. Runs and the
+   * catalog tool use this version, not the draft.
+   */
   publishedVersion: number | null;
   /**
    * The draft differs from the active version (only meaningful when published); false when

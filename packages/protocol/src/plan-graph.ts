@@ -233,7 +233,7 @@ export function newEdgeId(graph: WorkflowGraph, source: string, target: string):
  * Reads a stored or model-written graph defensively (it may be absent, older, or hand-edited):
  * malformed nodes, edges and notes are dropped; dangling edges are kept, for diagnostics.
  * Undefined when `value` is not an object with a `nodes` array. A node needs a string id and a
- * known type; a step node gets `arguments: {}` and a node without a position gets (0, 0); an
+ * known type; a step node without arguments gets `{}`, a node without a position (0, 0); an
  * edge needs string id, source and target; a note needs a string id and gets `text: ''`.
  * The result is always at `GRAPH_VERSION`. Nodes are adjusted in place.
  */

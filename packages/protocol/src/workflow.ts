@@ -123,8 +123,8 @@ export interface WorkflowDefinition {
    */
   revision: number;
   /**
-   * The active (last published) version, or null before the first publish. Runs and the
-   * catalog tool use this version, not the draft.
+   * The active (last published) version, or null before the first publish. The workflow's
+   * catalog tool (`run_workflow_<id>`) runs this version, not the draft.
    */
   publishedVersion: number | null;
   /**

@@ -23,7 +23,10 @@ export type JsonSchema = Record<string, unknown>;
 
 /** One tool of the catalog: what plans, the canvas and models may call. */
 export interface CatalogEntry {
-  /** The name plans use in `step.tool`; unique within one catalog. */
+  /**
+   * The name plans use in `step.tool` and models call; unique within one catalog. Plugin tool
+   * names match `TOOL_NAME_PATTERN`; published workflows are `run_workflow_<id>`.
+   */
   name: string;
   /** What the tool does, in words a model and a person can act on. */
   description: string;

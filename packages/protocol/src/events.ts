@@ -62,7 +62,7 @@ export interface RunEventPayloads {
    * with `result` or `error`). `callId` pairs a call with its result (set for a chat model's calls).
    */
   tool: { phase: 'call' | 'result'; stepId?: string; name: string; arguments?: unknown; result?: unknown; error?: string; callId?: string };
-  /** Attempt `attempt` failed with `error`; the next attempt starts after `delayMs` milliseconds. */
+  /** An attempt failed with `error`; attempt number `attempt` (2 or more) starts after `delayMs` milliseconds. */
   step_retry: { stepId: string; attempt: number; delayMs: number; error: string };
   /**
    * A step ended: `done` (with `result`), `failed` (with `error`) or `skipped`. `attempts` is

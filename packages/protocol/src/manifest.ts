@@ -49,7 +49,7 @@ export const RpcMethodSchema = z
      * (`manifest_schema_not_object`, `manifest_schema_invalid`). Required.
      */
     inputSchema: JsonObjectSchema,
-    /** JSON Schema of the result; lets the canvas offer output fields. */
+    /** JSON Schema of the result; lets the canvas offer output fields. Optional; must compile. */
     outputSchema: JsonObjectSchema.optional(),
   })
   .strict();
@@ -232,7 +232,10 @@ export const ManifestSchema = z
      * `hooks/hooks.json`. Optional.
      */
     hooks: z.string().optional(),
-    /** What the sandbox lets the worker do beyond its dirs and grants (shown to the user). */
+    /**
+     * What the sandbox lets the worker do beyond its dirs and grants (shown to the user).
+     * Unknown keys are refused. Optional: omitted means nothing beyond them.
+     */
     sandbox: z
       .object({
         /** Network access (e.g. an SMTP client); without it a sandboxed worker has none. */

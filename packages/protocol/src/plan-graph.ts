@@ -37,10 +37,18 @@ export interface GraphPosition {
   y: number;
 }
 
-/** How a node argument's value is authored; remembered per argument so an empty expression stays one. */
+/**
+ * How a node argument's value is authored; remembered per argument so an empty expression stays
+ * one: `manual` (a literal value), `reference` (one `{{…}}` picked from upstream results or
+ * inputs), `expression` (text mixing literals and placeholders).
+ */
 export type InputSource = 'manual' | 'reference' | 'expression';
 
-/** The kind of value a Start field takes; decides its JSON Schema type and the run form's widget. */
+/**
+ * The kind of value a Start field takes; decides its JSON Schema type and the run form's widget:
+ * `text` → string, `number`, `integer`, `boolean`, `list` → array of strings, `object`, and
+ * `file` → string with `format: "fengyu-file"` (an uploaded file, bound as `@file:<name>`).
+ */
 export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'list' | 'object' | 'file';
 /** Every field type, in the order the field editor offers them. */
 export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', 'boolean', 'list', 'object', 'file'];
@@ -71,7 +79,11 @@ export interface StartData {
   fields: StartField[];
 }
 
-/** Identity of the catalog tool a node calls (stable `id`, e.g. "fan.summer.excel:excel_execute"). */
+/**
+ * Identity of the catalog tool a node calls (stable `id`, e.g. "fan.summer.excel:excel_execute").
+ * Only `name` is compiled; `id` and `schemaRevision` help the canvas notice a renamed or
+ * changed tool.
+ */
 export interface ToolRef {
   /** The catalog tool name the compiled step calls. */
   name: string;

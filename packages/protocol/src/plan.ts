@@ -29,7 +29,11 @@ export const MAX_ATTEMPTS = 5;
  */
 export const RetrySchema = z
   .object({
-    /** Total attempts, the first one included: 1..5. */
+    /**
+     * Total attempts, the first one included: an integer in 1..`MAX_ATTEMPTS` (5). A failed
+     * attempt is retried while attempts remain and the run is not cancelled; each retry
+     * emits `step_retry`.
+     */
     maxAttempts: z.number().int(),
     /**
      * Delay before the second attempt, in milliseconds (integer, 0..60000); doubles for each
@@ -142,7 +146,10 @@ export const AgentConfigSchema = z
     model: z.string().max(200).optional(),
     /** `read-only`: every step must use a read tool (`read_only_step`); model steps are refused. */
     capabilityMode: z.enum(['read-only']).optional(),
-    /** Steps running at once within this run (1..16; default from host config). */
+    /**
+     * Steps running at once within this run: an integer in 1..16; default from host config.
+     * Only steps whose dependencies are done can run together.
+     */
     maxConcurrency: z.number().int().min(1).max(16).optional(),
   })
   .strict();

@@ -99,7 +99,7 @@ export function exactReference(text: string): Reference | undefined {
 
 /** One placeholder found by `collectReferences`, with where its string sits. */
 export interface FoundToken {
-  /** JSON path of the string inside the scanned value. */
+  /** JSON path of the string inside the scanned value (keys and 0-based indexes). */
   at: PathPart[];
   /** The placeholder, parsed or malformed. */
   token: ParsedToken;

@@ -220,7 +220,7 @@ export interface InputContract {
   properties: Record<string, JsonSchema>;
   /** The schema's `required` names that are strings (empty when absent). */
   required: string[];
-  /** Ordinary inputs, referenced as `{{inputs.<name>}}`. */
+  /** Ordinary inputs, referenced as `{{inputs.<name>}}`; the only ones a run's `inputs` binds. */
   values: string[];
   /** `format: "fengyu-file"` inputs, bound through the run's `files` as `@file:<name>`. */
   files: string[];
@@ -316,7 +316,9 @@ function goalProblems(plan: unknown, c: InputContract): Problem[] {
 }
 
 /**
- * Every problem of a definition at once: draft shape, input schema, plan, nesting, goal.
+ * Every problem of a definition at once: draft shape, graph size, input schema, plan, nesting,
+ * goal. A `{{inputs.<name>}}` naming a file input is `ref_file_input_as_value` (use
+ * `@file:<name>`). Unavailable tools are tolerated only with `allowUnavailableTools`.
  * A problem with a `stepId` has its `field` relative to that step (as `validatePlan` reports it);
  * other fields are paths in the definition (`name`, `inputSchema.properties.x`, `plan.goal`, `plan.steps[3]`).
  */

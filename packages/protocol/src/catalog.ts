@@ -28,7 +28,10 @@ export interface CatalogEntry {
    * names match `TOOL_NAME_PATTERN`; published workflows are `run_workflow_<id>`.
    */
   name: string;
-  /** What the tool does, in words a model and a person can act on. */
+  /**
+   * What the tool does, in words a model and a person can act on; shown in the palette and
+   * given to models with the input schema.
+   */
   description: string;
   /**
    * The JSON Schema of the tool's `arguments` (an object schema). Top-level properties marked

@@ -73,7 +73,10 @@ export const ERRORS = {
 
 /** A code of the core table (`ERRORS`). */
 export type CoreErrorCode = keyof typeof ERRORS;
-/** Codes are open-ended: domains register their own codes in their i18n tables. */
+/**
+ * Codes are open-ended: domains register their own codes (`registerErrors`) and messages in
+ * their i18n tables. Any string type-checks; an unregistered code surfaces as `internal`.
+ */
 export type ErrorCode = CoreErrorCode | (string & {});
 
 const extra: Record<string, ErrorSpec> = {};

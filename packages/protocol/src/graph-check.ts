@@ -26,7 +26,10 @@ export interface GraphDiagnostic {
 
 /** Options of `checkGraph`. */
 export interface GraphCheckOptions extends DefinitionContext {
-  /** The flow's goal (may reference `{{inputs.*}}`). */
+  /**
+   * The flow's goal (may reference `{{inputs.*}}` only); blank counts as none. Checked like a
+   * saved definition's goal.
+   */
   goal?: string;
 }
 
@@ -113,7 +116,7 @@ export function diffGraphs(before: WorkflowGraph, after: WorkflowGraph): GraphDi
   return diff;
 }
 
-/** True when the diff changes nothing. */
+/** True when the diff changes nothing: no node added, changed or removed, no connection added or removed. */
 export function isEmptyDiff(d: GraphDiff): boolean {
   return d.nodes.added.length + d.nodes.changed.length + d.nodes.removed.length + d.edges.added.length + d.edges.removed.length === 0;
 }

@@ -18,7 +18,10 @@ import { inputContract } from './workflow';
  * canvas' reading order, empty fields dropped) and is a fixed point from then on. Pure; no I/O.
  */
 
-/** Version of the graph document shape; stored in `WorkflowGraph.version`. */
+/**
+ * Version of the graph document shape; stored in `WorkflowGraph.version`. `parseGraph` reads
+ * any stored graph into this version.
+ */
 export const GRAPH_VERSION = 1;
 /** Id of the Start node (the workflow's inputs); never a step id in the compiled plan. */
 export const START_ID = 'start';
@@ -55,7 +58,10 @@ export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', '
 
 /** A field of the Start node: becomes one property of the workflow's input schema. */
 export interface StartField {
-  /** The input name, referenced as `{{inputs.<name>}}` (or `@file:<name>` for a file). */
+  /**
+   * The input name, referenced as `{{inputs.<name>}}` (or `@file:<name>` for a file); matches
+   * `FIELD_NAME_PATTERN` and is unique among the fields.
+   */
   name: string;
   /** Display label (the schema's `title`). */
   label?: string;

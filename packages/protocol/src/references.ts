@@ -56,8 +56,10 @@ export function parsePath(text: string): PathPart[] {
 }
 
 /**
- * Parses the inside of one `{{…}}` (surrounding spaces allowed). Anything outside the grammar
- * (an unknown root, a missing `.result`, a bad id or path) is returned as malformed.
+ * Parses the inside of one `{{…}}` (surrounding spaces allowed): `steps.2.result.rows[0]`,
+ * `node.fetch.result`, `last.result.text`, `inputs.city`. Anything outside the grammar (an
+ * unknown root, a missing `.result`, a bad id or path) is returned as malformed; `raw` defaults
+ * to the placeholder with its braces.
  */
 export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken {
   const m = REF_RE.exec(inner);

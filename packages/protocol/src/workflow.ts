@@ -214,7 +214,10 @@ export function enumSourceOf(prop: unknown): EnumSource | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The input contract read from a workflow's input schema. */
+/**
+ * The input contract read from a workflow's input schema. Every property lands in exactly one
+ * of `values`, `files` and `sharedDirectories` (a shared directory wins over a file format).
+ */
 export interface InputContract {
   /** The schema's `properties` (empty when absent or not an object). */
   properties: Record<string, JsonSchema>;

@@ -29,8 +29,8 @@ export interface CatalogEntry {
    */
   name: string;
   /**
-   * What the tool does, in words a model and a person can act on; shown in the palette and
-   * given to models with the input schema.
+   * What the tool does, in words a model and a person can act on; models read it with the
+   * input schema when they choose a tool.
    */
   description: string;
   /**

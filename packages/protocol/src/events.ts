@@ -55,7 +55,10 @@ export interface RunEventPayloads {
    * (a rule, the permission mode, `requiresApproval`) and `effect` is the tool's effect.
    */
   step_approval_requested: { gateId: string; stepId: string; reason: string; tool?: string; arguments?: unknown; effect?: string };
-  /** The step gate `gateId` was approved; the step runs. */
+  /**
+   * The step gate `gateId` was approved; the step runs. A rejection has no event type of its
+   * own: it is an `audit` event with `kind: 'step_rejected'` and the reason.
+   */
   step_approved: { gateId: string; stepId: string };
   /**
    * A tool call (`phase: 'call'`, with redacted `arguments`) or its outcome (`phase: 'result'`,

@@ -238,7 +238,10 @@ export const ManifestSchema = z
      */
     sandbox: z
       .object({
-        /** Network access (e.g. an SMTP client); without it a sandboxed worker has none. */
+        /**
+         * Network access (e.g. an SMTP client); without it a sandboxed worker has none.
+         * Default false.
+         */
         network: z.boolean().optional(),
       })
       .strict()

@@ -113,7 +113,10 @@ export type PlanStep = z.infer<typeof StepSchema>;
 /** A plan that passed the shape check (see `AgentPlanSchema`). */
 export type AgentPlan = z.infer<typeof AgentPlanSchema>;
 
-/** JSON Schema of the AgentPlan, derived from the zod source (given to models while planning). */
+/**
+ * JSON Schema of the AgentPlan, derived from the zod source (given to models while planning).
+ * It carries the shape only; the rules of `validatePlan` are checked after the draft.
+ */
 export function agentPlanJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(AgentPlanSchema, { unrepresentable: 'any' }) as Record<string, unknown>;
 }

@@ -237,7 +237,11 @@ function stepProblems(step: PlanStep, ids: Map<string, number>, ctx: ValidationC
   return problems;
 }
 
-/** Problems of the steps alone: ids, each step's own rules, and cycles. */
+/**
+ * Problems of the steps alone: unique ids (`step_duplicate_id`), each step's own rules, and
+ * cycles (`plan_cycle`, naming the loop as `a → b → a`). `knownIds` are ids of steps whose own
+ * shape is broken: dependencies on them are not reported as unknown.
+ */
 function stepSetProblems(steps: readonly PlanStep[], knownIds: readonly string[], ctx: ValidationContext): Problem[] {
   const problems: Problem[] = [];
   const ids = new Map<string, number>();

@@ -296,7 +296,10 @@ export interface DefinitionContext {
 /** The typed plan of a valid definition, or every problem found. */
 export type DefinitionResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
 
-/** Nested workflow tools are never allowed in a saved definition (no recursion). */
+/**
+ * Nested workflow tools are never allowed in a saved definition (no recursion): a step whose
+ * tool is `run_workflow_*` is `workflow_nested_tool`, whatever the catalog holds.
+ */
 export function nestedWorkflowCheck(step: PlanStep): Problem[] {
   if (!isWorkflowToolName(step.tool)) return [];
   return [{ code: 'workflow_nested_tool', stepId: step.id, field: 'tool', params: { stepId: step.id, tool: step.tool } }];

@@ -38,7 +38,10 @@ export interface CatalogEntry {
    * `writeOnly`, `format: password` or `x-fengyu-secret` are secret and redacted in output.
    */
   inputSchema: JsonSchema;
-  /** The JSON Schema of the tool's result, when declared. */
+  /**
+   * The JSON Schema of the tool's result, when declared; lets the canvas offer the result's
+   * fields as output ports.
+   */
   outputSchema?: JsonSchema;
   /** What the tool can do (see `ToolEffect`). */
   effect: ToolEffect;

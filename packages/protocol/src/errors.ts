@@ -15,7 +15,10 @@ export interface ErrorSpec {
    * -32700 parse error, -32603 internal; -32000 (server error) for every other code.
    */
   rpc: number;
-  /** True when repeating the same request later may succeed. */
+  /**
+   * True when repeating the same request later may succeed (capacity, timeouts, upstream
+   * failures); false when the request itself must change.
+   */
   retryable: boolean;
 }
 

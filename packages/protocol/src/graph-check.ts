@@ -12,7 +12,10 @@ import { type DefinitionContext, validateWorkflowDefinition } from './workflow';
 
 /** One problem of a graph, located on a node and/or an edge. */
 export interface GraphDiagnostic {
-  /** A stable error code (messages in the protocol's error table, or the canvas' own). */
+  /**
+   * A stable error code (messages in the protocol's error table, or the canvas' own):
+   * `edge_dangling`, `field_name_invalid`, `field_name_duplicate`, or any definition code.
+   */
   code: string;
   /** The node (step id) it concerns, when it concerns one. */
   nodeId?: string;
@@ -88,7 +91,11 @@ export interface GraphEdgeKey {
 /** An edge's identity for diffing: its two ends, never its id. */
 const edgeKey = (e: GraphEdge): string => `${e.source}\u0000${e.target}`;
 
-/** The compiled meaning of a node: what it runs and with what (positions and notes excluded). */
+/**
+ * The compiled meaning of a node: what it runs and with what (positions and notes excluded):
+ * its type, tool, title, arguments, instruction, approval, retry and pinned result; for the
+ * Start node, its fields.
+ */
 function nodeMeaning(n: GraphNode): string {
   if (n.type === 'start') return JSON.stringify(['start', n.data.fields]);
   const d = n.data;

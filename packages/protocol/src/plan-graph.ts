@@ -23,11 +23,14 @@ import { inputContract } from './workflow';
  * any stored graph into this version.
  */
 export const GRAPH_VERSION = 1;
-/** Id of the Start node (the workflow's inputs); never a step id in the compiled plan. */
+/**
+ * Id of the Start node (the workflow's inputs); never a step id in the compiled plan. Edges
+ * from it carry no dependency: inputs are always available.
+ */
 export const START_ID = 'start';
 /** Where the Start node sits in a graph built from scratch. */
 export const START_POSITION: Readonly<GraphPosition> = { x: 80, y: 200 };
-/** Horizontal distance between dependency columns of a rebuilt graph. */
+/** Horizontal distance between dependency columns of a rebuilt graph, in canvas units. */
 export const GRAPH_COLUMN_WIDTH = 300;
 /** Vertical distance between nodes of one column of a rebuilt graph. */
 export const GRAPH_ROW_HEIGHT = 160;
@@ -191,7 +194,10 @@ export interface CompiledGraph {
   inputSchema: JsonSchema;
 }
 
-/** Node positions by node id (a saved layout; wins over the computed one when rebuilding). */
+/**
+ * Node positions by node id (a saved layout; wins over the computed one when rebuilding). Ids
+ * not in the plan are ignored.
+ */
 export type GraphLayout = Record<string, GraphPosition>;
 
 /**
@@ -350,7 +356,10 @@ export function isFileBound(field: StartField): boolean {
   return c.files.length > 0 || c.sharedDirectories.length > 0;
 }
 
-/** A valid Start field name: usable as `{{inputs.<name>}}` and `@file:<name>`. */
+/**
+ * A valid Start field name: usable as `{{inputs.<name>}}` and `@file:<name>`: a letter or
+ * `_`, then letters, digits, `_` or `-` (the same rule as `INPUT_NAME_PATTERN`).
+ */
 export const FIELD_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
 /**
@@ -395,7 +404,8 @@ export function graphDependencies(graph: WorkflowGraph): Map<string, string[]> {
 /**
  * The canvas' reading order of the step nodes: a topological order that always takes the
  * ready node first in position order (left to right, then top to bottom, then id); nodes caught
- * in a cycle follow in position order.
+ * in a cycle follow in position order. This order gives `{{steps.N}}` its meaning (N is the
+ * 1-based position in it).
  */
 export function orderStepNodes(graph: WorkflowGraph): StepNode[] {
   const nodes = graph.nodes.filter(isStepNode).sort(byPosition);

@@ -103,7 +103,9 @@ export interface RunEventPayloads {
   step_uncertain: { stepId: string; tool?: string; reason: string };
 }
 
-/** The name of an event type (and of its SSE frame). */
+/**
+ * The name of an event type (and of its SSE frame), e.g. `step_start`; lower snake case.
+ */
 export type RunEventType = keyof RunEventPayloads;
 
 /** One event as stored and streamed: the common fields, its `type` and that type's payload. */

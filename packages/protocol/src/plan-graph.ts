@@ -28,11 +28,17 @@ export const GRAPH_VERSION = 1;
  * from it carry no dependency: inputs are always available.
  */
 export const START_ID = 'start';
-/** Where the Start node sits in a graph built from scratch. */
+/**
+ * Where the Start node sits in a graph built from scratch; rebuilt step columns start one
+ * `GRAPH_COLUMN_WIDTH` to its right.
+ */
 export const START_POSITION: Readonly<GraphPosition> = { x: 80, y: 200 };
 /** Horizontal distance between dependency columns of a rebuilt graph, in canvas units. */
 export const GRAPH_COLUMN_WIDTH = 300;
-/** Vertical distance between nodes of one column of a rebuilt graph. */
+/**
+ * Vertical distance between nodes of one column of a rebuilt graph, in canvas units; the
+ * first node of each column is level with the Start node.
+ */
 export const GRAPH_ROW_HEIGHT = 160;
 
 /** A canvas position, in canvas units (x grows rightwards, y downwards). */
@@ -145,7 +151,10 @@ export type GraphNode =
   // A model step: id is the step id; the model carries out `data.instruction`.
   | { id: string; type: 'model'; position: GraphPosition; data: StepData };
 
-/** A sticky note on the canvas; kept in the graph, never compiled. */
+/**
+ * A sticky note on the canvas; kept in the graph, never compiled. Moving or editing a note does
+ * not count as a change to the flow.
+ */
 export interface GraphNote {
   /** The note's id, unique among the graph's nodes and notes. */
   id: string;

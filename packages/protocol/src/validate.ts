@@ -11,7 +11,10 @@ import { checkSchema } from './schema-check';
  * the same function for inline diagnostics.
  */
 
-/** What validation needs to know about a catalog tool. */
+/**
+ * What validation needs to know about a catalog tool: its name, input schema, effect,
+ * idempotence, source and availability.
+ */
 export type ToolInfo = Pick<CatalogEntry, 'name' | 'inputSchema' | 'effect' | 'idempotent' | 'source' | 'available'>;
 
 /** What `validatePlan` checks the plan against. */

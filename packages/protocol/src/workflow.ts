@@ -293,7 +293,10 @@ export interface DefinitionContext {
   allowUnavailableTools?: boolean;
 }
 
-/** The typed plan of a valid definition, or every problem found. */
+/**
+ * The typed plan of a valid definition, or every problem found (definition paths, or
+ * step-relative fields when `stepId` is set).
+ */
 export type DefinitionResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
 
 /**

@@ -6,7 +6,10 @@
  */
 export const PROTOTYPE_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
 
-/** A refused key and where it sits, as `a.b[2].key` (the root's own keys are bare). */
+/**
+ * A refused key and where it sits, as `a.b[2].key` (the root's own keys are bare), for a
+ * localized error that names the field.
+ */
 export interface ForbiddenKey {
   /** The refused key itself (one of the keys searched for). */
   key: string;

@@ -88,7 +88,10 @@ export interface StartField {
   extra?: Record<string, unknown>;
 }
 
-/** Data of the Start node. */
+/**
+ * Data of the Start node. Its fields compile to the workflow's input schema (see
+ * `fieldsToSchema`) and are rebuilt from it (see `schemaToFields`).
+ */
 export interface StartData {
   /** The workflow's inputs, in display order. */
   fields: StartField[];
@@ -190,7 +193,10 @@ export interface WorkflowGraph {
   notes: GraphNote[];
 }
 
-/** A node that compiles to a plan step. */
+/**
+ * A node that compiles to a plan step (a tool or model node); its id is the step id, so it
+ * follows the step id rule.
+ */
 export type StepNode = Extract<GraphNode, { type: 'tool' | 'model' }>;
 /** The Start node. */
 export type StartNode = Extract<GraphNode, { type: 'start' }>;

@@ -43,7 +43,10 @@ export interface CatalogEntry {
    * fields as output ports.
    */
   outputSchema?: JsonSchema;
-  /** What the tool can do (see `ToolEffect`). */
+  /**
+   * What the tool can do (see `ToolEffect`); decides approvals under `ask`, retries and whether
+   * a read-only run may use it.
+   */
   effect: ToolEffect;
   /** Where the tool comes from (see `ToolSourceKind`). */
   source: ToolSourceKind;

@@ -49,7 +49,10 @@ export const RetrySchema = z
  */
 export const StepSchema = z
   .object({
-    /** The step id, unique within the plan; matches `STEP_ID_PATTERN`. */
+    /**
+     * The step id, unique within the plan (`step_duplicate_id`); matches `STEP_ID_PATTERN`.
+     * Events, gates and references name the step by it.
+     */
     id: z.string().regex(STEP_ID_PATTERN, 'must match ^[A-Za-z][A-Za-z0-9_-]{0,63}$'),
     /** A short human label for the step, at most 200 characters. Optional. */
     title: z.string().max(200).optional(),

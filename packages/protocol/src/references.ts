@@ -91,7 +91,11 @@ export function fileInputOf(value: string): string | undefined {
   return FILE_RE.exec(value)?.[1];
 }
 
-/** The single reference of a string that is exactly one placeholder, or undefined. */
+/**
+ * The single reference of a string that is exactly one placeholder (no text around the braces),
+ * or undefined, also when that placeholder is malformed. Such a string resolves to the
+ * referenced value with its JSON type kept.
+ */
 export function exactReference(text: string): Reference | undefined {
   const m = /^\{\{([^{}]*)\}\}$/.exec(text);
   if (!m) return undefined;

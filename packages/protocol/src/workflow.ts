@@ -225,9 +225,15 @@ export interface InputContract {
   required: string[];
   /** Ordinary inputs, referenced as `{{inputs.<name>}}`; the only ones a run's `inputs` binds. */
   values: string[];
-  /** `format: "fengyu-file"` inputs, bound through the run's `files` as `@file:<name>`. */
+  /**
+   * `format: "fengyu-file"` inputs, bound through the run's `files` as `@file:<name>`; a value
+   * given for one in `inputs` is dropped.
+   */
   files: string[];
-  /** `"x-fengyu-auto": "shared-directory"` inputs, bound as `@file:<name>` to a fresh directory. */
+  /**
+   * `"x-fengyu-auto": "shared-directory"` inputs, bound as `@file:<name>` to a fresh directory;
+   * a value given for one in `inputs` is dropped.
+   */
   sharedDirectories: string[];
 }
 

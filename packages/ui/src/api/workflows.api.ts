@@ -1,25 +1,13 @@
-import type { AgentConfig, AgentPlan, CatalogEntry, JsonSchema } from '@fengyu/protocol';
+import type { AgentConfig, AgentPlan, CatalogEntry, JsonSchema, WorkflowDefinition as ProtocolDefinition, WorkflowVersionInfo } from '@fengyu/protocol';
 import type { ApiClient } from './client';
 
 /** The workflows API and the bits of the agent API the builder uses. */
 
-export interface WorkflowDefinition {
-  id: string;
-  name: string;
-  description: string;
-  inputSchema: JsonSchema;
-  plan: AgentPlan;
-  graph?: unknown;
-  state: 'draft' | 'published';
-  revision: number;
-  publishedVersion?: number | null;
-  hasDraftChanges?: boolean;
-  graphReconstructed?: boolean;
-  updatedAt?: string;
-  createdAt?: string;
+/** A saved definition as the host answers it (the contract's type), plus summaries some hosts attach. */
+export type WorkflowDefinition = ProtocolDefinition & {
   /** Optional summaries some hosts attach; the library falls back to the runs list. */
   lastRun?: { runId?: string; status?: string; at?: string; startedAt?: string } | null;
-}
+};
 
 export interface WorkflowDraft {
   name: string;
@@ -43,14 +31,8 @@ export interface WorkflowTemplate {
   i18n?: Record<string, { name?: string; description?: string }>;
 }
 
-export interface WorkflowVersion {
-  version: number;
-  active?: boolean;
-  revision?: number;
-  publishedAt?: string;
-  createdAt?: string;
-  name?: string;
-}
+/** One published version (the contract's type). */
+export type WorkflowVersion = WorkflowVersionInfo;
 
 export interface FileRef {
   id: string;

@@ -26,6 +26,14 @@ function script(next: ScriptedTurn[]) {
   for (let i = 0; i < next.length + 1; i++) u.llm.push((req) => (isSummary(req) ? { text: 'workflow summary' } : (turns.shift() ?? { text: 'unexpected' })));
 }
 
+/** The panel starts as a button (its open state is then remembered): open it when it is closed. */
+async function openPanel() {
+  const button = u.page.getByTestId('ai-panel-open');
+  await button.or(u.page.getByTestId('ai-panel')).first().waitFor();
+  if (await button.count()) await button.click();
+  await u.page.getByTestId('ai-panel').waitFor();
+}
+
 async function ask(text: string) {
   await u.page.getByTestId('ai-panel-input').fill(text);
   await u.page.getByTestId('ai-panel-send').click();
@@ -49,7 +57,7 @@ describe('builder AI panel', () => {
     const { page, t } = u;
     expect((await t.api('PATCH', '/api/settings', { backends: [], defaultBackend: null })).status).toBe(200);
     await u.open('/flows/new');
-    await page.getByTestId('ai-panel').waitFor();
+    await openPanel();
     await ask('hello?');
     const note = page.getByTestId('ai-panel-no-backend');
     await note.waitFor();
@@ -62,8 +70,8 @@ describe('builder AI panel', () => {
   it('builds a three-node flow from an empty canvas: a diff, then one undoable apply-and-save', async () => {
     const { page, t } = u;
     await u.open('/flows/new');
+    await openPanel();
     const panel = page.getByTestId('ai-panel');
-    await panel.waitFor();
     // docked bottom-right, clear of the canvas controls and the minimap
     const p = await box(panel);
     expect(overlaps(p, await box(page.getByTestId('canvas-controls')))).toBe(false);

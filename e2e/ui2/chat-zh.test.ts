@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPlugin, packHelloWithHooks } from './fixtures';
+import { settle } from '../support/settle';
 import { englishLeft, startUi2, type Ui2 } from './harness';
 
 /** Chat page (streamed answer, tool cards, a confirmation card, reopening), then a zh-CN pass over every page. */
@@ -79,7 +80,7 @@ describe('zh-CN', () => {
       if (path === '/chat') await page.getByTestId('chat-conversation').first().click();
       if (path === '/chat') await page.getByTestId('chat-tool').first().waitFor();
       if (path === '/plugins') for (const toggle of await page.getByTestId('plugin-tools-toggle').all()) await toggle.click();
-      await page.waitForTimeout(200);
+      await settle(page);
       // code quoted in the official plugins' zh-CN descriptions: tool names, field paths, TLS modes, file types
       const code = ['SMTP', 'eml', 'TLS', 'none', 'starttls', 'tls', 'local-outbox', 'excel', 'execute', 'confirmation', 'confirmationId', 'id', 'confirm', 'send', 'batch', 'Excel', 'xlsx', 'complex', 'config', 'browser', 'extract', 'table', 'rows'];
       const words = await englishLeft(page, ['echo', 'write_note', 'note', 'local', 'scripted', 'zh', 'pass', 'finished', 'review', 'Echo', 'ping', ...code]);

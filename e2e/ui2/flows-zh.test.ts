@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { settle } from '../support/settle';
 import { englishLeft, startUi2, type Ui2 } from './harness';
 
 /**
@@ -35,7 +36,7 @@ it('leaves no English on the Flows library and builder once the language is swit
   ].join(', ');
   const left: Record<string, string[]> = {};
   const check = async (name: string) => {
-    await page.waitForTimeout(300);
+    await settle(page);
     const words = await englishLeft(page, allow, drop);
     if (words.length) left[name] = words;
     await u.shot(`ui2-zh-${name}`);
@@ -58,17 +59,17 @@ it('leaves no English on the Flows library and builder once the language is swit
   await page.locator('[data-arg="text"]').waitFor();
   await check('builder-config');
   await page.locator('.fy-node[data-node-id="start"] .fy-label').click();
-  await page.waitForTimeout(200);
+  await page.getByTestId('start-editor').waitFor();
   await check('builder-start');
   await page.keyboard.press('Escape');
   await page.getByTestId('open-settings').click();
-  await page.waitForTimeout(300);
+  await page.getByTestId('settings-drawer').waitFor();
   await check('builder-settings');
   await page.getByTestId('open-settings').click();
   await page.getByTestId('tab-run').click();
   await check('builder-run-tab');
   await page.getByTestId('run').click();
-  await page.waitForTimeout(500);
+  await page.getByTestId('run-dialog').waitFor();
   await check('builder-run-dialog');
   if (process.env.ZH_DUMP) console.log('ZHLEFT', JSON.stringify(left));
   expect(left).toEqual({});

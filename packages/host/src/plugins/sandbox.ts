@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
+import { isInside, realPathOf } from '../files/grant-paths';
 import type { SandboxPosture } from './posture';
 import type { FileGrant } from '../tools/tool';
 
@@ -101,9 +102,9 @@ export function bwrapArgs(launch: WorkerLaunch, hardening: readonly string[] = B
   for (const d of SYSTEM_DIRS) args.push('--ro-bind-try', d, d);
   for (const f of [...SYSTEM_FILES, ...(launch.network ? NETWORK_FILES : [])]) args.push('--ro-bind-try', f, f);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  const nodeReal = safeRealpath(launch.nodePath);
+  const nodeReal = realPathOf(launch.nodePath);
   const nodeDir = dirname(nodeReal);
-  if (!SYSTEM_DIRS.some((d) => nodeDir === d || nodeDir.startsWith(`${d}/`))) args.push('--ro-bind', nodeDir, nodeDir);
+  if (!SYSTEM_DIRS.some((d) => isInside(d, nodeDir))) args.push('--ro-bind', nodeDir, nodeDir);
   if (nodeReal !== launch.nodePath) args.push('--ro-bind', launch.nodePath, launch.nodePath);
   // Parents before children, so a nested bind is not hidden by its parent's.
   const binds: Array<{ path: string; writable: boolean }> = [
@@ -156,7 +157,7 @@ export interface CommandSandbox {
 
 /** Directories under /run that the system's name resolution needs (where /etc/resolv.conf points). */
 export function resolverPaths(): string[] {
-  const real = safeRealpath('/etc/resolv.conf');
+  const real = realPathOf('/etc/resolv.conf');
   return real.startsWith('/run/') ? [dirname(real)] : [];
 }
 
@@ -174,8 +175,8 @@ export function commandBwrapArgs(box: CommandSandbox, hardening: readonly string
   // a hidden directory itself (or of an ancestor) never uncovers it. Inside FENGYU_HOME only
   // uploaded files and run directories may be bound back.
   const hidden = [box.home, ...(box.userHome && box.userHome !== '/' ? [box.userHome] : [])];
-  const underHome = (p: string) => isUnder(box.home, p);
-  const mayBind = (p: string) => !underHome(p) || isUnder(join(box.home, 'files'), p) || isUnder(join(box.home, 'runs'), p);
+  const underHome = (p: string) => isInside(box.home, p);
+  const mayBind = (p: string) => !underHome(p) || isInside(join(box.home, 'files'), p) || isInside(join(box.home, 'runs'), p);
   const ops: Array<{ path: string; op: '--tmpfs' | '--bind' | '--ro-bind'; rank: number }> = [
     ...hidden.map((path) => ({ path, op: '--tmpfs' as const, rank: 1 })),
     { path: box.scratch, op: '--bind' as const, rank: 0 },
@@ -196,17 +197,4 @@ export function sandboxFor(config: { sandbox: SandboxSetting; env: Readonly<Reco
     detected.set(config, backend);
   }
   return backend;
-}
-
-/** `p` is `root` or below it (both absolute and normalized). */
-function isUnder(root: string, p: string): boolean {
-  return p === root || p.startsWith(root.endsWith('/') ? root : `${root}/`);
-}
-
-function safeRealpath(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return p;
-  }
 }

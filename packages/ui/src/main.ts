@@ -9,10 +9,9 @@ import { createApp } from 'vue';
 import { captureToken } from './api/token';
 import App from './App.vue';
 import { useConnection } from './app/connection.store';
-import { createRouter, ROUTER } from './app/router-core';
 import { createServices, SERVICES } from './app/services';
 import { createUiI18n, initialLocale } from './i18n/index';
-import { ROUTES } from './router';
+import { createUiRouter } from './router';
 
 const pinia = createPinia();
 const i18n = createUiI18n(initialLocale(window.localStorage, navigator.language));
@@ -27,7 +26,7 @@ const app = createApp(App);
 app.use(pinia);
 app.use(i18n);
 app.provide(SERVICES, services);
-app.provide(ROUTER, createRouter(ROUTES, window));
+app.use(createUiRouter());
 app.mount('#app');
 
 // The installable app: the service worker keeps the shell only (never API data).

@@ -1,9 +1,10 @@
 import { flushPromises, mount } from '@vue/test-utils';
 import { createPinia, setActivePinia } from 'pinia';
 import { describe, expect, it } from 'vitest';
+import { createMemoryHistory } from 'vue-router';
 import { SERVICES } from '../app/services';
-import { ROUTER } from '../app/router-core';
 import { createUiI18n } from '../i18n/index';
+import { createUiRouter } from '../router';
 import BackgroundTasks from './BackgroundTasks.vue';
 import type { Capacity, Task } from './tasks.api';
 
@@ -35,8 +36,7 @@ function mountView(locale: 'en' | 'zh-CN') {
     get: async (path: string) => (path.endsWith('/capacity') ? capacity : { items: [task] }),
     post: async () => ({ ...task, state: 'cancelled', queued: false }),
   };
-  const router = { current: { value: { params: {}, query: new URLSearchParams() } }, push: async () => true };
-  return mount(BackgroundTasks, { global: { plugins: [createUiI18n(locale), createPinia()], provide: { [SERVICES as symbol]: { api }, [ROUTER as symbol]: router } } });
+  return mount(BackgroundTasks, { global: { plugins: [createUiI18n(locale), createPinia(), createUiRouter(createMemoryHistory())], provide: { [SERVICES as symbol]: { api } } } });
 }
 
 describe('capacity view', () => {

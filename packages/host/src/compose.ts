@@ -14,6 +14,7 @@ import { createPluginsDomain } from './plugins/plugins.domain';
 import type { CoreServices } from './services';
 import { SettingsStore } from './settings/settings.store';
 import { migrate, type OpenedDatabase, openConfigured } from './storage/database';
+import { HostLease, leaseMsFrom } from './storage/host-lease';
 import { builtinSource } from './tools/builtin/builtin.source';
 import { ToolCatalog } from './tools/catalog';
 import { createTasksDomain } from './tasks/tasks.domain';
@@ -52,12 +53,15 @@ function createLogger(config: HostConfig): Logger {
   return pino({ level: config.logLevel, redact: ['req.headers["x-fengyu-token"]', 'req.query.token', '*.apiKey', '*.password', '*.secret'] });
 }
 
-async function createCore(config: HostConfig, options: ComposeOptions): Promise<{ core: CoreServices; database: OpenedDatabase; closers: Array<() => Promise<void> | void> }> {
+async function createCore(config: HostConfig, options: ComposeOptions): Promise<{ core: CoreServices; database: OpenedDatabase; closers: Array<() => Promise<void> | void>; lease?: HostLease }> {
   mkdirSync(config.home, { recursive: true });
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
   const database = openConfigured(config);
   await migrate(database.db);
+  // several hosts may share a PostgreSQL database: each has an id and a lease, and live work names its host
+  const lease = database.dialect === 'postgres' ? new HostLease(database.db, clock, logger.child({ component: 'hosts' }), leaseMsFrom(config.env)) : undefined;
+  await lease?.register();
   const closers: Array<() => Promise<void> | void> = [];
   const settings = new SettingsStore(database.db, clock);
   const core: CoreServices = {
@@ -68,10 +72,10 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
     events: new EventLog(database.db, clock),
     catalog: new ToolCatalog(),
     settings,
-    runs: new RunRepository(database.db),
+    runs: new RunRepository(database.db, lease?.id),
     onClose: (fn) => void closers.push(fn),
   };
-  return { core, database, closers };
+  return { core, database, closers, ...(lease ? { lease } : {}) };
 }
 
 const localeSchema = z.enum(['en', 'zh-CN']);
@@ -79,7 +83,7 @@ const localeSchema = z.enum(['en', 'zh-CN']);
 /** Builds the whole host (database migrated, bundled plugins installed); nothing listens yet. */
 export async function composeHost(options: ComposeOptions = {}): Promise<ComposedHost> {
   const config = loadConfig(options);
-  const { core, database, closers } = await createCore(config, options);
+  const { core, database, closers, lease } = await createCore(config, options);
   core.catalog.register(builtinSource(core));
   core.settings.registerSection('locale', { schema: localeSchema, defaultValue: 'en' });
   if (options.beforeDomains) await options.beforeDomains(core);
@@ -103,13 +107,22 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     planner: models.planner,
     modelSteps: models.modelSteps,
     filesResolver: plugins.resolveFiles,
+    ...(lease ? { hostId: lease.id } : {}),
   });
   const workflows = createWorkflowsDomain({ ...core, agent });
-  const tasks = await createTasksDomain({ ...core, agent, workflows });
+  const tasks = await createTasksDomain({ ...core, agent, workflows, ...(lease ? { hostId: lease.id } : {}) });
   core.catalog.register(models.memoryTools);
 
   const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models, tasks: tasks.registry, tasksDomain: tasks };
-  await agent.interruptOrphans();
+  if (lease) {
+    // Shared database: only the live work of hosts whose lease ran out is interrupted — at start
+    // (plus work that names no host) and at every renewal.
+    lease.start(async (ids, { unowned }) => {
+      await agent.interruptOrphans({ ids, unowned });
+      await tasks.sweepHosts?.(ids, unowned);
+    });
+    await lease.sweep(true);
+  } else await agent.interruptOrphans();
   return {
     ctx,
     async stop() {
@@ -121,6 +134,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
           core.logger.warn({ err }, 'close hook failed');
         }
       }
+      await lease?.stop().catch((err) => core.logger.warn({ err }, 'could not record this host stopped'));
     },
     closeDatabase: () => database.close(),
   };

@@ -63,6 +63,8 @@ export interface AgentServiceDeps {
   modelSteps?: ModelStepRunner;
   /** Resolves a run's `files` to grants; without one, runs with files are refused. */
   filesResolver?: FilesResolver;
+  /** This host process's id on a shared database: a graceful stop interrupts only its own runs. */
+  hostId?: string;
 }
 
 export class AgentService {
@@ -234,11 +236,16 @@ export class AgentService {
     return this.active.has(runId);
   }
 
-  /** Marks runs that were live when the host died as interrupted (at start, and at a graceful stop). */
-  async interruptOrphans(): Promise<number> {
-    const rows = await this.deps.repo.listNonTerminal();
-    for (const row of rows) if (!this.active.has(row.id)) await interruptOrphan(this.deps, row);
-    return rows.length;
+  /**
+   * Marks runs that were live when their host died as interrupted (at start, and at a graceful
+   * stop), each once. Without `hosts`, every live run not executing here (one host per database);
+   * with `hosts`, only the runs of those hosts (a shared database). Returns how many it interrupted.
+   */
+  async interruptOrphans(hosts?: { ids: string[]; unowned?: boolean }): Promise<number> {
+    const rows = await this.deps.repo.listNonTerminal(hosts);
+    let n = 0;
+    for (const row of rows) if (!this.active.has(row.id) && (await interruptOrphan(this.deps, row))) n += 1;
+    return n;
   }
 
   private checkPosture(row: RunRow): void {
@@ -343,6 +350,6 @@ export class AgentService {
     const live = [...this.active.values()];
     for (const run of live) run.shutdown();
     this.active.clear();
-    await this.interruptOrphans();
+    await this.interruptOrphans(this.deps.hostId ? { ids: [this.deps.hostId] } : undefined);
   }
 }

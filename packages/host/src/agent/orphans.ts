@@ -41,15 +41,30 @@ async function uncertainEvents(deps: OrphanDeps, row: RunRow, running: string[])
   return out;
 }
 
-/** Marks one orphaned run interrupted, its running steps failed or uncertain, in one commit. */
-export async function interruptOrphan(deps: OrphanDeps, row: RunRow): Promise<void> {
+/** Thrown inside the commit to roll it back when the run already ended (another sweeper was first). */
+class AlreadyEnded extends Error {}
+
+/**
+ * Marks one orphaned run interrupted, its running steps failed or uncertain, with their events,
+ * in one commit — only while the run is still live, so concurrent sweepers interrupt it once.
+ * True when this call interrupted it.
+ */
+export async function interruptOrphan(deps: OrphanDeps, row: RunRow): Promise<boolean> {
   const running = (await deps.repo.steps(row.id)).filter((e) => e.status === 'running').map((e) => e.stepId);
   const uncertain = await uncertainEvents(deps, row, running);
   const ids = uncertain.map((e) => (e as { stepId: string }).stepId);
   const now = new Date(deps.clock.now()).toISOString();
-  await deps.events.commit(row.id, [...uncertain, { type: 'interrupted', reason: 'the host stopped while this run was live' }], async (trx) => {
-    await deps.repo.update(row.id, { status: 'interrupted', gate: null, updated_at: now, finished_at: now, error: 'interrupted: the host stopped while this run was live' }, trx);
-    await deps.repo.markInterruptedSteps(row.id, ids, trx);
-  });
-  deps.events.forget(row.id);
+  try {
+    await deps.events.commit(row.id, [...uncertain, { type: 'interrupted', reason: 'the host stopped while this run was live' }], async (trx) => {
+      const live = await deps.repo.updateIfLive(row.id, { status: 'interrupted', gate: null, updated_at: now, finished_at: now, error: 'interrupted: the host stopped while this run was live' }, trx);
+      if (!live) throw new AlreadyEnded();
+      await deps.repo.markInterruptedSteps(row.id, ids, trx);
+    });
+  } catch (err) {
+    if (err instanceof AlreadyEnded) return false;
+    throw err;
+  } finally {
+    deps.events.forget(row.id);
+  }
+  return true;
 }

@@ -28,7 +28,11 @@ export interface RunRow {
   created_at: string;
   updated_at: string;
   finished_at: string | null;
+  /** The host process executing the run while it is live (shared database); null on one host. */
+  host_id?: string | null;
 }
+
+const LIVE_STATUSES: RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval'];
 
 export interface StepRow {
   run_id: string;
@@ -90,7 +94,11 @@ export interface ListQuery {
 export class RunRepository {
   private readonly db: Kysely<Tables>;
 
-  constructor(db: Db) {
+  /** `hostId`: this host process's id on a shared database; live runs it writes carry it. */
+  constructor(
+    db: Db,
+    private readonly hostId?: string,
+  ) {
     this.db = db.withTables<Tables>();
   }
 
@@ -99,11 +107,19 @@ export class RunRepository {
   }
 
   async insert(row: RunRow, trx?: Trx): Promise<void> {
-    await this.t(trx).insertInto('runs').values(row).execute();
+    await this.t(trx).insertInto('runs').values(this.hostId ? { ...row, host_id: this.hostId } : row).execute();
   }
 
   async update(id: string, patch: Partial<RunRow>, trx?: Trx): Promise<void> {
-    await this.t(trx).updateTable('runs').set(patch).where('id', '=', id).execute();
+    // a run that becomes live again (a resume) is executed by this host
+    const owned = this.hostId && patch.status && LIVE_STATUSES.includes(patch.status) ? { ...patch, host_id: this.hostId } : patch;
+    await this.t(trx).updateTable('runs').set(owned).where('id', '=', id).execute();
+  }
+
+  /** Applies `patch` only while the run is still live; false when it already ended (or was swept). */
+  async updateIfLive(id: string, patch: Partial<RunRow>, trx?: Trx): Promise<boolean> {
+    const r = await this.t(trx).updateTable('runs').set(patch).where('id', '=', id).where('status', 'in', LIVE_STATUSES).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   async get(id: string): Promise<RunRow | undefined> {
@@ -125,12 +141,15 @@ export class RunRepository {
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
   }
 
-  async listNonTerminal(): Promise<RunRow[]> {
-    return this.db
-      .selectFrom('runs')
-      .selectAll()
-      .where('status', 'in', ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval'])
-      .execute();
+  /** Live runs; with `hosts`, only those executed by the named hosts (and, with `unowned`, by none). */
+  async listNonTerminal(hosts?: { ids: string[]; unowned?: boolean }): Promise<RunRow[]> {
+    let q = this.db.selectFrom('runs').selectAll().where('status', 'in', LIVE_STATUSES);
+    if (hosts) {
+      const { ids, unowned } = hosts;
+      q = q.where((eb) => eb.or([...(ids.length ? [eb('host_id', 'in', ids)] : []), ...(unowned ? [eb('host_id', 'is', null)] : [])]));
+      if (!ids.length && !unowned) return [];
+    }
+    return q.execute();
   }
 
   async upsertStep(row: StepRow, trx?: Trx): Promise<void> {

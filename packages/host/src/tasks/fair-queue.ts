@@ -207,6 +207,11 @@ export class FairQueue implements QueuePolicy {
     return { kind: 'queue' };
   }
 
+  /** A task already holding a running slot (state rebuilt from a shared store): counts as running. */
+  adopt(task: QueueTask): void {
+    if (!this.running.has(task.id) && !this.waiting.has(task.id)) this.startTask(task);
+  }
+
   private startTask(task: QueueTask): void {
     this.running.set(task.id, task);
     this.runningBy[task.priority] += 1;

@@ -106,6 +106,46 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref?.());
 }
 
+/** The snapshot of a task record at `now` (one shape for REST, tools and the UI). */
+export function taskSnapshot(r: TaskRecord, now: number): TaskSnapshot {
+  const waitEnd = r.startedMs ?? r.finishedMs ?? now;
+  return {
+    id: r.id,
+    ownerId: r.ownerId,
+    kind: r.kind,
+    priority: r.priority,
+    state: r.state,
+    queued: r.state === 'queued',
+    workflowId: r.workflowId,
+    workflowVersion: r.workflowVersion,
+    ...(r.runId ? { runId: r.runId } : {}),
+    ...(r.scheduleId ? { scheduleId: r.scheduleId } : {}),
+    ...(r.triggerId ? { triggerId: r.triggerId } : {}),
+    submittedAt: new Date(r.submittedMs).toISOString(),
+    ...(r.startedMs !== undefined ? { startedAt: new Date(r.startedMs).toISOString() } : {}),
+    ...(r.finishedMs !== undefined ? { finishedAt: new Date(r.finishedMs).toISOString() } : {}),
+    queueWaitMs: Math.max(0, waitEnd - r.submittedMs),
+    ...(r.startedMs !== undefined ? { runDurationMs: Math.max(0, (r.finishedMs ?? now) - r.startedMs) } : {}),
+    output: { ...r.output },
+    ...(r.error ? { error: { ...r.error } } : {}),
+  };
+}
+
+/** Checks the fields every kind shares; throws a 400 naming the field. */
+export function checkTaskRequest(req: SubmitTaskRequest): void {
+  if (!TASK_PRIORITIES.includes(req.priority)) {
+    throw new FengYuError('task_field_invalid', { field: 'priority', allowed: TASK_PRIORITIES.join(', ') }, [{ code: 'task_field_invalid', field: 'priority', params: { field: 'priority', allowed: TASK_PRIORITIES.join(', ') } }]);
+  }
+  if (!TASK_KINDS.includes(req.kind)) throw new FengYuError('task_field_invalid', { field: 'kind', allowed: TASK_KINDS.join(', ') });
+  if (req.permissionMode !== undefined && !PERMISSION_MODES.includes(req.permissionMode)) {
+    throw new FengYuError('task_field_invalid', { field: 'permissionMode', allowed: PERMISSION_MODES.join(', ') }, [{ code: 'task_field_invalid', field: 'permissionMode', params: { field: 'permissionMode', allowed: PERMISSION_MODES.join(', ') } }]);
+  }
+  if (typeof req.workflowId !== 'string' || req.workflowId === '') throw new FengYuError('task_field_invalid', { field: 'workflowId', allowed: 'a workflow id' });
+  if (req.inputs !== undefined && (req.inputs === null || typeof req.inputs !== 'object' || Array.isArray(req.inputs))) {
+    throw new FengYuError('task_field_invalid', { field: 'inputs', allowed: 'a JSON object' });
+  }
+}
+
 export class TaskRegistry implements TaskSubmitter {
   private readonly live = new Map<string, Live>();
   private readonly listeners = new Set<(t: TaskSnapshot) => void>();
@@ -129,47 +169,12 @@ export class TaskRegistry implements TaskSubmitter {
   }
 
   snapshot(r: TaskRecord, now = this.now()): TaskSnapshot {
-    const waitEnd = r.startedMs ?? r.finishedMs ?? now;
-    return {
-      id: r.id,
-      ownerId: r.ownerId,
-      kind: r.kind,
-      priority: r.priority,
-      state: r.state,
-      queued: r.state === 'queued',
-      workflowId: r.workflowId,
-      workflowVersion: r.workflowVersion,
-      ...(r.runId ? { runId: r.runId } : {}),
-      ...(r.scheduleId ? { scheduleId: r.scheduleId } : {}),
-      ...(r.triggerId ? { triggerId: r.triggerId } : {}),
-      submittedAt: new Date(r.submittedMs).toISOString(),
-      ...(r.startedMs !== undefined ? { startedAt: new Date(r.startedMs).toISOString() } : {}),
-      ...(r.finishedMs !== undefined ? { finishedAt: new Date(r.finishedMs).toISOString() } : {}),
-      queueWaitMs: Math.max(0, waitEnd - r.submittedMs),
-      ...(r.startedMs !== undefined ? { runDurationMs: Math.max(0, (r.finishedMs ?? now) - r.startedMs) } : {}),
-      output: { ...r.output },
-      ...(r.error ? { error: { ...r.error } } : {}),
-    };
-  }
-
-  /** Checks the fields every kind shares; throws a 400 naming the field. */
-  private checkRequest(req: SubmitTaskRequest): void {
-    if (!TASK_PRIORITIES.includes(req.priority)) {
-      throw new FengYuError('task_field_invalid', { field: 'priority', allowed: TASK_PRIORITIES.join(', ') }, [{ code: 'task_field_invalid', field: 'priority', params: { field: 'priority', allowed: TASK_PRIORITIES.join(', ') } }]);
-    }
-    if (!TASK_KINDS.includes(req.kind)) throw new FengYuError('task_field_invalid', { field: 'kind', allowed: TASK_KINDS.join(', ') });
-    if (req.permissionMode !== undefined && !PERMISSION_MODES.includes(req.permissionMode)) {
-      throw new FengYuError('task_field_invalid', { field: 'permissionMode', allowed: PERMISSION_MODES.join(', ') }, [{ code: 'task_field_invalid', field: 'permissionMode', params: { field: 'permissionMode', allowed: PERMISSION_MODES.join(', ') } }]);
-    }
-    if (typeof req.workflowId !== 'string' || req.workflowId === '') throw new FengYuError('task_field_invalid', { field: 'workflowId', allowed: 'a workflow id' });
-    if (req.inputs !== undefined && (req.inputs === null || typeof req.inputs !== 'object' || Array.isArray(req.inputs))) {
-      throw new FengYuError('task_field_invalid', { field: 'inputs', allowed: 'a JSON object' });
-    }
+    return taskSnapshot(r, now);
   }
 
   async submit(req: SubmitTaskRequest): Promise<SubmitResult> {
     if (this.closing) throw new FengYuError('task_host_stopping');
-    this.checkRequest(req);
+    checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
     const id = randomUUID();
     const now = this.now();

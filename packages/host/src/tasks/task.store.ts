@@ -47,7 +47,7 @@ export interface TaskStore {
   prune(keep: number): Promise<void>;
 }
 
-interface Row {
+export interface Row {
   id: string;
   owner: string;
   kind: string;
@@ -71,7 +71,7 @@ interface Row {
 
 type Tables = { bg_tasks: Row };
 
-function fromRow(r: Row): TaskRecord {
+export function fromRow(r: Row): TaskRecord {
   return {
     id: r.id,
     ownerId: r.owner,

@@ -1,6 +1,6 @@
 import { FengYuError, type JsonSchema, stableHash, type ToolEffect } from '@fengyu/protocol';
 import type { Tool, ToolContext, ToolSource } from '../tools/tool';
-import type { TaskRegistry } from './task-registry';
+import type { TaskExecutor } from './task-executor';
 
 /**
  * The model's side of background tasks: submit a published workflow (normal priority, the
@@ -61,7 +61,7 @@ function abortable<T>(signal: AbortSignal, p: Promise<T>): Promise<T> {
   });
 }
 
-export function taskTools(registry: TaskRegistry): Tool[] {
+export function taskTools(registry: TaskExecutor): Tool[] {
   return [
     tool(
       'task_submit_workflow',
@@ -131,7 +131,7 @@ export function taskTools(registry: TaskRegistry): Tool[] {
   ];
 }
 
-export function taskToolSource(registry: TaskRegistry): ToolSource {
+export function taskToolSource(registry: TaskExecutor): ToolSource {
   const tools = taskTools(registry);
   return { kind: 'builtin', list: async () => tools };
 }

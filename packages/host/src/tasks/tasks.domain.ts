@@ -7,11 +7,14 @@ import type { Db } from '../storage/database';
 import type { ToolCatalog } from '../tools/catalog';
 import type { WorkflowsDomain } from '../workflows/workflows.domain';
 import { FairQueue } from './fair-queue';
+import { SharedTaskRegistry } from './shared-task-registry';
 import { runProcesses, signalRunProcesses } from './run-processes';
 import { SqliteTaskStore } from './task.store';
 import { taskToolSource } from './task.tools';
 import { OtlpPusher, parseOtlpHeaders, TaskMetrics } from './task-metrics';
-import { KILL_GRACES_MS, TaskRegistry } from './task-registry';
+import { TaskEngine } from './task-engine';
+import type { TaskExecutor } from './task-executor';
+import { KILL_GRACES_MS, type ProcessKiller, TaskRegistry } from './task-registry';
 import { registerTaskErrors } from './tasks.errors';
 import { WorkflowTaskBody } from './workflow-task-body';
 
@@ -22,7 +25,9 @@ import { WorkflowTaskBody } from './workflow-task-body';
  */
 
 export interface TasksDeps {
-  config: { env: Readonly<Record<string, string | undefined>> };
+  config: { env: Readonly<Record<string, string | undefined>>; databaseUrl?: string };
+  /** This host process's id on a shared database (with `config.databaseUrl`): tasks go through the shared queue. */
+  hostId?: string;
   logger: Logger;
   clock: Clock;
   db: Db;
@@ -33,16 +38,20 @@ export interface TasksDeps {
 }
 
 export interface TasksDomain {
-  registry: TaskRegistry;
+  registry: TaskExecutor;
   metrics: TaskMetrics;
+  /** Shared database: records the running tasks of dead hosts interrupted (see `HostLease`). */
+  sweepHosts?(hostIds: string[], unowned: boolean): Promise<number>;
 }
 
 
 export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
   const { workflows } = ctx;
   registerTaskErrors();
-  const policy = new FairQueue();
-  const metrics = new TaskMetrics(() => policy.capacity(ctx.clock.now()));
+  let capacity: () => ReturnType<TaskExecutor['globalCapacity']> = () => {
+    throw new Error('no executor yet');
+  };
+  const metrics = new TaskMetrics(() => capacity());
   const body = new WorkflowTaskBody({
     agent: ctx.agent,
     service: workflows.service,
@@ -50,26 +59,33 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     runs: new RunRepository(ctx.db),
     baseCatalog: (o) => workflows.base.snapshot(o),
   });
-  const registry = new TaskRegistry({
-    store: new SqliteTaskStore(ctx.db),
-    policy,
-    clock: ctx.clock,
-    logger: ctx.logger.child({ component: 'tasks' }),
-    body,
-    metrics,
-    killProcesses: {
-      count: (runId) => runProcesses(runId).length,
-      signal: (runId, sig) => {
-        // the groups the spawn helper started for the run (SIGTERM, then SIGKILL after its grace) …
-        if (sig === 'SIGTERM') void killRunProcesses(runId, { graceMs: KILL_GRACES_MS.term }).catch(() => undefined);
-        // … and every process that still carries the run's id, also outside those groups
-        return signalRunProcesses(runId, sig);
-      },
+  const killProcesses: ProcessKiller = {
+    count: (runId) => runProcesses(runId).length,
+    signal: (runId, sig) => {
+      // the groups the spawn helper started for the run (SIGTERM, then SIGKILL after its grace) …
+      if (sig === 'SIGTERM') void killRunProcesses(runId, { graceMs: KILL_GRACES_MS.term }).catch(() => undefined);
+      // … and every process that still carries the run's id, also outside those groups
+      return signalRunProcesses(runId, sig);
     },
-  });
+  };
+  const logger = ctx.logger.child({ component: 'tasks' });
+  let registry: TaskExecutor;
+  let shared: SharedTaskRegistry | undefined;
+  if (ctx.config.databaseUrl && ctx.hostId) {
+    // several hosts, one queue: the job engine is loaded only here
+    const engine = await TaskEngine.start(ctx.config.databaseUrl, logger);
+    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses });
+    registry = shared;
+  } else {
+    const policy = new FairQueue();
+    registry = new TaskRegistry({ store: new SqliteTaskStore(ctx.db), policy, clock: ctx.clock, logger, body, metrics, killProcesses });
+  }
+  const executor = registry;
+  capacity = () => executor.globalCapacity();
   const interrupted = await registry.recover();
   if (interrupted > 0) ctx.logger.info({ interrupted }, 'background tasks interrupted by the last stop');
   ctx.catalog.register(taskToolSource(registry));
+  shared?.start();
   const endpoint = ctx.config.env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT;
   let pusher: OtlpPusher | undefined;
   if (endpoint) {
@@ -87,6 +103,6 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     await registry.close();
     await pusher?.stop();
   });
-  return { registry, metrics };
+  return { registry, metrics, ...(shared ? { sweepHosts: (ids: string[], unowned: boolean) => (shared as SharedTaskRegistry).sweepHosts(ids, unowned) } : {}) };
 }
 

@@ -1,0 +1,634 @@
+import { randomUUID } from 'node:crypto';
+import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Clock } from '../clock';
+import type { Db } from '../storage/database';
+import { CancelSlot } from './canceller';
+import { type CapacityView, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
+import { fromRow, type Row, SqliteTaskStore, type TaskRecord } from './task.store';
+import type { TaskEngine } from './task-engine';
+import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
+import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
+
+/**
+ * The task executor of a shared deployment: several host processes, one PostgreSQL database,
+ * one queue. The rules are the single host's (the same `FairQueue`), applied twice:
+ *
+ * - admission, on the host that receives the submission: under a database-wide lock, the live
+ *   rows are replayed into a `FairQueue` (running and handed-off tasks hold running slots, queued
+ *   ones wait in submission order) and the new task is admitted or refused by its limits and
+ *   reservations; the row is written in the same transaction;
+ * - dispatch, on one elected host (a session advisory lock; another host takes over when its
+ *   connection goes): a long-lived `FairQueue` mirrors the live rows and, whenever running slots
+ *   are free, picks the next tasks by owner round robin and the 4:2:1 class cycle and hands them
+ *   to the job engine (pg-boss), at most `maxRunning` at a time across all hosts.
+ *
+ * Every host is a worker: it takes handed-off jobs, in one transaction with marking the task
+ * running on itself, runs the body and records the end with completing the job. A task is run
+ * at most once: a job is taken once (retries off), and a host that dies leaves its running tasks
+ * to the sweep of dead hosts, which records them `interrupted` and fails their jobs.
+ */
+
+const ADMISSION_LOCK = 7_001_002;
+const DISPATCH_LOCK = 7_001_003;
+const LIVE: TaskState[] = ['queued', 'running'];
+const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+const INTERRUPTED = { code: 'task_interrupted', message: 'The host running this task stopped; it is not run again.' };
+
+interface SharedRow extends Row {
+  host_id: string | null;
+  released_ms: number | null;
+  kill_requested: number;
+}
+type Tables = { bg_tasks: SharedRow };
+type LiveRow = Pick<SharedRow, 'id' | 'owner' | 'priority' | 'state' | 'submitted_ms' | 'released_ms'>;
+
+export interface SharedTaskDeps {
+  db: Db;
+  /** The database URL: the dispatcher election holds a lock on a connection of its own. */
+  url: string;
+  hostId: string;
+  engine: TaskEngine;
+  clock: Clock;
+  logger: Logger;
+  body: TaskBody;
+  limits?: Partial<QueueLimits>;
+  metrics?: TaskMetricsSink;
+  killProcesses?: ProcessKiller;
+  defaultPermissionMode?: PermissionMode;
+  graces?: { cooperative: number; term: number; kill: number };
+  /** How often a host looks for work, hand-offs to make, kill requests and ends (ms). */
+  pollMs?: number;
+}
+
+interface LocalTask {
+  record: TaskRecord;
+  slot: CancelSlot;
+  done: Promise<void>;
+  resolveDone: () => void;
+  ended: boolean;
+  killing?: Promise<void>;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref?.());
+}
+
+function queueTask(r: LiveRow): QueueTask {
+  return { id: r.id, owner: r.owner, priority: r.priority as TaskPriority };
+}
+
+const isHeld = (r: LiveRow) => r.state === 'running' || r.released_ms !== null;
+
+/** The policy state the live rows stand for: held tasks run, the others wait in submission order. */
+export function replayQueue(rows: LiveRow[], limits: QueueLimits): FairQueue {
+  // no running slot is ever free in a replay: a submission is queued or refused, never started
+  const q = new FairQueue({ ...limits, maxRunning: 0 });
+  for (const r of rows) if (isHeld(r)) q.adopt(queueTask(r));
+  for (const r of rows) if (!isHeld(r)) q.submit(queueTask(r), r.submitted_ms);
+  return q;
+}
+
+export class SharedTaskRegistry implements TaskSubmitter {
+  readonly limits: QueueLimits;
+  private readonly db: Kysely<Tables>;
+  private readonly reads: SqliteTaskStore;
+  private readonly local = new Map<string, LocalTask>();
+  /** Tasks submitted through this host and not yet seen ending: their end is announced here. */
+  private readonly submittedHere = new Set<string>();
+  private readonly listeners = new Set<(t: TaskSnapshot) => void>();
+  private view: FairQueue;
+  private mirror: { queue: FairQueue; known: Map<string, 'queued' | 'running'> } | undefined;
+  private leader = false;
+  private lockClient: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private ticks = 0;
+  private closing = false;
+  private finishedSincePrune = 0;
+
+  constructor(private readonly deps: SharedTaskDeps) {
+    this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    this.db = deps.db.withTables<Tables>();
+    this.reads = new SqliteTaskStore(deps.db);
+    this.view = replayQueue([], this.limits);
+  }
+
+  private get pollMs(): number {
+    return this.deps.pollMs ?? 100;
+  }
+
+  private now(): number {
+    return this.deps.clock.now();
+  }
+
+  /** Starts looking for work (and, when elected, dispatching). */
+  start(): void {
+    this.timer = setInterval(() => this.kick(), this.pollMs);
+    this.timer.unref?.();
+    this.kick();
+  }
+
+  /** Runs one round now (or right after the current one). */
+  private kick(): void {
+    if (this.closing) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = this.round()
+      .catch((err) => this.deps.logger.warn({ err }, 'shared task round failed'))
+      .finally(() => {
+        this.ticking = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  private async round(): Promise<void> {
+    this.ticks += 1;
+    if (!this.leader && this.ticks % 10 === 1) await this.tryLead();
+    if (this.leader) await this.dispatch();
+    else if (this.ticks % 5 === 1) this.view = replayQueue(await this.liveRows(), this.limits);
+    await this.work();
+    await this.watch();
+  }
+
+  // ── admission ────────────────────────────────────────────────────────────────────────────
+
+  async submit(req: SubmitTaskRequest): Promise<SubmitResult> {
+    if (this.closing) throw new FengYuError('task_host_stopping');
+    checkTaskRequest(req);
+    const prepared = await this.deps.body.prepare(req);
+    const id = randomUUID();
+    const now = this.now();
+    const record: TaskRecord = {
+      id,
+      ownerId: req.ownerId,
+      kind: req.kind,
+      priority: req.priority,
+      state: 'queued',
+      workflowId: req.workflowId,
+      workflowVersion: prepared.workflowVersion,
+      ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
+      ...(req.triggerId ? { triggerId: req.triggerId } : {}),
+      inputs: prepared.inputs,
+      permissionMode: req.permissionMode ?? this.deps.defaultPermissionMode ?? 'ask',
+      submittedMs: now,
+      output: { text: '', truncated: false },
+    };
+    const refused = await this.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK})`.execute(trx);
+      const replica = replayQueue(await this.liveRows(trx), this.limits);
+      const admission = replica.submit({ id, owner: req.ownerId, priority: req.priority }, now);
+      if (admission.kind === 'refuse') return admission;
+      await trx.insertInto('bg_tasks').values(this.rowOf(record)).execute();
+      return undefined;
+    });
+    if (refused) {
+      this.deps.metrics?.rejected(req.priority, refused.capacityScope);
+      return { ok: false, refusal: { capacityScope: refused.capacityScope, ...(refused.capacityPriority ? { capacityPriority: refused.capacityPriority } : {}), retryable: true, retryAfterSeconds: 1 } };
+    }
+    this.submittedHere.add(id);
+    this.kick();
+    return { ok: true, task: taskSnapshot(record, now) };
+  }
+
+  private rowOf(t: TaskRecord): SharedRow {
+    return {
+      id: t.id,
+      owner: t.ownerId,
+      kind: t.kind,
+      priority: t.priority,
+      state: t.state,
+      workflow_id: t.workflowId,
+      workflow_version: t.workflowVersion,
+      run_id: t.runId ?? null,
+      schedule_id: t.scheduleId ?? null,
+      trigger_id: t.triggerId ?? null,
+      inputs: JSON.stringify(t.inputs),
+      permission_mode: t.permissionMode,
+      submitted_ms: t.submittedMs,
+      started_ms: t.startedMs ?? null,
+      finished_ms: t.finishedMs ?? null,
+      output_text: t.output.text,
+      output_truncated: t.output.truncated ? 1 : 0,
+      error_code: t.error?.code ?? null,
+      error_message: t.error?.message ?? null,
+      host_id: null,
+      released_ms: null,
+      kill_requested: 0,
+    };
+  }
+
+  private async liveRows(db: Kysely<Tables> = this.db): Promise<LiveRow[]> {
+    return db.selectFrom('bg_tasks').select(['id', 'owner', 'priority', 'state', 'submitted_ms', 'released_ms']).where('state', 'in', LIVE).orderBy('submitted_ms').orderBy('id').execute();
+  }
+
+  // ── dispatch (elected host) ──────────────────────────────────────────────────────────────
+
+  private async tryLead(): Promise<void> {
+    try {
+      if (!this.lockClient) {
+        const client = new pg.Client({ connectionString: this.deps.url, application_name: 'fengyu-dispatcher' });
+        client.on('error', () => this.resign(client));
+        await client.connect();
+        this.lockClient = client;
+      }
+      const r = await this.lockClient.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [DISPATCH_LOCK]);
+      if (r.rows[0]?.ok) {
+        this.leader = true;
+        this.mirror = undefined;
+        this.deps.logger.info({ hostId: this.deps.hostId }, 'this host dispatches the shared task queue');
+      }
+    } catch (err) {
+      this.deps.logger.warn({ err }, 'dispatcher election failed');
+      if (this.lockClient) this.resign(this.lockClient);
+    }
+  }
+
+  /** The lock's connection is gone: so is the lock; another host (or this one, later) takes over. */
+  private resign(client: pg.Client): void {
+    if (this.lockClient === client) this.lockClient = undefined;
+    this.leader = false;
+    this.mirror = undefined;
+    void client.end().catch(() => undefined);
+  }
+
+  /** Mirrors the live rows into the dispatcher's queue and hands the tasks it starts to the engine. */
+  private async dispatch(): Promise<void> {
+    const rows = await this.liveRows();
+    this.view = replayQueue(rows, this.limits);
+    // after a take-over the turn order starts afresh from the rows
+    this.mirror ??= {
+      queue: new FairQueue({ maxRunning: this.limits.maxRunning, maxQueued: Number.POSITIVE_INFINITY, ownerQueueLimit: Number.POSITIVE_INFINITY, batchOwner: Number.POSITIVE_INFINITY, batchGlobal: Number.POSITIVE_INFINITY, nonInteractiveOwner: Number.POSITIVE_INFINITY, nonInteractiveGlobal: Number.POSITIVE_INFINITY }),
+      known: new Map(),
+    };
+    const { queue, known } = this.mirror;
+    const live = new Set(rows.map((r) => r.id));
+    const start: QueueTask[] = [];
+    for (const [id, state] of known) {
+      if (live.has(id)) continue;
+      known.delete(id);
+      if (state === 'running') start.push(...queue.finish(id));
+      else queue.withdraw(id);
+    }
+    for (const r of rows) {
+      if (known.has(r.id)) continue;
+      const task = queueTask(r);
+      if (isHeld(r)) {
+        queue.adopt(task);
+        known.set(r.id, 'running');
+      } else if (queue.submit(task, r.submitted_ms).kind === 'start') start.push(task);
+      else known.set(r.id, 'queued');
+    }
+    for (const t of start) known.set(t.id, 'running');
+    if (start.length) await this.release(start.map((t) => t.id));
+  }
+
+  /** Hands queued tasks to the engine (each once: only a queued, not yet released row is). */
+  private async release(ids: string[]): Promise<void> {
+    const engine = this.deps.engine;
+    await this.db.transaction().execute(async (trx) => {
+      const rows = await trx.updateTable('bg_tasks').set({ released_ms: this.now() }).where('id', 'in', ids).where('state', '=', 'queued').where('released_ms', 'is', null).returning('id').execute();
+      for (const r of rows) await engine.send(trx as unknown as Db, r.id);
+    });
+  }
+
+  // ── work (every host) ────────────────────────────────────────────────────────────────────
+
+  /** Takes released jobs while this host has room, marking each task running here in the same commit. */
+  private async work(): Promise<void> {
+    const free = this.limits.maxRunning - this.local.size;
+    if (free <= 0 || this.closing) return;
+    const engine = this.deps.engine;
+    const claimed = await this.db.transaction().execute(async (trx) => {
+      const jobs = await engine.fetch(trx as unknown as Db, free);
+      if (jobs.length === 0) return [];
+      const rows = await trx
+        .updateTable('bg_tasks')
+        .set({ state: 'running', started_ms: this.now(), host_id: this.deps.hostId })
+        .where('id', 'in', jobs.map((j) => j.taskId))
+        .where('state', '=', 'queued')
+        .returningAll()
+        .execute();
+      const taken = new Set(rows.map((r) => r.id));
+      // a task killed after its hand-off has nothing left to run
+      await engine.complete(
+        trx as unknown as Db,
+        jobs.filter((j) => !taken.has(j.taskId)).map((j) => j.id),
+      );
+      return rows;
+    });
+    for (const r of claimed) this.launch(fromRow(r));
+  }
+
+  private launch(record: TaskRecord): void {
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => {
+      resolveDone = r;
+    });
+    const entry: LocalTask = { record, slot: new CancelSlot(), done, resolveDone, ended: false };
+    this.local.set(record.id, entry);
+    this.deps.metrics?.dispatched(record.priority);
+    this.deps.metrics?.queueWait(record.priority, 'executed', ((record.startedMs ?? record.submittedMs) - record.submittedMs) / 1000);
+    const hooks: BodyHooks = {
+      slot: entry.slot,
+      onRun: async (runId) => {
+        record.runId = runId;
+        await this.db.updateTable('bg_tasks').set({ run_id: runId }).where('id', '=', record.id).where('state', '=', 'running').where('host_id', '=', this.deps.hostId).execute();
+      },
+    };
+    Promise.resolve()
+      .then(() => this.deps.body.run(record, hooks))
+      .then(
+        (outcome) => this.end(entry, outcome),
+        (err) => this.end(entry, { state: 'failed', text: '', error: { code: (err as FengYuError).code ?? 'internal', message: err instanceof Error ? err.message : String(err) } }),
+      );
+  }
+
+  /** Records a task's end with its job's completion (only while it is still running here). */
+  private async end(entry: LocalTask, outcome: BodyOutcome): Promise<void> {
+    if (entry.ended) return;
+    entry.ended = true;
+    const r = entry.record;
+    r.state = entry.slot.requested && outcome.state !== 'completed' ? 'cancelled' : outcome.state;
+    r.finishedMs = this.now();
+    r.output = capText(outcome.text);
+    if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
+    else if (r.state === 'interrupted') r.error = outcome.error ?? INTERRUPTED;
+    else if (outcome.error) r.error = outcome.error;
+    let recorded = false;
+    try {
+      recorded = await this.db.transaction().execute(async (trx) => {
+        const u = await trx
+          .updateTable('bg_tasks')
+          .set({ state: r.state, finished_ms: r.finishedMs ?? null, output_text: r.output.text, output_truncated: r.output.truncated ? 1 : 0, error_code: r.error?.code ?? null, error_message: r.error?.message ?? null, run_id: r.runId ?? null })
+          .where('id', '=', r.id)
+          .where('state', '=', 'running')
+          .where('host_id', '=', this.deps.hostId)
+          .executeTakeFirst();
+        if (Number(u.numUpdatedRows) === 0) return false;
+        await this.deps.engine.complete(trx as unknown as Db, [r.id]);
+        return true;
+      });
+    } catch (err) {
+      this.deps.logger.error({ err, taskId: r.id }, 'could not record the end of a task');
+    }
+    // not recorded: this host was swept as dead meanwhile, and the task already reads interrupted
+    if (!recorded) this.deps.logger.warn({ taskId: r.id }, 'a task ended after it was recorded interrupted; its end is dropped');
+    this.local.delete(r.id);
+    entry.resolveDone();
+    if (recorded) await this.announce(taskSnapshot(r, this.now()));
+    this.kick();
+  }
+
+  /** Tells this host's listeners that a task submitted here ended (once per task). */
+  private async announce(snap: TaskSnapshot): Promise<void> {
+    if (this.submittedHere.delete(snap.id)) {
+      for (const l of this.listeners) {
+        try {
+          l(snap);
+        } catch (err) {
+          this.deps.logger.warn({ err }, 'task listener failed');
+        }
+      }
+    }
+    this.finishedSincePrune += 1;
+    if (this.finishedSincePrune >= 32) {
+      this.finishedSincePrune = 0;
+      await this.reads.prune(FINISHED_KEPT).catch((err) => this.deps.logger.warn({ err }, 'pruning finished tasks failed'));
+    }
+  }
+
+  /** Ends of tasks submitted here and run elsewhere; kill requests for tasks running here. */
+  private async watch(): Promise<void> {
+    const remote = [...this.submittedHere].filter((id) => !this.local.has(id));
+    if (remote.length) {
+      const ended = await this.db.selectFrom('bg_tasks').selectAll().where('id', 'in', remote).where('state', 'not in', LIVE).execute();
+      const now = this.now();
+      for (const row of ended) if (!this.local.has(row.id)) await this.announce(taskSnapshot(fromRow(row), now));
+    }
+    if (this.local.size) {
+      const asked = await this.db.selectFrom('bg_tasks').select('id').where('id', 'in', [...this.local.keys()]).where('kill_requested', '=', 1).execute();
+      for (const { id } of asked) {
+        const e = this.local.get(id);
+        if (e) void this.killLocal(e);
+      }
+    }
+  }
+
+  // ── reads ────────────────────────────────────────────────────────────────────────────────
+
+  private async record(ownerId: string, id: string): Promise<TaskRecord | undefined> {
+    const e = this.local.get(id);
+    if (e) return e.record.ownerId === ownerId ? e.record : undefined;
+    const r = await this.reads.get(id);
+    return r && r.ownerId === ownerId ? r : undefined;
+  }
+
+  private async owned(ownerId: string, id: string): Promise<TaskRecord> {
+    const r = typeof id === 'string' ? await this.record(ownerId, id) : undefined;
+    if (!r) throw new FengYuError('task_not_found', { id: String(id) });
+    return r;
+  }
+
+  snapshot(r: TaskRecord, now = this.now()): TaskSnapshot {
+    return taskSnapshot(r, now);
+  }
+
+  async get(ownerId: string, id: string): Promise<TaskSnapshot | undefined> {
+    const r = await this.record(ownerId, id);
+    return r ? taskSnapshot(r, this.now()) : undefined;
+  }
+
+  async list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
+    const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
+    let before: { submittedMs: number; id: string } | undefined;
+    if (q.cursor) {
+      const [ms, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
+      if (!ms || !id || !Number.isFinite(Number(ms))) throw new FengYuError('task_field_invalid', { field: 'cursor', allowed: 'a cursor from a previous page' });
+      before = { submittedMs: Number(ms), id };
+    }
+    const rows = await this.reads.list(ownerId, { state: q.state, limit: limit + 1, before });
+    const now = this.now();
+    const page = rows.slice(0, limit).map((r) => taskSnapshot(this.local.get(r.id)?.record ?? r, now));
+    const last = rows.length > limit ? rows[limit - 1] : undefined;
+    return { items: page, ...(last ? { nextCursor: Buffer.from(`${last.submittedMs}|${last.id}`).toString('base64url') } : {}) };
+  }
+
+  /** Polls the tasks until any/all ended or the time is up; true when they did. */
+  private async settle(ids: string[], mode: 'any' | 'all', timeoutMs: number): Promise<boolean> {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const rows = await this.db.selectFrom('bg_tasks').select(['id', 'state']).where('id', 'in', ids).execute();
+      const ended = rows.filter((r) => TERMINAL.has(r.state as TaskState)).length + (ids.length - rows.length);
+      if (mode === 'all' ? ended === ids.length : ended > 0) return true;
+      const left = end - Date.now();
+      if (left <= 0) return false;
+      const mine = ids.map((id) => this.local.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
+      await Promise.race([sleep(Math.min(this.pollMs, left)), ...(mode === 'any' ? mine : [])]);
+    }
+  }
+
+  async output(ownerId: string, id: string, timeoutMs: number): Promise<TaskSnapshot> {
+    const r = await this.owned(ownerId, id);
+    if (!TERMINAL.has(r.state) && timeoutMs > 0) await this.settle([id], 'all', timeoutMs);
+    return taskSnapshot(await this.owned(ownerId, id), this.now());
+  }
+
+  async wait(ownerId: string, ids: string[], mode: 'any' | 'all', timeoutMs: number): Promise<{ tasks: TaskSnapshot[]; timedOut: boolean }> {
+    for (const id of ids) await this.owned(ownerId, id);
+    const timedOut = !(await this.settle(ids, mode, timeoutMs));
+    const now = this.now();
+    const tasks = await Promise.all(ids.map(async (id) => taskSnapshot(await this.owned(ownerId, id), now)));
+    return { tasks, timedOut };
+  }
+
+  // ── kill ─────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Queued: withdrawn before its body starts (its job, if handed off, is cancelled). Running
+   * here: cooperative cancel, then SIGTERM, then SIGKILL of the run's processes. Running on
+   * another host: a kill request that host acts on at its next round.
+   */
+  async kill(ownerId: string, id: string): Promise<TaskSnapshot> {
+    const r = await this.owned(ownerId, id);
+    if (TERMINAL.has(r.state)) return taskSnapshot(r, this.now());
+    if (r.state === 'queued') {
+      const now = this.now();
+      const withdrawn = await this.db.transaction().execute(async (trx) => {
+        const u = await trx
+          .updateTable('bg_tasks')
+          .set({ state: 'cancelled', finished_ms: now, error_code: 'task_cancelled', error_message: 'The task was killed before it started.' })
+          .where('id', '=', id)
+          .where('state', '=', 'queued')
+          .returningAll()
+          .executeTakeFirst();
+        if (u && u.released_ms !== null) await this.deps.engine.cancel(trx as unknown as Db, [id]);
+        return u;
+      });
+      if (withdrawn) {
+        this.deps.metrics?.queueWait(r.priority, 'cancelled', (now - r.submittedMs) / 1000);
+        const snap = taskSnapshot(fromRow(withdrawn), now);
+        await this.announce(snap);
+        this.kick();
+        return snap;
+      }
+    }
+    const entry = this.local.get(id);
+    if (entry) await this.killLocal(entry);
+    else {
+      await this.db.updateTable('bg_tasks').set({ kill_requested: 1 }).where('id', '=', id).where('state', '=', 'running').execute();
+      const g = this.deps.graces ?? KILL_GRACES_MS;
+      await this.settle([id], 'all', g.cooperative + g.term + g.kill + 4 * this.pollMs);
+    }
+    return taskSnapshot(await this.owned(ownerId, id), this.now());
+  }
+
+  private killLocal(entry: LocalTask): Promise<void> {
+    entry.killing ??= (async () => {
+      const g = this.deps.graces ?? KILL_GRACES_MS;
+      const settled = () => entry.ended;
+      await entry.slot.kill();
+      await Promise.race([entry.done, sleep(g.cooperative)]);
+      const killer = this.deps.killProcesses;
+      const runId = entry.record.runId;
+      if (killer && runId && killer.count(runId) > 0) {
+        killer.signal(runId, 'SIGTERM');
+        const gone = await until(() => killer.count(runId) === 0 && settled(), g.term);
+        if (!gone) {
+          killer.signal(runId, 'SIGKILL');
+          await until(() => killer.count(runId) === 0 && settled(), g.kill);
+        }
+      } else if (!settled()) await Promise.race([entry.done, sleep(g.term)]);
+      if (!settled()) await this.end(entry, { state: 'cancelled', text: '' });
+      await Promise.race([entry.done, sleep(g.kill)]);
+    })();
+    return entry.killing;
+  }
+
+  // ── capacity, listeners, lifecycle ─────────────────────────────────────────────────────────
+
+  /** Queue pressure across all hosts, as of the last round (at most a few polls old). */
+  capacity(ownerId: string): CapacityView {
+    return this.viewOf(ownerId);
+  }
+
+  globalCapacity(): CapacityView {
+    return this.viewOf();
+  }
+
+  private viewOf(ownerId?: string): CapacityView {
+    const v = this.view.capacity(this.now(), ownerId);
+    return { ...v, maxRunning: this.limits.maxRunning, saturated: v.running >= this.limits.maxRunning };
+  }
+
+  onFinished(listener: (task: TaskSnapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Interrupts the tasks the named hosts were running (their lease ran out, or this host stops),
+   * each once, and fails their jobs so the engine never hands them out again. `unowned`: also
+   * running tasks that name no host. Queued tasks stay in the shared queue. Returns how many.
+   */
+  async sweepHosts(hostIds: string[], unowned = false): Promise<number> {
+    if (hostIds.length === 0 && !unowned) return 0;
+    const now = this.now();
+    const n = await this.db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .updateTable('bg_tasks')
+        .set({ state: 'interrupted', finished_ms: now, error_code: INTERRUPTED.code, error_message: INTERRUPTED.message })
+        .where('state', '=', 'running')
+        .where((eb) => eb.or([...(hostIds.length ? [eb('host_id', 'in', hostIds)] : []), ...(unowned ? [eb('host_id', 'is', null)] : [])]))
+        .returning(['id', 'released_ms'])
+        .execute();
+      await this.deps.engine.fail(
+        trx as unknown as Db,
+        rows.filter((r) => r.released_ms !== null).map((r) => r.id),
+        'the host running this task stopped',
+      );
+      return rows.length;
+    });
+    if (n > 0) this.kick();
+    return n;
+  }
+
+  /** At start: nothing of this host can be live yet (dead hosts are swept by the host lease); prunes. */
+  async recover(): Promise<number> {
+    await this.reads.prune(FINISHED_KEPT);
+    return 0;
+  }
+
+  /** Host stop: nothing more is taken; this host's running tasks are recorded interrupted (never re-run). */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking;
+    const live = [...this.local.values()];
+    for (const e of live) e.slot.kill();
+    await this.sweepHosts([this.deps.hostId]).catch((err) => this.deps.logger.warn({ err }, 'could not record this host’s tasks interrupted'));
+    for (const e of live) e.resolveDone();
+    this.local.clear();
+    if (this.lockClient) this.resign(this.lockClient);
+    await this.deps.engine.stop().catch((err) => this.deps.logger.warn({ err }, 'job engine stop failed'));
+  }
+}
+
+/** Polls `done` every 20 ms for up to `ms`; true when it held. */
+async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() >= end) return false;
+    await sleep(20);
+  }
+  return true;
+}

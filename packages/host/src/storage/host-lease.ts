@@ -58,10 +58,32 @@ export class HostLease {
     return Math.max(200, Math.floor(this.leaseMs / 5));
   }
 
-  /** Writes this host's row with a fresh lease. */
+  /**
+   * Writes this host's row with a fresh lease and keeps renewing it from now on (a host that is
+   * still starting must not look dead); sweeping starts with `start`.
+   */
   async register(): Promise<void> {
     const now = this.clock.now();
     await this.db.insertInto('hosts').values({ id: this.id, started_ms: now, heartbeat_ms: now, expires_ms: now + this.leaseMs, stopped_ms: null, swept_ms: null }).execute();
+    this.timer = setInterval(() => this.tick(), this.beatMs);
+    this.timer.unref?.();
+  }
+
+  private tick(): void {
+    this.running = this.running.then(async () => {
+      if (this.stopped) return;
+      try {
+        if (!(await this.renew()) && !this.lost) {
+          this.lost = true;
+          this.logger.error({ hostId: this.id }, 'this host was swept as dead by another host (its lease ran out); its live work was interrupted');
+        }
+        if (!this.work) return;
+        const dead = await this.sweep();
+        if (dead.length) this.logger.warn({ hosts: dead }, 'interrupted the live work of hosts whose lease ran out');
+      } catch (err) {
+        this.logger.warn({ err }, 'host lease renewal or sweep failed');
+      }
+    });
   }
 
   /** Renews the lease; false when this host was already swept as dead. */
@@ -90,26 +112,9 @@ export class HostLease {
     return dead;
   }
 
-  /** Starts renewing the lease and sweeping dead hosts every `beatMs`. */
+  /** Starts sweeping dead hosts at every renewal. */
   start(work: SweepWork): void {
     this.work = work;
-    const tick = () => {
-      this.running = this.running.then(async () => {
-        if (this.stopped) return;
-        try {
-          if (!(await this.renew()) && !this.lost) {
-            this.lost = true;
-            this.logger.error({ hostId: this.id }, 'this host was swept as dead by another host (its lease ran out); its live work was interrupted');
-          }
-          const dead = await this.sweep();
-          if (dead.length) this.logger.warn({ hosts: dead }, 'interrupted the live work of hosts whose lease ran out');
-        } catch (err) {
-          this.logger.warn({ err }, 'host lease renewal or sweep failed');
-        }
-      });
-    };
-    this.timer = setInterval(tick, this.beatMs);
-    this.timer.unref?.();
   }
 
   /** Graceful stop (after this host interrupted its own work): no more renewals; the row says stopped. */

@@ -1,0 +1,140 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interruptOrphan } from '../../src/agent/orphans';
+import { RunRepository, type RunRow } from '../../src/agent/run.repository';
+import { EventLog } from '../../src/events/event-log';
+import { migrate, openPostgres } from '../../src/storage/database';
+import { HostLease } from '../../src/storage/host-lease';
+import { ToolCatalog } from '../../src/tools/catalog';
+import { startTestHost, type TestHost } from '../support/host';
+import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
+
+/**
+ * Host identity and leases on a shared database: a host that starts, or stops, interrupts only
+ * its own live work or that of hosts whose lease ran out — never a live host's — and each
+ * interruption happens once, with its event, even when several hosts sweep the same dead host.
+ */
+
+const TOKEN = 'shared-hosts-token-0123456789abcdef';
+const logger = pino({ level: 'silent' });
+
+describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', () => {
+  let server: TestPostgres;
+  const homes: string[] = [];
+  const hosts: TestHost[] = [];
+
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 120_000);
+  afterAll(async () => {
+    for (const h of hosts) await h.close().catch(() => undefined);
+    await server?.stop();
+    for (const h of homes) rmSync(h, { recursive: true, force: true });
+  });
+
+  async function host(databaseUrl: string): Promise<TestHost> {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-shared-hosts-'));
+    homes.push(home);
+    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false });
+    hosts.push(h);
+    return h;
+  }
+
+  async function statusOf(h: TestHost, runId: string): Promise<string> {
+    const row = await h.host.ctx.runs.get(runId);
+    return row?.status ?? 'missing';
+  }
+
+  it('a host that starts or stops leaves the live runs of another live host alone', async () => {
+    const url = await server.createDatabase();
+    const a = await host(url);
+    const run = await a.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'wait', tool: 'slow', arguments: { ms: 120_000 } }] }, config: { planApproval: false } });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    const runId = run.body.runId as string;
+    await a.waitFor(runId, 'step_start');
+    // B starts (its start sweep) and stops (its own live work only): A's run stays live
+    const b = await host(url);
+    expect(await statusOf(b, runId)).toBe('running');
+    await b.close();
+    hosts.splice(hosts.indexOf(b), 1);
+    expect(await statusOf(a, runId)).toBe('running');
+    // A stops: its own run is interrupted, once
+    await a.close();
+    hosts.splice(hosts.indexOf(a), 1);
+    const c = await host(url);
+    expect(await statusOf(c, runId)).toBe('interrupted');
+    const events = await c.host.ctx.events.read(runId);
+    expect(events.filter((e) => e.type === 'interrupted')).toHaveLength(1);
+  }, 120_000);
+
+  it('sweeps a host whose lease ran out once, even with several sweepers, and never a live one', async () => {
+    const url = await server.createDatabase();
+    const opened = [openPostgres(url), openPostgres(url), openPostgres(url)];
+    const [d0, d1, d2] = opened.map((o) => o.db) as [(typeof opened)[0]['db'], (typeof opened)[0]['db'], (typeof opened)[0]['db']];
+    await migrate(d0);
+    let now = 1_000_000;
+    const clock = { now: () => now };
+    const dead = new HostLease(d0, clock, logger, 5000);
+    const live = new HostLease(d0, clock, logger, 5000);
+    await dead.register();
+    await live.register();
+    const runs = new RunRepository(d0);
+    const row = (id: string, hostId: string): RunRow => ({
+      id,
+      owner: 'local',
+      goal: null,
+      status: 'running',
+      plan: null,
+      config: '{}',
+      inputs: '{}',
+      files: null,
+      gate: null,
+      summary: null,
+      error: null,
+      result: null,
+      parent_run_id: null,
+      origin: 'api',
+      sandbox: '{"mode":"off"}',
+      workflow_id: null,
+      workflow_version: null,
+      last_seq: 0,
+      created_at: new Date(now).toISOString(),
+      updated_at: new Date(now).toISOString(),
+      finished_at: null,
+      host_id: hostId,
+    });
+    // the dead host stops renewing (no row change: as after a SIGKILL)
+    (dead as unknown as { stopped: boolean }).stopped = true;
+    for (let i = 0; i < 10; i++) await runs.insert(row(`dead-${i}`, dead.id));
+    for (let i = 0; i < 3; i++) await runs.insert(row(`live-${i}`, live.id));
+    // time passes: the live host renews its lease, the dead one does not
+    now += 6000;
+    expect(await live.renew()).toBe(true);
+    // three sweepers, each with its own connections, at once
+    const sweepers = [d0, d1, d2].map((db) => {
+      const lease = new HostLease(db, clock, logger, 5000);
+      const deps = { events: new EventLog(db, clock), repo: new RunRepository(db), catalog: new ToolCatalog(), clock };
+      lease.start(async (ids) => {
+        for (const r of await deps.repo.listNonTerminal({ ids })) await interruptOrphan(deps, r);
+      });
+      return lease;
+    });
+    const swept = await Promise.all(sweepers.map((s) => s.sweep()));
+    expect(new Set(swept.flat())).toEqual(new Set([dead.id]));
+    const check = new EventLog(d0, clock);
+    for (let i = 0; i < 10; i++) {
+      expect((await runs.get(`dead-${i}`))?.status).toBe('interrupted');
+      expect((await check.read(`dead-${i}`)).filter((e) => e.type === 'interrupted')).toHaveLength(1);
+    }
+    for (let i = 0; i < 3; i++) expect((await runs.get(`live-${i}`))?.status).toBe('running');
+    // the dead host is recorded swept, so later sweeps leave it alone; a swept host learns it lost its lease
+    expect(await sweepers[0]?.expired()).toEqual([]);
+    expect(await dead.renew()).toBe(false);
+    for (const s of sweepers) await s.stop();
+    await live.stop();
+    for (const o of opened) await o.close();
+  }, 120_000);
+});

@@ -187,7 +187,9 @@ describe.skipIf(!postgresAvailable())('a shared deployment survives the loss of 
     expect(long.status, JSON.stringify(long.body)).toBe(200);
     watched.set(long.body.runId as string, subscribe(b, long.body.runId as string));
 
+    const via = new Map<number, Served>();
     const submit = async (h: Served, n: number): Promise<void> => {
+      via.set(n, h);
       for (;;) {
         const r = await api(h, 'POST', '/api/agent/tasks', { workflowId, inputs: { n: String(n) }, permissionMode: 'full-access' });
         if (r.status === 202) {
@@ -226,7 +228,10 @@ describe.skipIf(!postgresAvailable())('a shared deployment survives the loss of 
     const interrupted = ids.filter((id) => first.get(id)?.state === 'interrupted');
     expect(interrupted.every((id) => first.get(id)?.host === hostA)).toBe(true);
     expect(new Set(interrupted)).toEqual(new Set(runningOnA.filter((id) => ids.includes(id))));
-    expect(ids.filter((id) => first.get(id)?.state === 'completed' && first.get(id)?.host === hostB).length).toBeGreaterThan(0);
+    expect(interrupted.length).toBeGreaterThan(0);
+    // a task submitted on one host may run on the other
+    expect(ids.some((id, n) => via.get(n) === a && first.get(id)?.host === hostB)).toBe(true);
+    expect(ids.some((id, n) => via.get(n) === b && first.get(id)?.host === hostA)).toBe(true);
 
     // no body ran twice; every completed task's body ran once
     const lines = readFileSync(side, 'utf8').split('\n').filter(Boolean);

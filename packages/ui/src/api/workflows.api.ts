@@ -1,35 +1,19 @@
-import type { AgentConfig, AgentPlan, CatalogEntry, JsonSchema, WorkflowDefinition as ProtocolDefinition, WorkflowVersionInfo } from '@fengyu/protocol';
+import type { AgentConfig, CatalogEntry, WorkflowTemplate as ProtocolTemplate, WorkflowDefinition, WorkflowDraft, WorkflowVersionInfo } from '@fengyu/protocol';
+import type { RunListItem } from '../pages/runs/runs.api';
 import type { ApiClient } from './client';
 
 /** The workflows API and the bits of the agent API the builder uses. */
 
-/** A saved definition as the host answers it (the contract's type), plus summaries some hosts attach. */
-export type WorkflowDefinition = ProtocolDefinition & {
-  /** Optional summaries some hosts attach; the library falls back to the runs list. */
-  lastRun?: { runId?: string; status?: string; at?: string; startedAt?: string } | null;
-};
+/** A saved definition and a save request: the contract's types. */
+export type { WorkflowDefinition, WorkflowDraft };
 
-export interface WorkflowDraft {
-  name: string;
-  description: string;
-  inputSchema: JsonSchema;
-  plan: AgentPlan;
-  graph: unknown;
-}
-
-export interface WorkflowTemplate {
-  id: string;
-  name: string;
-  description?: string;
-  category?: string;
+/** A gallery template (the contract's type) with what the host's gallery adds to each. */
+export type WorkflowTemplate = ProtocolTemplate & {
   /** Tools the template uses that this host does not have (e.g. a plugin not installed). */
   missingTools?: string[];
-  inputSchema?: JsonSchema;
-  plan?: AgentPlan;
-  graph?: unknown;
   /** The template's texts per UI language (name, description, …); the host applies them on create. */
-  i18n?: Record<string, { name?: string; description?: string }>;
-}
+  i18n?: Partial<Record<string, { name?: string; description?: string }>>;
+};
 
 /** One published version (the contract's type). */
 export type WorkflowVersion = WorkflowVersionInfo;
@@ -49,18 +33,6 @@ export interface RunFile {
 export interface EnumOption {
   value: unknown;
   label: string;
-}
-
-export interface RunSummary {
-  runId?: string;
-  id?: string;
-  goal?: string;
-  status: string;
-  workflowId?: string;
-  createdAt?: string;
-  startedAt?: string;
-  updatedAt?: string;
-  summary?: string;
 }
 
 function list<T>(value: unknown, key: string): T[] {
@@ -96,7 +68,7 @@ export function agentApi(api: ApiClient) {
     approve: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`),
     cancel: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/cancel`),
     run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
-    runs: async (query: { q?: string; limit?: number } = {}) => list<RunSummary>(await api.get('/api/agent/runs', { query }), 'runs'),
+    runs: async (query: { q?: string; limit?: number } = {}) => list<RunListItem>(await api.get('/api/agent/runs', { query }), 'runs'),
     streamUrl: (runId: string) => api.streamUrl('/api/agent/stream', { runId }),
   };
 }

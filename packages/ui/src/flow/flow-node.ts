@@ -1,18 +1,9 @@
-import type { CatalogEntry, JsonSchema } from '@fengyu/protocol';
+import { type CatalogEntry, FILE_INPUT_FORMAT, type FlowField, type JsonSchema } from '@fengyu/protocol';
 
 /**
  * Plugins' `flowNodes` declarations: typed, nested outputs with examples and per-field
  * input help. Turned into JSON Schemas here so the rest of the canvas works on one representation.
  */
-
-interface FlowField {
-  type?: string;
-  label?: string;
-  help?: string;
-  example?: unknown;
-  fields?: Record<string, FlowField>;
-  items?: FlowField;
-}
 
 export function flowFieldSchema(f: FlowField): JsonSchema {
   const s: JsonSchema = {};
@@ -28,7 +19,7 @@ export function flowFieldSchema(f: FlowField): JsonSchema {
       break;
     case 'file':
       s.type = 'string';
-      s.format = 'fengyu-file';
+      s.format = FILE_INPUT_FORMAT;
       break;
     case 'list':
       s.type = 'array';
@@ -75,7 +66,7 @@ export function decoratedInputSchema(entry: CatalogEntry | undefined): JsonSchem
       ...(f.label ? { title: f.label } : {}),
       ...(f.help ? { description: f.help } : {}),
       ...(f.example !== undefined && base.examples === undefined ? { examples: [f.example] } : {}),
-      ...(f.type === 'file' && base.format === undefined ? { format: 'fengyu-file' } : {}),
+      ...(f.type === 'file' && base.format === undefined ? { format: FILE_INPUT_FORMAT } : {}),
     };
   }
   return { ...schema, properties: props };

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@fengyu/protocol';
+import type { FLOW_PORT_TYPES, JsonSchema } from '@fengyu/protocol';
 
 /**
  * Data kinds of ports and inputs (text / number / object / list / file; `any` = undeclared),
@@ -6,7 +6,7 @@ import type { JsonSchema } from '@fengyu/protocol';
  * the variable tree by an input's expected type.
  */
 
-export type ValueKind = 'text' | 'number' | 'boolean' | 'object' | 'list' | 'file' | 'any';
+export type ValueKind = (typeof FLOW_PORT_TYPES)[number];
 
 export const KIND_COLORS: Record<ValueKind, string> = {
   text: '#4FC3F7',

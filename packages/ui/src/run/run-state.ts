@@ -1,4 +1,4 @@
-import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import type { AgentPlan, RunEventType, RunStatus } from '@fengyu/protocol';
 
 /**
  * The run panel's state as a pure fold over the run's SSE events. The same fold serves
@@ -137,7 +137,7 @@ export const STREAM_EVENT_TYPES = [
   'error',
   'cancelled',
   'interrupted',
-] as const;
+] as const satisfies readonly RunEventType[];
 
 export type RunBadge = 'running' | 'awaiting' | 'done' | 'failed';
 

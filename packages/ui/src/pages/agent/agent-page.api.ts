@@ -1,4 +1,4 @@
-import type { AgentConfig, AgentPlan, PermissionMode } from '@fengyu/protocol';
+import type { AgentConfig, AgentPlan } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
 /** The calls of the Agent page and the bits of settings it reads (backends). */
@@ -26,5 +26,3 @@ export function agentPageApi(api: ApiClient) {
     },
   };
 }
-
-export const PERMISSION_MODE_CHOICES: readonly PermissionMode[] = ['ask', 'approve-for-me', 'full-access'];

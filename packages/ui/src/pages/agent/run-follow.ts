@@ -1,3 +1,4 @@
+import type { RunEventType } from '@fengyu/protocol';
 import { onBeforeUnmount, ref, shallowRef } from 'vue';
 import { applyEvent, initialRun, type RawEvent, type RunView, STREAM_EVENT_TYPES } from '../../run/run-state';
 import { openRunEvents } from '../../run/run-stream';
@@ -24,7 +25,7 @@ export interface AgentRunState {
   audits: RawEvent[];
 }
 
-export const AGENT_EVENT_TYPES = [...STREAM_EVENT_TYPES, 'resumed', 'status'] as const;
+export const AGENT_EVENT_TYPES = [...STREAM_EVENT_TYPES, 'resumed'] as const satisfies readonly RunEventType[];
 
 export function initialAgentRun(runId: string): AgentRunState {
   return { view: initialRun(runId), startedAt: {}, audits: [] };
@@ -54,9 +55,6 @@ export function applyAgentEvent(state: AgentRunState, e: RawEvent): AgentRunStat
         gate = undefined;
         view = { ...view, gate: undefined, status: view.status === 'awaiting_step_approval' ? 'running' : view.status };
       }
-      break;
-    case 'status':
-      if (typeof e.status === 'string') view = { ...view, status: e.status as RunView['status'] };
       break;
     case 'resumed':
       view = { ...view, ended: false, error: undefined };

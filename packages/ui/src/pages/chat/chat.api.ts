@@ -1,3 +1,4 @@
+import type { PermissionMode } from '@fengyu/protocol';
 import type { ApiClient, ConnectionStatus } from '../../api/client';
 import { ApiError } from '../../api/client';
 import { createSseParser } from './sse-parser';
@@ -24,7 +25,7 @@ export interface SendBody {
   conversationId?: string;
   message: string;
   backend?: string;
-  permissionMode?: string;
+  permissionMode?: PermissionMode;
   files?: FileEntry[];
 }
 

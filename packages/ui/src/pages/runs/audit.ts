@@ -1,4 +1,4 @@
-import type { RunEventRow } from './runs.api';
+import type { RunEvent } from '@fengyu/protocol';
 
 /**
  * The audit trail of a run detail: the events that explain what happened and who decided it
@@ -21,15 +21,17 @@ const FACT_KEYS = ['decision', 'source', 'rule', 'reason', 'hook', 'event', 'eff
 
 const text = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 
-export function auditRows(events: readonly RunEventRow[]): AuditRow[] {
+export function auditRows(events: readonly RunEvent[]): AuditRow[] {
   const rows: AuditRow[] = [];
-  for (const e of events) {
-    if (e.type !== 'audit' && !AUDIT_TYPES.has(e.type)) continue;
-    if (e.type === 'audit' && e.kind === 'progress') continue;
-    const kind = e.type === 'audit' ? `audit_${String(e.kind ?? 'other')}` : e.type;
+  for (const event of events) {
+    // the payload's fields by name: the facts differ per event type
+    const e: Readonly<Record<string, unknown>> = { ...event };
+    if (event.type !== 'audit' && !AUDIT_TYPES.has(event.type)) continue;
+    if (event.type === 'audit' && e.kind === 'progress') continue;
+    const kind = event.type === 'audit' ? `audit_${String(e.kind ?? 'other')}` : event.type;
     const facts: Array<[string, string]> = [];
     for (const k of FACT_KEYS) if (e[k] !== undefined && e[k] !== null && e[k] !== '') facts.push([k, text(e[k])]);
-    rows.push({ seq: e.seq, ts: e.ts, kind, stepId: typeof e.stepId === 'string' ? e.stepId : undefined, tool: typeof e.tool === 'string' ? e.tool : undefined, facts });
+    rows.push({ seq: event.seq, ts: event.ts, kind, stepId: typeof e.stepId === 'string' ? e.stepId : undefined, tool: typeof e.tool === 'string' ? e.tool : undefined, facts });
   }
   return rows;
 }

@@ -1,7 +1,11 @@
-import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, type RunEvent, type RunStatus, TERMINAL_STATUSES } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
-/** Run history: list with search, filters and paging; detail; resume / fork / rewind; batch. */
+/**
+ * Run history: list with search, filters and paging; detail; resume / fork / rewind; batch.
+ * The list item, detail and execution shapes are what the host answers (the contract package
+ * declares no run-history types); statuses, plans and events are the contract's.
+ */
 
 export interface RunListItem {
   id: string;
@@ -12,6 +16,7 @@ export interface RunListItem {
   origin: string | null;
   parentRunId: string | null;
   workflowId: string | null;
+  workflowVersion: number | null;
   stepCount: number;
   createdAt: string;
   updatedAt: string;
@@ -30,13 +35,6 @@ export interface Execution {
   [k: string]: unknown;
 }
 
-export interface RunEventRow {
-  type: string;
-  seq: number;
-  ts: string;
-  [k: string]: unknown;
-}
-
 export interface RunDetail extends RunListItem {
   plan: AgentPlan | null;
   config: Record<string, unknown>;
@@ -45,7 +43,8 @@ export interface RunDetail extends RunListItem {
   gate: unknown;
   sandbox: { mode?: string; backend?: string } | null;
   executions: Execution[];
-  events: RunEventRow[];
+  /** The run's event log, without the plan's token stream. */
+  events: RunEvent[];
 }
 
 export const RUN_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -67,9 +66,9 @@ export function runsApi(api: ApiClient) {
 }
 
 /** Which actions a run offers (resume only after failed / cancelled / interrupted). */
-export function runActions(status: string): { resume: boolean; fork: boolean; rewind: boolean } {
-  const ended = ['completed', 'failed', 'cancelled', 'interrupted'].includes(status);
-  return { resume: ['failed', 'cancelled', 'interrupted'].includes(status), fork: ended, rewind: ended };
+export function runActions(status: RunStatus): { resume: boolean; fork: boolean; rewind: boolean } {
+  const ended = TERMINAL_STATUSES.includes(status);
+  return { resume: ended && status !== 'completed', fork: ended, rewind: ended };
 }
 
 /** Goals of the batch form: one per non-blank line, at most eight. */

@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auto } from '../../packages/host/test/support/host';
 import { invoiceRows, writeInvoices } from '../../packages/plugins/excel/test/workbooks';
-import { type FlowsE2E, startFlowsE2E } from './harness';
+import { type FlowsE2E, saveRecipientGroup, startFlowsE2E } from './harness';
 
 /**
  * The Flows view end to end in a real browser against a real host: the Excel-split template from
@@ -21,13 +20,7 @@ const FILES_REF = '{{node.execute.result.files}}';
 beforeAll(async () => {
   e = await startFlowsE2E();
   work = mkdtempSync(join(tmpdir(), 'fengyu-e2e-work-'));
-  const setup = await e.t.api('POST', '/api/agent/run', {
-    goal: 'setup',
-    workflow: { steps: [{ id: 'tag', tool: 'email_tag_save', arguments: { name: 'managers', recipients: ['north@example.com', 'lead@example.com'] } }] },
-    config: auto,
-  });
-  expect(setup.status, JSON.stringify(setup.body)).toBe(200);
-  await e.t.stream(setup.body.runId);
+  await saveRecipientGroup(e, ['north@example.com', 'lead@example.com']);
 }, 240_000);
 
 afterAll(async () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { startTestHost, type TestHost } from '../../packages/host/test/support/host';
+import { auto, startTestHost, type TestHost } from '../../packages/host/test/support/host';
 import { ROOT } from './global-setup';
 import { settle } from '../support/settle';
 
@@ -54,4 +54,11 @@ export async function startFlowsE2E(): Promise<FlowsE2E> {
       await t.close();
     },
   };
+}
+
+/** Saves the E-mail plugin's recipient group `managers`, as a user would have, through a run of its tool. */
+export async function saveRecipientGroup(e: FlowsE2E, recipients: string[]): Promise<void> {
+  const setup = await e.t.api('POST', '/api/agent/run', { goal: 'setup', workflow: { steps: [{ id: 'tag', tool: 'email_tag_save', arguments: { name: 'managers', recipients } }] }, config: auto });
+  if (setup.status !== 200) throw new Error(`recipient group not saved: ${JSON.stringify(setup.body)}`);
+  await e.t.stream(setup.body.runId);
 }

@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auto } from '../../packages/host/test/support/host';
 import { invoiceRows, writeInvoices } from '../../packages/plugins/excel/test/workbooks';
-import { type FlowsE2E, startFlowsE2E } from './harness';
+import { type FlowsE2E, saveRecipientGroup, startFlowsE2E } from './harness';
 
 /**
  * A newcomer's first hour on a 1280×800 screen, in English and in Simplified Chinese: a fresh
@@ -21,9 +20,7 @@ beforeAll(async () => {
   e = await startFlowsE2E();
   work = mkdtempSync(join(tmpdir(), 'fengyu-newcomer-'));
   // a recipient group, as a user would have saved on the E-mail plugin
-  const setup = await e.t.api('POST', '/api/agent/run', { goal: 'setup', workflow: { steps: [{ id: 'tag', tool: 'email_tag_save', arguments: { name: 'managers', recipients: ['north@example.com'] } }] }, config: auto });
-  expect(setup.status, JSON.stringify(setup.body)).toBe(200);
-  await e.t.stream(setup.body.runId);
+  await saveRecipientGroup(e, ['north@example.com']);
 }, 240_000);
 
 afterAll(async () => {

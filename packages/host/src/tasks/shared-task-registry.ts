@@ -61,6 +61,8 @@ export interface SharedTaskDeps {
   graces?: { cooperative: number; term: number; kill: number };
   /** How often a host looks for work, hand-offs to make, kill requests and ends (ms). */
   pollMs?: number;
+  /** How many task bodies this host runs at once (default: the global `maxRunning`). */
+  workerSlots?: number;
 }
 
 interface LocalTask {
@@ -304,7 +306,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
 
   /** Takes released jobs while this host has room, marking each task running here in the same commit. */
   private async work(): Promise<void> {
-    const free = this.limits.maxRunning - this.local.size;
+    const free = (this.deps.workerSlots ?? this.limits.maxRunning) - this.local.size;
     if (free <= 0 || this.closing) return;
     const engine = this.deps.engine;
     const claimed = await this.db.transaction().execute(async (trx) => {

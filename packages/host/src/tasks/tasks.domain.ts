@@ -74,7 +74,9 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
   if (ctx.config.databaseUrl && ctx.hostId) {
     // several hosts, one queue: the job engine is loaded only here
     const engine = await TaskEngine.start(ctx.config.databaseUrl, logger);
-    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses });
+    const slots = Number(ctx.config.env.FENGYU_TASK_WORKER_SLOTS);
+    const workerSlots = Number.isInteger(slots) && slots >= 1 ? slots : undefined;
+    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses, ...(workerSlots ? { workerSlots } : {}) });
     registry = shared;
   } else {
     const policy = new FairQueue();

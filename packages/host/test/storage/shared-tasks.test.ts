@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TaskSnapshot } from '../../src/tasks/task-submitter';
+import { startTestHost, type TestHost } from '../support/host';
+import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
+import { publishCommand, until } from '../tasks/helpers';
+
+/**
+ * Background tasks of two hosts on one PostgreSQL database share one queue: capacity is global,
+ * a task is killed from either host (queued: withdrawn and never started; running on the other
+ * host: that host kills it), and a task's end is announced once, on the host that accepted it.
+ */
+
+const TOKEN = 'shared-tasks-token-0123456789abcdef';
+
+describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', () => {
+  let server: TestPostgres;
+  let a: TestHost;
+  let b: TestHost;
+  let home: string;
+
+  beforeAll(async () => {
+    server = await startPostgres();
+    const databaseUrl = await server.createDatabase();
+    home = mkdtempSync(join(tmpdir(), 'fengyu-shared-tasks-'));
+    // eight task bodies per host: the sixteen global running slots are spread over both
+    const env = { ...process.env, FENGYU_TASK_WORKER_SLOTS: '8' };
+    a = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, sandbox: 'off', env });
+    b = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, sandbox: 'off', env });
+  }, 120_000);
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await server?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const state = async (h: TestHost, id: string): Promise<TaskSnapshot> => (await h.api('GET', `/api/agent/tasks/${id}`)).body as TaskSnapshot;
+
+  it('announces a task’s end once, on the host that accepted it, wherever it ran', async () => {
+    const quick = await publishCommand(a, 'echo shared-hello', { type: 'object', properties: {} }, 'quick');
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    a.host.ctx.tasks?.onFinished((t) => seenA.push(t.id));
+    b.host.ctx.tasks?.onFinished((t) => seenB.push(t.id));
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await (i % 2 ? b : a).api('POST', '/api/agent/tasks', { workflowId: quick, permissionMode: 'full-access' });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      ids.push(r.body.id as string);
+    }
+    const done = await b.api('POST', '/api/agent/tasks/wait', { ids, mode: 'all', timeoutMs: 60_000 });
+    expect(done.body.timedOut).toBe(false);
+    for (const t of done.body.tasks as TaskSnapshot[]) {
+      expect(t.state).toBe('completed');
+      expect(t.output.text).toContain('shared-hello');
+    }
+    await until(() => seenA.length + seenB.length === 6, 'every end to be announced', 30_000);
+    expect(seenA.sort()).toEqual([ids[0], ids[2], ids[4]].sort());
+    expect(seenB.sort()).toEqual([ids[1], ids[3], ids[5]].sort());
+  }, 120_000);
+
+  it('counts capacity across hosts and kills queued and running tasks from either host', async () => {
+    const sleeper = await publishCommand(a, 'sleep 600', { type: 'object', properties: {} }, 'sleeper');
+    const running: string[] = [];
+    for (let i = 0; i < 16; i++) {
+      const r = await (i % 2 ? b : a).api('POST', '/api/agent/tasks', { workflowId: sleeper, permissionMode: 'full-access' });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      running.push(r.body.id as string);
+    }
+    await until(async () => (await Promise.all(running.map((id) => state(a, id)))).every((t) => t.state === 'running'), 'all 16 to run', 120_000);
+    // the slots are global: a 17th waits, whichever host accepted it
+    const queued = (await b.api('POST', '/api/agent/tasks', { workflowId: sleeper, permissionMode: 'full-access', priority: 'batch' })).body as TaskSnapshot;
+    expect(queued.state).toBe('queued');
+    await until(async () => {
+      const c = (await a.api('GET', '/api/agent/tasks/capacity')).body;
+      return c.running === 16 && c.queued === 1;
+    }, 'host A to see the shared queue');
+    // a queued task killed through the other host is withdrawn and never starts
+    const withdrawn = (await a.api('POST', `/api/agent/tasks/${queued.id}/kill`)).body as TaskSnapshot;
+    expect(withdrawn.state).toBe('cancelled');
+    expect(withdrawn.startedAt).toBeUndefined();
+    // eight run on each host; killed through A, those on B are killed by B
+    const hostsOf = await a.host.ctx.db.selectFrom('bg_tasks').select('host_id').where('id', 'in', running).execute();
+    const perHost = new Map<string, number>();
+    for (const r of hostsOf) perHost.set(r.host_id as string, (perHost.get(r.host_id as string) ?? 0) + 1);
+    expect([...perHost.values()]).toEqual([8, 8]);
+    const killed = await Promise.all(running.map((id) => a.api('POST', `/api/agent/tasks/${id}/kill`)));
+    for (const k of killed) expect((k.body as TaskSnapshot).state).toBe('cancelled');
+    for (const id of running) expect((await state(b, id)).state).toBe('cancelled');
+    expect((await state(b, queued.id)).startedAt).toBeUndefined();
+  }, 240_000);
+});

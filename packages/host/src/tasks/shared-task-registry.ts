@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 import { CancelSlot } from './canceller';
-import { type CapacityView, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
+import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
 import { fromRow, type Row, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
 import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
@@ -18,8 +18,9 @@ import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskS
  *
  * - admission, on the host that receives the submission: under a database-wide lock, the live
  *   rows are replayed into a `FairQueue` (running and handed-off tasks hold running slots, queued
- *   ones wait in submission order) and the new task is admitted or refused by its limits and
- *   reservations; the row is written in the same transaction;
+ *   ones wait in submission order) and the new tasks (those waiting on this host, in order) are
+ *   admitted or refused by its limits and reservations; the rows are written in the same
+ *   transaction;
  * - dispatch, on one elected host (a session advisory lock; another host takes over when its
  *   connection goes): a long-lived `FairQueue` mirrors the live rows and, whenever running slots
  *   are free, picks the next tasks by owner round robin and the 4:2:1 class cycle and hands them
@@ -111,6 +112,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private ticks = 0;
   private closing = false;
   private finishedSincePrune = 0;
+  private admissions: Array<{ record: TaskRecord; resolve: (a: Admission) => void; reject: (err: unknown) => void }> = [];
+  private admitting = false;
+  private ending: Array<{ entry: LocalTask; resolve: (recorded: boolean) => void }> = [];
+  private flushingEnds = false;
 
   constructor(private readonly deps: SharedTaskDeps) {
     this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
@@ -184,14 +189,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
       submittedMs: now,
       output: { text: '', truncated: false },
     };
-    const refused = await this.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK})`.execute(trx);
-      const replica = replayQueue(await this.liveRows(trx), this.limits);
-      const admission = replica.submit({ id, owner: req.ownerId, priority: req.priority }, now);
-      if (admission.kind === 'refuse') return admission;
-      await trx.insertInto('bg_tasks').values(this.rowOf(record)).execute();
-      return undefined;
-    });
+    const admission = await this.admit(record);
+    const refused = admission.kind === 'refuse' ? admission : undefined;
     if (refused) {
       this.deps.metrics?.rejected(req.priority, refused.capacityScope);
       return { ok: false, refusal: { capacityScope: refused.capacityScope, ...(refused.capacityPriority ? { capacityPriority: refused.capacityPriority } : {}), retryable: true, retryAfterSeconds: 1 } };
@@ -199,6 +198,40 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.submittedHere.add(id);
     this.kick();
     return { ok: true, task: taskSnapshot(record, now) };
+  }
+
+  /**
+   * Admits submissions in batches: the submissions waiting on this host go through one
+   * transaction under the database-wide lock, one replay of the live rows, and one insert of the
+   * admitted rows (each decided after the ones before it). One connection per host waits for the
+   * lock, so admissions never starve dispatch and work of connections.
+   */
+  private admit(record: TaskRecord): Promise<Admission> {
+    return new Promise((resolve, reject) => {
+      this.admissions.push({ record, resolve, reject });
+      if (!this.admitting) void this.admitBatches();
+    });
+  }
+
+  private async admitBatches(): Promise<void> {
+    this.admitting = true;
+    while (this.admissions.length) {
+      const batch = this.admissions.splice(0);
+      try {
+        const decisions = await this.db.transaction().execute(async (trx) => {
+          await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK})`.execute(trx);
+          const replica = replayQueue(await this.liveRows(trx), this.limits);
+          const out = batch.map((b) => replica.submit({ id: b.record.id, owner: b.record.ownerId, priority: b.record.priority }, b.record.submittedMs));
+          const admitted = batch.filter((_, i) => out[i]?.kind !== 'refuse').map((b) => this.rowOf(b.record));
+          if (admitted.length) await trx.insertInto('bg_tasks').values(admitted).execute();
+          return out;
+        });
+        batch.forEach((b, i) => b.resolve(decisions[i] as Admission));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    this.admitting = false;
   }
 
   private rowOf(t: TaskRecord): SharedRow {
@@ -298,7 +331,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
     const engine = this.deps.engine;
     await this.db.transaction().execute(async (trx) => {
       const rows = await trx.updateTable('bg_tasks').set({ released_ms: this.now() }).where('id', 'in', ids).where('state', '=', 'queued').where('released_ms', 'is', null).returning('id').execute();
-      for (const r of rows) await engine.send(trx as unknown as Db, r.id);
+      await engine.send(
+        trx as unknown as Db,
+        rows.map((r) => r.id),
+      );
     });
   }
 
@@ -365,29 +401,55 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
     else if (r.state === 'interrupted') r.error = outcome.error ?? INTERRUPTED;
     else if (outcome.error) r.error = outcome.error;
-    let recorded = false;
-    try {
-      recorded = await this.db.transaction().execute(async (trx) => {
-        const u = await trx
-          .updateTable('bg_tasks')
-          .set({ state: r.state, finished_ms: r.finishedMs ?? null, output_text: r.output.text, output_truncated: r.output.truncated ? 1 : 0, error_code: r.error?.code ?? null, error_message: r.error?.message ?? null, run_id: r.runId ?? null })
-          .where('id', '=', r.id)
-          .where('state', '=', 'running')
-          .where('host_id', '=', this.deps.hostId)
-          .executeTakeFirst();
-        if (Number(u.numUpdatedRows) === 0) return false;
-        await this.deps.engine.complete(trx as unknown as Db, [r.id]);
-        return true;
-      });
-    } catch (err) {
-      this.deps.logger.error({ err, taskId: r.id }, 'could not record the end of a task');
-    }
+    const recorded = await this.recordEnd(entry);
     // not recorded: this host was swept as dead meanwhile, and the task already reads interrupted
-    if (!recorded) this.deps.logger.warn({ taskId: r.id }, 'a task ended after it was recorded interrupted; its end is dropped');
+    if (!recorded && !this.closing) this.deps.logger.warn({ taskId: r.id }, 'a task ended after it was recorded interrupted; its end is dropped');
     this.local.delete(r.id);
     entry.resolveDone();
     if (recorded) await this.announce(taskSnapshot(r, this.now()));
     this.kick();
+  }
+
+  /**
+   * Group commit of ends: the ends recorded while a commit is in flight go together in the next
+   * one (each row only while still running here, and their jobs completed, in one transaction).
+   * Resolves true when this task's end was recorded.
+   */
+  private recordEnd(entry: LocalTask): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.ending.push({ entry, resolve });
+      if (!this.flushingEnds) void this.flushEnds();
+    });
+  }
+
+  private async flushEnds(): Promise<void> {
+    this.flushingEnds = true;
+    while (this.ending.length) {
+      const batch = this.ending.splice(0);
+      let recorded = new Set<string>();
+      try {
+        recorded = await this.db.transaction().execute(async (trx) => {
+          const ok = new Set<string>();
+          for (const { entry } of batch) {
+            const r = entry.record;
+            const u = await trx
+              .updateTable('bg_tasks')
+              .set({ state: r.state, finished_ms: r.finishedMs ?? null, output_text: r.output.text, output_truncated: r.output.truncated ? 1 : 0, error_code: r.error?.code ?? null, error_message: r.error?.message ?? null, run_id: r.runId ?? null })
+              .where('id', '=', r.id)
+              .where('state', '=', 'running')
+              .where('host_id', '=', this.deps.hostId)
+              .executeTakeFirst();
+            if (Number(u.numUpdatedRows) > 0) ok.add(r.id);
+          }
+          await this.deps.engine.complete(trx as unknown as Db, [...ok]);
+          return ok;
+        });
+      } catch (err) {
+        this.deps.logger.error({ err, tasks: batch.map((b) => b.entry.record.id) }, 'could not record the end of tasks');
+      }
+      for (const b of batch) b.resolve(recorded.has(b.entry.record.id));
+    }
+    this.flushingEnds = false;
   }
 
   /** Tells this host's listeners that a task submitted here ended (once per task). */

@@ -41,7 +41,7 @@ interface Boss {
   stop(options: { graceful: boolean; wait: boolean; close?: boolean }): Promise<void>;
   getQueue(name: string): Promise<unknown>;
   createQueue(name: string, options: Record<string, unknown>): Promise<void>;
-  send(name: string, data: object, options: Record<string, unknown>): Promise<string | null>;
+  insert(jobs: object[], options: Record<string, unknown>): Promise<unknown>;
   fetch(name: string, options: Record<string, unknown>): Promise<Array<{ id: string; data: { taskId: string } }>>;
   complete(name: string, id: string | string[], data?: object, options?: Record<string, unknown>): Promise<unknown>;
   fail(name: string, id: string | string[], data?: object, options?: Record<string, unknown>): Promise<unknown>;
@@ -69,10 +69,12 @@ export class TaskEngine {
     return new TaskEngine(boss);
   }
 
-  /** Enqueues a released task inside the caller's transaction; its job id is the task id. */
-  async send(trx: Db, taskId: string): Promise<void> {
-    const id = await this.boss.send(TASK_QUEUE, { taskId }, { id: taskId, db: executor(trx), retryLimit: 0, expireInSeconds: JOB_EXPIRE_SECONDS });
-    if (!id) throw new Error(`the job engine refused task ${taskId}`);
+  /** Enqueues released tasks inside the caller's transaction (one statement); each job id is its task id. */
+  async send(trx: Db, taskIds: string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    const jobs = taskIds.map((id) => ({ id, name: TASK_QUEUE, data: { taskId: id }, retryLimit: 0, expireInSeconds: JOB_EXPIRE_SECONDS }));
+    // pg-boss 10's batch insert returns no ids; each id is the task's, released once (a conditional update)
+    await this.boss.insert(jobs, { db: executor(trx) });
   }
 
   /** Takes up to `n` jobs (they become active) inside the caller's transaction. */

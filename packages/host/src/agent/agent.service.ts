@@ -182,7 +182,13 @@ export class AgentService {
       updated_at: now,
       finished_at: null,
     };
-    await this.deps.events.commit(runId, [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }], (trx) => this.deps.repo.insert(row, trx));
+    const repo = this.deps.repo;
+    await this.deps.events.commitGrouped(
+      runId,
+      [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }],
+      (raw) => repo.insertRaw(raw, row),
+      (trx) => repo.insert(row, trx),
+    );
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
       { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse: extra.reuse ?? new Map(), fresh: true },
@@ -350,6 +356,7 @@ export class AgentService {
     const live = [...this.active.values()];
     for (const run of live) run.shutdown();
     this.active.clear();
+    this.deps.events.flush();
     await this.interruptOrphans(this.deps.hostId ? { ids: [this.deps.hostId] } : undefined);
   }
 }

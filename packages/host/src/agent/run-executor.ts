@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
+import type Database from 'better-sqlite3';
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -26,22 +26,6 @@ interface PendingGate {
   resolve?: (o: GateOutcome) => void;
 }
 
-/** Synchronous work (ms) after which a starting step first lets the event loop turn (I/O, timers, other runs). */
-export const YIELD_EVERY_MS = 8;
-let lastYield = performance.now();
-
-/**
- * Steps whose tools answer from memory and whose commits are synchronous would otherwise run a
- * whole plan in one turn of the event loop: health checks and SSE writes would wait for its end.
- * Yielding once per YIELD_EVERY_MS (process-wide), not per step, keeps both live at little cost.
- */
-function yieldSometimes(): Promise<void> | undefined {
-  const now = performance.now();
-  if (now - lastYield < YIELD_EVERY_MS) return undefined;
-  lastYield = now;
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 const nodes = (plan: AgentPlan): StepNode[] => plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [] }));
 
 export class ActiveRun implements StepHost {
@@ -62,7 +46,6 @@ export class ActiveRun implements StepHost {
   private state: RunState;
   private status: RunStatus = 'running';
   private closed = false;
-  private slowCommits = 0;
   private failure?: unknown;
   private resolveEnd!: (s: RunStatus) => void;
 
@@ -111,34 +94,28 @@ export class ActiveRun implements StepHost {
 
   /**
    * Commits events with an optional change of the run row and of one step's row, in one
-   * transaction (prepared statements on SQLite; Kysely on other dialects or inside an open one).
+   * transaction. On SQLite the commit is grouped with every other commit made in the same turn of
+   * the event loop (other steps of this run, other runs) into one transaction of prepared
+   * statements; on other dialects, and for a change given as a function, it goes through Kysely.
    */
   commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
     if (this.closed) return Promise.resolve();
     const row = patch ? { ...patch, updated_at: this.now() } : undefined;
     const repo = this.deps.repo;
-    // A run's events keep their order: while a Kysely commit of this run is pending, later ones queue behind it.
-    if (typeof more !== 'function' && this.slowCommits === 0) {
-      try {
-        const written = this.deps.events.commitFast(this.id, events, (raw) => {
-          if (row) repo.updateRaw(raw, this.id, row);
-          if (more) repo.upsertStepRaw(raw, more);
-        });
-        if (written) return Promise.resolve(written);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    this.slowCommits += 1;
-    return this.deps.events
-      .commit(this.id, events, async (trx) => {
-        if (row) await repo.update(this.id, row, trx);
-        if (typeof more === 'function') await more(trx);
-        else if (more) await repo.upsertStep(more, trx);
-      })
-      .finally(() => {
-        this.slowCommits -= 1;
-      });
+    const slow = async (trx: Trx) => {
+      if (row) await repo.update(this.id, row, trx);
+      if (typeof more === 'function') await more(trx);
+      else if (more) await repo.upsertStep(more, trx);
+    };
+    if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow);
+    const raw =
+      row || more
+        ? (db: Database.Database) => {
+            if (row) repo.updateRaw(db, this.id, row);
+            if (more) repo.upsertStepRaw(db, more);
+          }
+        : undefined;
+    return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined);
   }
 
   /** Entry point: announce a supplied plan, apply reusable steps, and hand over to the reducer. */
@@ -206,9 +183,6 @@ export class ActiveRun implements StepHost {
     if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
     let end: Awaited<ReturnType<StepRunner['run']>>;
     try {
-      await yieldSometimes();
-      // the run may have ended (cancel, failure, shutdown) while the loop turned
-      if ((this.state as RunState).phase === 'ended') return;
       end = await this.steps.run(step);
     } catch (err) {
       // A shutdown aborts calls mid-flight; after it nothing is recorded. Any other throw fails the run.

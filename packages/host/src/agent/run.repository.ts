@@ -2,7 +2,7 @@ import type { AgentPlan, RunStatus } from '@fengyu/protocol';
 import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type { Trx } from '../events/event-log';
-import { type Db, statement } from '../storage/database';
+import { type Db, preparedOf, statement } from '../storage/database';
 
 /** Run and step-execution rows: projections of the event log, written inside its commits. */
 
@@ -96,10 +96,10 @@ export class RunRepository {
 
   /** `hostId`: this host process's id on a shared database; live runs it writes carry it. */
   constructor(
-    db: Db,
+    private readonly base: Db,
     private readonly hostId?: string,
   ) {
-    this.db = db.withTables<Tables>();
+    this.db = base.withTables<Tables>();
   }
 
   private t(trx?: Trx): Kysely<Tables> {
@@ -161,12 +161,28 @@ export class RunRepository {
   }
 
   /** `update` inside a synchronous SQLite transaction (prepared once per set of columns). */
-  updateRaw(raw: Database.Database, id: string, patch: Partial<RunRow>): void {
+  updateRaw(raw: Database.Database, id: string, given: Partial<RunRow>): void {
+    const patch = this.hostId && given.status && LIVE_STATUSES.includes(given.status) ? { ...given, host_id: this.hostId } : given;
     const keys = Object.keys(patch).sort();
     if (keys.length === 0) return;
     for (const k of keys) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a column: ${k}`);
     const values = keys.map((k) => (patch as Record<string, unknown>)[k] ?? null);
     statement(raw, `update runs set ${keys.map((k) => `${k} = ?`).join(', ')} where id = ?`).run(...values, id);
+  }
+
+  /** `insert` inside a synchronous SQLite transaction. */
+  insertRaw(raw: Database.Database, row: RunRow): void {
+    const r: Record<string, unknown> = this.hostId ? { ...row, host_id: this.hostId } : { ...row };
+    const keys = Object.keys(r).filter((k) => r[k] !== undefined);
+    for (const k of keys) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a column: ${k}`);
+    statement(raw, `insert into runs (${keys.join(', ')}) values (${keys.map(() => '?').join(', ')})`).run(...keys.map((k) => r[k] ?? null));
+  }
+
+  /** `get` through a prepared statement on SQLite when no Kysely transaction is open. */
+  async getFast(id: string): Promise<RunRow | undefined> {
+    const stmt = preparedOf(this.base, 'select * from runs where id = ?');
+    if (!stmt) return this.get(id);
+    return stmt.get(id) as RunRow | undefined;
   }
 
   /** `upsertStep` inside a synchronous SQLite transaction. */

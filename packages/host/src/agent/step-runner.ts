@@ -125,7 +125,12 @@ export class StepRunner {
       { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
-    await r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 });
+    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 });
+    // A call that may take effect starts only once its start is durable (a host that dies during
+    // it finds the step running, hence uncertain). A retry-safe call overlaps the start's commit:
+    // both land in the same group commit, and the step settles only after the start is written.
+    if (!tool || !isRetrySafe(tool)) await startWritten;
+    else startWritten.catch(() => undefined);
     let outcome: Outcome = { ok: false, error: 'not run' };
     let tail: NewEvent[] = [];
     let attempt = 1;
@@ -135,6 +140,7 @@ export class StepRunner {
         outcome = await this.invoke(step, tool, args, approved);
         tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
       } else outcome = await this.modelStep(step, instruction);
+      if (attempt === 1) await startWritten;
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
       await r.commit([...tail, { type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
       tail = [];

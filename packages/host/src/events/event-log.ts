@@ -21,6 +21,15 @@ export type Listener = (event: RunEvent) => void;
 // biome-ignore lint/suspicious/noExplicitAny: projections touch tables of several domains
 export type Trx = Transaction<any>;
 
+interface Queued {
+  runId: string;
+  events: NewEvent[];
+  raw?: (db: Database.Database) => void;
+  slow?: (trx: Trx) => Promise<void>;
+  resolve: (written: RunEvent[]) => void;
+  reject: (err: unknown) => void;
+}
+
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;
 /** A hole in a run's sequence read from a shared database is waited for this long, then skipped. */
@@ -61,6 +70,86 @@ export class EventLog {
     })();
     for (const e of written) this.publish(e);
     return written;
+  }
+
+  /**
+   * Group commit: the commit is queued and written with every other commit queued in the same
+   * turn of the event loop (any run) in one SQLite transaction, at the end of that turn; each
+   * caller's promise settles after the write, and its events are published then. Commits keep
+   * their queue order (a run's events keep theirs). A commit that fails is retried alone, so it
+   * fails only its own caller. `slow` is the same change through Kysely: used when the database
+   * is not SQLite, while a Kysely transaction holds the connection, for a commit with no `raw`
+   * form, and for a run's later commits while one of its Kysely commits is pending.
+   */
+  commitGrouped(runId: string, events: NewEvent[], raw: ((db: Database.Database) => void) | undefined, slow?: (trx: Trx) => Promise<void>): Promise<RunEvent[]> {
+    if (!this.raw) return this.commit(runId, events, slow);
+    return new Promise<RunEvent[]>((resolve, reject) => {
+      this.queued.push({ runId, events, raw, slow, resolve, reject });
+      if (this.queued.length === 1) setImmediate(this.flushQueued);
+    });
+  }
+
+  /** Writes the queued group commits now (a shutdown does, before it records its own events). */
+  flush(): void {
+    if (this.queued.length) this.flushQueued();
+  }
+
+  private queued: Queued[] = [];
+  /** Runs with a Kysely commit in flight (their later commits follow it through Kysely). */
+  private readonly slowRuns = new Map<string, number>();
+
+  private readonly flushQueued = (): void => {
+    const items = this.queued;
+    this.queued = [];
+    const raw = this.raw as Database.Database;
+    const fast: Queued[] = [];
+    for (const item of items) {
+      if (raw.inTransaction || this.slowRuns.has(item.runId) || (!item.raw && item.slow)) this.slowCommit(item);
+      else fast.push(item);
+    }
+    if (fast.length === 0) return;
+    let written: RunEvent[][] | undefined;
+    const seqs = new Map<string, number | undefined>();
+    for (const item of fast) if (!seqs.has(item.runId)) seqs.set(item.runId, this.seqs.get(item.runId));
+    try {
+      written = raw.transaction(() => fast.map((item) => this.writeRaw(raw, item)))();
+    } catch {
+      // one of them failed: the whole group rolled back; write each alone so only it fails
+      for (const [runId, seq] of seqs) seq === undefined ? this.seqs.delete(runId) : this.seqs.set(runId, seq);
+    }
+    if (written) {
+      for (const events of written) for (const e of events) this.publish(e);
+      fast.forEach((item, i) => item.resolve(written[i] as RunEvent[]));
+      return;
+    }
+    for (const item of fast) {
+      let one: RunEvent[];
+      try {
+        one = raw.transaction(() => this.writeRaw(raw, item))();
+      } catch (err) {
+        item.reject(err);
+        continue;
+      }
+      for (const e of one) this.publish(e);
+      item.resolve(one);
+    }
+  };
+
+  private writeRaw(raw: Database.Database, item: Queued): RunEvent[] {
+    item.raw?.(raw);
+    return this.appendRaw(raw, item.runId, item.events);
+  }
+
+  private slowCommit(item: Queued): void {
+    const { runId } = item;
+    this.slowRuns.set(runId, (this.slowRuns.get(runId) ?? 0) + 1);
+    this.commit(runId, item.events, item.slow)
+      .then(item.resolve, item.reject)
+      .finally(() => {
+        const n = (this.slowRuns.get(runId) ?? 1) - 1;
+        if (n > 0) this.slowRuns.set(runId, n);
+        else this.slowRuns.delete(runId);
+      });
   }
 
   private appendRaw(raw: Database.Database, runId: string, events: NewEvent[]): RunEvent[] {
@@ -134,6 +223,12 @@ export class EventLog {
     return Number(row?.m ?? 0);
   }
 
+  /** A prepared read on SQLite while no Kysely transaction is open (it would see that one's writes). */
+  private prepared(text: string): Database.Statement | undefined {
+    const raw = this.raw;
+    return raw && !raw.inTransaction ? statement(raw, text) : undefined;
+  }
+
   publish(event: RunEvent): void {
     const set = this.listeners.get(event.runId);
     if (!set) return;
@@ -154,14 +249,10 @@ export class EventLog {
   }
 
   async read(runId: string, afterSeq = 0, limit = 10_000): Promise<RunEvent[]> {
-    const rows = await this.db
-      .selectFrom('run_events')
-      .selectAll()
-      .where('run_id', '=', runId)
-      .where('seq', '>', afterSeq)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
+    const stmt = this.prepared('select run_id, seq, type, data, ts from run_events where run_id = ? and seq > ? order by seq limit ?');
+    const rows: EventTables['run_events'][] = stmt
+      ? (stmt.all(runId, afterSeq, limit) as EventTables['run_events'][])
+      : await this.db.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
     return rows.map((r) => ({ ...(JSON.parse(r.data) as object), type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts }) as RunEvent);
   }
 
@@ -172,6 +263,13 @@ export class EventLog {
    */
   async finished(runId: string): Promise<{ endSeq: number; lastSeq: number } | undefined> {
     const ends: string[] = [...STREAM_END_EVENTS, 'resumed'];
+    const last = this.prepared(`select type, seq from run_events where run_id = ? and type in (${ends.map(() => '?').join(', ')}) order by seq desc limit 1`);
+    const top = this.prepared('select max(seq) as m from run_events where run_id = ?');
+    if (last && top) {
+      const row = last.get(runId, ...ends) as { type: string; seq: number } | undefined;
+      if (!row || row.type === 'resumed') return undefined;
+      return { endSeq: row.seq, lastSeq: Number((top.get(runId) as { m: number | null }).m ?? row.seq) };
+    }
     const row = await this.db.selectFrom('run_events').select(['type', 'seq']).where('run_id', '=', runId).where('type', 'in', ends).orderBy('seq', 'desc').limit(1).executeTakeFirst();
     if (!row || row.type === 'resumed') return undefined;
     const max = await this.db.selectFrom('run_events').select((eb) => eb.fn.max('seq').as('m')).where('run_id', '=', runId).executeTakeFirst();

@@ -7,9 +7,9 @@ import type { WorkerManager, WorkerTarget } from './worker-manager';
 /**
  * Every installed plugin's aiTools as catalog `Tool`s (id `pluginId:toolName`). A disabled
  * plugin's tools stay in the catalog marked unavailable, so drafts that use them still open and
- * save (with a diagnostic) while runs, publication and the model refuse them. Read from the
- * database on every snapshot, so install / upgrade / enable / disable / uninstall show up in
- * the next catalog or run without a restart.
+ * save (with a diagnostic) while runs, publication and the model refuse them. Derived from the
+ * repository's plugin list, which every install / upgrade / enable / disable / uninstall
+ * refreshes, so they show up in the next catalog or run without a restart.
  */
 
 export interface PluginToolDeps {
@@ -82,11 +82,15 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
 export class PluginToolSource implements ToolSource {
   readonly kind = 'plugin' as const;
 
+  /** The tools derived from the last plugin list (the repository returns the same array until a write). */
+  private memo?: { from: InstalledPlugin[]; tools: Tool[] };
+
   constructor(private readonly deps: PluginToolDeps) {}
 
   async list(_owner: string): Promise<Tool[]> {
     const plugins = await this.deps.plugins();
-    return plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps, p.enabled)));
+    if (this.memo?.from !== plugins) this.memo = { from: plugins, tools: plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps, p.enabled))) };
+    return [...this.memo.tools];
   }
 
   async status(): Promise<SourceStatus[]> {

@@ -8,8 +8,9 @@ import type { PluginHookProvider } from '../permissions/types';
 import { processGroupsFor } from '../process/spawn';
 import type { CoreServices } from '../services';
 import type { ToolCatalog } from '../tools/catalog';
+import { type Db, dialectOf } from '../storage/database';
 import { installBundledPlugins } from './bundled-plugins';
-import { PluginRepository } from './plugin.repository';
+import { type InstalledPlugin, PluginRepository } from './plugin.repository';
 import { PluginService } from './plugin.service';
 import { PluginToolSource } from './plugin-tool-source';
 import type { SandboxPosture } from './posture';
@@ -82,7 +83,7 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
     otherToolNames: () => otherToolNames(core.catalog),
   });
   core.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), current: (id) => repo.get(id), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
+    new PluginToolSource({ plugins: () => repo.list(), current: installedNow(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
   );
   const resolveFiles: FilesResolver = async (owner, runId, entries) => {
     const grants = await resolveRunFiles(core, owner, runId, entries as RunFileEntry[]);
@@ -91,4 +92,14 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
   for (const dir of ['.staging', '.uploads']) await rm(join(core.config.home, 'plugins', dir), { recursive: true, force: true });
   await installBundledPlugins(service, core.config.bundledPluginDirs, core.config.home, core.logger);
   return { service, workers, files: new FileService(core.db, core.config.home, core.clock), posture: backend.posture, hooks: hookProvider(service, logger), resolveFiles };
+}
+
+/**
+ * The plugin as installed now, at each call of its tool. One host writes its own SQLite file, so
+ * the repository's list (refreshed by every write) is current; a shared database may be changed
+ * by another host process, so there each call reads the row.
+ */
+function installedNow(db: Db, repo: PluginRepository): (id: string) => Promise<InstalledPlugin | undefined> {
+  if (dialectOf(db) === 'postgres') return (id) => repo.get(id);
+  return async (id) => (await repo.list()).find((p) => p.id === id);
 }

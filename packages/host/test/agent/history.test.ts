@@ -99,9 +99,10 @@ describe('run history', () => {
     ]);
     const res = await t.api('POST', `/api/agent/runs/${runId}/resume`);
     expect(res.status).toBe(200);
-    await t.waitFor(runId, 'plan_approval_requested');
+    const gate = await t.waitFor(runId, 'plan_approval_requested');
     await t.api('POST', `/api/agent/${runId}/approve`);
-    const ev = await t.stream(runId);
+    // read after the gate: the replay of the first attempt ends at its own terminal `error`
+    const ev = await t.stream(runId, { lastEventId: Number(gate.id) });
     expect(ev.at(-1)?.type).toBe('complete');
     expect((await t.api('GET', `/api/agent/runs/${runId}`)).body.status).toBe('completed');
   });

@@ -104,6 +104,58 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(log.commitFast('r', [{ type: 'audit', kind: 'y' } as never])?.[0]?.seq).toBe(2);
   });
 
+  it('groups the commits of one turn (several runs) into one transaction, in order; a failing one fails only its caller', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    for (const id of ['a', 'b']) await log.commit(id, [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow(id), trx));
+    const seen: string[] = [];
+    for (const id of ['a', 'b']) log.subscribe(id, (e) => seen.push(`${e.runId}${e.seq}:${e.type}`));
+    let commits = 0;
+    const before = opened.raw.prepare('select total_changes() as n').get() as { n: number };
+    const started = [
+      log.commitGrouped('a', [{ type: 'audit', kind: 'x' } as never], (raw) => repo.upsertStepRaw(raw, stepRow('a')), async (trx) => repo.upsertStep(stepRow('a'), trx)),
+      log.commitGrouped('b', [{ type: 'audit', kind: 'y' } as never], undefined),
+      log.commitGrouped('a', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never], (raw) => {
+        commits += 1;
+        repo.upsertStepRaw(raw, stepRow('a', { status: 'done' }));
+      }, async (trx) => repo.upsertStep(stepRow('a', { status: 'done' }), trx)),
+      log.commitGrouped('a', [{ type: 'audit', kind: 'bad' } as never], (raw) => repo.upsertStepRaw(raw, stepRow('missing-run')), async (trx) => repo.upsertStep(stepRow('missing-run'), trx)),
+    ];
+    // nothing is written (or published) before the end of the turn
+    expect((opened.raw.prepare('select total_changes() as n').get() as { n: number }).n).toBe(before.n);
+    expect(seen).toEqual([]);
+    const settled = await Promise.allSettled(started);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+    expect(commits).toBe(2); // the group rolled back once, then each was written alone
+    expect(seen).toEqual(['a2:audit', 'b2:audit', 'a3:step_complete']);
+    const a = await snapshot('a');
+    expect(a.events.map((e) => (e as { seq: number }).seq)).toEqual([1, 2, 3]);
+    expect((a.steps[0] as { status: string }).status).toBe('done');
+  });
+
+  it('a grouped commit goes through Kysely while a Kysely transaction holds the connection, and keeps the run order', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    await log.commit('r', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('r'), trx));
+    let release!: () => void;
+    const held = opened.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('runs').select('id').execute();
+      await new Promise<void>((r) => {
+        release = r;
+      });
+    });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(opened.raw.inTransaction).toBe(true);
+    const first = log.commitGrouped('r', [{ type: 'audit', kind: 'during' } as never], (raw) => repo.updateRaw(raw, 'r', { status: 'failed' }), async (trx) => repo.update('r', { status: 'failed' }, trx));
+    await new Promise((r) => setImmediate(r));
+    release();
+    await held;
+    const second = log.commitGrouped('r', [{ type: 'audit', kind: 'after' } as never], undefined);
+    const [w1, w2] = await Promise.all([first, second]);
+    expect([w1[0]?.seq, w2[0]?.seq]).toEqual([2, 3]);
+    expect(((await snapshot('r')).run as { status: string }).status).toBe('failed');
+  });
+
   it('opens the file with synchronous=NORMAL by default and FULL when asked', async () => {
     expect(opened.raw.pragma('synchronous', { simple: true })).toBe(1);
     const other = openDatabase(join(home, 'full'), 'file', 'full');

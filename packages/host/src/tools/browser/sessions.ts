@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { FengYuError } from '@fengyu/protocol';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { AddressPolicy } from '../../net/address-policy';
 import type { Resolver } from '../../net/http-hop';
 import { type Blocked, createRequestGuard } from './network';
@@ -250,6 +250,8 @@ export class BrowserSessions {
     const { port } = await this.refusingProxy();
     const env = this.deps.env ?? browserEnv(this.deps.home);
     for (const d of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_CACHE_HOME]) if (d) mkdirSync(d, { recursive: true });
+    // loaded on first use: playwright-core is a large module, and most hosts never start a browser
+    const { chromium } = await import('playwright-core');
     try {
       return await chromium.launch({
         executablePath: found.path,

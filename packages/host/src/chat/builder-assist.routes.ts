@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, checkGraph, errorSpecOf, FengYuError, graphToPlan, isStepNode, type PermissionMode, parseGraph, registerErrors } from '@fengyu/protocol';
+import { canonicalJson, checkGraph, errorSpecOf, FengYuError, graphToPlan, isStepNode, parseGraph, registerErrors } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
+import { type FromSchema, typedRoutes } from '../http/route-types';
 import { contentOf } from '../workflows/workflow.repository';
 import { runWorkflowAsTool } from '../workflows/workflow.tools';
 import { authoringTools, builderSystemPrompt, type CanvasSnapshot, type SavedFlow } from './builder-assist.tools';
@@ -30,7 +31,7 @@ const canvasSchema = {
     diagnostics: { type: 'array', maxItems: 500 },
     lastRunError: { type: 'string', maxLength: 20_000 },
   },
-};
+} as const;
 
 const assistBody = {
   type: 'object',
@@ -44,16 +45,9 @@ const assistBody = {
     permissionMode: { type: 'string', enum: ['ask', 'approve-for-me', 'full-access'] },
     canvas: canvasSchema,
   },
-};
+} as const;
 
-interface AssistBody {
-  conversationId?: string;
-  message: string;
-  backend?: string;
-  model?: string;
-  permissionMode?: PermissionMode;
-  canvas: { graph: unknown; workflowId?: string; revision?: number; name?: string; description?: string; goal?: string; diagnostics?: unknown[]; lastRunError?: string };
-}
+type AssistBody = FromSchema<typeof assistBody>;
 
 function snapshotOf(c: AssistBody['canvas']): CanvasSnapshot {
   const graph = parseGraph(c.graph);
@@ -100,11 +94,11 @@ async function autoSave(ctx: HostContext, owner: string, snap: CanvasSnapshot): 
 
 export const registerBuilderAssist: DomainRegistrar = (ctx, app: FastifyInstance) => {
   registerErrors({ assist_canvas_invalid: errorSpecOf(400) });
-  app.post(
+  typedRoutes(app).post(
     '/api/builder/assist',
     { schema: { summary: 'One turn of the builder\'s AI panel over a snapshot of the live canvas; streams SSE like POST /api/chat, plus `proposal` frames', tags: ['chat'], body: assistBody } },
     async (req, reply) => {
-      const body = req.body as AssistBody;
+      const body = req.body;
       const snap = snapshotOf(body.canvas);
       const { chat } = ctx.models;
       const turn = await chat.prepare(req.owner, { message: body.message, conversationId: body.conversationId, backend: body.backend, model: body.model, permissionMode: body.permissionMode });

@@ -1,9 +1,10 @@
-import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import { FengYuError } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ChatGates } from './chat-gates';
-import type { ChatFrame, ChatRequest, ChatService } from './chat.service';
+import type { ChatFrame, ChatService } from './chat.service';
 import type { ConversationRepository } from './conversation.repository';
 import { openSseResponse } from '../events/sse';
+import { typedRoutes } from '../http/route-types';
 
 /**
  * Chat routes. `POST /api/chat` answers with an SSE stream (frames documented in
@@ -12,7 +13,7 @@ import { openSseResponse } from '../events/sse';
  */
 
 const HEARTBEAT_MS = 15_000;
-const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } };
+const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } } as const;
 
 const chatBody = {
   type: 'object',
@@ -26,50 +27,50 @@ const chatBody = {
     permissionMode: { type: 'string', enum: ['ask', 'approve-for-me', 'full-access'] },
     files: { type: 'array', maxItems: 32, items: { type: 'object' } },
   },
-};
+} as const;
 
 export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo: ConversationRepository, gates: ChatGates): void {
-  app.post('/api/chat', { schema: { summary: 'Send a chat message; the answer streams as SSE (start, token, tool, approval_requested, done, error)', tags: ['chat'], body: chatBody } }, async (req, reply) => {
-    const body = req.body as ChatRequest & { permissionMode?: PermissionMode };
-    const turn = await chat.prepare(req.owner, body);
+  const api = typedRoutes(app);
+  api.post('/api/chat', { schema: { summary: 'Send a chat message; the answer streams as SSE (start, token, tool, approval_requested, done, error)', tags: ['chat'], body: chatBody } }, async (req, reply) => {
+    const turn = await chat.prepare(req.owner, req.body);
     const abort = new AbortController();
     const send = openStream(reply, () => abort.abort());
     await chat.stream(turn, send, abort.signal);
     send.end();
   });
 
-  app.get(
+  api.get(
     '/api/chat/conversations',
-    { schema: { summary: 'The caller\'s conversations, most recently active first', tags: ['chat'], querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 200 } } } } },
-    async (req) => ({ conversations: await repo.list(req.owner, (req.query as { limit?: number }).limit ?? 50) }),
+    { schema: { summary: 'The caller\'s conversations, most recently active first', tags: ['chat'], querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 200 } } } as const } },
+    async (req) => ({ conversations: await repo.list(req.owner, req.query.limit ?? 50) }),
   );
 
-  app.get('/api/chat/conversations/:id', { schema: { summary: 'One conversation with its messages', tags: ['chat'], params: idParam } }, async (req) => {
-    const { id } = req.params as { id: string };
+  api.get('/api/chat/conversations/:id', { schema: { summary: 'One conversation with its messages', tags: ['chat'], params: idParam } }, async (req) => {
+    const { id } = req.params;
     const conversation = await repo.get(req.owner, id);
     if (!conversation) throw new FengYuError('conversation_not_found', { conversationId: id });
     return { ...conversation, messages: await repo.messages(id) };
   });
 
-  app.delete('/api/chat/conversations/:id', { schema: { summary: 'Delete a conversation and its messages', tags: ['chat'], params: idParam } }, async (req) => {
-    const { id } = req.params as { id: string };
+  api.delete('/api/chat/conversations/:id', { schema: { summary: 'Delete a conversation and its messages', tags: ['chat'], params: idParam } }, async (req) => {
+    const { id } = req.params;
     if (!(await repo.remove(req.owner, id))) throw new FengYuError('conversation_not_found', { conversationId: id });
     return { deleted: true };
   });
 
-  app.post(
+  api.post(
     '/api/chat/:id/approve',
     {
       schema: {
         summary: 'Answer a pending tool approval (the chat confirmation card)',
         tags: ['chat'],
         params: idParam,
-        body: { type: 'object', required: ['gateId', 'approve'], additionalProperties: false, properties: { gateId: { type: 'string', minLength: 1, maxLength: 100 }, approve: { type: 'boolean' } } },
+        body: { type: 'object', required: ['gateId', 'approve'], additionalProperties: false, properties: { gateId: { type: 'string', minLength: 1, maxLength: 100 }, approve: { type: 'boolean' } } } as const,
       },
     },
     async (req) => {
-      const { id } = req.params as { id: string };
-      const { gateId, approve } = req.body as { gateId: string; approve: boolean };
+      const { id } = req.params;
+      const { gateId, approve } = req.body;
       gates.resolve(req.owner, id, gateId, approve);
       return { gateId, approved: approve };
     },

@@ -11,6 +11,7 @@ import { DEFAULT_OWNER, loadPrimaryToken, TokenVerifier } from './auth';
 import { sendError } from './errors';
 import { frontDoorRewriteUrl, installFrontDoor } from './front-door';
 import { collectRoutes, openApiDocument } from './openapi';
+import { typedRoutes } from './route-types';
 import { serveUi } from './static';
 import { routeValidatorCompiler } from './validation';
 
@@ -67,9 +68,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
 
   registerSettingsRoutes(ctx, app);
   registerAgentRoutes(ctx, app, ctx.runs);
-  app.post('/api/owners', { schema: { summary: 'Create an owner with its own token (default owner only)', tags: ['auth'], body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } }, async (req) => {
+  typedRoutes(app).post('/api/owners', { schema: { summary: 'Create an owner with its own token (default owner only)', tags: ['auth'], body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } as const } }, async (req) => {
     if (req.owner !== DEFAULT_OWNER) throw new FengYuError('forbidden', { reason: 'only the default owner creates owners' });
-    return verifier.createOwner((req.body as { name: string }).name, new Date(clock.now()).toISOString());
+    return verifier.createOwner(req.body.name, new Date(clock.now()).toISOString());
   });
   app.get('/api/health', { schema: { summary: 'Liveness and version', tags: ['host'] } }, async () => ({ ok: true, version: VERSION, posture: ctx.posture() }));
   for (const d of DOMAINS) {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
+import { typedRoutes } from '../http/route-types';
 import type { McpToolSource } from './mcp-source';
 import { effectOf, qualifiedName } from './mcp-tool';
 
@@ -43,16 +44,16 @@ export const registerMcp: DomainRegistrar = (ctx: HostContext, app: FastifyInsta
     { schema: { summary: 'Configured MCP servers: transport, connection state, error and tools', tags, response: { 200: { type: 'array', items: serverView } } } },
     async (req) => (await source.servers(req.owner)).map(view),
   );
-  app.post(
+  typedRoutes(app).post(
     '/api/mcp/servers/:name/reconnect',
     {
       schema: {
         summary: 'Reconnect one MCP server now (skips the back-off after a failure)',
         tags,
-        params: { type: 'object', required: ['name'], properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', maxLength: 64 } } },
+        params: { type: 'object', required: ['name'], properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', maxLength: 64 } } } as const,
         response: { 200: serverView },
       },
     },
-    async (req) => view(await source.reconnect(req.owner, (req.params as { name: string }).name)),
+    async (req) => view(await source.reconnect(req.owner, req.params.name)),
   );
 };

@@ -1,8 +1,9 @@
-import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import { FengYuError } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
+import { typedRoutes } from '../http/route-types';
 import { ruleProblems } from './permissions.domain';
-import { type CallFacts, COMMAND_TOOL, type RuleLines } from './rules';
+import { type CallFacts, COMMAND_TOOL } from './rules';
 
 /**
  * HTTP surface of the permissions domain (its services are in `permissions.domain.ts`): the dry run
@@ -10,12 +11,13 @@ import { type CallFacts, COMMAND_TOOL, type RuleLines } from './rules';
  */
 
 const PLUGIN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-const MODES = ['ask', 'approve-for-me', 'full-access'];
+const MODES = ['ask', 'approve-for-me', 'full-access'] as const;
 
 export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: FastifyInstance) => {
   const { guard, trust } = ctx.permissions;
+  const api = typedRoutes(app);
 
-  app.post(
+  api.post(
     '/api/permissions/check',
     {
       schema: {
@@ -39,11 +41,11 @@ export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: Fast
               },
             },
           },
-        },
+        } as const,
       },
     },
     async (req) => {
-      const body = req.body as { tool: string; arguments?: Record<string, unknown>; permissionMode?: PermissionMode; rules?: RuleLines };
+      const body = req.body;
       if (body.rules) {
         const problems = ruleProblems('rules', body.rules);
         if (problems.length) throw new FengYuError('invalid_settings', { count: problems.length }, problems);
@@ -54,20 +56,20 @@ export const registerPermissions: DomainRegistrar = (ctx: HostContext, app: Fast
     },
   );
 
-  const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 128 } } };
-  app.post('/api/plugin-hooks/:id/trust', { schema: { summary: "Trust a plugin's hooks (they run from the next call on)", tags: ['permissions'], params: idParams } }, async (req) => {
-    const { id } = req.params as { id: string };
+  const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 128 } } } as const;
+  api.post('/api/plugin-hooks/:id/trust', { schema: { summary: "Trust a plugin's hooks (they run from the next call on)", tags: ['permissions'], params: idParams } }, async (req) => {
+    const { id } = req.params;
     if (!PLUGIN_ID.test(id)) throw new FengYuError('invalid_plugin_id', { pluginId: id });
     const rec = await trust.trust(id, req.owner);
     return { pluginId: id, trusted: true, trustedAt: rec.trustedAt };
   });
-  app.post('/api/plugin-hooks/:id/untrust', { schema: { summary: "Stop running a plugin's hooks (from the next call on)", tags: ['permissions'], params: idParams } }, async (req) => {
-    const { id } = req.params as { id: string };
+  api.post('/api/plugin-hooks/:id/untrust', { schema: { summary: "Stop running a plugin's hooks (from the next call on)", tags: ['permissions'], params: idParams } }, async (req) => {
+    const { id } = req.params;
     if (!PLUGIN_ID.test(id)) throw new FengYuError('invalid_plugin_id', { pluginId: id });
     const removed = await trust.untrust(id, req.owner);
     return { pluginId: id, trusted: false, changed: removed };
   });
-  app.get('/api/plugin-hooks', { schema: { summary: 'Plugins whose hooks are trusted', tags: ['permissions'] } }, async (req) => ({ trusted: await trust.list(req.owner) }));
+  api.get('/api/plugin-hooks', { schema: { summary: 'Plugins whose hooks are trusted', tags: ['permissions'] } }, async (req) => ({ trusted: await trust.list(req.owner) }));
 };
 
 /** The facts a rule sees, from the owner's catalog (execute_command is known even when absent). */

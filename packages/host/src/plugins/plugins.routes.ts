@@ -8,6 +8,7 @@ import { FengYuError, manifestJsonSchema } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DomainRegistrar } from '../context';
 import { DEFAULT_OWNER } from '../http/auth';
+import { typedRoutes } from '../http/route-types';
 import { MAX_PACKAGE_BYTES } from './plugins.domain';
 import { pluginView, pluginViewSchema } from './plugin-view';
 
@@ -45,20 +46,21 @@ export const registerPlugins: DomainRegistrar = async (ctx, app) => {
     const trusted = await trust.trustedIds(req.owner);
     return (await service.list()).map((p) => pluginView(p, ctx.posture(), { present: service.hasHooks(p), trusted: trusted.has(p.id) }));
   });
+  const api = typedRoutes(app);
   for (const action of ['enable', 'disable'] as const) {
-    app.post(`/api/plugins/:id/${action}`, { schema: { summary: `${action === 'enable' ? 'Enable' : 'Disable'} a plugin`, tags: ['plugins'], params: idParams } }, async (req) => {
+    api.post(`/api/plugins/:id/${action}`, { schema: { summary: `${action === 'enable' ? 'Enable' : 'Disable'} a plugin`, tags: ['plugins'], params: idParams } }, async (req) => {
       requireAdmin(req);
-      const { id } = req.params as { id: string };
+      const { id } = req.params;
       await service.setEnabled(id, action === 'enable');
       return view(id, req.owner);
     });
   }
-  app.delete('/api/plugins/:id', {
-    schema: { summary: 'Uninstall a plugin (its data dir is kept unless purgeData=true)', tags: ['plugins'], params: idParams, querystring: { type: 'object', properties: { purgeData: { type: 'boolean' } } } },
+  api.delete('/api/plugins/:id', {
+    schema: { summary: 'Uninstall a plugin (its data dir is kept unless purgeData=true)', tags: ['plugins'], params: idParams, querystring: { type: 'object', properties: { purgeData: { type: 'boolean' } } } as const },
   }, async (req) => {
     requireAdmin(req);
-    const { id } = req.params as { id: string };
-    await service.uninstall(id, (req.query as { purgeData?: boolean }).purgeData === true);
+    const { id } = req.params;
+    await service.uninstall(id, req.query.purgeData === true);
     return { id, uninstalled: true };
   });
 

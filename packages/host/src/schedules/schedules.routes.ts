@@ -1,6 +1,7 @@
 import { pickLocale } from '@fengyu/protocol';
 import type { FastifyRequest } from 'fastify';
 import type { DomainRegistrar } from '../context';
+import { typedRoutes } from '../http/route-types';
 import type { TaskSubmitter } from '../tasks/task-submitter';
 import { toView } from './schedule.service';
 import { createSchedulesDomain, type SchedulesDomain } from './schedules.domain';
@@ -34,28 +35,28 @@ export const registerSchedules: DomainRegistrar = async (ctx, app) => {
   });
   const { service } = domain;
   app.decorate('schedules', domain);
+  const api = typedRoutes(app);
   const tags = ['schedules'];
   const locale = (req: FastifyRequest) => pickLocale(req.headers['accept-language']);
 
-  app.post('/api/agent/schedules', { schema: { summary: 'Create a schedule of a published workflow (201 + the schedule)', tags, body: createBody } }, async (req, reply) => {
+  api.post('/api/agent/schedules', { schema: { summary: 'Create a schedule of a published workflow (201 + the schedule)', tags, body: createBody } }, async (req, reply) => {
     const row = await service.create(req.owner, req.body ?? {});
     return reply.status(201).send(toView(row, locale(req)));
   });
 
-  app.get('/api/agent/schedules', { schema: { summary: 'Your schedules, newest first ({items, nextCursor?})', tags, querystring: listQuery } }, async (req) => {
-    const q = req.query as { limit?: number; cursor?: string };
-    const page = await service.list(req.owner, q.limit, q.cursor);
+  api.get('/api/agent/schedules', { schema: { summary: 'Your schedules, newest first ({items, nextCursor?})', tags, querystring: listQuery } }, async (req) => {
+    const page = await service.list(req.owner, req.query.limit, req.query.cursor);
     return { items: page.items.map((r) => toView(r, locale(req))), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   });
 
-  app.post('/api/agent/schedules/preview', { schema: { summary: 'The next fire instants of a recurrence ({times})', tags, body: previewBody } }, async (req) => ({
+  api.post('/api/agent/schedules/preview', { schema: { summary: 'The next fire instants of a recurrence ({times})', tags, body: previewBody } }, async (req) => ({
     times: service.preview(req.body ?? {}),
   }));
 
-  app.get('/api/agent/schedules/:id', { schema: { summary: 'One schedule', tags, params: idParams } }, async (req) => toView(await service.get(req.owner, (req.params as { id: string }).id), locale(req)));
+  api.get('/api/agent/schedules/:id', { schema: { summary: 'One schedule', tags, params: idParams } }, async (req) => toView(await service.get(req.owner, req.params.id), locale(req)));
 
-  app.delete('/api/agent/schedules/:id', { schema: { summary: 'Delete a schedule (future fires stop; submitted runs continue)', tags, params: idParams } }, async (req) => {
-    const id = (req.params as { id: string }).id;
+  api.delete('/api/agent/schedules/:id', { schema: { summary: 'Delete a schedule (future fires stop; submitted runs continue)', tags, params: idParams } }, async (req) => {
+    const id = req.params.id;
     await service.delete(req.owner, id);
     return { id, deleted: true };
   });

@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { type HostConfig, loadConfig } from '../config/config';
 import { PluginRepository } from '../plugins/plugin.repository';
 import { detectSandbox } from '../plugins/sandbox';
-import { dialectOf, migrate, type OpenedDatabase, openConfigured, pendingMigrations } from '../storage/database';
+import { dialectOf, engineVersion, migrate, type OpenedDatabase, openConfigured, pendingMigrations } from '../storage/database';
 import { findChromium } from '../tools/browser/chromium';
 
 /** `fengyu migrate` and `fengyu doctor`: operations on a home or a shared database, no HTTP. */
@@ -75,8 +74,7 @@ async function checkDatabase(config: HostConfig): Promise<{ checks: Check[]; dat
   try {
     database = openConfigured(config);
     const postgres = dialectOf(database.db) === 'postgres';
-    const version = postgres ? sql<{ v: string }>`select current_setting('server_version') as v` : sql<{ v: string }>`select sqlite_version() as v`;
-    const v = (await version.execute(database.db)).rows[0]?.v ?? '?';
+    const v = (await engineVersion(database.db)) ?? '?';
     const pending = await pendingMigrations(database.db);
     const checks: Check[] = [{ name: 'database', level: 'ok', detail: `${where} (${postgres ? 'PostgreSQL' : 'SQLite'} ${v})` }];
     checks.push(

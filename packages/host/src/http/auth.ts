@@ -2,8 +2,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FengYuError } from '@fengyu/protocol';
-import type { Kysely } from 'kysely';
 import type { Db } from '../storage/database';
+import { OwnerRepository } from './owner.repository';
 
 /**
  * Tokens and owners. The primary token lives in `$FENGYU_HOME/token` (0600) and maps
@@ -12,10 +12,6 @@ import type { Db } from '../storage/database';
  */
 
 export const DEFAULT_OWNER = 'default';
-
-type Tables = {
-  owners: { id: string; name: string; token_sha256: string | null; created_at: string };
-}
 
 export function digest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -42,11 +38,11 @@ export function loadPrimaryToken(home: string, fixed?: string): string {
 }
 
 export class TokenVerifier {
-  private readonly db: Kysely<Tables>;
+  private readonly owners: OwnerRepository;
   private readonly primary: Buffer;
 
   constructor(db: Db, primaryToken: string) {
-    this.db = db.withTables<Tables>();
+    this.owners = new OwnerRepository(db);
     this.primary = Buffer.from(digest(primaryToken), 'hex');
   }
 
@@ -55,18 +51,17 @@ export class TokenVerifier {
     if (!token || token.length > 512) return undefined;
     const d = Buffer.from(digest(token), 'hex');
     if (timingSafeEqual(d, this.primary)) return DEFAULT_OWNER;
-    const row = await this.db.selectFrom('owners').select('id').where('token_sha256', '=', d.toString('hex')).executeTakeFirst();
-    return row?.id;
+    return this.owners.idByTokenDigest(d.toString('hex'));
   }
 
   /** Creates an owner with a fresh token (returned once, stored as a digest). */
   async createOwner(name: string, now: string): Promise<{ owner: string; token: string }> {
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || name === DEFAULT_OWNER) throw new FengYuError('invalid_request', { reason: 'owner name must match ^[A-Za-z0-9_.-]{1,64}$ and not be "default"' });
-    const existing = await this.db.selectFrom('owners').select('id').where('id', '=', name).executeTakeFirst();
+    const existing = await this.owners.exists(name);
     // An existing owner keeps its token: creating it again never rotates (and so never hijacks) it.
     if (existing) throw new FengYuError('owner_exists', { name });
     const token = newToken();
-    await this.db.insertInto('owners').values({ id: name, name, token_sha256: digest(token), created_at: now }).execute();
+    await this.owners.insert({ id: name, name, tokenDigest: digest(token), createdAt: now });
     return { owner: name, token };
   }
 }

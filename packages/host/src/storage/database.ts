@@ -34,6 +34,12 @@ export function dialectOf(db: Db): DialectName {
   return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
+/** The engine's version string (`sqlite_version()` or PostgreSQL's `server_version`). */
+export async function engineVersion(db: Db): Promise<string | undefined> {
+  const query = dialectOf(db) === 'postgres' ? sql<{ v: string }>`select current_setting('server_version') as v` : sql<{ v: string }>`select sqlite_version() as v`;
+  return (await query.execute(db)).rows[0]?.v;
+}
+
 /**
  * The better-sqlite3 handle behind a database, for hot paths that run a few prepared statements
  * synchronously. Use it only while `inTransaction` is false (an async transaction of Kysely may be

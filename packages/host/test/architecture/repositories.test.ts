@@ -1,0 +1,33 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * Queries live in repositories: only `*.repository.ts`, `*.store.ts`, the event log and the
+ * storage layer (connections, migrations, dialect plugins) build or run SQL.
+ */
+
+const src = join(import.meta.dirname, '../../src');
+
+function sources(dir = src): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return sources(p);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [p] : [];
+  });
+}
+
+const QUERY = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\(|\.transaction\(\)\.|\bsql(<[^>]*>)?`|^import (?!type)[^;]*from ['"]kysely['"]/m;
+
+function mayQuery(rel: string): boolean {
+  return /\.(repository|store)\.ts$/.test(rel) || rel.startsWith('storage/') || rel === 'events/event-log.ts';
+}
+
+describe('Kysely stays in repositories', () => {
+  it('no query outside repositories, stores, the event log and storage/', () => {
+    const offenders = sources()
+      .map((f) => relative(src, f))
+      .filter((rel) => !mayQuery(rel) && QUERY.test(readFileSync(join(src, rel), 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+});

@@ -21,11 +21,8 @@ import { htmlToText } from '../packages/host/src/net/html-text';
 
 const modules = process.env.HTMLCMP_MODULES;
 const load = async (name: string) => import(modules ? join(modules, 'node_modules', name, 'lib', name === 'turndown' ? 'turndown.cjs.js' : 'html-to-text.cjs') : name);
-// biome-ignore lint/suspicious/noExplicitAny: untyped optional libraries
 const htmlToTextLib: any = await load('html-to-text');
-// biome-ignore lint/suspicious/noExplicitAny: untyped optional libraries
 const Turndown: any = (await load('turndown')).default;
-// biome-ignore lint/suspicious/noExplicitAny: untyped optional libraries
 const { parseDocument, DomUtils }: any = await import(modules ? join(modules, 'node_modules', 'htmlparser2', 'dist', 'commonjs', 'index.js') : 'htmlparser2');
 
 const dir = join(import.meta.dirname, 'fixtures/html');
@@ -65,7 +62,6 @@ function bag(list: string[]): Map<string, number> {
   return m;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: htmlparser2 nodes
 function visibleText(node: any): string {
   if (node.type === 'script' || node.type === 'style' || node.name === 'script' || node.name === 'style' || node.name === 'template' || node.name === 'noscript') return ' ';
   if (node.type === 'text') return node.data;

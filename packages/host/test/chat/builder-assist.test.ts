@@ -1,7 +1,8 @@
 import { canonicalJson, emptyGraph, graphToPlan, type WorkflowGraph } from '@fengyu/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ChatRequestBody, type ScriptedOpenAI, type ScriptedTurn, startScriptedOpenAI } from '../support/scripted-openai';
+import { describe, expect, it } from 'vitest';
+import type { TestHost } from '../support/host';
+import { type ChatRequestBody, type ScriptedOpenAI, type ScriptedTurn } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 import { type ChatReply, framesOf } from './chat-client';
 
 /** The builder's AI panel over real HTTP/SSE, with the scripted OpenAI-compatible model. */
@@ -9,14 +10,10 @@ import { type ChatReply, framesOf } from './chat-client';
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost();
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
   await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
 });
 
 /** Turns in order; a nested workflow run's summary request is answered on the side. */

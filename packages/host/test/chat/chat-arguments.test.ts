@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import { describe, expect, it } from 'vitest';
+import type { TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
 /** In chat, a tool call's arguments are validated before anyone is asked to approve it. */
 
 let t: TestHost;
 let llm: ScriptedOpenAI;
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost();
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
   await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }], defaultBackend: 'local' });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
 });
 
 describe('chat approvals come after argument validation', () => {

@@ -2,10 +2,11 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stableHash } from '@fengyu/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/tools/tool';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import type { TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
 let t: TestHost;
@@ -33,22 +34,23 @@ const fileTool = (name: string, properties: Record<string, unknown>): Tool => {
   };
 };
 
-beforeAll(async () => {
-  writeFileSync(book, 'not really a workbook');
-  llm = await startScriptedOpenAI();
-  t = await startTestHost({
+withScriptedHost(
+  async (host, scripted) => {
+    t = host;
+    llm = scripted;
+    writeFileSync(book, 'not really a workbook');
+    await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+  },
+  () => ({
     beforeDomains: (ctx) => {
       ctx.catalog.register({
         kind: 'builtin',
         list: async () => [fileTool('analyze_book', { filePath: { type: 'string' } }), fileTool('copy_book', { filePath: { type: 'string' }, outputDir: { type: 'string' } })],
       });
     },
-  });
-  await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
+  }),
+);
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ChatRequestBody, type ScriptedOpenAI, type ScriptedTurn, startScriptedOpenAI } from '../support/scripted-openai';
+import { describe, expect, it } from 'vitest';
+import type { TestHost } from '../support/host';
+import { type ChatRequestBody, type ScriptedOpenAI, type ScriptedTurn } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost();
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
   await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
 });
 
 /** Chat turns in order; the nested workflow run's summary request is answered on the side. */

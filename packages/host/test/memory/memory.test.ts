@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auto, startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import { describe, expect, it } from 'vitest';
+import { auto, type TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 import { chat } from '../chat/chat-client';
 
 const DAY = 86_400_000;
@@ -8,15 +9,11 @@ let now = Date.UTC(2026, 0, 1);
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost({ clock: { now: () => now } });
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
   await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
-});
+}, () => ({ clock: { now: () => now } }));
 
 const toolNames = async (headers?: Record<string, string>) => {
   const res = await t.api('GET', '/api/agent/tools', undefined, headers);

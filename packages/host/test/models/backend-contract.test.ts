@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { chat, framesOf } from '../chat/chat-client';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import type { TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 
 /**
  * One contract every model backend passes (STYLE: shared suites for multi-implementation seams):
@@ -11,13 +12,9 @@ import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-op
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost();
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
 });
 
 const providers = [

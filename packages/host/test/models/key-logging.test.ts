@@ -1,7 +1,8 @@
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import { describe, expect, it } from 'vitest';
+import type { TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 
 /** Backend API keys never reach the host log, at the most verbose level, on success or failure. */
 
@@ -10,14 +11,10 @@ const lines: string[] = [];
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost({ logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
-});
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
+}, () => ({ logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) }));
 
 describe('backend keys and the log', () => {
   it('never logs the key: settings patch, a planned run, a failing backend, chat', async () => {

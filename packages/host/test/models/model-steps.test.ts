@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { modeDefault } from '../../src/permissions/mode-default';
 import type { PermissionGuard } from '../../src/permissions/types';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ChatRequestBody, type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import type { TestHost } from '../support/host';
+import { type ChatRequestBody, type ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 
 let t: TestHost;
 let llm: ScriptedOpenAI;
@@ -17,16 +18,12 @@ const denyWriteNote: PermissionGuard = {
 
 let realGuard: PermissionGuard;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost();
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
   realGuard = t.host.ctx.guard;
   const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
   expect(res.status).toBe(200);
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
 });
 beforeEach(() => {
   t.host.ctx.guard = denyWriteNote;

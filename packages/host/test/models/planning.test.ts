@@ -1,19 +1,16 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost();
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
 });
 beforeEach(() => {
   expect(llm.pending()).toBe(0);

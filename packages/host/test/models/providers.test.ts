@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chat } from '../chat/chat-client';
-import { startTestHost, type TestHost } from '../support/host';
-import { type ScriptedOpenAI, startScriptedOpenAI } from '../support/scripted-openai';
+import type { TestHost } from '../support/host';
+import type { ScriptedOpenAI } from '../support/scripted-openai';
+import { withScriptedHost } from '../support/scripted-host';
 
 let t: TestHost;
 let llm: ScriptedOpenAI;
 
-beforeAll(async () => {
-  llm = await startScriptedOpenAI();
-  t = await startTestHost({ env: { FENGYU_TEST_LLM_KEY: 'sk-from-env-456' } });
-});
-afterAll(async () => {
-  await t.close();
-  await llm.close();
-});
+withScriptedHost(async (host, scripted) => {
+  t = host;
+  llm = scripted;
+}, () => ({ env: { FENGYU_TEST_LLM_KEY: 'sk-from-env-456' } }));
 
 const use = async (backend: Record<string, unknown>) => {
   const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'b', model: 'scripted', ...backend }], defaultBackend: 'b' });

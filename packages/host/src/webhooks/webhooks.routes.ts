@@ -4,12 +4,13 @@ import type { DomainRegistrar, HostContext } from '../context';
 import { isLoopbackHost } from '../http/auth';
 import { type Db, rawOf } from '../storage/database';
 import { sendError } from '../http/errors';
+import { typedRoutes } from '../http/route-types';
 import type { TaskSubmitter } from '../tasks/task-submitter';
 import { assertUnattendedRunnable } from '../workflows/unattended-check';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowsDomain } from '../workflows/workflows.routes';
 import { WebhookRepository } from './webhook.repository';
-import { type ActiveWorkflow, type CreateTriggerBody, type UnattendedCheck, type WebhookWorkflows, WebhookService } from './webhook.service';
+import { type ActiveWorkflow, type UnattendedCheck, type WebhookWorkflows, WebhookService } from './webhook.service';
 import { checkEventId, isLoopbackPeer, MAX_BODY_BYTES } from './webhook-rules';
 import { registerWebhookErrors } from './webhooks.errors';
 
@@ -19,10 +20,10 @@ import { registerWebhookErrors } from './webhooks.errors';
  * authenticates; loopback peer and Host only; 256 KiB body limit enforced while reading).
  */
 
-const PERMISSION_MODES = ['ask', 'approve-for-me', 'full-access'];
+const PERMISSION_MODES = ['ask', 'approve-for-me', 'full-access'] as const;
 const tags = ['webhooks'];
-const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } };
-const triggerParams = { type: 'object', required: ['id', 'triggerId'], properties: { id: { type: 'string' }, triggerId: { type: 'string' } } };
+const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
+const triggerParams = { type: 'object', required: ['id', 'triggerId'], properties: { id: { type: 'string' }, triggerId: { type: 'string' } } } as const;
 const createBody = {
   type: 'object',
   required: ['permissionMode'],
@@ -32,8 +33,8 @@ const createBody = {
     permissionMode: { type: 'string', enum: PERMISSION_MODES, description: 'The permission mode of every run the trigger starts' },
     name: { type: 'string', maxLength: 100 },
   },
-};
-const pageQuery = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, cursor: { type: 'string', maxLength: 100 } } };
+} as const;
+const pageQuery = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100 }, cursor: { type: 'string', maxLength: 100 } } } as const;
 
 /**
  * The active published version of a workflow, through the workflows domain. Versions are
@@ -112,35 +113,36 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
   });
   ctx.onClose(() => service.stop());
 
-  type P = { id: string; triggerId: string };
+  const api = typedRoutes(app);
 
-  app.post('/api/workflows/:id/webhooks', { schema: { summary: 'Create a webhook trigger on a published workflow (the secret is shown once)', tags, params: idParams, body: createBody } }, async (req, reply) => {
-    const created = await service.create(req.owner, (req.params as P).id, req.body as CreateTriggerBody);
+  api.post('/api/workflows/:id/webhooks', { schema: { summary: 'Create a webhook trigger on a published workflow (the secret is shown once)', tags, params: idParams, body: createBody } }, async (req, reply) => {
+    const created = await service.create(req.owner, req.params.id, req.body);
     reply.code(201);
     return created;
   });
 
-  app.get('/api/workflows/:id/webhooks', { schema: { summary: 'The workflow’s webhook triggers', tags, params: idParams } }, async (req) => service.list(req.owner, (req.params as P).id));
+  api.get('/api/workflows/:id/webhooks', { schema: { summary: 'The workflow’s webhook triggers', tags, params: idParams } }, async (req) => service.list(req.owner, req.params.id));
 
-  app.post('/api/workflows/:id/webhooks/:triggerId/rotate', { schema: { summary: 'Replace a trigger’s secret (the old one fails at once)', tags, params: triggerParams } }, async (req) => {
-    const p = req.params as P;
+  api.post('/api/workflows/:id/webhooks/:triggerId/rotate', { schema: { summary: 'Replace a trigger’s secret (the old one fails at once)', tags, params: triggerParams } }, async (req) => {
+    const p = req.params;
     return service.rotate(req.owner, p.id, p.triggerId);
   });
 
-  app.delete('/api/workflows/:id/webhooks/:triggerId', { schema: { summary: 'Delete a webhook trigger and its delivery audit', tags, params: triggerParams } }, async (req) => {
-    const p = req.params as P;
+  api.delete('/api/workflows/:id/webhooks/:triggerId', { schema: { summary: 'Delete a webhook trigger and its delivery audit', tags, params: triggerParams } }, async (req) => {
+    const p = req.params;
     await service.remove(req.owner, p.id, p.triggerId);
     return { id: p.triggerId, deleted: true };
   });
 
-  app.get('/api/workflows/:id/webhooks/:triggerId/deliveries', { schema: { summary: 'A trigger’s delivery audit, newest first (no bodies, secrets or event ids)', tags, params: triggerParams, querystring: pageQuery } }, async (req) => {
-    const p = req.params as P;
-    const q = req.query as { limit?: number; cursor?: string };
+  api.get('/api/workflows/:id/webhooks/:triggerId/deliveries', { schema: { summary: 'A trigger’s delivery audit, newest first (no bodies, secrets or event ids)', tags, params: triggerParams, querystring: pageQuery } }, async (req) => {
+    const p = req.params;
+    const q = req.query;
     return service.deliveries(req.owner, p.id, p.triggerId, q.limit ?? 50, q.cursor);
   });
 
   // Deliveries: a scope of their own for the body limit's error mapping.
-  app.register(async (scope) => {
+  app.register(async (untyped) => {
+    const scope = typedRoutes(untyped);
     scope.setErrorHandler((err, req, reply) => {
       const code = (err as { code?: string }).code;
       return sendError(code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES }) : err, req, reply);
@@ -154,7 +156,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
         schema: {
           summary: 'Deliver a webhook: starts the trigger’s workflow as a background task (no host token; the X-FengYu-Webhook-Secret header authenticates; loopback only)',
           tags,
-          params: { type: 'object', required: ['triggerId'], properties: { triggerId: { type: 'string' } } },
+          params: { type: 'object', required: ['triggerId'], properties: { triggerId: { type: 'string' } } } as const,
         },
         // Everything but the body is checked before the body is read.
         onRequest: async (req) => {
@@ -162,7 +164,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
           if (!isLoopbackPeer(address)) throw new FengYuError('webhook_peer_forbidden', { address: String(address ?? 'unknown') });
           if (!isLoopbackHost(req.headers.host)) throw new FengYuError('forbidden_host', { host: String(req.headers.host ?? '') });
           const length = Number(req.headers['content-length'] ?? 0);
-          const trigger = await service.authenticate((req.params as { triggerId: string }).triggerId, req.headers['x-fengyu-webhook-secret']);
+          const trigger = await service.authenticate(req.params.triggerId, req.headers['x-fengyu-webhook-secret']);
           if (length > MAX_BODY_BYTES) throw new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES });
           const ev = checkEventId(req.headers['x-fengyu-event-id']);
           if (!ev.ok) throw new FengYuError('webhook_event_id_invalid', { reason: ev.reason });

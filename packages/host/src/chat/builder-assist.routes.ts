@@ -6,7 +6,7 @@ import { type FromSchema, typedRoutes } from '../http/route-types';
 import { contentOf } from '../workflows/workflow.repository';
 import { runWorkflowAsTool } from '../workflows/workflow.tools';
 import { authoringTools, builderSystemPrompt, type CanvasSnapshot, type SavedFlow } from './builder-assist.tools';
-import { openStream } from './chat.routes';
+import { chatTurnProperties, openStream } from './chat.routes';
 
 /**
  * `POST /api/builder/assist`: one AI-panel turn in the flow builder. The body is a chat message
@@ -37,14 +37,7 @@ const assistBody = {
   type: 'object',
   required: ['message', 'canvas'],
   additionalProperties: false,
-  properties: {
-    conversationId: { type: 'string', minLength: 1, maxLength: 100 },
-    message: { type: 'string', minLength: 1, maxLength: 100_000 },
-    backend: { type: 'string', minLength: 1, maxLength: 64 },
-    model: { type: 'string', minLength: 1, maxLength: 200 },
-    permissionMode: { type: 'string', enum: ['ask', 'approve-for-me', 'full-access'] },
-    canvas: canvasSchema,
-  },
+  properties: { ...chatTurnProperties, canvas: canvasSchema },
 } as const;
 
 type AssistBody = FromSchema<typeof assistBody>;

@@ -15,18 +15,20 @@ import { typedRoutes } from '../http/route-types';
 const HEARTBEAT_MS = 15_000;
 const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } } as const;
 
+/** The fields of one chat turn, shared by `POST /api/chat` and the builder's AI panel. */
+export const chatTurnProperties = {
+  conversationId: { type: 'string', minLength: 1, maxLength: 100 },
+  message: { type: 'string', minLength: 1, maxLength: 100_000 },
+  backend: { type: 'string', minLength: 1, maxLength: 64 },
+  model: { type: 'string', minLength: 1, maxLength: 200 },
+  permissionMode: { type: 'string', enum: ['ask', 'approve-for-me', 'full-access'] },
+} as const;
+
 const chatBody = {
   type: 'object',
   required: ['message'],
   additionalProperties: false,
-  properties: {
-    conversationId: { type: 'string', minLength: 1, maxLength: 100 },
-    message: { type: 'string', minLength: 1, maxLength: 100_000 },
-    backend: { type: 'string', minLength: 1, maxLength: 64 },
-    model: { type: 'string', minLength: 1, maxLength: 200 },
-    permissionMode: { type: 'string', enum: ['ask', 'approve-for-me', 'full-access'] },
-    files: { type: 'array', maxItems: 32, items: { type: 'object' } },
-  },
+  properties: { ...chatTurnProperties, files: { type: 'array', maxItems: 32, items: { type: 'object' } } },
 } as const;
 
 export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo: ConversationRepository, gates: ChatGates): void {

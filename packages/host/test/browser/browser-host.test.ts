@@ -20,13 +20,6 @@ let t: TestHost;
 let site: Fixture;
 let tmp: string;
 
-async function upload(path: string, body: Buffer, name: string) {
-  const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(body)]), name);
-  const res = await fetch(`${t.host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
 async function run(steps: Array<Record<string, unknown>>, config: Record<string, unknown> = auto): Promise<{ runId: string; events: SseEvent[]; steps: Map<string, any> }> {
   const res = await t.api('POST', '/api/agent/run', { config, workflow: { steps } });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -45,7 +38,7 @@ beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'fengyu-browser-host-'));
   const packed = await packPlugin(join(PLUGINS, 'excel'), join(tmp, 'excel.fyp'));
   t = await startTestHost({ sandbox: 'auto' });
-  const res = await upload('/api/plugins', readFileSync(packed.file), 'plugin.fyp');
+  const res = await t.upload('/api/plugins', readFileSync(packed.file), 'plugin.fyp');
   expect(res.status, JSON.stringify(res.body)).toBe(201);
 }, 180_000);
 

@@ -16,6 +16,8 @@ export interface TestHost {
   stream(runId: string, opts?: { until?: (e: SseEvent) => boolean; lastEventId?: number }): Promise<SseEvent[]>;
   /** Waits until an event of `type` arrives on the run's stream (replay included). */
   waitFor(runId: string, type: string): Promise<SseEvent>;
+  /** POSTs `body` as the multipart field "file" named `name` (plugin installs, file uploads). */
+  upload(path: string, body: Buffer, name: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -57,6 +59,12 @@ export async function startTestHost(options: HostOptions & { keepHome?: string }
     } catch {}
     return { status: res.status, body: parsed as any, headers: res.headers };
   };
+  const upload: TestHost['upload'] = async (path, body, name) => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(body)]), name);
+    const res = await fetch(`${host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': host.token }, body: form });
+    return { status: res.status, body: (await res.json()) as any };
+  };
   const stream: TestHost['stream'] = (runId, opts = {}) =>
     new Promise((resolve, reject) => {
       const url = `${host.url}/api/agent/stream?runId=${runId}&token=${encodeURIComponent(host.token)}${opts.lastEventId ? `&lastEventId=${opts.lastEventId}` : ''}`;
@@ -97,6 +105,7 @@ export async function startTestHost(options: HostOptions & { keepHome?: string }
     api,
     stream,
     waitFor,
+    upload,
     async close() {
       await host.close();
       if (!options.keepHome) rmSync(home, { recursive: true, force: true });

@@ -17,13 +17,6 @@ const PLUGINS = join(import.meta.dirname, '../../../plugins');
 let t: TestHost;
 let tmp: string;
 
-async function upload(path: string, body: Buffer, name: string) {
-  const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(body)]), name);
-  const res = await fetch(`${t.host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
 async function workbook(): Promise<Buffer> {
   const wb = new ExcelJS.Workbook();
   const ws = wb.addWorksheet('Invoices');
@@ -37,7 +30,7 @@ beforeAll(async () => {
   const packed = await Promise.all(['excel', 'email'].map((p) => packPlugin(join(PLUGINS, p), join(tmp, `${p}.fyp`))));
   t = await startTestHost({ sandbox: 'auto' });
   for (const { file } of packed) {
-    const res = await upload('/api/plugins', readFileSync(file), 'plugin.fyp');
+    const res = await t.upload('/api/plugins', readFileSync(file), 'plugin.fyp');
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
 }, 180_000);
@@ -60,7 +53,7 @@ describe('template: Excel split → batch email', () => {
     expect(accounts.status, JSON.stringify(accounts.body)).toBe(200);
     expect(accounts.body.options.map((o: { value: string }) => o.value)).toContain('local-outbox');
 
-    const ref = await upload('/api/files', await workbook(), 'invoices.xlsx');
+    const ref = await t.upload('/api/files', await workbook(), 'invoices.xlsx');
     expect(ref.status).toBe(201);
     const started = await t.api('POST', `/api/workflows/${id}/run`, {
       inputs: { splitColumn: 'Region', account: 'local-outbox', recipients: 'team@example.com' },

@@ -15,13 +15,6 @@ import { auto, startTestHost, type TestHost } from '../support/host';
 
 let t: TestHost;
 
-async function upload(path: string, body: Buffer, name: string) {
-  const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(body)]), name);
-  const res = await fetch(`${t.host.url}${path}`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });
-  return { status: res.status, body: (await res.json()) as any };
-}
-
 /** The probe under another id, its tools renamed (`probe_*` → `reader_*`). */
 function readerManifest() {
   const m = JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as { aiTools: Array<{ name: string }> };
@@ -41,7 +34,7 @@ beforeAll(async () => {
   const [probe, reader] = await Promise.all([packProbe(), packProbe(readerManifest())]);
   t = await startTestHost({ sandbox: 'auto' });
   for (const file of [probe, reader]) {
-    const res = await upload('/api/plugins', readFileSync(file), 'plugin.fyp');
+    const res = await t.upload('/api/plugins', readFileSync(file), 'plugin.fyp');
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   }
 }, 120_000);
@@ -76,7 +69,7 @@ describe('workflow file inputs with plugins', () => {
   });
 
   it('binds an uploaded file input as @file:<input>, resolved to a path for the worker', async () => {
-    const ref = await upload('/api/files', Buffer.from('rows,1,2\n'), 'sheet.csv');
+    const ref = await t.upload('/api/files', Buffer.from('rows,1,2\n'), 'sheet.csv');
     expect(ref.status).toBe(201);
     const def = await t.api('POST', '/api/workflows', {
       name: 'Read upload',

@@ -1,7 +1,7 @@
 import { canonicalJson, emptyGraph, graphToPlan, type WorkflowGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
 import type { TestHost } from '../support/host';
-import { type ChatRequestBody, type ScriptedOpenAI, type ScriptedTurn } from '../support/scripted-openai';
+import type { ChatRequestBody, ScriptedOpenAI, ScriptedTurn } from '../support/scripted-openai';
 import { withScriptedHost } from '../support/scripted-host';
 import { type ChatReply, framesOf } from './chat-client';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TestHost } from '../support/host';
-import { type ChatRequestBody, type ScriptedOpenAI, type ScriptedTurn } from '../support/scripted-openai';
+import type { ChatRequestBody, ScriptedOpenAI, ScriptedTurn } from '../support/scripted-openai';
 import { withScriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 

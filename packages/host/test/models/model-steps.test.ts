@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { modeDefault } from '../../src/permissions/mode-default';
 import type { PermissionGuard } from '../../src/permissions/types';
 import type { TestHost } from '../support/host';
-import { type ChatRequestBody, type ScriptedOpenAI } from '../support/scripted-openai';
+import type { ChatRequestBody, ScriptedOpenAI } from '../support/scripted-openai';
 import { withScriptedHost } from '../support/scripted-host';
 
 let t: TestHost;

@@ -1,6 +1,7 @@
 import { FengYuError, type RunStatus } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
+import { typedRoutes } from '../http/route-types';
 import { streamRun } from '../events/sse';
 import { batchBody, listQuery, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
 import { redactPlan } from './run-text';
@@ -8,8 +9,6 @@ import { classifyApproveBody } from './approve-body';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 
 /** HTTP surface of the agent. */
-
-type StartBody = { goal?: string; config?: unknown; workflow?: unknown; inputs?: Record<string, unknown>; files?: unknown };
 
 function encodeCursor(row: RunRow): string {
   return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url');
@@ -67,16 +66,17 @@ export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunR
 
 export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo: RunRepository): void {
   const agent = ctx.agent;
+  const api = typedRoutes(app);
   const tags = ['agent'];
 
-  app.post('/api/agent/run', { schema: { summary: 'Start a run (plan from goal, or a supplied workflow)', tags, body: startBody, response: runIdReply } }, async (req) => {
-    const b = (req.body ?? {}) as StartBody;
+  api.post('/api/agent/run', { schema: { summary: 'Start a run (plan from goal, or a supplied workflow)', tags, body: startBody, response: runIdReply } }, async (req) => {
+    const b = req.body;
     const runId = await agent.start({ owner: req.owner, goal: b.goal, workflow: b.workflow, config: b.config, inputs: b.inputs, files: b.files, origin: 'api' });
     return { runId };
   });
 
-  app.get('/api/agent/stream', { schema: { summary: 'SSE stream of a run (replay, then live)', tags, querystring: streamQuery } }, async (req, reply) => {
-    const q = req.query as { runId: string; lastEventId?: number };
+  api.get('/api/agent/stream', { schema: { summary: 'SSE stream of a run (replay, then live)', tags, querystring: streamQuery } }, async (req, reply) => {
+    const q = req.query;
     const row = await repo.getFast(q.runId);
     if (!row || row.owner !== req.owner) throw new FengYuError('run_not_found', { runId: q.runId });
     const header = Number(req.headers['last-event-id']);
@@ -84,15 +84,15 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
     await streamRun(ctx.events, q.runId, after, req, reply);
   });
 
-  app.post('/api/agent/:runId/approve', { schema: { summary: 'Release the pending plan or step gate (optional edited AgentPlan body)', tags, params: runIdParams } }, async (req) => {
-    const { runId } = req.params as { runId: string };
+  api.post('/api/agent/:runId/approve', { schema: { summary: 'Release the pending plan or step gate (optional edited AgentPlan body)', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params;
     classifyApproveBody(req.body);
     const gate = await agent.approve(req.owner, runId, req.body);
     return { runId, approved: gate };
   });
 
-  app.post('/api/agent/:runId/cancel', { schema: { summary: 'Cancel a run (cooperative)', tags, params: runIdParams } }, async (req) => {
-    const { runId } = req.params as { runId: string };
+  api.post('/api/agent/:runId/cancel', { schema: { summary: 'Cancel a run (cooperative)', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params;
     return { runId, ...(await agent.cancel(req.owner, runId)) };
   });
 
@@ -102,47 +102,48 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
 /** History: list, detail, resume, fork, rewind, batch, and the tool catalog. */
 function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: RunRepository): void {
   const agent = ctx.agent;
+  const api = typedRoutes(app);
   const tags = ['agent'];
 
-  app.get('/api/agent/runs', { schema: { summary: 'Run history, newest first', tags, querystring: listQuery } }, async (req) => {
-    const q = req.query as { q?: string; status?: string; limit?: number; cursor?: string };
+  api.get('/api/agent/runs', { schema: { summary: 'Run history, newest first', tags, querystring: listQuery } }, async (req) => {
+    const q = req.query;
     const limit = q.limit ?? 50;
     const rows = await repo.list({ owner: req.owner, q: q.q?.trim() || undefined, status: q.status ? (q.status.split(',') as RunStatus[]) : undefined, limit: limit + 1, cursor: decodeCursor(q.cursor) });
     const page = rows.slice(0, limit);
     return { runs: page.map(summaryOf), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1] as RunRow) : null };
   });
 
-  app.get('/api/agent/runs/:runId', { schema: { summary: 'A run: plan, executions, audit events', tags, params: runIdParams } }, async (req) => {
-    const { runId } = req.params as { runId: string };
+  api.get('/api/agent/runs/:runId', { schema: { summary: 'A run: plan, executions, audit events', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params;
     const row = await repo.get(runId);
     if (!row || row.owner !== req.owner) throw new FengYuError('run_not_found', { runId });
     return runDetail(ctx, repo, row);
   });
 
-  app.post('/api/agent/runs/:runId/resume', { schema: { summary: 'Resume a failed, cancelled or interrupted run (plan review first)', tags, params: runIdParams, response: runIdReply } }, async (req) => {
-    const { runId } = req.params as { runId: string };
+  api.post('/api/agent/runs/:runId/resume', { schema: { summary: 'Resume a failed, cancelled or interrupted run (plan review first)', tags, params: runIdParams, response: runIdReply } }, async (req) => {
+    const { runId } = req.params;
     return { runId: await agent.resume(req.owner, runId) };
   });
 
-  app.post('/api/agent/runs/:runId/fork', { schema: { summary: 'Copy a finished run’s plan into a new run (plan review first)', tags, params: runIdParams, response: runIdReply } }, async (req) => {
-    const { runId } = req.params as { runId: string };
+  api.post('/api/agent/runs/:runId/fork', { schema: { summary: 'Copy a finished run’s plan into a new run (plan review first)', tags, params: runIdParams, response: runIdReply } }, async (req) => {
+    const { runId } = req.params;
     return { runId: await agent.fork(req.owner, runId) };
   });
 
-  app.post('/api/agent/runs/:runId/rewind', { schema: { summary: 'A new run with the first keepSteps steps and their completed executions', tags, params: runIdParams, body: rewindBody, response: runIdReply } }, async (req) => {
-    const { runId } = req.params as { runId: string };
-    return { runId: await agent.rewind(req.owner, runId, (req.body as { keepSteps: number }).keepSteps) };
+  api.post('/api/agent/runs/:runId/rewind', { schema: { summary: 'A new run with the first keepSteps steps and their completed executions', tags, params: runIdParams, body: rewindBody, response: runIdReply } }, async (req) => {
+    const { runId } = req.params;
+    return { runId: await agent.rewind(req.owner, runId, req.body.keepSteps) };
   });
 
-  app.post('/api/agent/batch', { schema: { summary: 'Start 1–8 isolated runs', tags, body: batchBody } }, async (req) => {
-    const b = req.body as { runs: unknown[]; capabilityMode?: string };
+  api.post('/api/agent/batch', { schema: { summary: 'Start 1–8 isolated runs', tags, body: batchBody } }, async (req) => {
+    const b = req.body;
     return { runIds: await agent.batch(req.owner, b.runs, b.capabilityMode) };
   });
 
-  app.get('/api/agent/tools', { schema: { summary: 'The orchestrable tool catalog', tags, querystring: { type: 'object', properties: { include: { type: 'string', enum: ['status'] } } } } }, async (req) => {
+  api.get('/api/agent/tools', { schema: { summary: 'The orchestrable tool catalog', tags, querystring: { type: 'object', properties: { include: { type: 'string', enum: ['status'] } } } as const } }, async (req) => {
     const snapshot = await ctx.catalog.snapshot(req.owner);
     const tools = snapshot.entries();
-    if ((req.query as { include?: string }).include === 'status') return { tools, sources: await ctx.catalog.status() };
+    if (req.query.include === 'status') return { tools, sources: await ctx.catalog.status() };
     return tools;
   });
 }

@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 
 /** `plan_ready` announces each plan exactly once: supplied or drafted, with or without review. */
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-  const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted', apiKey: 'sk-test' }], defaultBackend: 'local' });
-  expect(res.status).toBe(200);
+const { t, llm } = scriptedHost({
+  setup: async () => {
+    const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted', apiKey: 'sk-test' }], defaultBackend: 'local' });
+    expect(res.status).toBe(200);
+  },
 });
 
 const steps = [{ id: 'a', tool: 'echo', arguments: { value: 1 } }];

@@ -1,19 +1,15 @@
 import { canonicalJson, emptyGraph, graphToPlan, type WorkflowGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
-import type { TestHost } from '../support/host';
-import type { ChatRequestBody, ScriptedOpenAI, ScriptedTurn } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import type { ChatRequestBody, ScriptedTurn } from '../support/scripted-openai';
+import { scriptedHost } from '../support/scripted-host';
 import { type ChatReply, framesOf } from './chat-client';
 
 /** The builder's AI panel over real HTTP/SSE, with the scripted OpenAI-compatible model. */
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-  await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+const { t, llm } = scriptedHost({
+  setup: async () => {
+    await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+  },
 });
 
 /** Turns in order; a nested workflow run's summary request is answered on the side. */

@@ -1,17 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
 /** In chat, a tool call's arguments are validated before anyone is asked to approve it. */
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-  await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }], defaultBackend: 'local' });
+const { t, llm } = scriptedHost({
+  setup: async () => {
+    await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }], defaultBackend: 'local' });
+  },
 });
 
 describe('chat approvals come after argument validation', () => {

@@ -4,13 +4,9 @@ import { join } from 'node:path';
 import { stableHash } from '@fengyu/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/tools/tool';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
 const dir = mkdtempSync(join(tmpdir(), 'fengyu-chat-files-'));
 const book = join(dir, 'book.xlsx');
 const seen: Array<Record<string, unknown>> = [];
@@ -34,14 +30,12 @@ const fileTool = (name: string, properties: Record<string, unknown>): Tool => {
   };
 };
 
-withScriptedHost(
-  async (host, scripted) => {
-    t = host;
-    llm = scripted;
+const { t, llm } = scriptedHost({
+  setup: async () => {
     writeFileSync(book, 'not really a workbook');
     await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
   },
-  () => ({
+  host: () => ({
     beforeDomains: (ctx) => {
       ctx.catalog.register({
         kind: 'builtin',
@@ -49,7 +43,7 @@ withScriptedHost(
       });
     },
   }),
-);
+});
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });

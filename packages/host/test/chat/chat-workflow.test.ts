@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { TestHost } from '../support/host';
-import type { ChatRequestBody, ScriptedOpenAI, ScriptedTurn } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import type { ChatRequestBody, ScriptedTurn } from '../support/scripted-openai';
+import { scriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-  await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+const { t, llm } = scriptedHost({
+  setup: async () => {
+    await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+  },
 });
 
 /** Chat turns in order; the nested workflow run's summary request is answered on the side. */

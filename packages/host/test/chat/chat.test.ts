@@ -1,17 +1,9 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { modeOnlyGuard } from '../../src/permissions/mode-default';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 import { chat, framesOf } from './chat-client';
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-});
+const { t, llm } = scriptedHost();
 beforeEach(() => {
   expect(llm.pending()).toBe(0);
   t.host.ctx.guard = modeOnlyGuard;

@@ -1,19 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { auto, type TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { auto } from '../support/host';
+import { scriptedHost } from '../support/scripted-host';
 import { chat } from '../chat/chat-client';
 
 const DAY = 86_400_000;
 let now = Date.UTC(2026, 0, 1);
-let t: TestHost;
-let llm: ScriptedOpenAI;
 
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-  await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
-}, () => ({ clock: { now: () => now } }));
+const { t, llm } = scriptedHost({
+  host: () => ({ clock: { now: () => now } }),
+  setup: async () => {
+    await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+  },
+});
 
 const toolNames = async (headers?: Record<string, string>) => {
   const res = await t.api('GET', '/api/agent/tools', undefined, headers);

@@ -1,21 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chat, framesOf } from '../chat/chat-client';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 
 /**
  * One contract every model backend passes (STYLE: shared suites for multi-implementation seams):
  * streamed text, a tool-call round trip, and plan drafting, over the real provider packages.
  */
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-});
+const { t, llm } = scriptedHost();
 
 const providers = [
   { provider: 'openai-compatible', auth: (h: Record<string, unknown>) => h.authorization, expected: 'Bearer sk-contract' },

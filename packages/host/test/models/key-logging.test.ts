@@ -1,20 +1,13 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 
 /** Backend API keys never reach the host log, at the most verbose level, on success or failure. */
 
 const KEY = 'sk-log-probe-4242';
 const lines: string[] = [];
-let t: TestHost;
-let llm: ScriptedOpenAI;
 
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-}, () => ({ logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) }));
+const { t, llm } = scriptedHost({ host: () => ({ logger: pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }) }) });
 
 describe('backend keys and the log', () => {
   it('never logs the key: settings patch, a planned run, a failing backend, chat', async () => {

@@ -1,12 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { modeDefault } from '../../src/permissions/mode-default';
 import type { PermissionGuard } from '../../src/permissions/types';
-import type { TestHost } from '../support/host';
 import type { ChatRequestBody, ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
-
-let t: TestHost;
-let llm: ScriptedOpenAI;
+import { scriptedHost } from '../support/scripted-host';
 
 /** Denies write_note like a `deny: ["Tool(write_note)"]` rule would; everything else: mode default. */
 const denyWriteNote: PermissionGuard = {
@@ -18,12 +14,12 @@ const denyWriteNote: PermissionGuard = {
 
 let realGuard: PermissionGuard;
 
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-  realGuard = t.host.ctx.guard;
-  const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
-  expect(res.status).toBe(200);
+const { t, llm } = scriptedHost({
+  setup: async () => {
+    realGuard = t.host.ctx.guard;
+    const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted' }] });
+    expect(res.status).toBe(200);
+  },
 });
 beforeEach(() => {
   t.host.ctx.guard = denyWriteNote;

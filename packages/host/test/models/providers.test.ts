@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { chat } from '../chat/chat-client';
-import type { TestHost } from '../support/host';
-import type { ScriptedOpenAI } from '../support/scripted-openai';
-import { withScriptedHost } from '../support/scripted-host';
+import { scriptedHost } from '../support/scripted-host';
 
-let t: TestHost;
-let llm: ScriptedOpenAI;
-
-withScriptedHost(async (host, scripted) => {
-  t = host;
-  llm = scripted;
-}, () => ({ env: { FENGYU_TEST_LLM_KEY: 'sk-from-env-456' } }));
+const { t, llm } = scriptedHost({ host: () => ({ env: { FENGYU_TEST_LLM_KEY: 'sk-from-env-456' } }) });
 
 const use = async (backend: Record<string, unknown>) => {
   const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'b', model: 'scripted', ...backend }], defaultBackend: 'b' });

@@ -5,7 +5,7 @@ import type { SandboxPosture } from '../context';
 import { migrate, type OpenedDatabase, openDatabase } from '../storage/database';
 import type { CapacityRefusal, SubmitTaskRequest, TaskSnapshot, TaskSubmitter } from '../tasks/task-submitter';
 import { expiryOf, nextFire, type Recurrence } from './recurrence';
-import { ScheduleRepository, type ScheduleRow } from './schedule.repository';
+import { NEVER_FIRED, ScheduleRepository, type ScheduleRow } from './schedule.repository';
 import { toView } from './schedule.service';
 import { ScheduleLoop, type Timers } from './schedule-loop';
 
@@ -87,15 +87,8 @@ async function insert(rec: Recurrence, opts: { anchor?: number; sandboxed?: bool
     anchor_ms: anchor,
     next_run_ms: opts.next ?? nextFire(rec, anchor, anchor) ?? null,
     expires_ms: expiryOf(rec, anchor) ?? null,
-    trigger_count: 0,
-    missed_fires: 0,
-    last_error: null,
-    last_task_id: null,
-    state: 'active',
-    paused_reason: null,
+    ...NEVER_FIRED,
     sandboxed: opts.sandboxed ? 1 : 0,
-    claim_ms: null,
-    claimed_at_ms: null,
     updated_at: new Date(anchor).toISOString(),
   };
   await repo.insert(row);

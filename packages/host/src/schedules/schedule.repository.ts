@@ -32,6 +32,18 @@ export interface ScheduleRow {
   updated_at: string;
 }
 
+/** The state of a schedule that has never fired: active, no fires, misses, errors or claims. */
+export const NEVER_FIRED = {
+  trigger_count: 0,
+  missed_fires: 0,
+  last_error: null,
+  last_task_id: null,
+  state: 'active',
+  paused_reason: null,
+  claim_ms: null,
+  claimed_at_ms: null,
+} as const satisfies Partial<ScheduleRow>;
+
 type Tables = { schedules: ScheduleRow };
 
 /** What a recorded error holds: a stable code and its message parameters (localized on read). */

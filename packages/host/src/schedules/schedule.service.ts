@@ -6,7 +6,7 @@ import type { CatalogSnapshot } from '../tools/catalog';
 import { assertUnattendedRunnable } from '../workflows/unattended-check';
 import { contentOf, type VersionRow, type WorkflowRow } from '../workflows/workflow.repository';
 import { expiryOf, fireTimes, nextFire, type Recurrence } from './recurrence';
-import type { RecordedError, ScheduleRepository, ScheduleRow } from './schedule.repository';
+import { NEVER_FIRED, type RecordedError, type ScheduleRepository, type ScheduleRow } from './schedule.repository';
 import { parseCreateBody, parsePreviewBody } from './schedule-input';
 import type { ScheduleLoop } from './schedule-loop';
 
@@ -111,15 +111,8 @@ export class ScheduleService {
       anchor_ms: now,
       next_run_ms: next ?? null,
       expires_ms: expires ?? null,
-      trigger_count: 0,
-      missed_fires: 0,
-      last_error: null,
-      last_task_id: null,
-      state: 'active',
-      paused_reason: null,
+      ...NEVER_FIRED,
       sandboxed: this.deps.posture().mode === 'sandboxed' ? 1 : 0,
-      claim_ms: null,
-      claimed_at_ms: null,
       updated_at: iso(now),
     };
     const limit = this.deps.maxLive ?? MAX_LIVE_SCHEDULES;

@@ -6,7 +6,7 @@ import { EventLog } from '../../src/events/event-log';
 import { FileRepository } from '../../src/files/file.repository';
 import { MemoryRepository } from '../../src/memory/memory.repository';
 import { PluginRepository } from '../../src/plugins/plugin.repository';
-import { type ScheduleRow, ScheduleRepository } from '../../src/schedules/schedule.repository';
+import { NEVER_FIRED, type ScheduleRow, ScheduleRepository } from '../../src/schedules/schedule.repository';
 import { SettingsStore } from '../../src/settings/settings.store';
 import { dialectOf, migrate, type OpenedDatabase, pendingMigrations } from '../../src/storage/database';
 import { type TaskRecord, SqliteTaskStore } from '../../src/tasks/task.store';
@@ -149,15 +149,8 @@ describe.each(testDialects())('repositories on %s', (dialect) => {
       anchor_ms: 1_772_323_200_000,
       next_run_ms: 1_772_323_260_000,
       expires_ms: null,
-      trigger_count: 0,
-      missed_fires: 0,
-      last_error: null,
-      last_task_id: null,
-      state: 'active',
-      paused_reason: null,
+      ...NEVER_FIRED,
       sandboxed: 0,
-      claim_ms: null,
-      claimed_at_ms: null,
       updated_at: 'x',
     };
     await repo.insert(row);

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { modeDefault } from '../../src/permissions/mode-default';
 import type { PermissionGuard } from '../../src/permissions/types';
-import type { ChatRequestBody, ScriptedOpenAI } from '../support/scripted-openai';
+import type { ChatRequestBody } from '../support/scripted-openai';
 import { scriptedHost } from '../support/scripted-host';
 
 /** Denies write_note like a `deny: ["Tool(write_note)"]` rule would; everything else: mode default. */

@@ -1,24 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from './tree';
 
 /** The house rules on layering and dependencies that a machine can check. */
 
 const root = join(import.meta.dirname, '../../../..');
 
-function files(dir: string, exts = ['.ts', '.vue']): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      if (name === 'node_modules' || name === 'dist') continue;
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (exts.some((e) => name.endsWith(e))) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
+const files = (dir: string, exts = ['.ts', '.vue']) => filesUnder(dir, { exts, tests: true });
 
 const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2] ?? '');
 

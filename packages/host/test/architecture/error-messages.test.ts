@@ -1,8 +1,9 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { LOCALES, MESSAGES } from '@fengyu/protocol';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from './tree';
 
 /**
  * Every error a user can see reads as a sentence in both languages: each code raised anywhere has
@@ -13,19 +14,7 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '../../../..');
 const SOURCES = ['packages/host/src', 'packages/protocol/src', 'packages/plugin-sdk/src'];
 
-function files(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      if (name === 'node_modules' || name === 'dist') continue;
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) out.push(p);
-    }
-  };
-  walk(dir);
-  return out;
-}
+const files = (dir: string) => filesUnder(dir);
 
 interface Site {
   where: string;

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from './tree';
 
 /**
  * Each security seam has one implementation; a second one appearing elsewhere fails here.
@@ -9,18 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const src = join(import.meta.dirname, '../../src');
 
-function sources(): Array<{ rel: string; text: string }> {
-  const out: Array<{ rel: string; text: string }> = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.ts') && !name.endsWith('.test.ts')) out.push({ rel: relative(src, p), text: readFileSync(p, 'utf8') });
-    }
-  };
-  walk(src);
-  return out;
-}
+const sources = () => filesUnder(src).map((p) => ({ rel: relative(src, p), text: readFileSync(p, 'utf8') }));
 
 /** The text without block and whole-line comments (a comment may name what it must not do). */
 const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');

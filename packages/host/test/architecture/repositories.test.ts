@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from './tree';
 
 /**
  * Queries live in repositories: only `*.repository.ts`, `*.store.ts`, the event log and the
@@ -9,13 +10,7 @@ import { describe, expect, it } from 'vitest';
 
 const src = join(import.meta.dirname, '../../src');
 
-function sources(dir = src): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) return sources(p);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [p] : [];
-  });
-}
+const sources = () => filesUnder(src);
 
 const QUERY = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\(|\.transaction\(\)\.|\bsql(<[^>]*>)?`|^import (?!type)[^;]*from ['"]kysely['"]/m;
 

@@ -1,18 +1,13 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { filesUnder } from './tree';
 
 /** Route handlers read params, query and body with the types derived from their schemas, never through a cast. */
 
 const src = join(import.meta.dirname, '../../src');
 
-function routeFiles(dir = src): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) return routeFiles(p);
-    return name.endsWith('.routes.ts') || p.endsWith('http/server.ts') ? [p] : [];
-  });
-}
+const routeFiles = () => [...filesUnder(src, { exts: ['.routes.ts'] }), join(src, 'http/server.ts')];
 
 describe('typed routes', () => {
   it('no `req.body as`, `req.params as` or `req.query as` in route files', () => {

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OWNER } from '../../src/http/auth';
 import { auto, type SseEvent, startTestHost, type TestHost } from '../support/host';
+import { waitUntil } from '../support/wait';
 
 /**
  * MCP over the real host: servers configured with PATCH /api/settings, listed by
@@ -243,12 +244,3 @@ describe('MCP servers in the host', () => {
     expect(stepDone(used, 'use')?.result).toBe('extra late');
   });
 });
-
-async function waitUntil(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('condition not reached');
-}

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpServersSettings } from '../../src/mcp/mcp.config';
 import { McpToolSource } from '../../src/mcp/mcp-source';
 import type { Tool, ToolContext } from '../../src/tools/tool';
+import { waitUntil } from '../support/wait';
 
 /** The MCP tool source against real servers: server-everything (npm) and a fixture server. */
 
@@ -190,12 +191,3 @@ describe('McpToolSource', () => {
     expect((await codeOf(before.invoke({}, ctx()))).code).toBe('mcp_server_not_found');
   });
 });
-
-async function waitUntil(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('condition not reached');
-}

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
  * triggers, their audit and the event ids already seen.
  */
 
-const fixture = join(import.meta.dirname, 'webhook-host.fixture.ts');
+const fixture = join(import.meta.dirname, '../support/serve-fixture.ts');
 const home = mkdtempSync(join(tmpdir(), 'fengyu-webhook-crash-'));
 const children: ChildProcess[] = [];
 

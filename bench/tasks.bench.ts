@@ -3,23 +3,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
-import { createHost, type Host } from '../packages/host/src/http/server';
+import { type Db, migrate, type OpenedSqlite, openDatabase } from '../packages/host/src/storage/database';
 import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type QueuePolicy, type QueueTask } from '../packages/host/src/tasks/fair-queue';
 import { SqliteTaskStore, type TaskRecord } from '../packages/host/src/tasks/task.store';
 import { type BodyOutcome, type TaskBody, TaskRegistry } from '../packages/host/src/tasks/task-registry';
 import type { TaskPriority } from '../packages/host/src/tasks/task-submitter';
+import { fineClock } from '../packages/host/src/tasks/tasks.domain';
+import { loadAverage } from './real-host';
 import { fmt, median, p99 } from './stats';
 
 /**
- * The background-task executor on a real host's SQLite file (WAL), with no-op bodies, so what is
+ * The background-task executor on the host's SQLite file (opened and migrated as the host does:
+ * WAL, synchronous NORMAL, checkpoints on their own thread), with no-op bodies, so what is
  * measured is the executor: admission, durable records (insert, start, end), dispatch.
  * (a) durable dispatches/s, next to the floor: the same records written straight to the store;
- * (b) enqueue → start latency at half of (a)'s load, next to the floor: one durable insert;
+ * (b) enqueue → start latency at half of (a)'s load (submit called → body entered, both in this
+ *     process), next to the floor: one durable insert; A/B in the same run against a second file
+ *     that checkpoints inline on its connection (every 8,000 pages), interleaved;
  * (c) class shares under saturation against 4:2:1, next to plain FIFO fed the same way.
  */
 
 const logger = pino({ level: 'silent' });
-const clock = { now: () => Date.now() };
+const clock = fineClock();
+type Host = { db: Db };
 
 /** A body that does nothing (its start time is recorded). */
 function noopBody(onStart?: (task: TaskRecord) => void, holdMs = 0): TaskBody {
@@ -69,7 +75,7 @@ class FifoPolicy implements QueuePolicy {
 }
 
 function registry(host: Host, body: TaskBody, policy: QueuePolicy = new FairQueue()): TaskRegistry {
-  return new TaskRegistry({ store: new SqliteTaskStore(host.ctx.db), policy, clock, logger, body });
+  return new TaskRegistry({ store: new SqliteTaskStore(host.db), policy, clock, logger, body });
 }
 
 const OWNERS = ['o0', 'o1', 'o2', 'o3', 'o4', 'o5', 'o6', 'o7'];
@@ -106,7 +112,7 @@ async function throughput(reg: TaskRegistry, n: number): Promise<number> {
 
 /** The floor of (a): the same records (insert, start, end) of `n` tasks written straight to the store by 64 writers. */
 async function storeFloor(host: Host, n: number): Promise<number> {
-  const store = new SqliteTaskStore(host.ctx.db);
+  const store = new SqliteTaskStore(host.db);
   let next = 0;
   const t0 = performance.now();
   const writer = async () => {
@@ -162,7 +168,7 @@ async function latencyAtLoad(host: Host, rate: number, n: number, holdMs: number
 }
 
 async function insertFloor(host: Host, n: number): Promise<number[]> {
-  const store = new SqliteTaskStore(host.ctx.db);
+  const store = new SqliteTaskStore(host.db);
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t = performance.now();
@@ -173,7 +179,7 @@ async function insertFloor(host: Host, n: number): Promise<number[]> {
   return out;
 }
 
-/** (c): every owner keeps 8 tasks of each class queued; an end is replaced by one of the same class. */
+/** (c): every owner keeps 8 tasks of each class queued; a start is replaced by one of the same owner and class. */
 async function shares(host: Host, policy: QueuePolicy, dispatches: number): Promise<Record<TaskPriority, number>> {
   const counts: Record<TaskPriority, number> = { interactive: 0, normal: 0, batch: 0 };
   let seen = 0;
@@ -187,6 +193,8 @@ async function shares(host: Host, policy: QueuePolicy, dispatches: number): Prom
     host,
     noopBody((task) => {
       if (stop) return;
+      // each start is replaced at once by a task of the same owner and class: every class stays queued
+      void reg.submit({ ownerId: task.ownerId, workflowId: 'w', priority: task.priority, kind: 'workflow' });
       seen += 1;
       if (seen > 144) counts[task.priority] += 1; // after the initial fill has drained through the slots
       if (seen >= dispatches + 144) {
@@ -196,9 +204,6 @@ async function shares(host: Host, policy: QueuePolicy, dispatches: number): Prom
     }),
     policy,
   );
-  reg.onFinished((t) => {
-    if (!stop) void reg.submit({ ownerId: t.ownerId, workflowId: 'w', priority: t.priority, kind: 'workflow' });
-  });
   for (let round = 0; round < 8; round++) for (const o of owners) for (const p of ['batch', 'normal', 'interactive'] as TaskPriority[]) await reg.submit({ ownerId: o, workflowId: 'w', priority: p, kind: 'workflow' });
   await done;
   await reg.close();
@@ -206,10 +211,18 @@ async function shares(host: Host, policy: QueuePolicy, dispatches: number): Prom
   return { interactive: (100 * counts.interactive) / total, normal: (100 * counts.normal) / total, batch: (100 * counts.batch) / total };
 }
 
+async function database(home: string, checkpointThread: boolean): Promise<OpenedSqlite> {
+  const o = openDatabase(home, 'file', 'normal', { checkpointThread });
+  await migrate(o.db);
+  return o;
+}
+
 export async function run(): Promise<string[]> {
   const home = mkdtempSync(join(tmpdir(), 'fengyu-bench-tasks-'));
-  const host = await createHost({ home, port: 0, logLevel: 'silent', sandbox: 'off', bundledPluginDirs: [], writeHostFile: false });
-  const lines: string[] = [];
+  const opened = await database(join(home, 'threaded'), true);
+  const inline = await database(join(home, 'inline'), false);
+  const host: Host = { db: opened.db };
+  const lines: string[] = [`load before: ${loadAverage()}`, ''];
   try {
     const N = 5000;
     await throughput(registry(host, noopBody()), 500); // warm-up
@@ -232,10 +245,21 @@ export async function run(): Promise<string[]> {
     // half load: bodies hold a slot 10 ms, so 16 slots serve 1,600/s; offer half of the lesser of that and (a)
     const hold = 10;
     const half = Math.min(rate, (DEFAULT_LIMITS.maxRunning * 1000) / hold) / 2;
-    const lat = await latencyAtLoad(host, half, 2000, hold);
+    // interleaved A/B: the host's file (checkpoint thread) and a file that checkpoints inline
+    const lat: number[] = [];
+    const latInline: number[] = [];
+    const perRep: string[] = [];
+    for (let rep = 0; rep < 3; rep++) {
+      const a = await latencyAtLoad(host, half, 3000, hold);
+      const b = await latencyAtLoad({ db: inline.db }, half, 3000, hold);
+      lat.push(...a);
+      latInline.push(...b);
+      perRep.push(`${fmt(p99(a), 2)} vs ${fmt(p99(b), 2)}`);
+    }
     const ins = await insertFloor(host, 500);
     lines.push(
-      `| enqueue → start at half load (${fmt(half, 0)}/s, 10 ms bodies) median / p99 ms | ${fmt(median(lat))} / ${fmt(p99(lat))} | ${fmt(median(ins))} / ${fmt(p99(ins))} (one durable save) | p99 ${fmt(p99(lat) / p99(ins), 2)}× |`,
+      `| enqueue → start at half load (${fmt(half, 0)}/s, 10 ms bodies, 3 × 3,000) median / p99 ms | ${fmt(median(lat))} / ${fmt(p99(lat))} | ${fmt(median(ins))} / ${fmt(p99(ins))} (one durable save) | p99 ${fmt(p99(lat) / p99(ins), 2)}× |`,
+      `| the same, A/B: the file checkpointing inline (8,000 pages) | ${fmt(median(latInline))} / ${fmt(p99(latInline))} | p99 per repetition, thread vs inline: ${perRep.join('; ')} ms | p99 ${fmt(p99(lat) / p99(latInline), 2)}× of inline |`,
     );
 
     const fair = await shares(host, new FairQueue(), 7000);
@@ -246,8 +270,10 @@ export async function run(): Promise<string[]> {
       lines.push(`| ${p} | ${fmt(expect[p], 1)} | ${fmt(fair[p], 2)} | ${fmt(fair[p] / expect[p], 3)} | ${fmt(fifo[p], 2)} |`);
     }
   } finally {
-    await host.close();
+    await opened.close();
+    await inline.close();
     rmSync(home, { recursive: true, force: true });
   }
+  lines.push('', `load after: ${loadAverage()}`);
   return lines;
 }

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { BACKSTOP_PAGES, type Checkpointer, startCheckpointer } from './checkpointer';
 import { PostgresDdlPlugin } from './postgres-ddl';
 
 /**
@@ -77,8 +78,10 @@ export function statement(raw: Database.Database, text: string): Database.Statem
   return stmt;
 }
 
-export function openDatabase(home: string, mode: 'file' | 'memory' = 'file', sync: 'normal' | 'full' = 'normal'): OpenedSqlite {
+/** `checkpointThread: false` checkpoints on the connection itself, every 8,000 pages (comparisons only). */
+export function openDatabase(home: string, mode: 'file' | 'memory' = 'file', sync: 'normal' | 'full' = 'normal', options: { checkpointThread?: boolean } = {}): OpenedSqlite {
   let raw: Database.Database;
+  let checkpointer: Checkpointer | undefined;
   if (mode === 'memory') raw = new Database(':memory:');
   else {
     // FENGYU_HOME holds the token, keys and the database: only its owner may enter it.
@@ -92,14 +95,25 @@ export function openDatabase(home: string, mode: 'file' | 'memory' = 'file', syn
     // NORMAL in WAL mode: every commit survives a process crash (SIGKILL), and the last commits
     // before a power loss may be lost; FULL fsyncs the log on every commit (survives a power loss).
     raw.pragma(sync === 'full' ? 'synchronous = FULL' : 'synchronous = NORMAL');
-    // Checkpoint less often: each checkpoint fsyncs, and frequent ones were the p99 of a step.
-    raw.pragma('wal_autocheckpoint = 8000');
+    // Checkpoints run on a worker thread (checkpointer.ts), the automatic one being only the
+    // backstop: each checkpoint fsyncs, and inline ones were the p99 of commits.
+    const threaded = options.checkpointThread !== false;
+    raw.pragma(`wal_autocheckpoint = ${threaded ? BACKSTOP_PAGES : 8000}`);
+    if (threaded) checkpointer = startCheckpointer(file);
   }
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   const db = new Kysely({ dialect: new SqliteDialect({ database: raw }) });
   RAW.set(db, raw);
-  return { db, dialect: 'sqlite', raw, close: () => db.destroy() };
+  return {
+    db,
+    dialect: 'sqlite',
+    raw,
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
 }
 
 /** 64-bit integers (counts, millisecond instants) are read as numbers, as SQLite returns them. */

@@ -75,8 +75,12 @@ export interface TaskRegistryDeps {
 }
 
 interface Live {
+  /** The task as the executor knows it now. */
   record: TaskRecord;
+  /** The task as last committed: what is reported (a state change is reported only once it is durable). */
+  view: TaskRecord;
   slot: CancelSlot;
+  /** The task's first commit (its creation); its body never starts before it. */
   persisted: Promise<void>;
   done: Promise<void>;
   resolveDone: () => void;
@@ -168,6 +172,28 @@ export class TaskRegistry implements TaskSubmitter {
     return this.deps.clock.now();
   }
 
+  /**
+   * Saves the task as it is now; once committed it becomes what is reported. `soon: false` when
+   * nothing waits on the write (it shares the next commit, at most `LAZY_COMMIT_MS` later).
+   */
+  private persist(entry: Live, soon = true): Promise<void> {
+    const r = entry.record;
+    const copy: TaskRecord = { ...r, output: { ...r.output }, ...(r.error ? { error: { ...r.error } } : {}) };
+    return this.deps.store.save(r, { soon }).then(() => {
+      entry.view = copy;
+    });
+  }
+
+  /**
+   * What a live task reports: its committed record, and the start time as soon as the body has
+   * started (a measured time, committed with the next group commit), not a state change.
+   */
+  private reported(entry: Live): TaskRecord {
+    const v = entry.view;
+    const started = entry.record.startedMs;
+    return v.state === 'running' && v.startedMs === undefined && started !== undefined ? { ...v, startedMs: started } : v;
+  }
+
   snapshot(r: TaskRecord, now = this.now()): TaskSnapshot {
     return taskSnapshot(r, now);
   }
@@ -200,14 +226,14 @@ export class TaskRegistry implements TaskSubmitter {
       inputs: prepared.inputs,
       permissionMode: req.permissionMode ?? this.deps.defaultPermissionMode ?? 'ask',
       submittedMs: now,
-      ...(starts ? { startedMs: now } : {}),
       output: { text: '', truncated: false },
     };
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => {
       resolveDone = r;
     });
-    const entry: Live = { record, slot: new CancelSlot(), persisted: this.deps.store.save(record), done, resolveDone, ended: false };
+    const entry: Live = { record, view: record, slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
+    entry.persisted = this.persist(entry);
     this.live.set(id, entry);
     try {
       await entry.persisted;
@@ -217,28 +243,31 @@ export class TaskRegistry implements TaskSubmitter {
       resolveDone();
       throw err;
     }
-    const snap = this.snapshot(record);
+    // the body starts only once the task is durable, so a crash can never leave a run without its task
     if (starts) this.launch(entry, false);
-    return { ok: true, task: snap };
+    return { ok: true, task: this.snapshot(this.reported(entry)) };
   }
 
-  /** Starts a body in the slot the policy gave it. */
+  /**
+   * Starts a body in the slot the policy gave it (its creation is already committed). The start is
+   * recorded without holding the body back: a crash before that commit leaves the task queued or
+   * running in the store, and both come back interrupted, never run again.
+   */
   private launch(entry: Live, fromQueue: boolean): void {
     const r = entry.record;
-    if (fromQueue) {
-      r.state = 'running';
-      r.startedMs = this.now();
-    }
+    r.state = 'running';
+    r.startedMs = this.now();
     this.deps.metrics?.dispatched(r.priority);
-    this.deps.metrics?.queueWait(r.priority, 'executed', ((r.startedMs ?? r.submittedMs) - r.submittedMs) / 1000);
+    this.deps.metrics?.queueWait(r.priority, 'executed', (r.startedMs - r.submittedMs) / 1000);
+    // from the queue it is a state change (committed in this turn); otherwise only the start time
+    this.persist(entry, fromQueue).catch((err) => this.deps.logger.warn({ err, taskId: r.id }, 'could not record the start of a task'));
     const body = (async () => {
       await entry.persisted;
-      if (fromQueue) await this.deps.store.save(r);
       return this.deps.body.run(r, {
         slot: entry.slot,
         onRun: async (runId) => {
           r.runId = runId;
-          await this.deps.store.save(r);
+          await this.persist(entry);
         },
       });
     })();
@@ -261,13 +290,17 @@ export class TaskRegistry implements TaskSubmitter {
     r.output = capText(outcome.text);
     if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
     else if (outcome.error) r.error = outcome.error;
+    const saved = this.persist(entry, false);
+    // The slot is free now: what starts next shares the end's commit instead of waiting for it.
+    // The end is reported (listeners, waiters) only once committed.
+    this.release(r.id);
     try {
-      await this.deps.store.save(r);
+      await saved;
     } catch (err) {
       this.deps.logger.error({ err, taskId: r.id }, 'could not record the end of a task');
+      entry.view = r;
     }
     this.live.delete(r.id);
-    this.release(r.id);
     await this.finished(entry);
   }
 
@@ -282,7 +315,7 @@ export class TaskRegistry implements TaskSubmitter {
 
   private async finished(entry: Live): Promise<void> {
     entry.resolveDone();
-    const snap = this.snapshot(entry.record);
+    const snap = this.snapshot(entry.view);
     for (const l of this.listeners) {
       try {
         l(snap);
@@ -304,7 +337,7 @@ export class TaskRegistry implements TaskSubmitter {
 
   private async record(ownerId: string, id: string): Promise<TaskRecord | undefined> {
     const e = this.live.get(id);
-    if (e) return e.record.ownerId === ownerId ? e.record : undefined;
+    if (e) return e.record.ownerId === ownerId ? this.reported(e) : undefined;
     const r = await this.deps.store.get(id);
     return r && r.ownerId === ownerId ? r : undefined;
   }
@@ -330,7 +363,10 @@ export class TaskRegistry implements TaskSubmitter {
     }
     const rows = await this.deps.store.list(ownerId, { state: q.state, limit: limit + 1, before });
     const now = this.now();
-    const page = rows.slice(0, limit).map((r) => this.snapshot(this.live.get(r.id)?.record ?? r, now));
+    const page = rows.slice(0, limit).map((r) => {
+      const e = this.live.get(r.id);
+      return this.snapshot(e ? this.reported(e) : r, now);
+    });
     const last = rows.length > limit ? rows[limit - 1] : undefined;
     return { items: page, ...(last ? { nextCursor: Buffer.from(`${last.submittedMs}|${last.id}`).toString('base64url') } : {}) };
   }
@@ -368,9 +404,15 @@ export class TaskRegistry implements TaskSubmitter {
    * SIGKILL; if the body still has not ended, the task is recorded cancelled and its slot freed.
    */
   async kill(ownerId: string, id: string): Promise<TaskSnapshot> {
-    const r = await this.owned(ownerId, id);
+    const seen = await this.owned(ownerId, id);
     const entry = this.live.get(id);
-    if (!entry || TERMINAL.has(r.state)) return this.snapshot(r);
+    if (!entry || TERMINAL.has(seen.state)) return this.snapshot(seen);
+    if (entry.ended) {
+      // its end is being committed
+      await entry.done;
+      return this.snapshot(this.reported(entry));
+    }
+    const r = entry.record;
     if (this.deps.policy.withdraw(id)) {
       entry.ended = true;
       entry.slot.kill();
@@ -379,10 +421,10 @@ export class TaskRegistry implements TaskSubmitter {
       r.error = { code: 'task_cancelled', message: 'The task was killed before it started.' };
       this.deps.metrics?.queueWait(r.priority, 'cancelled', (r.finishedMs - r.submittedMs) / 1000);
       await entry.persisted;
-      await this.deps.store.save(r);
+      await this.persist(entry);
       this.live.delete(id);
       await this.finished(entry);
-      return this.snapshot(r);
+      return this.snapshot(entry.view);
     }
     const g = this.deps.graces ?? KILL_GRACES_MS;
     let over = false;
@@ -406,7 +448,7 @@ export class TaskRegistry implements TaskSubmitter {
     } else if (!settled()) await Promise.race([entry.done, sleep(g.term)]);
     if (!settled()) await this.end(entry, { state: 'cancelled', text: '' });
     await Promise.race([entry.done, sleep(g.kill)]);
-    return this.snapshot(r);
+    return this.snapshot(this.reported(entry));
   }
 
   capacity(ownerId: string): CapacityView {

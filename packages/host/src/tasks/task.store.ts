@@ -1,6 +1,6 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import { CompiledQuery, type Kysely } from 'kysely';
-import { type Db, dialectOf, preparedOf } from '../storage/database';
+import { type Db, dialectOf, preparedOf, rawOf, statement } from '../storage/database';
 import type { TaskKind, TaskPriority, TaskState } from './task-submitter';
 
 /**
@@ -35,9 +35,26 @@ export interface TaskListQuery {
   before?: { submittedMs: number; id: string };
 }
 
+export interface SaveOptions {
+  /**
+   * False when nobody is blocked on this write (a start time, an end whose slot is already
+   * free): it may wait up to `LAZY_COMMIT_MS` to share a commit with other writes. Default true:
+   * committed in this turn of the event loop.
+   */
+  soon?: boolean;
+}
+
+/** The longest a write nobody waits on is held back to share a commit. */
+export const LAZY_COMMIT_MS = 2;
+
 export interface TaskStore {
-  /** Persists the task as it is now (created, or a state change: start, run id, end). */
-  save(task: TaskRecord): Promise<void>;
+  /** Persists the task as it is now (created, or a state change: start, run id, end); resolves once committed. */
+  save(task: TaskRecord, options?: SaveOptions): Promise<void>;
+  /**
+   * SQLite only: writes the task synchronously inside the caller's open transaction on the same
+   * connection (so a producer commits its own rows and the task's atomically). Undefined elsewhere.
+   */
+  saveWithin?(task: TaskRecord): void;
   get(id: string): Promise<TaskRecord | undefined>;
   /** The owner's tasks, newest first. */
   list(ownerId: string, query: TaskListQuery): Promise<TaskRecord[]>;
@@ -101,7 +118,13 @@ const ON_CONFLICT =
 
 const UPSERT = `insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`;
 
-function params(t: TaskRecord, inputs: string): unknown[] {
+/** Times are kept to the microsecond on SQLite (REAL values in its integer columns); whole milliseconds on PostgreSQL (bigint). */
+function ms(v: number | undefined, whole: boolean): number | null {
+  if (v === undefined) return null;
+  return whole ? Math.round(v) : v;
+}
+
+function params(t: TaskRecord, inputs: string, wholeMs = false): unknown[] {
   return [
     t.id,
     t.ownerId,
@@ -115,9 +138,9 @@ function params(t: TaskRecord, inputs: string): unknown[] {
     t.triggerId ?? null,
     inputs,
     t.permissionMode,
-    t.submittedMs,
-    t.startedMs ?? null,
-    t.finishedMs ?? null,
+    ms(t.submittedMs, wholeMs),
+    ms(t.startedMs, wholeMs),
+    ms(t.finishedMs, wholeMs),
     t.output.text,
     t.output.truncated ? 1 : 0,
     t.error?.code ?? null,
@@ -140,6 +163,7 @@ export class SqliteTaskStore implements TaskStore {
   private pending = new Map<string, unknown[]>();
   private waiters: Waiter[] = [];
   private scheduled = false;
+  private lazy: NodeJS.Timeout | undefined;
   /** Serialized inputs by task id while the task is live (they never change). */
   private readonly inputsJson = new Map<string, string>();
 
@@ -151,21 +175,33 @@ export class SqliteTaskStore implements TaskStore {
     this.postgres = dialectOf(db) === 'postgres';
   }
 
-  save(t: TaskRecord): Promise<void> {
+  private paramsOf(t: TaskRecord): unknown[] {
     let inputs = this.inputsJson.get(t.id);
     if (inputs === undefined) {
       inputs = JSON.stringify(t.inputs);
       this.inputsJson.set(t.id, inputs);
     }
     if (t.finishedMs !== undefined) this.inputsJson.delete(t.id);
-    this.pending.set(t.id, params(t, inputs));
+    return params(t, inputs, this.postgres);
+  }
+
+  save(t: TaskRecord, options?: SaveOptions): Promise<void> {
+    this.pending.set(t.id, this.paramsOf(t));
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
-      if (!this.scheduled) {
+      if (options?.soon === false) {
+        if (!this.scheduled && !this.lazy) this.lazy = setTimeout(() => void this.flush(), LAZY_COMMIT_MS);
+      } else if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
       }
     });
+  }
+
+  saveWithin(t: TaskRecord): void {
+    const raw = rawOf(this.root);
+    if (!raw?.inTransaction) throw new Error('saveWithin needs an open transaction on the SQLite connection');
+    statement(raw, UPSERT).run(JSON.stringify([this.paramsOf(t)]));
   }
 
   private async flush(): Promise<void> {
@@ -174,6 +210,9 @@ export class SqliteTaskStore implements TaskStore {
     this.pending = new Map();
     this.waiters = [];
     this.scheduled = false;
+    if (this.lazy) clearTimeout(this.lazy);
+    this.lazy = undefined;
+    if (rows.length === 0) return;
     try {
       // one statement: one implicit transaction
       if (this.postgres) await this.upsertValues(rows);
@@ -233,11 +272,13 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async interruptLive(nowMs: number, error: { code: string; message: string }): Promise<TaskRecord[]> {
+    // writes still waiting for their group commit land first, so none of them overwrites this
+    if (this.pending.size > 0) await this.flush();
     const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', ['queued', 'running']).execute();
     if (live.length === 0) return [];
     await this.db
       .updateTable('bg_tasks')
-      .set({ state: 'interrupted', finished_ms: nowMs, error_code: error.code, error_message: error.message })
+      .set({ state: 'interrupted', finished_ms: ms(nowMs, this.postgres), error_code: error.code, error_message: error.message })
       .where('state', 'in', ['queued', 'running'])
       .execute();
     return live.map((r) => ({ ...fromRow(r), state: 'interrupted' as const, finishedMs: nowMs, error }));

@@ -1,7 +1,8 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { AgentService } from '../agent/agent.service';
 import { RunRepository } from '../agent/run.repository';
-import type { Clock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import { killRunProcesses } from '../process/spawn';
 import type { Db } from '../storage/database';
 import type { ToolCatalog } from '../tools/catalog';
@@ -44,6 +45,25 @@ export interface TasksDomain {
   sweepHosts?(hostIds: string[], unowned: boolean): Promise<number>;
 }
 
+/** Drift from the wall clock past which the fine clock re-anchors (a step of the system time). */
+const REANCHOR_MS = 5;
+
+/**
+ * Wall-clock milliseconds with a sub-millisecond fraction, from the monotonic clock anchored to
+ * the wall clock: queue waits are often well under a millisecond, and whole milliseconds would
+ * report them as 0. Re-anchors when the wall clock was stepped.
+ */
+export function fineClock(): Clock {
+  let offset = Date.now() - performance.now();
+  return {
+    now: () => {
+      const p = performance.now();
+      const wall = Date.now();
+      if (Math.abs(wall - (offset + p)) > REANCHOR_MS) offset = wall - p;
+      return offset + p;
+    },
+  };
+}
 
 export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
   const { workflows } = ctx;
@@ -80,7 +100,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     registry = shared;
   } else {
     const policy = new FairQueue();
-    registry = new TaskRegistry({ store: new SqliteTaskStore(ctx.db), policy, clock: ctx.clock, logger, body, metrics, killProcesses });
+    registry = new TaskRegistry({ store: new SqliteTaskStore(ctx.db), policy, clock: ctx.clock === systemClock ? fineClock() : ctx.clock, logger, body, metrics, killProcesses });
   }
   const executor = registry;
   capacity = () => executor.globalCapacity();

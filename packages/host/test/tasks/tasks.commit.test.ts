@@ -1,0 +1,164 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/database';
+import { FairQueue } from '../../src/tasks/fair-queue';
+import { type SaveOptions, SqliteTaskStore, type TaskRecord, type TaskStore } from '../../src/tasks/task.store';
+import { type BodyOutcome, TaskRegistry } from '../../src/tasks/task-registry';
+import { until } from './helpers';
+
+/**
+ * Group commits of the executor on a real SQLite file: a state change is reported only once it is
+ * committed, and a freed slot starts the next body without waiting for the previous end's commit
+ * (the end and the next start share a commit). A store whose commits can be held shows both.
+ */
+
+const homes: string[] = [];
+const opened: OpenedSqlite[] = [];
+afterAll(async () => {
+  for (const o of opened) await o.close();
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+});
+
+async function database(): Promise<OpenedSqlite> {
+  const home = mkdtempSync(join(tmpdir(), 'fengyu-task-commit-'));
+  homes.push(home);
+  const o = openDatabase(home);
+  opened.push(o);
+  await migrate(o.db);
+  return o;
+}
+
+/** The real store, except that saves of a chosen state wait until released. */
+class HeldStore implements TaskStore {
+  held: Array<() => void> = [];
+  holdState?: TaskRecord['state'];
+  constructor(private readonly inner: SqliteTaskStore) {}
+  save(task: TaskRecord, options?: SaveOptions): Promise<void> {
+    if (task.state !== this.holdState) return this.inner.save(task, options);
+    const copy = structuredClone(task);
+    return new Promise((resolve, reject) => this.held.push(() => void this.inner.save(copy, options).then(resolve, reject)));
+  }
+  release(): void {
+    for (const go of this.held.splice(0)) go();
+  }
+  get(id: string) {
+    return this.inner.get(id);
+  }
+  list(...a: Parameters<TaskStore['list']>) {
+    return this.inner.list(...a);
+  }
+  interruptLive(...a: Parameters<TaskStore['interruptLive']>) {
+    return this.inner.interruptLive(...a);
+  }
+  prune(keep: number) {
+    return this.inner.prune(keep);
+  }
+}
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return { open, opened };
+}
+
+describe('task executor commits', () => {
+  it('reports an end only once it is committed, and starts the next body before that commit', async () => {
+    const db = await database();
+    const inner = new SqliteTaskStore(db.db);
+    const store = new HeldStore(inner);
+    const started: string[] = [];
+    const finishFirst = gate();
+    const registry = new TaskRegistry({
+      store,
+      policy: new FairQueue({ maxRunning: 1 }),
+      clock: { now: () => Date.now() },
+      logger: pino({ level: 'silent' }),
+      body: {
+        prepare: async () => ({ workflowVersion: 1, inputs: {} }),
+        run: async (task): Promise<BodyOutcome> => {
+          started.push(task.id);
+          if (started.length === 1) await finishFirst.opened;
+          return { state: 'completed', text: `done ${task.id}` };
+        },
+      },
+    });
+    const ended: string[] = [];
+    registry.onFinished((t) => ended.push(`${t.id}:${t.state}`));
+    const a = await registry.submit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow' });
+    const b = await registry.submit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow' });
+    if (!a.ok || !b.ok) throw new Error('refused');
+    expect(a.task.state).toBe('running');
+    expect(b.task.state).toBe('queued');
+    await until(() => started.length === 1, 'the first body');
+
+    store.holdState = 'completed';
+    finishFirst.open();
+    // the slot is free at once: the second body starts while the first end is not committed
+    await until(() => started.length === 2, 'the second body');
+    expect(started).toEqual([a.task.id, b.task.id]);
+    await until(() => store.held.length >= 1, 'the held end');
+    // not committed, so not reported: still running, in the API and in the database
+    expect((await registry.get('o', a.task.id))?.state).toBe('running');
+    expect((await inner.get(a.task.id))?.state).toBe('running');
+    expect(ended).toEqual([]);
+
+    store.holdState = undefined;
+    store.release();
+    await until(() => ended.length === 2, 'both ends reported');
+    expect(ended).toEqual([`${a.task.id}:completed`, `${b.task.id}:completed`]);
+    expect((await registry.get('o', a.task.id))?.output.text).toBe(`done ${a.task.id}`);
+    expect((await inner.get(a.task.id))?.state).toBe('completed');
+    const second = await inner.get(b.task.id);
+    expect(second?.state).toBe('completed');
+    // times to the microsecond, start after submission
+    expect(second?.startedMs).toBeGreaterThanOrEqual(second?.submittedMs ?? Number.POSITIVE_INFINITY);
+    await registry.close();
+  });
+
+  it('never starts a body whose task could not be committed, and frees its slot', async () => {
+    const db = await database();
+    const inner = new SqliteTaskStore(db.db);
+    const failing: TaskStore = {
+      save: (t, o) => (t.id === failId ? Promise.reject(new Error('disk full')) : inner.save(t, o)),
+      get: (id) => inner.get(id),
+      list: (o, q) => inner.list(o, q),
+      interruptLive: (n, e) => inner.interruptLive(n, e),
+      prune: (k) => inner.prune(k),
+    };
+    let failId = '';
+    const started: string[] = [];
+    const policy = new FairQueue({ maxRunning: 1 });
+    const registry = new TaskRegistry({
+      store: failing,
+      policy,
+      clock: { now: () => Date.now() },
+      logger: pino({ level: 'silent' }),
+      body: {
+        prepare: async () => {
+          failId = 'pending';
+          return { workflowVersion: 1, inputs: {} };
+        },
+        run: async (task) => {
+          started.push(task.id);
+          return { state: 'completed', text: '' };
+        },
+      },
+    });
+    // the first save of the next task fails: its id is learnt from the store call itself
+    const realSave = failing.save;
+    failing.save = (t, o) => {
+      if (failId === 'pending') failId = t.id;
+      return realSave(t, o);
+    };
+    await expect(registry.submit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow' })).rejects.toThrow('disk full');
+    expect(started).toEqual([]);
+    expect(await inner.get(failId)).toBeUndefined();
+    expect(policy.capacity(Date.now()).running).toBe(0);
+    await registry.close();
+  });
+});

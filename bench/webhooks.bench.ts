@@ -8,19 +8,31 @@ import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { createHost } from '../packages/host/src/http/server';
 import type { Tool } from '../packages/host/src/tools/tool';
-import type { SubmitTaskRequest, TaskSnapshot, TaskSubmitter } from '../packages/host/src/tasks/task-submitter';
+import pino from 'pino';
+import { RunRepository } from '../packages/host/src/agent/run.repository';
+import { FairQueue } from '../packages/host/src/tasks/fair-queue';
+import { SqliteTaskStore } from '../packages/host/src/tasks/task.store';
+import { TaskRegistry } from '../packages/host/src/tasks/task-registry';
+import type { TaskSubmitter } from '../packages/host/src/tasks/task-submitter';
+import { fineClock } from '../packages/host/src/tasks/tasks.domain';
+import { WorkflowTaskBody } from '../packages/host/src/tasks/workflow-task-body';
+import { loadAverage } from './real-host';
 import { registerWebhookRoutes } from '../packages/host/src/webhooks/webhooks.routes';
 import { fmt, median, p99 } from './stats';
 
 /**
  * Webhook deliveries accepted per second, with an idempotency claim each, and the accept latency,
  * against a bare Fastify route that does one SQLite insert (the floor), measured in the same run
- * with the same client: HTTP keep-alive on loopback, 16 requests in flight.
+ * with the same client: HTTP keep-alive on loopback, 16 requests in flight, client and server in
+ * this one process.
  *
  * "Accept path" is the real delivery route (secret check, body binding against the workflow's
- * active version, claim + CLAIMED audit row committed to the SQLite file, submission, audit
- * update) over the real workflows domain and database, with a submitter that admits at once and
- * runs nothing: what a delivery costs before its task starts. "With the real executor" sends
+ * active version, the task executor's own checks of the submission, then claim + audit row + task
+ * row committed to the host's SQLite file — grouped: the deliveries of one turn of the event loop
+ * in one transaction) over the real workflows domain and database, with a real executor (fair
+ * queue, SQLite task store) whose task bodies do nothing: what a delivery costs up to its answer.
+ * A/B in the same run: the same route committing each delivery alone (claim, task, audit update:
+ * three commits), as on a connection without the grouped path. "With the real executor" sends
  * waves of 32 (within one owner's interactive allowance) to the full host, whose tasks run a
  * one-step workflow; it is bounded by how fast tasks run, not by the route.
  */
@@ -65,20 +77,9 @@ async function load(total: number, send: (i: number) => Promise<number>): Promis
   return { perSecond: total / ((performance.now() - t0) / 1000), latencies, statuses };
 }
 
-/** Admits every submission at once and runs nothing. */
-class InstantTasks implements TaskSubmitter {
-  private n = 0;
-  async submit(req: SubmitTaskRequest) {
-    const now = new Date().toISOString();
-    const task: TaskSnapshot = { id: `t${++this.n}`, ownerId: req.ownerId, kind: req.kind, priority: req.priority, state: 'queued', queued: true, workflowId: req.workflowId, workflowVersion: 1, submittedAt: now, queueWaitMs: 0, output: { text: '', truncated: false } };
-    return { ok: true as const, task };
-  }
-  async get() {
-    return undefined;
-  }
-  onFinished() {
-    return () => {};
-  }
+/** The same executor seen only through `TaskSubmitter`: each delivery is then committed alone. */
+function oneByOne(tasks: TaskSubmitter): TaskSubmitter {
+  return { submit: (r) => tasks.submit(r), get: (o, id) => tasks.get(o, id), onFinished: (l) => tasks.onFinished(l) };
 }
 
 function row(label: string, l: Load, floor?: Load): string {
@@ -87,7 +88,8 @@ function row(label: string, l: Load, floor?: Load): string {
   return `| ${label} | ${fmt(l.perSecond, 0)} | ${fmt(median(l.latencies), 2)} | ${fmt(p99(l.latencies), 2)} | ${ratio} | ${ok} |`;
 }
 
-export async function run(): Promise<string[]> {
+export async function run(): Promise<{ lines: string[]; ratios: Record<string, number> }> {
+  const ratios: Record<string, number> = {};
   const home = mkdtempSync(join(tmpdir(), 'fengyu-bench-webhooks-'));
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
   const out: string[] = ['| path | deliveries/s | median ms | p99 ms | vs floor | answers |', '|---|---|---|---|---|---|'];
@@ -129,34 +131,64 @@ export async function run(): Promise<string[]> {
     // the accept path: the real delivery route on its own listener, with an instant submitter
     const accept = Fastify({ bodyLimit: 1024 * 1024 });
     accept.decorate('workflows', host.app.workflows);
-    const service = registerWebhookRoutes(host.ctx, accept, new InstantTasks());
+    const workflows = host.app.workflows;
+    if (!workflows) throw new Error('no workflows domain');
+    const checks = new WorkflowTaskBody({ agent: host.ctx.agent, service: workflows.service, runner: workflows.runner, runs: new RunRepository(host.ctx.db), baseCatalog: (o) => workflows.base.snapshot(o) });
+    const executor = new TaskRegistry({
+      store: new SqliteTaskStore(host.ctx.db),
+      policy: new FairQueue(),
+      clock: fineClock(),
+      logger: pino({ level: 'silent' }),
+      // the real checks of a submission; the body itself does nothing
+      body: { prepare: (req) => checks.prepare(req), run: async () => ({ state: 'completed', text: '' }) },
+    });
+    const service = registerWebhookRoutes(host.ctx, accept, executor);
+    const single = Fastify({ bodyLimit: 1024 * 1024 });
+    single.decorate('workflows', host.app.workflows);
+    const singleService = registerWebhookRoutes(host.ctx, single, oneByOne(executor));
+    await single.listen({ host: '127.0.0.1', port: 0 });
+    await singleService.start();
     await accept.listen({ host: '127.0.0.1', port: 0 });
     await service.start();
     const acceptPort = (accept.server.address() as { port: number }).port;
     const made = await service.create('default', def.id, { permissionMode: 'full-access' });
     const acceptUrl = new URL(`http://127.0.0.1:${acceptPort}/api/workflow-hooks/${made.trigger.id}`);
+    const singleUrl = new URL(`http://127.0.0.1:${(single.server.address() as { port: number }).port}/api/workflow-hooks/${made.trigger.id}`);
     const body = JSON.stringify({ n: 1 });
 
     const bareSend = () => post(agent, bareUrl, {}, body);
     const hookSend = (prefix: string) => (i: number) => post(agent, acceptUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': `${prefix}-${i}` }, body);
+    const singleSend = (prefix: string) => (i: number) => post(agent, singleUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': `${prefix}-${i}` }, body);
     const dupSend = () => post(agent, acceptUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': 'same-event' }, body);
 
+    out.unshift(`load before: ${loadAverage()}`, '');
     await load(WARMUP, bareSend);
     await load(WARMUP, hookSend('warm'));
-    // interleave the two measurements so machine noise hits both alike
-    const floorA = await load(MEASURED / 2, bareSend);
-    const hookA = await load(MEASURED / 2, hookSend('a'));
-    const floorB = await load(MEASURED / 2, bareSend);
-    const hookB = await load(MEASURED / 2, hookSend('b'));
+    await load(WARMUP, singleSend('warm1'));
+    // interleave the measurements so machine noise hits each alike
+    const floors: Load[] = [];
+    const grouped: Load[] = [];
+    const alone: Load[] = [];
+    for (const rep of ['a', 'b']) {
+      floors.push(await load(MEASURED / 2, bareSend));
+      grouped.push(await load(MEASURED / 2, hookSend(rep)));
+      alone.push(await load(MEASURED / 2, singleSend(`1${rep}`)));
+    }
     const merge = (x: Load, y: Load): Load => ({ perSecond: (x.perSecond + y.perSecond) / 2, latencies: [...x.latencies, ...y.latencies], statuses: new Map([...x.statuses].map(([s, n]) => [s, n + (y.statuses.get(s) ?? 0)])) });
-    const floor = merge(floorA, floorB);
-    const hooks = merge(hookA, hookB);
+    const floor = merge(floors[0] as Load, floors[1] as Load);
+    const hooks = merge(grouped[0] as Load, grouped[1] as Load);
+    const singles = merge(alone[0] as Load, alone[1] as Load);
     await dupSend();
     const dups = await load(MEASURED / 2, dupSend);
     out.push(row('floor: bare Fastify route, one SQLite insert', floor));
-    out.push(row('accept path, new event id each (claim + audit row)', hooks, floor));
+    out.push(row('accept path, new event id each (claim + audit row + task row, group-committed)', hooks, floor));
+    out.push(row('A/B: the same route, each delivery committed alone (3 commits)', singles, floor));
     out.push(row('accept path, repeated event id (duplicate answer)', dups, floor));
+    ratios.webhook_accept_vs_floor = hooks.perSecond / floor.perSecond;
+    ratios.webhook_accept_p99_vs_floor_p99 = p99(hooks.latencies) / p99(floor.latencies);
     await accept.close();
+    await single.close();
+    await executor.close();
 
     // with the real executor: waves of 32 new events to the full host, each wave run to the end
     const real = await api('POST', `/api/workflows/${def.id}/webhooks`, { permissionMode: 'full-access' });
@@ -184,7 +216,7 @@ export async function run(): Promise<string[]> {
     }
     const e2e: Load = { perSecond: (waves * 32) / ((performance.now() - t0) / 1000), latencies, statuses };
     out.push(row('real executor: waves of 32, each run to the end (tasks/s)', e2e, floor));
-    out.push('', `${MEASURED} measured requests per path after ${WARMUP} warm-ups, ${IN_FLIGHT} in flight; latency is client-observed (request sent → answer read).`);
+    out.push('', `${MEASURED} measured requests per path after ${WARMUP} warm-ups, ${IN_FLIGHT} in flight; latency is client-observed (request sent → answer read). load after: ${loadAverage()}`);
     await host.close();
     await bare.close();
     raw.close();
@@ -192,5 +224,5 @@ export async function run(): Promise<string[]> {
     agent.destroy();
     rmSync(home, { recursive: true, force: true });
   }
-  return out;
+  return { lines: out, ratios };
 }

@@ -5,7 +5,20 @@ import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
 import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';
-import type { CapacityScope, SubmitResult, SubmitTaskRequest, TaskKind, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
+import type {
+  AdmittedWithin,
+  CapacityRefusal,
+  CapacityScope,
+  PreparedSubmission,
+  SubmitResult,
+  SubmitTaskRequest,
+  SubmitWithin,
+  TaskKind,
+  TaskPriority,
+  TaskSnapshot,
+  TaskState,
+  TaskSubmitter,
+} from './task-submitter';
 
 /**
  * The executor around the fair queue: validates a submission (through the kind's body), asks the
@@ -150,7 +163,7 @@ export function checkTaskRequest(req: SubmitTaskRequest): void {
   }
 }
 
-export class TaskRegistry implements TaskSubmitter {
+export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   private readonly live = new Map<string, Live>();
   private readonly listeners = new Set<(t: TaskSnapshot) => void>();
   private closing = false;
@@ -199,9 +212,72 @@ export class TaskRegistry implements TaskSubmitter {
   }
 
   async submit(req: SubmitTaskRequest): Promise<SubmitResult> {
+    const prepared = await this.prepareSubmit(req);
+    const admitted = this.admit(prepared);
+    if (!admitted.ok) return admitted;
+    const { entry, starts } = admitted;
+    entry.persisted = this.persist(entry);
+    try {
+      await entry.persisted;
+    } catch (err) {
+      this.undo(entry);
+      throw err;
+    }
+    // the body starts only once the task is durable, so a crash can never leave a run without its task
+    if (starts) this.launch(entry, false);
+    return { ok: true, task: this.snapshot(this.reported(entry)) };
+  }
+
+  canSubmitWithin(): boolean {
+    return !this.closing && this.deps.store.saveWithin !== undefined;
+  }
+
+  async prepareSubmit(req: SubmitTaskRequest): Promise<PreparedSubmission> {
     if (this.closing) throw new FengYuError('task_host_stopping');
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
+    return { req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs };
+  }
+
+  admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal } {
+    const saveWithin = this.deps.store.saveWithin?.bind(this.deps.store);
+    if (!saveWithin || this.closing) throw new FengYuError('task_host_stopping');
+    const admitted = this.admit(prepared);
+    if (!admitted.ok) return admitted;
+    const { entry, starts } = admitted;
+    let settle!: (ok: boolean) => void;
+    entry.persisted = new Promise<void>((resolve, reject) => {
+      settle = (ok) => (ok ? resolve() : reject(new Error('the transaction that held this task rolled back')));
+    });
+    entry.persisted.catch(() => undefined);
+    try {
+      saveWithin(entry.record);
+    } catch (err) {
+      this.undo(entry);
+      throw err;
+    }
+    let settled = false;
+    return {
+      ok: true,
+      task: this.snapshot(entry.record),
+      committed: () => {
+        if (settled) return;
+        settled = true;
+        settle(true);
+        if (starts && !this.closing) this.launch(entry, false);
+      },
+      rolledBack: () => {
+        if (settled) return;
+        settled = true;
+        settle(false);
+        this.undo(entry);
+      },
+    };
+  }
+
+  /** Asks the policy; on admission, the live entry (not yet saved). */
+  private admit(prepared: PreparedSubmission): { ok: true; entry: Live; starts: boolean } | { ok: false; refusal: CapacityRefusal } {
+    const req = prepared.req;
     const id = randomUUID();
     const now = this.now();
     const admission = this.deps.policy.submit({ id, owner: req.ownerId, priority: req.priority }, now);
@@ -233,19 +309,17 @@ export class TaskRegistry implements TaskSubmitter {
       resolveDone = r;
     });
     const entry: Live = { record, view: record, slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
-    entry.persisted = this.persist(entry);
     this.live.set(id, entry);
-    try {
-      await entry.persisted;
-    } catch (err) {
-      this.live.delete(id);
-      if (!this.deps.policy.withdraw(id)) this.release(id);
-      resolveDone();
-      throw err;
-    }
-    // the body starts only once the task is durable, so a crash can never leave a run without its task
-    if (starts) this.launch(entry, false);
-    return { ok: true, task: this.snapshot(this.reported(entry)) };
+    return { ok: true, entry, starts };
+  }
+
+  /** A task whose creation was not committed: forgotten, its slot or queue place freed. */
+  private undo(entry: Live): void {
+    const id = entry.record.id;
+    this.live.delete(id);
+    entry.ended = true;
+    if (!this.deps.policy.withdraw(id)) this.release(id);
+    entry.resolveDone();
   }
 
   /**

@@ -72,3 +72,38 @@ export interface TaskSubmitter {
   /** Called after a task reaches a terminal state (persisted first). Returns an unsubscribe. */
   onFinished(listener: (task: TaskSnapshot) => void): () => void;
 }
+
+/** A submission checked and prepared (the version that will run, the bound inputs), not yet admitted. */
+export interface PreparedSubmission {
+  readonly req: SubmitTaskRequest;
+  readonly workflowVersion: number;
+  readonly inputs: Record<string, unknown>;
+}
+
+/** A task admitted inside a producer's transaction: nothing runs until that transaction commits. */
+export interface AdmittedWithin {
+  ok: true;
+  task: TaskSnapshot;
+  /** The producer's transaction committed (the task row with it): the task may start. */
+  committed(): void;
+  /** The producer's transaction rolled back: the admission is undone, nothing ran. */
+  rolledBack(): void;
+}
+
+/**
+ * Admission inside a producer's own synchronous transaction on the host's SQLite connection, so
+ * the producer's rows (a webhook's claim and audit row) and the task row commit together.
+ */
+export interface SubmitWithin {
+  /** Whether `admitWithin` can be used now (SQLite, host not stopping). */
+  canSubmitWithin(): boolean;
+  /** Checks and prepares (throws a FengYuError before anything is written). */
+  prepareSubmit(req: SubmitTaskRequest): Promise<PreparedSubmission>;
+  /** Synchronous, inside the caller's open transaction: admits (writing the task row in it) or refuses. */
+  admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal };
+}
+
+export function canSubmitWithin(s: TaskSubmitter): s is TaskSubmitter & SubmitWithin {
+  const w = s as Partial<SubmitWithin>;
+  return typeof w.admitWithin === 'function' && typeof w.canSubmitWithin === 'function' && w.canSubmitWithin();
+}

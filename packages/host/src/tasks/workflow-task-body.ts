@@ -1,11 +1,11 @@
-import { FengYuError } from '@fengyu/protocol';
+import { checkInputs, FengYuError, inputContract, type JsonSchema } from '@fengyu/protocol';
 import { errorText } from '../agent/run-text';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowService } from '../workflows/workflow.service';
-import { prepareWorkflowRun, type WorkflowRunner } from '../workflows/workflow-run';
+import type { WorkflowRunner } from '../workflows/workflow-run';
 import type { BodyHooks, BodyOutcome, TaskBody } from './task-registry';
 import type { TaskRecord } from './task.store';
 import type { SubmitTaskRequest } from './task-submitter';
@@ -39,15 +39,32 @@ export function runOutputText(summary: string | null, result: unknown): string {
 export class WorkflowTaskBody implements TaskBody {
   constructor(private readonly deps: WorkflowTaskBodyDeps) {}
 
+  /** Input schemas of published versions (immutable), by owner, workflow and version. */
+  private readonly schemas = new Map<string, JsonSchema>();
+
+  /**
+   * Before anything is queued: the workflow exists and is published, and the inputs bind to its
+   * active version's schema (400 naming the field). The steps are checked against the tool
+   * catalog when the body starts the run, as every run is: the version was checked when it was
+   * published, and a tool gone since fails the task with the reason.
+   */
   async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }> {
     const row = await this.deps.service.row(req.ownerId, req.workflowId);
     if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
-    const v = await this.deps.service.versionRow(req.ownerId, req.workflowId, row.published_version);
-    const prepared = await prepareWorkflowRun(
-      { agent: this.deps.agent, baseCatalog: this.deps.baseCatalog },
-      { owner: req.ownerId, workflowId: req.workflowId, version: v.version, content: contentOf(v), inputs: req.inputs ?? {}, origin: 'task', noGates: true },
-    );
-    return { workflowVersion: v.version, inputs: prepared.inputs };
+    const key = `${req.ownerId}\n${req.workflowId}@${row.published_version}`;
+    let schema = this.schemas.get(key);
+    if (!schema) {
+      const v = await this.deps.service.versionRow(req.ownerId, req.workflowId, row.published_version);
+      schema = contentOf(v).inputSchema;
+      if (this.schemas.size >= 500) this.schemas.clear();
+      this.schemas.set(key, schema);
+    }
+    const bound = checkInputs(schema, req.inputs ?? {}, inputContract(schema).sharedDirectories);
+    if (!bound.ok) {
+      const fields = [...new Set(bound.problems.map((p) => p.field ?? '(root)'))].join(', ');
+      throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);
+    }
+    return { workflowVersion: row.published_version, inputs: bound.inputs };
   }
 
   async run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {

@@ -71,8 +71,17 @@ class SyncStatements {
   private readonly counts = new Map<string, number>();
   private readonly markSubmitted;
   private readonly claimTask;
+  private readonly releaseClaim;
+  private readonly acceptedMsOf;
+  private readonly markFailed;
+  private readonly openByTask;
+  private readonly markFinished;
   readonly claim: (d: NewDelivery) => ClaimResult;
   readonly submitted: (deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => void;
+  readonly refused: (deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => void;
+  readonly finished: (taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
+  /** Runs `fn` in one transaction (a savepoint when one is open): every row it writes commits together or not at all. */
+  readonly atomically: <T>(fn: () => T) => T;
 
   constructor(readonly raw: BetterSqlite3.Database) {
     this.insertClaim = raw.prepare('insert into webhook_event_claims (trigger_id, event_sha256, delivery_id, task_id, claimed_ms) values (?, ?, ?, null, ?) on conflict (trigger_id, event_sha256) do nothing');
@@ -84,6 +93,23 @@ class SyncStatements {
     this.pruneAudit = raw.prepare('delete from webhook_deliveries where seq in (select seq from webhook_deliveries where trigger_id = ? order by seq limit ?)');
     this.markSubmitted = raw.prepare("update webhook_deliveries set task_id = ?, state = ? where id = ? and state = 'CLAIMED'");
     this.claimTask = raw.prepare('update webhook_event_claims set task_id = ? where trigger_id = ? and event_sha256 = ?');
+    this.releaseClaim = raw.prepare('delete from webhook_event_claims where trigger_id = ? and event_sha256 = ? and delivery_id = ?');
+    this.acceptedMsOf = raw.prepare('select accepted_ms from webhook_deliveries where id = ?');
+    this.markFailed = raw.prepare("update webhook_deliveries set state = 'FAILED', completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ?");
+    this.openByTask = raw.prepare("select id, accepted_ms from webhook_deliveries where task_id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
+    this.markFinished = raw.prepare("update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
+    const atomic = raw.transaction((fn: () => unknown) => fn());
+    this.atomically = <T>(fn: () => T): T => atomic(fn) as T;
+    this.refused = raw.transaction((deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => {
+      if (eventClaim) this.releaseClaim.run(eventClaim.triggerId, eventClaim.eventSha256, deliveryId);
+      const row = this.acceptedMsOf.get(deliveryId) as { accepted_ms: number } | undefined;
+      if (row) this.markFailed.run(completedAt, Math.max(0, completedMs - row.accepted_ms), error.code, error.message, deliveryId);
+    });
+    this.finished = (taskId, state, completedAt, completedMs, error) => {
+      const row = this.openByTask.get(taskId) as { id: string; accepted_ms: number } | undefined;
+      if (!row) return 0;
+      return this.markFinished.run(state, completedAt, Math.max(0, completedMs - row.accepted_ms), error?.code ?? null, error?.message ?? null, row.id).changes;
+    };
     this.claim = raw.transaction((d: NewDelivery): ClaimResult => {
       if (d.eventSha256 !== undefined && this.insertClaim.run(d.triggerId, d.eventSha256, d.id, d.acceptedMs).changes === 0) {
         return { claimed: false, existing: this.selectClaim.get(d.triggerId, d.eventSha256) as Pick<ClaimRow, 'delivery_id' | 'task_id'> };
@@ -119,6 +145,19 @@ export class WebhookRepository {
   /** The synchronous statements, when no async transaction is open on the connection. */
   private direct(): SyncStatements | undefined {
     return this.sync && !this.sync.raw.inTransaction ? this.sync : undefined;
+  }
+
+  /**
+   * The synchronous statements for a group of deliveries committed in one transaction (SQLite,
+   * when no async transaction is open on the connection); undefined otherwise.
+   */
+  grouped(): Pick<SyncStatements, 'atomically' | 'claim' | 'submitted' | 'refused'> | undefined {
+    return this.direct();
+  }
+
+  /** Forgets the kept audit count of a trigger (a transaction that wrote its rows rolled back). */
+  forgetCount(triggerId: string): void {
+    this.sync?.forget(triggerId);
   }
 
   async insertTrigger(row: TriggerRow): Promise<void> {
@@ -225,6 +264,8 @@ export class WebhookRepository {
    * so the same event id may be retried, and the audit row ends FAILED with the reason.
    */
   async refused(deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }): Promise<void> {
+    const direct = this.direct();
+    if (direct) return direct.refused(deliveryId, error, completedAt, completedMs, eventClaim);
     await this.db.transaction().execute(async (trx) => {
       if (eventClaim) await trx.deleteFrom('webhook_event_claims').where('trigger_id', '=', eventClaim.triggerId).where('event_sha256', '=', eventClaim.eventSha256).where('delivery_id', '=', deliveryId).execute();
       const row = await trx.selectFrom('webhook_deliveries').select('accepted_ms').where('id', '=', deliveryId).executeTakeFirst();
@@ -239,6 +280,8 @@ export class WebhookRepository {
 
   /** A task reached a terminal state: its audit row follows (once). Returns rows changed. */
   async finished(taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }): Promise<number> {
+    const direct = this.direct();
+    if (direct) return direct.finished(taskId, state, completedAt, completedMs, error);
     const row = await this.db.selectFrom('webhook_deliveries').select(['id', 'accepted_ms']).where('task_id', '=', taskId).where('state', 'in', ['CLAIMED', 'QUEUED', 'SUBMITTED']).executeTakeFirst();
     if (!row) return 0;
     const res = await this.db

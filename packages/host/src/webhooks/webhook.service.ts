@@ -1,7 +1,7 @@
 import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock, SandboxPosture } from '../context';
-import type { TaskSnapshot, TaskSubmitter } from '../tasks/task-submitter';
+import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
 import {
   bindDelivery,
@@ -53,7 +53,7 @@ export interface WebhookServiceDeps {
   posture: () => SandboxPosture;
   logger: Logger;
   unattended?: UnattendedCheck;
-  /** Runs right after a claim is committed, before the task is submitted (crash tests). */
+  /** Runs right after a claim is written, before the task is submitted (crash tests); on SQLite inside the group's transaction. */
   afterClaim?: () => void;
 }
 
@@ -94,6 +94,27 @@ export interface CreateTriggerBody {
 
 const EARLY_FINISH_LIMIT = 1000;
 
+/** A delivery waiting for its group's transaction. */
+interface Pending {
+  trigger: TriggerRow;
+  deliveryId: string;
+  acceptedMs: number;
+  eventSha256?: string;
+  prepared?: PreparedSubmission;
+  /** Why the submission could not even be prepared (recorded FAILED, claim released). */
+  failure?: unknown;
+  resolve(answer: DeliveryAnswer): void;
+  reject(err: unknown): void;
+}
+
+function capacityError(r: CapacityRefusal): FengYuError {
+  return new FengYuError(
+    'capacity_exhausted',
+    { scope: r.capacityScope, retryAfterSeconds: r.retryAfterSeconds },
+    { capacityScope: r.capacityScope, ...(r.capacityPriority ? { capacityPriority: r.capacityPriority } : {}), retryable: true, retryAfterSeconds: r.retryAfterSeconds },
+  );
+}
+
 function fieldsOf(problems: Problem[]): string {
   return [...new Set(problems.map((p) => p.field ?? '(body)'))].join(', ');
 }
@@ -113,6 +134,9 @@ export class WebhookService {
   private readonly earlyFinish = new Map<string, TaskSnapshot>();
   private readonly triggers = new Map<string, TriggerRow>();
   private unsubscribe?: () => void;
+  /** Deliveries prepared in this turn of the event loop, committed together. */
+  private group: Pending[] = [];
+  private groupScheduled = false;
 
   constructor(private readonly deps: WebhookServiceDeps) {}
 
@@ -259,6 +283,8 @@ export class WebhookService {
   }
 
   private async admit(trigger: TriggerRow, inputs: Record<string, unknown>, eventSha256?: string): Promise<DeliveryAnswer> {
+    const tasks = this.deps.tasks;
+    if (this.deps.repo.grouped() && canSubmitWithin(tasks)) return this.admitGrouped(tasks, trigger, inputs, eventSha256);
     const deliveryId = newId('whd_');
     const acceptedMs = this.deps.clock.now();
     const claim = await this.deps.repo.claim({ id: deliveryId, triggerId: trigger.id, acceptedAt: this.iso(acceptedMs), acceptedMs, ...(eventSha256 ? { eventSha256 } : {}) });
@@ -285,12 +311,7 @@ export class WebhookService {
       throw err;
     }
     if (!result.ok) {
-      const r = result.refusal;
-      const err = new FengYuError(
-        'capacity_exhausted',
-        { scope: r.capacityScope, retryAfterSeconds: r.retryAfterSeconds },
-        { capacityScope: r.capacityScope, ...(r.capacityPriority ? { capacityPriority: r.capacityPriority } : {}), retryable: true, retryAfterSeconds: r.retryAfterSeconds },
-      );
+      const err = capacityError(result.refusal);
       const now = this.deps.clock.now();
       await this.deps.repo.refused(deliveryId, errorInfo(err), this.iso(now), now, eventClaim);
       throw err;
@@ -303,6 +324,98 @@ export class WebhookService {
       await this.applyFinish(early);
     }
     return { taskId: task.id, deliveryId, duplicate: false };
+  }
+
+  /**
+   * SQLite: the deliveries prepared in one turn of the event loop are committed in one
+   * transaction — for each, the event-id claim (written first; a repeated id gets the original
+   * task), the audit row, the task row and the audit row's task id. No task starts before that
+   * commit, so a crash before it leaves neither claim nor task; a delivery refused for capacity
+   * leaves its audit row FAILED and no claim.
+   */
+  private async admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, inputs: Record<string, unknown>, eventSha256?: string): Promise<DeliveryAnswer> {
+    const deliveryId = newId('whd_');
+    const acceptedMs = this.deps.clock.now();
+    let prepared: PreparedSubmission | undefined;
+    let failure: unknown;
+    try {
+      prepared = await tasks.prepareSubmit({
+        ownerId: trigger.owner,
+        workflowId: trigger.workflow_id,
+        inputs,
+        priority: 'interactive',
+        kind: 'workflow-webhook',
+        permissionMode: trigger.permission_mode as PermissionMode,
+        triggerId: trigger.id,
+      });
+    } catch (err) {
+      failure = err;
+    }
+    return new Promise<DeliveryAnswer>((resolve, reject) => {
+      this.group.push({ trigger, deliveryId, acceptedMs, ...(eventSha256 ? { eventSha256 } : {}), ...(prepared ? { prepared } : { failure }), resolve, reject });
+      if (!this.groupScheduled) {
+        this.groupScheduled = true;
+        setImmediate(() => this.commitGroup(tasks));
+      }
+    });
+  }
+
+  private commitGroup(tasks: TaskSubmitter & SubmitWithin): void {
+    const batch = this.group;
+    this.group = [];
+    this.groupScheduled = false;
+    const group = this.deps.repo.grouped();
+    if (!canSubmitWithin(tasks)) {
+      for (const p of batch) p.reject(new FengYuError('task_host_stopping'));
+      return;
+    }
+    if (!group) {
+      // an async transaction holds the connection: try again in a moment
+      this.group.unshift(...batch);
+      this.groupScheduled = true;
+      setTimeout(() => this.commitGroup(tasks), 1);
+      return;
+    }
+    const admitted: AdmittedWithin[] = [];
+    const answers: Array<() => void> = [];
+    try {
+      group.atomically(() => {
+        for (const p of batch) {
+          const eventClaim = p.eventSha256 ? { triggerId: p.trigger.id, eventSha256: p.eventSha256 } : undefined;
+          const claim = group.claim({ id: p.deliveryId, triggerId: p.trigger.id, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, ...(eventClaim ? { eventSha256: eventClaim.eventSha256 } : {}) });
+          if (!claim.claimed) {
+            const existing = claim.existing;
+            answers.push(existing.task_id ? () => p.resolve({ taskId: existing.task_id as string, deliveryId: existing.delivery_id, duplicate: true }) : () => p.reject(new FengYuError('webhook_event_interrupted')));
+            continue;
+          }
+          this.deps.afterClaim?.();
+          const refuse = (err: unknown) => {
+            const now = this.deps.clock.now();
+            group.refused(p.deliveryId, errorInfo(err), this.iso(now), now, eventClaim);
+            answers.push(() => p.reject(err));
+          };
+          if (!p.prepared) {
+            refuse(p.failure);
+            continue;
+          }
+          const result = tasks.admitWithin(p.prepared);
+          if (!result.ok) {
+            refuse(capacityError(result.refusal));
+            continue;
+          }
+          admitted.push(result);
+          group.submitted(p.deliveryId, result.task.id, deliveryStateOf(result.task), eventClaim);
+          answers.push(() => p.resolve({ taskId: result.task.id, deliveryId: p.deliveryId, duplicate: false }));
+        }
+      });
+    } catch (err) {
+      for (const a of admitted) a.rolledBack();
+      for (const p of batch) this.deps.repo.forgetCount(p.trigger.id);
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    for (const a of admitted) a.committed();
+    for (const answer of answers) answer();
   }
 
   // ---- task lifecycle -------------------------------------------------------------------------

@@ -103,7 +103,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
     posture: () => ctx.posture(),
     logger: ctx.logger.child({ component: 'webhooks' }),
     unattended: unattendedCheck(ctx, domain),
-    // test-only: die the hardest way right after a claim is committed
+    // test-only: die the hardest way right after a claim is written (before its commit on SQLite)
     ...(crashAfterClaim ? { afterClaim: () => process.kill(process.pid, 'SIGKILL') } : {}),
   });
   domain.service.onDelete((trx, owner, workflowId) => service.disableForWorkflow(trx, owner, workflowId));

@@ -131,6 +131,9 @@ describe('webhook group commit', () => {
       [202, false],
     ]);
     await idle();
+    // the audit rows follow their tasks' ends
+    const deadline = Date.now() + 20_000;
+    while (rows(trigger.id).audit.some((r) => r.state !== 'COMPLETED') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     const after = rows(trigger.id);
     expect(after.claims).toBe(2);
     expect(after.tasks).toBe(2);

@@ -346,7 +346,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (free <= 0 || this.closing) return;
     const engine = this.deps.engine;
     const claimed = await this.db.transaction().execute(async (trx) => {
-      const jobs = await engine.fetch(trx as unknown as Db, free);
+      const jobs = await engine.take(trx as unknown as Db, free);
       if (jobs.length === 0) return [];
       const rows = await trx
         .updateTable('bg_tasks')

@@ -42,7 +42,7 @@ interface Boss {
   getQueue(name: string): Promise<unknown>;
   createQueue(name: string, options: Record<string, unknown>): Promise<void>;
   insert(jobs: object[], options: Record<string, unknown>): Promise<unknown>;
-  fetch(name: string, options: Record<string, unknown>): Promise<Array<{ id: string; data: { taskId: string } }>>;
+  fetch: (name: string, options: Record<string, unknown>) => Promise<Array<{ id: string; data: { taskId: string } }>>;
   complete(name: string, id: string | string[], data?: object, options?: Record<string, unknown>): Promise<unknown>;
   fail(name: string, id: string | string[], data?: object, options?: Record<string, unknown>): Promise<unknown>;
   cancel(name: string, id: string | string[], options?: Record<string, unknown>): Promise<unknown>;
@@ -78,7 +78,7 @@ export class TaskEngine {
   }
 
   /** Takes up to `n` jobs (they become active) inside the caller's transaction. */
-  async fetch(trx: Db, n: number): Promise<EngineJob[]> {
+  async take(trx: Db, n: number): Promise<EngineJob[]> {
     const jobs = await this.boss.fetch(TASK_QUEUE, { batchSize: n, db: executor(trx) });
     return jobs.map((j) => ({ id: j.id, taskId: j.data.taskId }));
   }

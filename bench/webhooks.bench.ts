@@ -133,7 +133,7 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     accept.decorate('workflows', host.app.workflows);
     const workflows = host.app.workflows;
     if (!workflows) throw new Error('no workflows domain');
-    const checks = new WorkflowTaskBody({ agent: host.ctx.agent, service: workflows.service, runner: workflows.runner, runs: new RunRepository(host.ctx.db), baseCatalog: (o) => workflows.base.snapshot(o) });
+    const checks = new WorkflowTaskBody({ agent: host.ctx.agent, service: workflows.service, runner: workflows.runner, runs: new RunRepository(host.ctx.db), baseCatalog: (o) => workflows.base.snapshot(o), db: host.ctx.db });
     const executor = new TaskRegistry({
       store: new SqliteTaskStore(host.ctx.db),
       policy: new FairQueue(),

@@ -78,6 +78,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     runner: workflows.runner,
     runs: new RunRepository(ctx.db),
     baseCatalog: (o) => workflows.base.snapshot(o),
+    db: ctx.db,
   });
   const killProcesses: ProcessKiller = {
     count: (runId) => runProcesses(runId).length,

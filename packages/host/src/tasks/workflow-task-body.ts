@@ -2,6 +2,7 @@ import { checkInputs, FengYuError, inputContract, type JsonSchema } from '@fengy
 import { errorText } from '../agent/run-text';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
+import { type Db, preparedOf } from '../storage/database';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowService } from '../workflows/workflow.service';
@@ -26,6 +27,8 @@ export interface WorkflowTaskBodyDeps {
   runner: WorkflowRunner;
   runs: RunRepository;
   baseCatalog: (owner: string) => Promise<CatalogSnapshot>;
+  /** The host's database: which version is published is then read with a prepared statement (SQLite). */
+  db?: Db;
 }
 
 /** The run's summary and final result as text. */
@@ -49,8 +52,9 @@ export class WorkflowTaskBody implements TaskBody {
    * published, and a tool gone since fails the task with the reason.
    */
   async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }> {
-    const row = await this.deps.service.row(req.ownerId, req.workflowId);
-    if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
+    const published = await this.publishedVersion(req.ownerId, req.workflowId);
+    if (published === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
+    const row = { published_version: published };
     const key = `${req.ownerId}\n${req.workflowId}@${row.published_version}`;
     let schema = this.schemas.get(key);
     if (!schema) {
@@ -65,6 +69,17 @@ export class WorkflowTaskBody implements TaskBody {
       throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);
     }
     return { workflowVersion: row.published_version, inputs: bound.inputs };
+  }
+
+  /** The published version of an owner's workflow, or null (throws workflow_not_found). */
+  private async publishedVersion(owner: string, workflowId: string): Promise<number | null> {
+    const stmt = this.deps.db ? preparedOf(this.deps.db, 'select published_version from workflows where id = ? and owner = ?') : undefined;
+    if (stmt) {
+      const hit = stmt.get(workflowId, owner) as { published_version: number | null } | undefined;
+      if (!hit) throw new FengYuError('workflow_not_found', { id: workflowId });
+      return hit.published_version;
+    }
+    return (await this.deps.service.row(owner, workflowId)).published_version;
   }
 
   async run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {

@@ -80,6 +80,8 @@ class SyncStatements {
   readonly submitted: (deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => void;
   readonly refused: (deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => void;
   readonly finished: (taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
+  /** The same, found by the delivery's id (its primary key) when the caller knows it. */
+  readonly finishedDelivery: (deliveryId: string, acceptedMs: number, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
   /** Runs `fn` in one transaction (a savepoint when one is open): every row it writes commits together or not at all. */
   readonly atomically: <T>(fn: () => T) => T;
 
@@ -105,6 +107,8 @@ class SyncStatements {
       const row = this.acceptedMsOf.get(deliveryId) as { accepted_ms: number } | undefined;
       if (row) this.markFailed.run(completedAt, Math.max(0, completedMs - row.accepted_ms), error.code, error.message, deliveryId);
     });
+    this.finishedDelivery = (deliveryId, acceptedMs, state, completedAt, completedMs, error) =>
+      this.markFinished.run(state, completedAt, Math.max(0, completedMs - acceptedMs), error?.code ?? null, error?.message ?? null, deliveryId).changes;
     this.finished = (taskId, state, completedAt, completedMs, error) => {
       const row = this.openByTask.get(taskId) as { id: string; accepted_ms: number } | undefined;
       if (!row) return 0;
@@ -151,7 +155,7 @@ export class WebhookRepository {
    * The synchronous statements for a group of deliveries committed in one transaction (SQLite,
    * when no async transaction is open on the connection); undefined otherwise.
    */
-  grouped(): Pick<SyncStatements, 'atomically' | 'claim' | 'submitted' | 'refused'> | undefined {
+  grouped(): Pick<SyncStatements, 'atomically' | 'claim' | 'submitted' | 'refused' | 'finishedDelivery'> | undefined {
     return this.direct();
   }
 

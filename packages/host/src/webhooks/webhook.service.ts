@@ -137,6 +137,8 @@ export class WebhookService {
   /** Deliveries prepared in this turn of the event loop, committed together. */
   private group: Pending[] = [];
   private groupScheduled = false;
+  /** The delivery of each task admitted in a group, until the task ends (its audit row is found by key). */
+  private readonly deliveryOfTask = new Map<string, { id: string; acceptedMs: number }>();
 
   constructor(private readonly deps: WebhookServiceDeps) {}
 
@@ -405,6 +407,8 @@ export class WebhookService {
           }
           admitted.push(result);
           group.submitted(p.deliveryId, result.task.id, deliveryStateOf(result.task), eventClaim);
+          if (this.deliveryOfTask.size >= 10_000) this.deliveryOfTask.clear();
+          this.deliveryOfTask.set(result.task.id, { id: p.deliveryId, acceptedMs: p.acceptedMs });
           answers.push(() => p.resolve({ taskId: result.task.id, deliveryId: p.deliveryId, duplicate: false }));
         }
       });
@@ -424,6 +428,12 @@ export class WebhookService {
     const state = deliveryStateOf(task);
     if (!isTerminal(state)) return 0;
     const finishedMs = task.finishedAt ? Date.parse(task.finishedAt) : this.deps.clock.now();
+    const known = this.deliveryOfTask.get(task.id);
+    const direct = known ? this.deps.repo.grouped() : undefined;
+    if (known && direct) {
+      this.deliveryOfTask.delete(task.id);
+      return direct.finishedDelivery(known.id, known.acceptedMs, state, this.iso(finishedMs), finishedMs, task.error);
+    }
     return this.deps.repo.finished(task.id, state, this.iso(finishedMs), finishedMs, task.error);
   }
 

@@ -340,11 +340,15 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       const tasks = await tasksOverHttp(c, wfId, 300);
       lines.push('', '| background tasks over HTTP (1-step workflow bodies) | value | floor | ratio |', '|---|---|---|---|');
       lines.push(`| task dispatches/s, queue kept full by 16 submitters (each task a real run) | ${fmt(tasks.rate, 0)} | ${fmt(floorN.perSecond, 0)} req/s (Fastify + 1 insert) | ${fmt(tasks.rate / floorN.perSecond, 3)} |`);
-      lines.push(`| enqueue → start (the snapshot's queueWaitMs) at half load (${fmt(tasks.half, 0)}/s): median / p99 ms | ${fmt(median(tasks.waits), 1)} / ${fmt(p99(tasks.waits), 1)} | | goal p99 ≤ 5 ms |`);
+      lines.push(
+        `| enqueue → start at half load (${fmt(tasks.half, 0)}/s), each task's own queueWaitMs (its body's start − its admission, taken by the host's sub-millisecond clock inside the host; HTTP not included): median / p99 ms | ${fmt(median(tasks.waits), 3)} / ${fmt(p99(tasks.waits), 3)} | | goal p99 ≤ 5 ms |`,
+      );
       note('webhooks');
       const hooks = await webhooksOverHttp(c, wfId, 10);
       lines.push('', '| webhook deliveries over HTTP (event id each: a claim row + audit row) | value | floor | ratio |', '|---|---|---|---|');
-      lines.push(`| accepted/s while a wave of 32 is sent | ${fmt(hooks.acceptedPerSecond, 0)} | ${fmt(floorN.perSecond, 0)} req/s | ${fmt(hooks.acceptedPerSecond / floorN.perSecond, 3)} |`);
+      lines.push(
+        `| acceptance itself: 202s/s while a wave of 32 is sent to an idle executor (the queue has room; the tasks run a 1-step workflow after their answer) | ${fmt(hooks.acceptedPerSecond, 0)} | ${fmt(floorN.perSecond, 0)} req/s | ${fmt(hooks.acceptedPerSecond / floorN.perSecond, 3)} |`,
+      );
       lines.push(`| accept latency median / p99 ms | ${fmt(median(hooks.latencies), 2)} / ${fmt(p99(hooks.latencies), 2)} | ${fmt(median(floorN.latencies), 2)} / ${fmt(p99(floorN.latencies), 2)} | p99 ${fmt(p99(hooks.latencies) / p99(floorN.latencies), 1)}× |`);
       lines.push(`| deliveries/s end to end (each wave's tasks run to their end) | ${fmt(hooks.endToEnd, 0)} | | |`);
       lines.push(`| one event id delivered 32 times at once → distinct tasks | ${hooks.duplicateTasks} | | must be 1 |`);

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
-import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 import { CancelSlot } from './canceller';
 import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
-import { fromRow, type Row, SqliteTaskStore, type TaskRecord } from './task.store';
+import { type LiveRow, SharedTaskStore } from './shared-task.store';
+import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
 import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
 import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
@@ -34,17 +34,9 @@ import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskS
 
 const ADMISSION_LOCK = 7_001_002;
 const DISPATCH_LOCK = 7_001_003;
-const LIVE: TaskState[] = ['queued', 'running'];
 const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 const INTERRUPTED = { code: 'task_interrupted', message: 'The host running this task stopped; it is not run again.' };
 
-interface SharedRow extends Row {
-  host_id: string | null;
-  released_ms: number | null;
-  kill_requested: number;
-}
-type Tables = { bg_tasks: SharedRow };
-type LiveRow = Pick<SharedRow, 'id' | 'owner' | 'priority' | 'state' | 'submitted_ms' | 'released_ms'>;
 
 export interface SharedTaskDeps {
   db: Db;
@@ -96,7 +88,7 @@ export function replayQueue(rows: LiveRow[], limits: QueueLimits): FairQueue {
 
 export class SharedTaskRegistry implements TaskSubmitter {
   readonly limits: QueueLimits;
-  private readonly db: Kysely<Tables>;
+  private readonly store: SharedTaskStore;
   private readonly reads: SqliteTaskStore;
   private readonly local = new Map<string, LocalTask>();
   /** Tasks submitted through this host and not yet seen ending: their end is announced here. */
@@ -119,7 +111,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
 
   constructor(private readonly deps: SharedTaskDeps) {
     this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
-    this.db = deps.db.withTables<Tables>();
+    this.store = new SharedTaskStore(deps.db);
     this.reads = new SqliteTaskStore(deps.db);
     this.view = replayQueue([], this.limits);
   }
@@ -161,7 +153,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.ticks += 1;
     if (!this.leader && this.ticks % 10 === 1) await this.tryLead();
     if (this.leader) await this.dispatch();
-    else if (this.ticks % 5 === 1) this.view = replayQueue(await this.liveRows(), this.limits);
+    else if (this.ticks % 5 === 1) this.view = replayQueue(await this.store.liveRows(), this.limits);
     await this.work();
     await this.watch();
   }
@@ -218,12 +210,14 @@ export class SharedTaskRegistry implements TaskSubmitter {
     while (this.admissions.length) {
       const batch = this.admissions.splice(0);
       try {
-        const decisions = await this.db.transaction().execute(async (trx) => {
-          await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK})`.execute(trx);
-          const replica = replayQueue(await this.liveRows(trx), this.limits);
+        const decisions = await this.store.transaction(async (trx) => {
+          await this.store.lockAdmission(trx, ADMISSION_LOCK);
+          const replica = replayQueue(await this.store.liveRows(trx), this.limits);
           const out = batch.map((b) => replica.submit({ id: b.record.id, owner: b.record.ownerId, priority: b.record.priority }, b.record.submittedMs));
-          const admitted = batch.filter((_, i) => out[i]?.kind !== 'refuse').map((b) => this.rowOf(b.record));
-          if (admitted.length) await trx.insertInto('bg_tasks').values(admitted).execute();
+          await this.store.insert(
+            trx,
+            batch.filter((_, i) => out[i]?.kind !== 'refuse').map((b) => b.record),
+          );
           return out;
         });
         batch.forEach((b, i) => b.resolve(decisions[i] as Admission));
@@ -232,37 +226,6 @@ export class SharedTaskRegistry implements TaskSubmitter {
       }
     }
     this.admitting = false;
-  }
-
-  private rowOf(t: TaskRecord): SharedRow {
-    return {
-      id: t.id,
-      owner: t.ownerId,
-      kind: t.kind,
-      priority: t.priority,
-      state: t.state,
-      workflow_id: t.workflowId,
-      workflow_version: t.workflowVersion,
-      run_id: t.runId ?? null,
-      schedule_id: t.scheduleId ?? null,
-      trigger_id: t.triggerId ?? null,
-      inputs: JSON.stringify(t.inputs),
-      permission_mode: t.permissionMode,
-      submitted_ms: t.submittedMs,
-      started_ms: t.startedMs ?? null,
-      finished_ms: t.finishedMs ?? null,
-      output_text: t.output.text,
-      output_truncated: t.output.truncated ? 1 : 0,
-      error_code: t.error?.code ?? null,
-      error_message: t.error?.message ?? null,
-      host_id: null,
-      released_ms: null,
-      kill_requested: 0,
-    };
-  }
-
-  private async liveRows(db: Kysely<Tables> = this.db): Promise<LiveRow[]> {
-    return db.selectFrom('bg_tasks').select(['id', 'owner', 'priority', 'state', 'submitted_ms', 'released_ms']).where('state', 'in', LIVE).orderBy('submitted_ms').orderBy('id').execute();
   }
 
   // ── dispatch (elected host) ──────────────────────────────────────────────────────────────
@@ -297,7 +260,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
 
   /** Mirrors the live rows into the dispatcher's queue and hands the tasks it starts to the engine. */
   private async dispatch(): Promise<void> {
-    const rows = await this.liveRows();
+    const rows = await this.store.liveRows();
     this.view = replayQueue(rows, this.limits);
     // after a take-over the turn order starts afresh from the rows
     this.mirror ??= {
@@ -329,12 +292,9 @@ export class SharedTaskRegistry implements TaskSubmitter {
   /** Hands queued tasks to the engine (each once: only a queued, not yet released row is). */
   private async release(ids: string[]): Promise<void> {
     const engine = this.deps.engine;
-    await this.db.transaction().execute(async (trx) => {
-      const rows = await trx.updateTable('bg_tasks').set({ released_ms: this.now() }).where('id', 'in', ids).where('state', '=', 'queued').where('released_ms', 'is', null).returning('id').execute();
-      await engine.send(
-        trx as unknown as Db,
-        rows.map((r) => r.id),
-      );
+    await this.store.transaction(async (trx) => {
+      const released = await this.store.markReleased(trx, ids, this.now());
+      await engine.send(trx as unknown as Db, released);
     });
   }
 
@@ -345,16 +305,15 @@ export class SharedTaskRegistry implements TaskSubmitter {
     const free = (this.deps.workerSlots ?? this.limits.maxRunning) - this.local.size;
     if (free <= 0 || this.closing) return;
     const engine = this.deps.engine;
-    const claimed = await this.db.transaction().execute(async (trx) => {
+    const claimed = await this.store.transaction(async (trx) => {
       const jobs = await engine.take(trx as unknown as Db, free);
       if (jobs.length === 0) return [];
-      const rows = await trx
-        .updateTable('bg_tasks')
-        .set({ state: 'running', started_ms: this.now(), host_id: this.deps.hostId })
-        .where('id', 'in', jobs.map((j) => j.taskId))
-        .where('state', '=', 'queued')
-        .returningAll()
-        .execute();
+      const rows = await this.store.claimRunning(
+        trx,
+        jobs.map((j) => j.taskId),
+        this.now(),
+        this.deps.hostId,
+      );
       const taken = new Set(rows.map((r) => r.id));
       // a task killed after its hand-off has nothing left to run
       await engine.complete(
@@ -379,7 +338,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
       slot: entry.slot,
       onRun: async (runId) => {
         record.runId = runId;
-        await this.db.updateTable('bg_tasks').set({ run_id: runId }).where('id', '=', record.id).where('state', '=', 'running').where('host_id', '=', this.deps.hostId).execute();
+        await this.store.setRunId(record.id, runId, this.deps.hostId);
       },
     };
     Promise.resolve()
@@ -428,18 +387,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
       const batch = this.ending.splice(0);
       let recorded = new Set<string>();
       try {
-        recorded = await this.db.transaction().execute(async (trx) => {
+        recorded = await this.store.transaction(async (trx) => {
           const ok = new Set<string>();
           for (const { entry } of batch) {
-            const r = entry.record;
-            const u = await trx
-              .updateTable('bg_tasks')
-              .set({ state: r.state, finished_ms: r.finishedMs ?? null, output_text: r.output.text, output_truncated: r.output.truncated ? 1 : 0, error_code: r.error?.code ?? null, error_message: r.error?.message ?? null, run_id: r.runId ?? null })
-              .where('id', '=', r.id)
-              .where('state', '=', 'running')
-              .where('host_id', '=', this.deps.hostId)
-              .executeTakeFirst();
-            if (Number(u.numUpdatedRows) > 0) ok.add(r.id);
+            if (await this.store.recordEnd(trx, entry.record, this.deps.hostId)) ok.add(entry.record.id);
           }
           await this.deps.engine.complete(trx as unknown as Db, [...ok]);
           return ok;
@@ -474,13 +425,13 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private async watch(): Promise<void> {
     const remote = [...this.submittedHere].filter((id) => !this.local.has(id));
     if (remote.length) {
-      const ended = await this.db.selectFrom('bg_tasks').selectAll().where('id', 'in', remote).where('state', 'not in', LIVE).execute();
+      const ended = await this.store.ended(remote);
       const now = this.now();
       for (const row of ended) if (!this.local.has(row.id)) await this.announce(taskSnapshot(fromRow(row), now));
     }
     if (this.local.size) {
-      const asked = await this.db.selectFrom('bg_tasks').select('id').where('id', 'in', [...this.local.keys()]).where('kill_requested', '=', 1).execute();
-      for (const { id } of asked) {
+      const asked = await this.store.killRequested([...this.local.keys()]);
+      for (const id of asked) {
         const e = this.local.get(id);
         if (e) void this.killLocal(e);
       }
@@ -530,7 +481,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private async settle(ids: string[], mode: 'any' | 'all', timeoutMs: number): Promise<boolean> {
     const end = Date.now() + timeoutMs;
     for (;;) {
-      const rows = await this.db.selectFrom('bg_tasks').select(['id', 'state']).where('id', 'in', ids).execute();
+      const rows = await this.store.states(ids);
       const ended = rows.filter((r) => TERMINAL.has(r.state as TaskState)).length + (ids.length - rows.length);
       if (mode === 'all' ? ended === ids.length : ended > 0) return true;
       const left = end - Date.now();
@@ -566,14 +517,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (TERMINAL.has(r.state)) return taskSnapshot(r, this.now());
     if (r.state === 'queued') {
       const now = this.now();
-      const withdrawn = await this.db.transaction().execute(async (trx) => {
-        const u = await trx
-          .updateTable('bg_tasks')
-          .set({ state: 'cancelled', finished_ms: now, error_code: 'task_cancelled', error_message: 'The task was killed before it started.' })
-          .where('id', '=', id)
-          .where('state', '=', 'queued')
-          .returningAll()
-          .executeTakeFirst();
+      const withdrawn = await this.store.transaction(async (trx) => {
+        const u = await this.store.withdrawQueued(trx, id, now, { code: 'task_cancelled', message: 'The task was killed before it started.' });
         if (u && u.released_ms !== null) await this.deps.engine.cancel(trx as unknown as Db, [id]);
         return u;
       });
@@ -588,7 +533,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     const entry = this.local.get(id);
     if (entry) await this.killLocal(entry);
     else {
-      await this.db.updateTable('bg_tasks').set({ kill_requested: 1 }).where('id', '=', id).where('state', '=', 'running').execute();
+      await this.store.requestKill(id);
       const g = this.deps.graces ?? KILL_GRACES_MS;
       await this.settle([id], 'all', g.cooperative + g.term + g.kill + 4 * this.pollMs);
     }
@@ -646,14 +591,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
   async sweepHosts(hostIds: string[], unowned = false): Promise<number> {
     if (hostIds.length === 0 && !unowned) return 0;
     const now = this.now();
-    const n = await this.db.transaction().execute(async (trx) => {
-      const rows = await trx
-        .updateTable('bg_tasks')
-        .set({ state: 'interrupted', finished_ms: now, error_code: INTERRUPTED.code, error_message: INTERRUPTED.message })
-        .where('state', '=', 'running')
-        .where((eb) => eb.or([...(hostIds.length ? [eb('host_id', 'in', hostIds)] : []), ...(unowned ? [eb('host_id', 'is', null)] : [])]))
-        .returning(['id', 'released_ms'])
-        .execute();
+    const n = await this.store.transaction(async (trx) => {
+      const rows = await this.store.interruptRunning(trx, hostIds, unowned, now, INTERRUPTED);
       await this.deps.engine.fail(
         trx as unknown as Db,
         rows.filter((r) => r.released_ms !== null).map((r) => r.id),

@@ -9,7 +9,7 @@ import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type Queu
 import { type LiveRow, SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
-import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
+import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, FinishedTasks, killRunningTask, newTaskRecord, ownedTask, taskCursor, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
 import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
 
 /**
@@ -93,7 +93,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private readonly local = new Map<string, LocalTask>();
   /** Tasks submitted through this host and not yet seen ending: their end is announced here. */
   private readonly submittedHere = new Set<string>();
-  private readonly listeners = new Set<(t: TaskSnapshot) => void>();
+  private readonly finishedTasks: FinishedTasks;
   private view: FairQueue;
   private mirror: { queue: FairQueue; known: Map<string, 'queued' | 'running'> } | undefined;
   private leader = false;
@@ -103,7 +103,6 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private again = false;
   private ticks = 0;
   private closing = false;
-  private finishedSincePrune = 0;
   private admissions: Array<{ record: TaskRecord; resolve: (a: Admission) => void; reject: (err: unknown) => void }> = [];
   private admitting = false;
   private ending: Array<{ entry: LocalTask; resolve: (recorded: boolean) => void }> = [];
@@ -113,6 +112,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
     this.store = new SharedTaskStore(deps.db);
     this.reads = new SqliteTaskStore(deps.db);
+    this.finishedTasks = new FinishedTasks((keep) => this.reads.prune(keep), deps.logger);
     this.view = replayQueue([], this.limits);
   }
 
@@ -166,21 +166,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     const prepared = await this.deps.body.prepare(req);
     const id = randomUUID();
     const now = this.now();
-    const record: TaskRecord = {
-      id,
-      ownerId: req.ownerId,
-      kind: req.kind,
-      priority: req.priority,
-      state: 'queued',
-      workflowId: req.workflowId,
-      workflowVersion: prepared.workflowVersion,
-      ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
-      ...(req.triggerId ? { triggerId: req.triggerId } : {}),
-      inputs: prepared.inputs,
-      permissionMode: req.permissionMode ?? this.deps.defaultPermissionMode ?? 'ask',
-      submittedMs: now,
-      output: { text: '', truncated: false },
-    };
+    const record = newTaskRecord(id, req, prepared, 'queued', now, this.deps.defaultPermissionMode);
     const admission = await this.admit(record);
     const refused = admission.kind === 'refuse' ? admission : undefined;
     if (refused) {
@@ -406,19 +392,9 @@ export class SharedTaskRegistry implements TaskSubmitter {
   /** Tells this host's listeners that a task submitted here ended (once per task). */
   private async announce(snap: TaskSnapshot): Promise<void> {
     if (this.submittedHere.delete(snap.id)) {
-      for (const l of this.listeners) {
-        try {
-          l(snap);
-        } catch (err) {
-          this.deps.logger.warn({ err }, 'task listener failed');
-        }
-      }
+      this.finishedTasks.notify(snap);
     }
-    this.finishedSincePrune += 1;
-    if (this.finishedSincePrune >= 32) {
-      this.finishedSincePrune = 0;
-      await this.reads.prune(FINISHED_KEPT).catch((err) => this.deps.logger.warn({ err }, 'pruning finished tasks failed'));
-    }
+    await this.finishedTasks.counted();
   }
 
   /** Ends of tasks submitted here and run elsewhere; kill requests for tasks running here. */
@@ -447,10 +423,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     return r && r.ownerId === ownerId ? r : undefined;
   }
 
-  private async owned(ownerId: string, id: string): Promise<TaskRecord> {
-    const r = typeof id === 'string' ? await this.record(ownerId, id) : undefined;
-    if (!r) throw new FengYuError('task_not_found', { id: String(id) });
-    return r;
+  private owned(ownerId: string, id: string): Promise<TaskRecord> {
+    return ownedTask((o, i) => this.record(o, i), ownerId, id);
   }
 
   snapshot(r: TaskRecord, now = this.now()): TaskSnapshot {
@@ -464,17 +438,12 @@ export class SharedTaskRegistry implements TaskSubmitter {
 
   async list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
-    let before: { submittedMs: number; id: string } | undefined;
-    if (q.cursor) {
-      const [ms, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
-      if (!ms || !id || !Number.isFinite(Number(ms))) throw new FengYuError('task_field_invalid', { field: 'cursor', allowed: 'a cursor from a previous page' });
-      before = { submittedMs: Number(ms), id };
-    }
+    const before = taskCursor.decode(q.cursor);
     const rows = await this.reads.list(ownerId, { state: q.state, limit: limit + 1, before });
     const now = this.now();
     const page = rows.slice(0, limit).map((r) => taskSnapshot(this.local.get(r.id)?.record ?? r, now));
     const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return { items: page, ...(last ? { nextCursor: Buffer.from(`${last.submittedMs}|${last.id}`).toString('base64url') } : {}) };
+    return { items: page, ...(last ? { nextCursor: taskCursor.encode(last) } : {}) };
   }
 
   /** Polls the tasks until any/all ended or the time is up; true when they did. */
@@ -541,24 +510,15 @@ export class SharedTaskRegistry implements TaskSubmitter {
   }
 
   private killLocal(entry: LocalTask): Promise<void> {
-    entry.killing ??= (async () => {
-      const g = this.deps.graces ?? KILL_GRACES_MS;
-      const settled = () => entry.ended;
-      await entry.slot.kill();
-      await Promise.race([entry.done, sleep(g.cooperative)]);
-      const killer = this.deps.killProcesses;
-      const runId = entry.record.runId;
-      if (killer && runId && killer.count(runId) > 0) {
-        killer.signal(runId, 'SIGTERM');
-        const gone = await until(() => killer.count(runId) === 0 && settled(), g.term);
-        if (!gone) {
-          killer.signal(runId, 'SIGKILL');
-          await until(() => killer.count(runId) === 0 && settled(), g.kill);
-        }
-      } else if (!settled()) await Promise.race([entry.done, sleep(g.term)]);
-      if (!settled()) await this.end(entry, { state: 'cancelled', text: '' });
-      await Promise.race([entry.done, sleep(g.kill)]);
-    })();
+    entry.killing ??= killRunningTask({
+      slot: entry.slot,
+      done: entry.done,
+      settled: () => entry.ended,
+      runId: () => entry.record.runId,
+      killer: this.deps.killProcesses,
+      graces: this.deps.graces ?? KILL_GRACES_MS,
+      endCancelled: () => this.end(entry, { state: 'cancelled', text: '' }),
+    });
     return entry.killing;
   }
 
@@ -579,8 +539,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   }
 
   onFinished(listener: (task: TaskSnapshot) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.finishedTasks.on(listener);
   }
 
   /**
@@ -624,14 +583,4 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (this.lockClient) this.resign(this.lockClient);
     await this.deps.engine.stop().catch((err) => this.deps.logger.warn({ err }, 'job engine stop failed'));
   }
-}
-
-/** Polls `done` every 20 ms for up to `ms`; true when it held. */
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done()) {
-    if (Date.now() >= end) return false;
-    await sleep(20);
-  }
-  return true;
 }

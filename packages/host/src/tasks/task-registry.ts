@@ -123,6 +123,113 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref?.());
 }
 
+/**
+ * What both executors do when a task ends: tell the listeners (a listener that throws is logged,
+ * never rethrown) and, every 32 ends, prune the finished tasks beyond the newest `FINISHED_KEPT`.
+ */
+export class FinishedTasks {
+  readonly listeners = new Set<(t: TaskSnapshot) => void>();
+  private sincePrune = 0;
+
+  constructor(
+    private readonly prune: (keep: number) => Promise<void>,
+    private readonly logger: Logger,
+  ) {}
+
+  on(listener: (task: TaskSnapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  notify(snap: TaskSnapshot): void {
+    for (const l of this.listeners) {
+      try {
+        l(snap);
+      } catch (err) {
+        this.logger.warn({ err }, 'task listener failed');
+      }
+    }
+  }
+
+  async counted(): Promise<void> {
+    this.sincePrune += 1;
+    if (this.sincePrune < 32) return;
+    this.sincePrune = 0;
+    await this.prune(FINISHED_KEPT).catch((err) => this.logger.warn({ err }, 'pruning finished tasks failed'));
+  }
+}
+
+/** A list page's cursor: the last task's submission time and id, base64url (opaque to clients). */
+export const taskCursor = {
+  encode: (r: TaskRecord): string => Buffer.from(`${r.submittedMs}|${r.id}`).toString('base64url'),
+  /** Undefined for no cursor; a malformed one is refused naming the field. */
+  decode(cursor: string | undefined): { submittedMs: number; id: string } | undefined {
+    if (!cursor) return undefined;
+    const [ms, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+    if (!ms || !id || !Number.isFinite(Number(ms))) throw new FengYuError('task_field_invalid', { field: 'cursor', allowed: 'a cursor from a previous page' });
+    return { submittedMs: Number(ms), id };
+  },
+};
+
+/** The record when it exists and belongs to the owner (looked up by `record`); else task_not_found. */
+export async function ownedTask(record: (ownerId: string, id: string) => Promise<TaskRecord | undefined>, ownerId: string, id: string): Promise<TaskRecord> {
+  const r = typeof id === 'string' ? await record(ownerId, id) : undefined;
+  if (!r) throw new FengYuError('task_not_found', { id: String(id) });
+  return r;
+}
+
+/**
+ * The kill of a running task: a cooperative cancel; after its grace, SIGTERM to the processes
+ * the task's run started (also those that left their command's process group, which a
+ * cooperative cancel does not reach); after another grace, SIGKILL. A task still not ended then
+ * is recorded cancelled (`endCancelled`).
+ */
+export async function killRunningTask(k: {
+  slot: CancelSlot;
+  done: Promise<void>;
+  settled: () => boolean;
+  /** read after the cooperative grace: the run may have started meanwhile */
+  runId: () => string | undefined;
+  killer: ProcessKiller | undefined;
+  graces: { cooperative: number; term: number; kill: number };
+  endCancelled: () => Promise<void>;
+}): Promise<void> {
+  const g = k.graces;
+  await k.slot.kill();
+  await Promise.race([k.done, sleep(g.cooperative)]);
+  const killer = k.killer;
+  const runId = k.runId();
+  if (killer && runId && killer.count(runId) > 0) {
+    killer.signal(runId, 'SIGTERM');
+    const gone = await waitFor(() => killer.count(runId) === 0 && k.settled(), g.term);
+    if (!gone) {
+      killer.signal(runId, 'SIGKILL');
+      await waitFor(() => killer.count(runId) === 0 && k.settled(), g.kill);
+    }
+  } else if (!k.settled()) await Promise.race([k.done, sleep(g.term)]);
+  if (!k.settled()) await k.endCancelled();
+  await Promise.race([k.done, sleep(g.kill)]);
+}
+
+/** A new task's record: the request as prepared by its body, not yet started. */
+export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick<PreparedSubmission, 'workflowVersion' | 'inputs'>, state: 'queued' | 'running', nowMs: number, defaultMode: PermissionMode | undefined): TaskRecord {
+  return {
+    id,
+    ownerId: req.ownerId,
+    kind: req.kind,
+    priority: req.priority,
+    state,
+    workflowId: req.workflowId,
+    workflowVersion: prepared.workflowVersion,
+    ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
+    ...(req.triggerId ? { triggerId: req.triggerId } : {}),
+    inputs: prepared.inputs,
+    permissionMode: req.permissionMode ?? defaultMode ?? 'ask',
+    submittedMs: nowMs,
+    output: { text: '', truncated: false },
+  };
+}
+
 /** The snapshot of a task record at `now` (one shape for REST, tools and the UI). */
 export function taskSnapshot(r: TaskRecord, now: number): TaskSnapshot {
   const waitEnd = r.startedMs ?? r.finishedMs ?? now;
@@ -165,11 +272,12 @@ export function checkTaskRequest(req: SubmitTaskRequest): void {
 
 export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   private readonly live = new Map<string, Live>();
-  private readonly listeners = new Set<(t: TaskSnapshot) => void>();
+  private readonly finishedTasks: FinishedTasks;
   private closing = false;
-  private finishedSincePrune = 0;
 
-  constructor(private readonly deps: TaskRegistryDeps) {}
+  constructor(private readonly deps: TaskRegistryDeps) {
+    this.finishedTasks = new FinishedTasks((keep) => deps.store.prune(keep), deps.logger);
+  }
 
   /** At start: tasks that were queued or running when the host stopped become interrupted (never re-run). */
   async recover(): Promise<number> {
@@ -289,21 +397,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
       };
     }
     const starts = admission.kind === 'start';
-    const record: TaskRecord = {
-      id,
-      ownerId: req.ownerId,
-      kind: req.kind,
-      priority: req.priority,
-      state: starts ? 'running' : 'queued',
-      workflowId: req.workflowId,
-      workflowVersion: prepared.workflowVersion,
-      ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
-      ...(req.triggerId ? { triggerId: req.triggerId } : {}),
-      inputs: prepared.inputs,
-      permissionMode: req.permissionMode ?? this.deps.defaultPermissionMode ?? 'ask',
-      submittedMs: now,
-      output: { text: '', truncated: false },
-    };
+    const record = newTaskRecord(id, req, prepared, starts ? 'running' : 'queued', now, this.deps.defaultPermissionMode);
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => {
       resolveDone = r;
@@ -390,23 +484,12 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   private async finished(entry: Live): Promise<void> {
     entry.resolveDone();
     const snap = this.snapshot(entry.view);
-    for (const l of this.listeners) {
-      try {
-        l(snap);
-      } catch (err) {
-        this.deps.logger.warn({ err }, 'task listener failed');
-      }
-    }
-    this.finishedSincePrune += 1;
-    if (this.finishedSincePrune >= 32) {
-      this.finishedSincePrune = 0;
-      await this.deps.store.prune(FINISHED_KEPT).catch((err) => this.deps.logger.warn({ err }, 'pruning finished tasks failed'));
-    }
+    this.finishedTasks.notify(snap);
+    await this.finishedTasks.counted();
   }
 
   onFinished(listener: (task: TaskSnapshot) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.finishedTasks.on(listener);
   }
 
   private async record(ownerId: string, id: string): Promise<TaskRecord | undefined> {
@@ -421,20 +504,13 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     return r ? this.snapshot(r) : undefined;
   }
 
-  private async owned(ownerId: string, id: string): Promise<TaskRecord> {
-    const r = typeof id === 'string' ? await this.record(ownerId, id) : undefined;
-    if (!r) throw new FengYuError('task_not_found', { id: String(id) });
-    return r;
+  private owned(ownerId: string, id: string): Promise<TaskRecord> {
+    return ownedTask((o, i) => this.record(o, i), ownerId, id);
   }
 
   async list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
     const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
-    let before: { submittedMs: number; id: string } | undefined;
-    if (q.cursor) {
-      const [ms, id] = Buffer.from(q.cursor, 'base64url').toString('utf8').split('|');
-      if (!ms || !id || !Number.isFinite(Number(ms))) throw new FengYuError('task_field_invalid', { field: 'cursor', allowed: 'a cursor from a previous page' });
-      before = { submittedMs: Number(ms), id };
-    }
+    const before = taskCursor.decode(q.cursor);
     const rows = await this.deps.store.list(ownerId, { state: q.state, limit: limit + 1, before });
     const now = this.now();
     const page = rows.slice(0, limit).map((r) => {
@@ -442,7 +518,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
       return this.snapshot(e ? this.reported(e) : r, now);
     });
     const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return { items: page, ...(last ? { nextCursor: Buffer.from(`${last.submittedMs}|${last.id}`).toString('base64url') } : {}) };
+    return { items: page, ...(last ? { nextCursor: taskCursor.encode(last) } : {}) };
   }
 
   /** Blocks up to `timeoutMs` for the task to finish, then returns its snapshot. */
@@ -505,23 +581,15 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     void entry.done.then(() => {
       over = true;
     });
-    const settled = () => over || this.closing;
-    await entry.slot.kill();
-    await Promise.race([entry.done, sleep(g.cooperative)]);
-    // Whatever the run started and is still alive gets SIGTERM, then SIGKILL (also processes that
-    // left their command's process group, which a cooperative cancel does not reach).
-    const killer = this.deps.killProcesses;
-    const runId = r.runId;
-    if (killer && runId && killer.count(runId) > 0) {
-      killer.signal(runId, 'SIGTERM');
-      const gone = await waitFor(() => killer.count(runId) === 0 && settled(), g.term);
-      if (!gone) {
-        killer.signal(runId, 'SIGKILL');
-        await waitFor(() => killer.count(runId) === 0 && settled(), g.kill);
-      }
-    } else if (!settled()) await Promise.race([entry.done, sleep(g.term)]);
-    if (!settled()) await this.end(entry, { state: 'cancelled', text: '' });
-    await Promise.race([entry.done, sleep(g.kill)]);
+    await killRunningTask({
+      slot: entry.slot,
+      done: entry.done,
+      settled: () => over || this.closing,
+      runId: () => r.runId,
+      killer: this.deps.killProcesses,
+      graces: g,
+      endCancelled: () => this.end(entry, { state: 'cancelled', text: '' }),
+    });
     return this.snapshot(this.reported(entry));
   }
 

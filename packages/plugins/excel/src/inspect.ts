@@ -1,7 +1,8 @@
 import { type CellJson, cellToJson, splitKey } from './cells';
-import { passes, type SplitConfig } from './config';
+import type { SplitConfig } from './config';
 import { excelError } from './errors';
-import { type Header, headerOf, nameAt, resolveColumns } from './header';
+import { type Header, headerOf, nameAt } from './header';
+import { EVERY_ROW, rowSelection } from './selection';
 import { withSheet } from './sheet-stream';
 
 /** Read-only passes: the header row, a page of rows, and the parts a configuration would produce. */
@@ -73,8 +74,7 @@ export interface PartCount {
 export async function countParts(config: SplitConfig, signal?: AbortSignal): Promise<{ parts: PartCount[]; rowsRead: number; rowsSkipped: number }> {
   return withSheet(config.filePath, config.sheet, { signal }, async (s) => {
     let header: Header | undefined;
-    let split = -1;
-    let filters: Array<{ index: number; f: SplitConfig['filters'][number] }> = [];
+    let sel = EVERY_ROW;
     const counts = new Map<string, number>();
     let rowsRead = 0;
     let rowsSkipped = 0;
@@ -84,17 +84,16 @@ export async function countParts(config: SplitConfig, signal?: AbortSignal): Pro
         if (row.number > config.headerRow) break;
         const h = headerOf(row);
         header = h;
-        if (config.splitColumn !== null) split = resolveColumns(h, [config.splitColumn], s.name)[0] as number;
-        filters = config.filters.map((f) => ({ index: resolveColumns(h, [f.column], s.name)[0] as number, f }));
+        sel = rowSelection(h, config, s.name);
         continue;
       }
       if (!row.hasValues) continue;
       rowsRead++;
-      if (!filters.every(({ index, f }) => passes(f, row.getCell(index).value))) {
+      if (!sel.accepts(row)) {
         rowsSkipped++;
         continue;
       }
-      const key = split < 0 ? '' : splitKey(row.getCell(split).value) || '(empty)';
+      const key = sel.split < 0 ? '' : splitKey(row.getCell(sel.split).value) || '(empty)';
       counts.set(key, (counts.get(key) ?? 0) + 1);
       if (counts.size > config.maxParts) throw excelError('excel_too_many_parts', { column: config.splitColumn, max: config.maxParts, limit: 500 });
     }

@@ -2,11 +2,12 @@ import { realpath } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import type { Row } from 'exceljs';
 import { splitKey } from './cells';
-import { fileNameFor, passes, type SplitConfig } from './config';
+import { fileNameFor, type SplitConfig } from './config';
 import { excelError, throwIfAborted } from './errors';
 import { type Header, headerOf, resolveColumns } from './header';
 import { PartWriter } from './part-writer';
 import { outputPath, safeFileName } from './paths';
+import { EVERY_ROW, rowSelection } from './selection';
 import { withSheet } from './sheet-stream';
 
 /**
@@ -48,8 +49,7 @@ export async function runSplit(config: SplitConfig, outDir: string, ctx: RunCont
     const names = new Set<string>();
     let header: Header | undefined;
     let map: number[] = [];
-    let split = -1;
-    let filters: Array<{ index: number; f: SplitConfig['filters'][number] }> = [];
+    let sel = EVERY_ROW;
     let rowsRead = 0;
     let rowsSkipped = 0;
     const partFor = async (value: string): Promise<PartWriter> => {
@@ -73,32 +73,30 @@ export async function runSplit(config: SplitConfig, outDir: string, ctx: RunCont
           header = headerOf(row);
           if (header.names.length === 0) throw excelError('excel_sheet_empty', { sheet: sheet.name, headerRow: config.headerRow });
           map = config.columns ? resolveColumns(header, config.columns, sheet.name) : header.indexes;
-          split = config.splitColumn === null ? -1 : (resolveColumns(header, [config.splitColumn], sheet.name)[0] as number);
-          const h = header;
-          filters = config.filters.map((f) => ({ index: resolveColumns(h, [f.column], sheet.name)[0] as number, f }));
+          sel = rowSelection(header, config, sheet.name);
           continue;
         }
         if (!row.hasValues) continue;
         rowsRead++;
-        if (!filters.every(({ index, f }) => passes(f, row.getCell(index).value))) {
+        if (!sel.accepts(row)) {
           rowsSkipped++;
           continue;
         }
-        const value = split < 0 ? '' : splitKey(row.getCell(split).value);
+        const value = sel.split < 0 ? '' : splitKey(row.getCell(sel.split).value);
         (await partFor(value)).add(row, map);
         if ((rowsRead & 4095) === 0) ctx.progress?.({ message: `${rowsRead} rows read`, current: rowsRead });
       }
       if (!header) throw excelError('excel_sheet_empty', { sheet: sheet.name, headerRow: config.headerRow });
       if (rowsRead === 0) throw excelError('excel_no_data_rows', { sheet: sheet.name });
       throwIfAborted(ctx.signal);
-      if (parts.size === 0 && split < 0) await partFor('');
+      if (parts.size === 0 && sel.split < 0) await partFor('');
       for (const w of parts.values()) await w.close();
     } catch (e) {
       await Promise.all([...parts.values()].map((w) => w.discard()));
       throw e;
     }
     const files: PartFile[] = [...parts.entries()]
-      .map(([value, w]) => ({ name: basename(w.path), path: w.path, value: split < 0 ? null : value || EMPTY_VALUE, rowCount: w.rowCount }))
+      .map(([value, w]) => ({ name: basename(w.path), path: w.path, value: sel.split < 0 ? null : value || EMPTY_VALUE, rowCount: w.rowCount }))
       .sort((a, b) => String(a.value).localeCompare(String(b.value)));
     const names2 = map.map((i) => header?.names[header.indexes.indexOf(i)] ?? '');
     return { sheet: sheet.name, columns: names2, files, rowsRead, rowsSkipped };

@@ -136,6 +136,19 @@ describe('browser tools in the host', () => {
       expect(clicked.url).not.toContain('localhost');
       expect(clicked.blocked).toEqual([{ url: `http://localhost:${port}/second`, reason: expect.stringContaining('denied by rule WebFetch(domain:localhost)') }]);
       expect(site.requests.slice(before)).not.toContain('GET /second');
+      // a redirect hop Chromium follows by itself into the denied host: refused before contact
+      const hopFrom = site.requests.length;
+      await expect(call('browser_navigate', { url: `${site.url}/redirect-to-localhost` })).rejects.toMatchObject({ code: 'browser_navigation_denied' });
+      expect(site.requests.slice(hopFrom)).toEqual(['GET /redirect-to-localhost']);
+      const hop = await run([{ id: 'open', tool: 'browser_navigate', arguments: { url: `${site.url}/redirect-to-localhost` } }]);
+      expect(hop.steps.get('open').status).toBe('failed');
+      expect(String(hop.steps.get('open').error)).toContain('WebFetch(domain:localhost)');
+      // a sub-resource on the denied host is never fetched either
+      const imgFrom = site.requests.length;
+      const pictures = await call('browser_navigate', { url: `${site.url}/img-localhost` });
+      expect(pictures.title).toBe('Pictures');
+      expect(pictures.blocked).toEqual([{ url: `http://localhost:${port}/pixel.png`, reason: expect.stringContaining('WebFetch(domain:localhost)') }]);
+      expect(site.requests.slice(imgFrom)).not.toContain('GET /pixel.png');
       await call('browser_close', {});
     } finally {
       await t.api('PATCH', '/api/settings', { permissions: { deny: [], ask: [], allow: [] } });

@@ -88,6 +88,12 @@ export async function startFixture(opts: { privateTarget?: string } = {}): Promi
         return res.end();
       case '/subresources':
         return html(200, page('Mixed', `<h1>Mixed</h1><img src="http://169.254.169.254/latest/x.png"><img src="${opts.privateTarget ?? 'http://10.9.8.7/'}pic.png"><script>fetch("http://192.168.1.1/api").catch(() => {})</script>`));
+      case '/redirect-to-localhost':
+        // a redirect hop to this same server under the name "localhost"
+        res.writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/second` });
+        return res.end();
+      case '/img-localhost':
+        return html(200, page('Pictures', `<h1>Pictures</h1><img src="http://localhost:${(server.address() as AddressInfo).port}/pixel.png">`));
       case '/to-localhost':
         // a link to this same server under the name "localhost"
         return html(200, page('Away', `<a id="away" href="http://localhost:${(server.address() as AddressInfo).port}/second">Away</a>`));

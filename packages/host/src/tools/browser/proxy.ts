@@ -10,13 +10,20 @@ import { pinnedLookup, type Resolver } from '../../net/http-hop';
  * applies the same address policy as `web_fetch` to every connection Chromium opens — plain
  * http requests, https tunnels (CONNECT), and the redirect hops Chromium follows by itself. The
  * host name is resolved once, every address is checked, and the connection goes to a checked
- * address (no DNS-rebinding window). A refused connection is closed and reported.
+ * address (no DNS-rebinding window); a host named by one of the owner's deny rules is refused
+ * before it is resolved. A refused connection is closed and reported.
  */
 
 export interface PolicyProxyDeps {
   policy: () => AddressPolicy;
   resolver: Resolver;
-  onBlocked: (url: string, reason: string) => void;
+  /**
+   * The owner's deny rule that names a URL's host, if any (the WebFetch(domain:…) rules). Asked
+   * for every request and tunnel, so a denied host is never contacted by the session: not as a
+   * redirect hop Chromium follows itself, not as a sub-resource.
+   */
+  deniedHost?: (url: string) => Promise<string | undefined>;
+  onBlocked: (url: string, reason: string, by: 'policy' | 'rule') => void;
 }
 
 export interface PolicyProxy {
@@ -74,6 +81,12 @@ export function startPolicyProxy(deps: PolicyProxyDeps): Promise<PolicyProxy> {
     let url: URL;
     try {
       url = checkUrl(raw, deps.policy());
+      const denial = await deps.deniedHost?.(url.href);
+      if (denial) {
+        deps.onBlocked(raw, denial, 'rule');
+        answer(res, 403, denial, true);
+        return;
+      }
       const to = await pinned(url, deps.policy(), deps.resolver);
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => !PROXY_ONLY.has(k.toLowerCase())));
       const upstream = http.request({ host: to.address, family: to.family, port: url.port || 80, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false });
@@ -85,7 +98,7 @@ export function startPolicyProxy(deps: PolicyProxyDeps): Promise<PolicyProxy> {
       req.pipe(upstream);
     } catch (e) {
       const blocked = isFengYuError(e) && (e as FengYuError).code === 'web_fetch_blocked';
-      if (blocked) deps.onBlocked(raw, reasonOf(e));
+      if (blocked) deps.onBlocked(raw, reasonOf(e), 'policy');
       answer(res, blocked ? 403 : 502, reasonOf(e), blocked);
     }
   });
@@ -95,6 +108,12 @@ export function startPolicyProxy(deps: PolicyProxyDeps): Promise<PolicyProxy> {
     const target = `https://${req.url ?? ''}/`;
     try {
       const url = checkUrl(target, deps.policy());
+      const denial = await deps.deniedHost?.(url.href);
+      if (denial) {
+        deps.onBlocked(target, denial, 'rule');
+        client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+        return;
+      }
       const to = await pinned(url, deps.policy(), deps.resolver);
       const upstream = connect({ host: to.address, port: Number(url.port || 443) }, () => {
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -108,7 +127,7 @@ export function startPolicyProxy(deps: PolicyProxyDeps): Promise<PolicyProxy> {
       });
       client.on('error', () => upstream.destroy());
     } catch (e) {
-      deps.onBlocked(target, reasonOf(e));
+      deps.onBlocked(target, reasonOf(e), 'policy');
       client.end('HTTP/1.1 403 Forbidden\r\n\r\n');
     }
   });

@@ -68,7 +68,11 @@ export interface BrowserSession {
 
 export interface SessionInit {
   policy: AddressPolicy;
-  /** Deny rules applied to every top-frame navigation (clicks, redirects, scripts). */
+  /**
+   * The owner's deny rules: judged for every top-frame navigation (clicks, scripts) before it
+   * leaves the browser, and by the session proxy for every request and tunnel (the redirect hops
+   * Chromium follows itself, sub-resources).
+   */
   navigationGate?: (url: string) => Promise<string | undefined>;
 }
 
@@ -297,7 +301,8 @@ export class BrowserSessions {
     entry.proxy = await startPolicyProxy({
       policy: () => holder.session?.policy ?? init.policy,
       resolver: this.deps.resolver,
-      onBlocked: (url, reason) => record({ url, reason, navigation: false, by: 'policy' }),
+      ...(init.navigationGate ? { deniedHost: init.navigationGate } : {}),
+      onBlocked: (url, reason, by) => record({ url, reason, navigation: false, by }),
     });
     const context = await browser.newContext({
       proxy: { server: `http://127.0.0.1:${entry.proxy.port}`, bypass: '<-loopback>' },

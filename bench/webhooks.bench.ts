@@ -1,3 +1,4 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -23,8 +24,11 @@ import { fmt, median, p99 } from './stats';
 /**
  * Webhook deliveries accepted per second, with an idempotency claim each, and the accept latency,
  * against a bare Fastify route that does one SQLite insert (the floor), measured in the same run
- * with the same client: HTTP keep-alive on loopback, 16 requests in flight, client and server in
- * this one process.
+ * with the same client: HTTP keep-alive on loopback, 16 requests in flight. The client is a
+ * separate process (`webhook-sender.mjs`, as a real sender is), for the floor and the accept path
+ * alike; the servers (floor and host) share this process. Beside each rate: the server process's
+ * CPU time per request (user + system, all its threads), which other load on the machine disturbs
+ * far less than wall-clock rates.
  *
  * "Accept path" is the real delivery route (secret check, body binding against the workflow's
  * active version, the task executor's own checks of the submission, then claim + audit row + task
@@ -45,6 +49,8 @@ interface Load {
   perSecond: number;
   latencies: number[];
   statuses: Map<number, number>;
+  /** server-process CPU time per request, µs */
+  cpuUs?: number;
 }
 
 function post(agent: Agent, url: URL, headers: Record<string, string>, body: string): Promise<number> {
@@ -58,23 +64,39 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
   });
 }
 
-async function load(total: number, send: (i: number) => Promise<number>): Promise<Load> {
-  const latencies: number[] = [];
-  const statuses = new Map<number, number>();
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < total) {
-        const i = next++;
-        const s = performance.now();
-        const status = await send(i);
-        latencies.push(performance.now() - s);
-        statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      }
-    }),
-  );
-  return { perSecond: total / ((performance.now() - t0) / 1000), latencies, statuses };
+/** The sender process: one load at a time. */
+class Sender {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static async start(): Promise<Sender> {
+    const child = fork(join(import.meta.dirname, 'webhook-sender.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('error', reject);
+    });
+    return new Sender(child);
+  }
+
+  /** `total` requests, IN_FLIGHT at a time; a new event id each when `eventPrefix` is given. */
+  load(url: URL, headers: Record<string, string>, body: string, total: number, eventPrefix?: string): Promise<Load> {
+    const cpu0 = process.cpuUsage();
+    return new Promise((resolve, reject) => {
+      this.child.once('message', (m: { ok: boolean; error?: string; result?: { perSecond: number; latencies: number[]; statuses: Record<string, number> } }) => {
+        const cpu = process.cpuUsage(cpu0);
+        if (!m.ok || !m.result) return reject(new Error(m.error));
+        const statuses = new Map(Object.entries(m.result.statuses).map(([k, v]) => [Number(k), v]));
+        resolve({ perSecond: m.result.perSecond, latencies: m.result.latencies, statuses, cpuUs: (cpu.user + cpu.system) / total });
+      });
+      this.child.send({ url: url.href, headers, body, total, inFlight: IN_FLIGHT, ...(eventPrefix !== undefined ? { eventPrefix } : {}) });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.send('exit');
+    await exited;
+  }
 }
 
 /** The same executor seen only through `TaskSubmitter`: each delivery is then committed alone. */
@@ -84,15 +106,16 @@ function oneByOne(tasks: TaskSubmitter): TaskSubmitter {
 
 function row(label: string, l: Load, floor?: Load): string {
   const ok = [...l.statuses].map(([s, n]) => `${s}×${n}`).join(' ');
-  const ratio = floor ? `${fmt(floor.perSecond / l.perSecond, 2)}× slower` : '1.00';
-  return `| ${label} | ${fmt(l.perSecond, 0)} | ${fmt(median(l.latencies), 2)} | ${fmt(p99(l.latencies), 2)} | ${ratio} | ${ok} |`;
+  const ratio = floor ? `${fmt(l.perSecond / floor.perSecond, 2)}` : '1.00';
+  return `| ${label} | ${fmt(l.perSecond, 0)} | ${fmt(median(l.latencies), 2)} | ${fmt(p99(l.latencies), 2)} | ${ratio} | ${l.cpuUs === undefined ? '—' : fmt(l.cpuUs, 0)} | ${ok} |`;
 }
 
 export async function run(): Promise<{ lines: string[]; ratios: Record<string, number> }> {
   const ratios: Record<string, number> = {};
   const home = mkdtempSync(join(tmpdir(), 'fengyu-bench-webhooks-'));
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
-  const out: string[] = ['| path | deliveries/s | median ms | p99 ms | vs floor | answers |', '|---|---|---|---|---|---|'];
+  const out: string[] = ['| path | deliveries/s | median ms | p99 ms | rate ÷ floor | server CPU µs/request | answers |', '|---|---|---|---|---|---|---|'];
+  const sender = await Sender.start();
   try {
     // the floor: a bare Fastify route that commits one row to a SQLite file (same pragmas)
     const raw = new Database(join(home, 'bare.db'));
@@ -143,9 +166,18 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
       body: { prepare: (req) => checks.prepare(req), run: async () => ({ state: 'completed', text: '' }) },
     });
     const service = registerWebhookRoutes(host.ctx, accept, executor);
+    // the A/B route has an executor of its own (same store and checks), so that each task's end
+    // is followed by the one service that accepted it, as in the host
+    const singleExecutor = new TaskRegistry({
+      store: new SqliteTaskStore(host.ctx.db),
+      policy: new FairQueue(),
+      clock: fineClock(),
+      logger: pino({ level: 'silent' }),
+      body: { prepare: (req) => checks.prepare(req), run: async () => ({ state: 'completed', text: '' }) },
+    });
     const single = Fastify({ bodyLimit: 1024 * 1024 });
     single.decorate('workflows', host.app.workflows);
-    const singleService = registerWebhookRoutes(host.ctx, single, oneByOne(executor));
+    const singleService = registerWebhookRoutes(host.ctx, single, oneByOne(singleExecutor));
     await single.listen({ host: '127.0.0.1', port: 0 });
     await singleService.start();
     await accept.listen({ host: '127.0.0.1', port: 0 });
@@ -156,30 +188,36 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     const singleUrl = new URL(`http://127.0.0.1:${(single.server.address() as { port: number }).port}/api/workflow-hooks/${made.trigger.id}`);
     const body = JSON.stringify({ n: 1 });
 
-    const bareSend = () => post(agent, bareUrl, {}, body);
-    const hookSend = (prefix: string) => (i: number) => post(agent, acceptUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': `${prefix}-${i}` }, body);
-    const singleSend = (prefix: string) => (i: number) => post(agent, singleUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': `${prefix}-${i}` }, body);
-    const dupSend = () => post(agent, acceptUrl, { 'x-fengyu-webhook-secret': made.secret, 'x-fengyu-event-id': 'same-event' }, body);
+    const secret = { 'x-fengyu-webhook-secret': made.secret };
+    const bareLoad = (n: number) => sender.load(bareUrl, {}, body, n);
+    const hookLoad = (n: number, prefix: string) => sender.load(acceptUrl, secret, body, n, prefix);
+    const singleLoad = (n: number, prefix: string) => sender.load(singleUrl, secret, body, n, prefix);
+    const dupHeaders = { ...secret, 'x-fengyu-event-id': 'same-event' };
 
     out.unshift(`load before: ${loadAverage()}`, '');
-    await load(WARMUP, bareSend);
-    await load(WARMUP, hookSend('warm'));
-    await load(WARMUP, singleSend('warm1'));
+    await bareLoad(WARMUP);
+    await hookLoad(WARMUP, 'warm');
+    await singleLoad(WARMUP, 'warm1');
     // interleave the measurements so machine noise hits each alike
     const floors: Load[] = [];
     const grouped: Load[] = [];
     const alone: Load[] = [];
     for (const rep of ['a', 'b']) {
-      floors.push(await load(MEASURED / 2, bareSend));
-      grouped.push(await load(MEASURED / 2, hookSend(rep)));
-      alone.push(await load(MEASURED / 2, singleSend(`1${rep}`)));
+      floors.push(await bareLoad(MEASURED / 2));
+      grouped.push(await hookLoad(MEASURED / 2, rep));
+      alone.push(await singleLoad(MEASURED / 2, `1${rep}`));
     }
-    const merge = (x: Load, y: Load): Load => ({ perSecond: (x.perSecond + y.perSecond) / 2, latencies: [...x.latencies, ...y.latencies], statuses: new Map([...x.statuses].map(([s, n]) => [s, n + (y.statuses.get(s) ?? 0)])) });
+    const merge = (x: Load, y: Load): Load => ({
+      perSecond: (x.perSecond + y.perSecond) / 2,
+      latencies: [...x.latencies, ...y.latencies],
+      statuses: new Map([...x.statuses].map(([s, n]) => [s, n + (y.statuses.get(s) ?? 0)])),
+      cpuUs: ((x.cpuUs ?? 0) + (y.cpuUs ?? 0)) / 2,
+    });
     const floor = merge(floors[0] as Load, floors[1] as Load);
     const hooks = merge(grouped[0] as Load, grouped[1] as Load);
     const singles = merge(alone[0] as Load, alone[1] as Load);
-    await dupSend();
-    const dups = await load(MEASURED / 2, dupSend);
+    await sender.load(acceptUrl, dupHeaders, body, 1);
+    const dups = await sender.load(acceptUrl, dupHeaders, body, MEASURED / 2);
     out.push(row('floor: bare Fastify route, one SQLite insert', floor));
     out.push(row('accept path, new event id each (claim + audit row + task row, group-committed)', hooks, floor));
     out.push(row('A/B: the same route, each delivery committed alone (3 commits)', singles, floor));
@@ -189,6 +227,7 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     await accept.close();
     await single.close();
     await executor.close();
+    await singleExecutor.close();
 
     // with the real executor: waves of 32 new events to the full host, each wave run to the end
     const real = await api('POST', `/api/workflows/${def.id}/webhooks`, { permissionMode: 'full-access' });
@@ -221,6 +260,7 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     await bare.close();
     raw.close();
   } finally {
+    await sender.stop();
     agent.destroy();
     rmSync(home, { recursive: true, force: true });
   }

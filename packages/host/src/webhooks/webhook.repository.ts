@@ -92,7 +92,8 @@ class SyncStatements {
       "insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, idempotency_key_supplied) values (?, ?, 'CLAIMED', ?, ?, ?)",
     );
     this.countAudit = raw.prepare('select count(*) as n from webhook_deliveries where trigger_id = ?');
-    this.pruneAudit = raw.prepare('delete from webhook_deliveries where seq in (select seq from webhook_deliveries where trigger_id = ? order by seq limit ?)');
+    // the n oldest rows of a trigger: every row up to the n-th oldest's seq (one range delete on the (trigger_id, seq) index)
+    this.pruneAudit = raw.prepare('delete from webhook_deliveries where trigger_id = ? and seq <= (select seq from webhook_deliveries where trigger_id = ? order by seq limit 1 offset ?)');
     this.markSubmitted = raw.prepare("update webhook_deliveries set task_id = ?, state = ? where id = ? and state = 'CLAIMED'");
     this.claimTask = raw.prepare('update webhook_event_claims set task_id = ? where trigger_id = ? and event_sha256 = ?');
     this.releaseClaim = raw.prepare('delete from webhook_event_claims where trigger_id = ? and event_sha256 = ? and delivery_id = ?');
@@ -120,7 +121,7 @@ class SyncStatements {
       }
       this.insertDelivery.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.eventSha256 !== undefined ? 1 : 0);
       const count = (this.counts.get(d.triggerId) ?? (this.countAudit.get(d.triggerId) as { n: number }).n - 1) + 1;
-      if (count > MAX_AUDIT_ROWS) this.pruneAudit.run(d.triggerId, count - MAX_AUDIT_ROWS);
+      if (count > MAX_AUDIT_ROWS) this.pruneAudit.run(d.triggerId, d.triggerId, count - MAX_AUDIT_ROWS - 1);
       this.counts.set(d.triggerId, Math.min(count, MAX_AUDIT_ROWS));
       return { claimed: true };
     });
@@ -144,6 +145,15 @@ export class WebhookRepository {
     this.db = db.withTables<Tables>();
     const raw = rawOf(db);
     if (raw) this.sync = new SyncStatements(raw);
+  }
+
+  /**
+   * True on the host's own SQLite file: this process is its only writer (one host per home), so
+   * what it caches of a trigger is changed only through it. False on a shared PostgreSQL database,
+   * where another host may rotate or delete a trigger at any moment.
+   */
+  get singleWriter(): boolean {
+    return this.sync !== undefined;
   }
 
   /** The synchronous statements, when no async transaction is open on the connection. */

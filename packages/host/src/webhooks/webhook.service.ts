@@ -7,6 +7,7 @@ import {
   bindDelivery,
   CLAIM_RETENTION_MS,
   decodeCursor,
+  type DeliveryState,
   defaultsProblems,
   deliveryStateOf,
   effectiveState,
@@ -15,6 +16,7 @@ import {
   MAX_PAGE,
   newId,
   newSecret,
+  digestBytes,
   secretMatches,
   sha256Hex,
   type TriggerState,
@@ -93,6 +95,7 @@ export interface CreateTriggerBody {
 }
 
 const EARLY_FINISH_LIMIT = 1000;
+const NO_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** A delivery waiting for its group's transaction. */
 interface Pending {
@@ -132,7 +135,18 @@ export class WebhookService {
   private readonly inflight = new Map<string, Promise<DeliveryAnswer>>();
   /** Tasks that finished before their delivery row learned the task id. */
   private readonly earlyFinish = new Map<string, TaskSnapshot>();
-  private readonly triggers = new Map<string, TriggerRow>();
+  /**
+   * Triggers by id with their secret digest as bytes, on the single-host SQLite file only (every
+   * change goes through this service, which drops the entry: rotate, delete, the workflow's
+   * deletion). On a shared database each delivery reads its trigger: another host may have
+   * rotated its secret a moment ago.
+   */
+  private readonly triggers = new Map<string, { row: TriggerRow; digest: Buffer }>();
+  /** Audit rows of ended tasks waiting for this turn's commit (single-host SQLite). */
+  private finishes: Array<{ deliveryId: string; acceptedMs: number; state: DeliveryState; completedAt: string; completedMs: number; error?: { code: string; message: string }; done(n: number): void; failed(err: unknown): void }> = [];
+  private finishScheduled = false;
+  /** How many times a cached trigger was dropped (a read that overlapped one is not cached). */
+  private forgets = 0;
   private unsubscribe?: () => void;
   /** Deliveries prepared in this turn of the event loop, committed together. */
   private group: Pending[] = [];
@@ -209,21 +223,29 @@ export class WebhookService {
   async rotate(owner: string, workflowId: string, id: string): Promise<{ secret: string }> {
     await this.owned(owner, workflowId, id);
     const secret = newSecret();
+    this.forget(id);
     await this.deps.repo.setSecret(id, sha256Hex(secret));
-    this.triggers.delete(id);
+    this.forget(id);
     return { secret };
   }
 
   async remove(owner: string, workflowId: string, id: string): Promise<void> {
     await this.owned(owner, workflowId, id);
+    this.forget(id);
     await this.deps.repo.deleteTrigger(id);
-    this.triggers.delete(id);
+    this.forget(id);
   }
 
   /** Runs inside a workflow's delete transaction. */
   async disableForWorkflow(trx: Parameters<WebhookRepository['disableForWorkflow']>[0], owner: string, workflowId: string): Promise<void> {
     const ids = await this.deps.repo.disableForWorkflow(trx, owner, workflowId);
-    for (const id of ids) this.triggers.delete(id);
+    for (const id of ids) this.forget(id);
+  }
+
+  /** Drops a trigger's cached row (its secret or state is changing). */
+  private forget(id: string): void {
+    this.forgets += 1;
+    this.triggers.delete(id);
   }
 
   /** One page of a trigger's audit, newest first (≤ 100 rows). */
@@ -243,17 +265,20 @@ export class WebhookService {
 
   /** The trigger a delivery names, authenticated by its secret (404 unknown or disabled, 401 bad secret). */
   async authenticate(triggerId: string, secret: unknown): Promise<TriggerRow> {
-    let row = this.triggers.get(triggerId);
-    if (!row) {
-      row = await this.deps.repo.trigger(triggerId);
-      if (row && row.state !== 'disabled') {
-        if (this.triggers.size > 1000) this.triggers.clear();
-        this.triggers.set(triggerId, row);
+    let hit = this.triggers.get(triggerId);
+    if (!hit) {
+      const seen = this.forgets;
+      const row = await this.deps.repo.trigger(triggerId);
+      if (!row || row.state === 'disabled') throw new FengYuError('webhook_trigger_not_found', { id: triggerId });
+      hit = { row, digest: digestBytes(row.secret_sha256) };
+      // a rotation or deletion that ran during this read found nothing to drop: cache only when none ran
+      if (this.deps.repo.singleWriter && seen === this.forgets) {
+        if (this.triggers.size >= 1000) this.triggers.clear();
+        this.triggers.set(triggerId, hit);
       }
     }
-    if (!row || row.state === 'disabled') throw new FengYuError('webhook_trigger_not_found', { id: triggerId });
-    if (!secretMatches(secret, row.secret_sha256)) throw new FengYuError('webhook_secret_invalid');
-    return row;
+    if (!secretMatches(secret, hit.digest)) throw new FengYuError('webhook_secret_invalid');
+    return hit.row;
   }
 
   /** Accepts one authenticated delivery: bind, claim, submit. */
@@ -268,7 +293,7 @@ export class WebhookService {
     }
     const unbindable = unbindableInputs(active.inputSchema);
     if (unbindable.length > 0) throw new FengYuError('webhook_inputs_unbindable', { fields: fieldsOf(unbindable) }, unbindable);
-    const bound = bindDelivery(active.inputSchema, JSON.parse(trigger.defaults), body);
+    const bound = bindDelivery(active.inputSchema, trigger.defaults === '{}' ? NO_DEFAULTS : JSON.parse(trigger.defaults), body);
     if (!bound.ok) throw new FengYuError('webhook_body_invalid', { fields: fieldsOf(bound.problems) }, bound.problems);
     if (eventId === undefined) return this.admit(trigger, bound.inputs);
     const digest = sha256Hex(eventId);
@@ -429,12 +454,40 @@ export class WebhookService {
     if (!isTerminal(state)) return 0;
     const finishedMs = task.finishedAt ? Date.parse(task.finishedAt) : this.deps.clock.now();
     const known = this.deliveryOfTask.get(task.id);
-    const direct = known ? this.deps.repo.grouped() : undefined;
-    if (known && direct) {
+    if (known && this.deps.repo.singleWriter) {
       this.deliveryOfTask.delete(task.id);
-      return direct.finishedDelivery(known.id, known.acceptedMs, state, this.iso(finishedMs), finishedMs, task.error);
+      return new Promise<number>((done, failed) => {
+        this.finishes.push({ deliveryId: known.id, acceptedMs: known.acceptedMs, state, completedAt: this.iso(finishedMs), completedMs: finishedMs, ...(task.error ? { error: task.error } : {}), done, failed });
+        if (!this.finishScheduled) {
+          this.finishScheduled = true;
+          setImmediate(() => this.commitFinishes());
+        }
+      });
     }
     return this.deps.repo.finished(task.id, state, this.iso(finishedMs), finishedMs, task.error);
+  }
+
+  /** The audit rows of the tasks that ended in this turn, updated in one transaction. */
+  private commitFinishes(): void {
+    const group = this.deps.repo.grouped();
+    if (!group) {
+      // an async transaction holds the connection: try again in a moment
+      setTimeout(() => this.commitFinishes(), 1);
+      return;
+    }
+    const batch = this.finishes;
+    this.finishes = [];
+    this.finishScheduled = false;
+    const changed: number[] = [];
+    try {
+      group.atomically(() => {
+        for (const f of batch) changed.push(group.finishedDelivery(f.deliveryId, f.acceptedMs, f.state, f.completedAt, f.completedMs, f.error));
+      });
+    } catch (err) {
+      for (const f of batch) f.failed(err);
+      return;
+    }
+    batch.forEach((f, i) => f.done(changed[i] ?? 0));
   }
 
   /** Follows webhook tasks to their end (the audit row takes the task's terminal state). */
@@ -467,6 +520,8 @@ export class WebhookService {
    * never replayed), old event ids are forgotten, and task outcomes are followed again.
    */
   async start(): Promise<void> {
+    // started twice (an embedding that also calls it), it still follows each task once
+    this.unsubscribe?.();
     this.unsubscribe = this.deps.tasks.onFinished((t) => this.onTaskFinished(t));
     const now = this.deps.clock.now();
     const error = { code: 'webhook_interrupted', message: 'The host stopped after this delivery was claimed and before its task was submitted; it is not replayed.' };
@@ -477,6 +532,7 @@ export class WebhookService {
 
   stop(): void {
     this.unsubscribe?.();
+    if (this.finishes.length > 0) this.commitFinishes();
   }
 }
 

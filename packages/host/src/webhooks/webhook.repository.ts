@@ -58,6 +58,12 @@ export interface NewDelivery {
   eventSha256?: string;
 }
 
+/**
+ * A delivery written once, in its final state of the group's transaction: admitted (with its task,
+ * and its event-id claim naming that task), or refused (FAILED, and no claim).
+ */
+export type GroupedDelivery = NewDelivery & ({ taskId: string; state: DeliveryState } | { failed: { code: string; message: string }; completedAt: string; completedMs: number });
+
 export type ClaimResult = { claimed: true } | { claimed: false; existing: Pick<ClaimRow, 'delivery_id' | 'task_id'> };
 
 /** The delivery hot path as prepared statements run synchronously (one transaction, no awaits). */
@@ -76,7 +82,14 @@ class SyncStatements {
   private readonly markFailed;
   private readonly openByTask;
   private readonly markFinished;
+  private readonly insertClaimOfTask;
+  private readonly insertAdmitted;
+  private readonly insertRefused;
   readonly claim: (d: NewDelivery) => ClaimResult;
+  /** The claim of an event id, if one was committed (or written earlier in this transaction). */
+  readonly existingClaim: (triggerId: string, eventSha256: string) => Pick<ClaimRow, 'delivery_id' | 'task_id'> | undefined;
+  /** Writes a delivery of a group (inside `atomically`, after `existingClaim` found no claim). */
+  readonly record: (d: GroupedDelivery) => void;
   readonly submitted: (deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => void;
   readonly refused: (deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => void;
   readonly finished: (taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
@@ -101,6 +114,23 @@ class SyncStatements {
     this.markFailed = raw.prepare("update webhook_deliveries set state = 'FAILED', completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ?");
     this.openByTask = raw.prepare("select id, accepted_ms from webhook_deliveries where task_id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
     this.markFinished = raw.prepare("update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
+    this.insertClaimOfTask = raw.prepare('insert into webhook_event_claims (trigger_id, event_sha256, delivery_id, task_id, claimed_ms) values (?, ?, ?, ?, ?) on conflict (trigger_id, event_sha256) do nothing');
+    this.insertAdmitted = raw.prepare('insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, task_id, idempotency_key_supplied) values (?, ?, ?, ?, ?, ?, ?)');
+    this.insertRefused = raw.prepare(
+      "insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, completed_at, duration_ms, idempotency_key_supplied, error_code, error_message) values (?, ?, 'FAILED', ?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.existingClaim = (triggerId, eventSha256) => this.selectClaim.get(triggerId, eventSha256) as Pick<ClaimRow, 'delivery_id' | 'task_id'> | undefined;
+    this.record = (d) => {
+      const keyed = d.eventSha256 !== undefined ? 1 : 0;
+      if ('taskId' in d) {
+        // the caller found no claim in this transaction; a conflict here means a second writer, and undoes the whole group
+        if (d.eventSha256 !== undefined && this.insertClaimOfTask.run(d.triggerId, d.eventSha256, d.id, d.taskId, d.acceptedMs).changes === 0) throw new Error('the event id was claimed by another writer');
+        this.insertAdmitted.run(d.id, d.triggerId, d.state, d.acceptedAt, d.acceptedMs, d.taskId, keyed);
+      } else {
+        this.insertRefused.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.completedAt, Math.max(0, d.completedMs - d.acceptedMs), keyed, d.failed.code, d.failed.message);
+      }
+      this.cap(d.triggerId);
+    };
     const atomic = raw.transaction((fn: () => unknown) => fn());
     this.atomically = <T>(fn: () => T): T => atomic(fn) as T;
     this.refused = raw.transaction((deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => {
@@ -120,15 +150,20 @@ class SyncStatements {
         return { claimed: false, existing: this.selectClaim.get(d.triggerId, d.eventSha256) as Pick<ClaimRow, 'delivery_id' | 'task_id'> };
       }
       this.insertDelivery.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.eventSha256 !== undefined ? 1 : 0);
-      const count = (this.counts.get(d.triggerId) ?? (this.countAudit.get(d.triggerId) as { n: number }).n - 1) + 1;
-      if (count > MAX_AUDIT_ROWS) this.pruneAudit.run(d.triggerId, d.triggerId, count - MAX_AUDIT_ROWS - 1);
-      this.counts.set(d.triggerId, Math.min(count, MAX_AUDIT_ROWS));
+      this.cap(d.triggerId);
       return { claimed: true };
     });
     this.submitted = raw.transaction((deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => {
       this.markSubmitted.run(taskId, state, deliveryId);
       if (eventClaim) this.claimTask.run(taskId, eventClaim.triggerId, eventClaim.eventSha256);
     });
+  }
+
+  /** After one audit row was added: the trigger keeps its newest `MAX_AUDIT_ROWS`. */
+  private cap(triggerId: string): void {
+    const count = (this.counts.get(triggerId) ?? (this.countAudit.get(triggerId) as { n: number }).n - 1) + 1;
+    if (count > MAX_AUDIT_ROWS) this.pruneAudit.run(triggerId, triggerId, count - MAX_AUDIT_ROWS - 1);
+    this.counts.set(triggerId, Math.min(count, MAX_AUDIT_ROWS));
   }
 
   /** Forgets a trigger's count (its rows were written or deleted by another path). */
@@ -165,7 +200,7 @@ export class WebhookRepository {
    * The synchronous statements for a group of deliveries committed in one transaction (SQLite,
    * when no async transaction is open on the connection); undefined otherwise.
    */
-  grouped(): Pick<SyncStatements, 'atomically' | 'claim' | 'submitted' | 'refused' | 'finishedDelivery'> | undefined {
+  grouped(): Pick<SyncStatements, 'atomically' | 'existingClaim' | 'record' | 'finishedDelivery'> | undefined {
     return this.direct();
   }
 

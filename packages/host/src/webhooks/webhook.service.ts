@@ -55,7 +55,10 @@ export interface WebhookServiceDeps {
   posture: () => SandboxPosture;
   logger: Logger;
   unattended?: UnattendedCheck;
-  /** Runs right after a claim is written, before the task is submitted (crash tests); on SQLite inside the group's transaction. */
+  /**
+   * Runs right after a claim is written, before the task is submitted (crash tests); on SQLite's
+   * group path, once the claim, audit and task rows are written, before they commit.
+   */
   afterClaim?: () => void;
 }
 
@@ -355,10 +358,11 @@ export class WebhookService {
 
   /**
    * SQLite: the deliveries prepared in one turn of the event loop are committed in one
-   * transaction — for each, the event-id claim (written first; a repeated id gets the original
-   * task), the audit row, the task row and the audit row's task id. No task starts before that
-   * commit, so a crash before it leaves neither claim nor task; a delivery refused for capacity
-   * leaves its audit row FAILED and no claim.
+   * transaction — for each, the event id is looked up first (a repeated id gets the original
+   * task), then the task is admitted and its row, the event-id claim naming it and the audit row
+   * are each written once. No task starts before that commit, so a crash before it leaves
+   * neither claim nor task; a delivery refused for capacity leaves its audit row FAILED and no
+   * claim.
    */
   private async admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, inputs: Record<string, unknown>, eventSha256?: string): Promise<DeliveryAnswer> {
     const deliveryId = newId('whd_');
@@ -408,17 +412,16 @@ export class WebhookService {
     try {
       group.atomically(() => {
         for (const p of batch) {
-          const eventClaim = p.eventSha256 ? { triggerId: p.trigger.id, eventSha256: p.eventSha256 } : undefined;
-          const claim = group.claim({ id: p.deliveryId, triggerId: p.trigger.id, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, ...(eventClaim ? { eventSha256: eventClaim.eventSha256 } : {}) });
-          if (!claim.claimed) {
-            const existing = claim.existing;
+          const delivery = { id: p.deliveryId, triggerId: p.trigger.id, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, ...(p.eventSha256 !== undefined ? { eventSha256: p.eventSha256 } : {}) };
+          const existing = p.eventSha256 !== undefined ? group.existingClaim(p.trigger.id, p.eventSha256) : undefined;
+          if (existing) {
             answers.push(existing.task_id ? () => p.resolve({ taskId: existing.task_id as string, deliveryId: existing.delivery_id, duplicate: true }) : () => p.reject(new FengYuError('webhook_event_interrupted')));
             continue;
           }
-          this.deps.afterClaim?.();
+          // refused: the audit row is FAILED with the reason, and no claim is written (a retry may run)
           const refuse = (err: unknown) => {
             const now = this.deps.clock.now();
-            group.refused(p.deliveryId, errorInfo(err), this.iso(now), now, eventClaim);
+            group.record({ ...delivery, failed: errorInfo(err), completedAt: this.iso(now), completedMs: now });
             answers.push(() => p.reject(err));
           };
           if (!p.prepared) {
@@ -431,7 +434,9 @@ export class WebhookService {
             continue;
           }
           admitted.push(result);
-          group.submitted(p.deliveryId, result.task.id, deliveryStateOf(result.task), eventClaim);
+          // claim, audit row and task row, each written once
+          group.record({ ...delivery, taskId: result.task.id, state: deliveryStateOf(result.task) });
+          this.deps.afterClaim?.();
           if (this.deliveryOfTask.size >= 10_000) this.deliveryOfTask.clear();
           this.deliveryOfTask.set(result.task.id, { id: p.deliveryId, acceptedMs: p.acceptedMs });
           answers.push(() => p.resolve({ taskId: result.task.id, deliveryId: p.deliveryId, duplicate: false }));

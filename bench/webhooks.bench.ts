@@ -36,7 +36,8 @@ import { fmt, median, p99 } from './stats';
  * in one transaction) over the real workflows domain and database, with a real executor (fair
  * queue, SQLite task store) whose task bodies do nothing: what a delivery costs up to its answer.
  * A/B in the same run: the same route committing each delivery alone (claim, task, audit update:
- * three commits), as on a connection without the grouped path. "With the real executor" sends
+ * three commits), as on a connection without the grouped path, with an executor of its own (so
+ * each task's end is followed only by the service that accepted it, as in the host). "With the real executor" sends
  * waves of 32 (within one owner's interactive allowance) to the full host, whose tasks run a
  * one-step workflow; it is bounded by how fast tasks run, not by the route.
  */
@@ -179,9 +180,7 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     single.decorate('workflows', host.app.workflows);
     const singleService = registerWebhookRoutes(host.ctx, single, oneByOne(singleExecutor));
     await single.listen({ host: '127.0.0.1', port: 0 });
-    await singleService.start();
     await accept.listen({ host: '127.0.0.1', port: 0 });
-    await service.start();
     const acceptPort = (accept.server.address() as { port: number }).port;
     const made = await service.create('default', def.id, { permissionMode: 'full-access' });
     const acceptUrl = new URL(`http://127.0.0.1:${acceptPort}/api/workflow-hooks/${made.trigger.id}`);
@@ -218,9 +217,9 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     const singles = merge(alone[0] as Load, alone[1] as Load);
     await sender.load(acceptUrl, dupHeaders, body, 1);
     const dups = await sender.load(acceptUrl, dupHeaders, body, MEASURED / 2);
-    out.push(row('floor: bare Fastify route, one SQLite insert', floor));
-    out.push(row('accept path, new event id each (claim + audit row + task row, group-committed)', hooks, floor));
-    out.push(row('A/B: the same route, each delivery committed alone (3 commits)', singles, floor));
+    out.push(row('floor: bare Fastify route, one SQLite insert (sender in its own process)', floor));
+    out.push(row('accept path, new event id each (claim + audit row + task row, group-committed; the no-op tasks start and end in this process too)', hooks, floor));
+    out.push(row('A/B: the same route, each delivery committed alone (3 commits; an executor of its own)', singles, floor));
     out.push(row('accept path, repeated event id (duplicate answer)', dups, floor));
     ratios.webhook_accept_vs_floor = hooks.perSecond / floor.perSecond;
     ratios.webhook_accept_p99_vs_floor_p99 = p99(hooks.latencies) / p99(floor.latencies);
@@ -254,7 +253,7 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
       }
     }
     const e2e: Load = { perSecond: (waves * 32) / ((performance.now() - t0) / 1000), latencies, statuses };
-    out.push(row('real executor: waves of 32, each run to the end (tasks/s)', e2e, floor));
+    out.push(row('real executor: waves of 32, each run to the end (tasks/s; client in this process)', e2e, floor));
     out.push('', `${MEASURED} measured requests per path after ${WARMUP} warm-ups, ${IN_FLIGHT} in flight; latency is client-observed (request sent → answer read). load after: ${loadAverage()}`);
     await host.close();
     await bare.close();

@@ -178,7 +178,7 @@ export async function run(): Promise<{ lines: string[]; ratios: Record<string, n
     });
     const single = Fastify({ bodyLimit: 1024 * 1024 });
     single.decorate('workflows', host.app.workflows);
-    const singleService = registerWebhookRoutes(host.ctx, single, oneByOne(singleExecutor));
+    registerWebhookRoutes(host.ctx, single, oneByOne(singleExecutor));
     await single.listen({ host: '127.0.0.1', port: 0 });
     await accept.listen({ host: '127.0.0.1', port: 0 });
     const acceptPort = (accept.server.address() as { port: number }).port;

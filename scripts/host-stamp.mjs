@@ -1,11 +1,12 @@
 // The stamp of the sources the compiled host (dist/host) is built from: SHA-256 over the path,
-// size and mtime of every file under these folders (tests excluded). Cheap enough for every start.
+// size and mtime of every file under these folders (tests excluded), and of package-lock.json
+// (the dependencies bundled into it). Cheap enough for every start.
 import { createHash } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
-export const HOST_SOURCES = ['packages/host/src', 'packages/protocol/src', 'packages/plugin-sdk/src', 'scripts/build-host.mjs'];
+export const HOST_SOURCES = ['packages/host/src', 'packages/protocol/src', 'packages/plugin-sdk/src', 'scripts/build-host.mjs', 'package-lock.json'];
 
 function walk(path, out) {
   const s = statSync(path);

@@ -13,7 +13,7 @@ import { frontDoorRewriteUrl, installFrontDoor } from './front-door';
 import { collectRoutes, openApiDocument } from './openapi';
 import { typedRoutes } from './route-types';
 import { serveUi } from './static';
-import { routeValidatorCompiler } from './validation';
+import { type RouteValidatorCompiler, routeValidatorCompiler } from './validation';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,6 +40,8 @@ export interface Host {
   token: string;
   ctx: HostContext;
   app: FastifyInstance;
+  /** The routes' request validators (compiled on first use; `compileAll()` compiles the rest). */
+  validators: RouteValidatorCompiler;
   close(): Promise<void>;
 }
 
@@ -55,7 +57,8 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const verifier = new TokenVerifier(ctx.db, token);
 
   const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl }) as unknown as FastifyInstance;
-  app.setValidatorCompiler(routeValidatorCompiler());
+  const validators = routeValidatorCompiler();
+  app.setValidatorCompiler(validators);
   const routes = collectRoutes(app);
   app.decorateRequest('owner', '');
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
@@ -94,6 +97,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
     token,
     ctx,
     app,
+    validators,
     async close() {
       if (closed) return;
       closed = true;

@@ -163,7 +163,7 @@ export async function pendingMigrations(db: Db, dir = MIGRATIONS_DIR): Promise<s
   const exists = await tableExists(db, 'schema_migrations');
   const done = exists ? new Set((await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name as string)) : new Set<string>();
   return migrationFiles(dir)
-    .map((f) => f.replace(/\.(ts|js)$/, ''))
+    .map((f) => f.replace(/\.(ts|js|mjs)$/, ''))
     .filter((n) => !done.has(n));
 }
 
@@ -178,7 +178,7 @@ async function tableExists(db: Db, name: string): Promise<boolean> {
 
 function migrationFiles(dir: string): string[] {
   return readdirSync(dir)
-    .filter((f) => /^\d{3}-.*\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
+    .filter((f) => /^\d{3}-.*\.(ts|js|mjs)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
     .sort();
 }
 
@@ -188,7 +188,7 @@ async function applyPending(db: Db, dir: string, postgres: boolean): Promise<str
   const files = migrationFiles(dir);
   const applied: string[] = [];
   for (const file of files) {
-    const name = file.replace(/\.(ts|js)$/, '');
+    const name = file.replace(/\.(ts|js|mjs)$/, '');
     if (done.has(name)) continue;
     const mod = (await import(pathToFileURL(join(dir, file)).href)) as { up: (db: Db) => Promise<void> };
     await db.transaction().execute(async (trx) => {

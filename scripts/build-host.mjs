@@ -81,7 +81,7 @@ export async function buildHost() {
   const entryPoints = { fengyu: join(root, 'packages/host/src/cli/main.ts') };
   for (const f of readdirSync(migrations).filter((f) => /^\d{3}-.*\.ts$/.test(f) && !f.includes('.test.'))) entryPoints[`migrations/${f.replace(/\.ts$/, '')}`] = join(migrations, f);
   try {
-    await build({
+    const result = await build({
       entryPoints,
       outdir: staging,
       bundle: true,
@@ -96,7 +96,10 @@ export async function buildHost() {
       logLevel: 'warning',
       sourcemap: 'linked',
       legalComments: 'none',
+      metafile: !!process.env.FENGYU_BUILD_META,
     });
+    // what went into which file (for size and start-up work): FENGYU_BUILD_META=<file>
+    if (result.metafile) writeFileSync(process.env.FENGYU_BUILD_META, JSON.stringify(result.metafile));
     // Replace file by file: chunks first, then the migrations and the entry; the stamp last.
     const built = listFiles(staging);
     const order = (f) => (f.startsWith('chunks/') ? 0 : f.startsWith('migrations/') ? 1 : 2);

@@ -18,11 +18,12 @@ function walk(path, out) {
   return out;
 }
 
-export function hostStamp() {
+/** The stamp of the host's sources under `base` (the repository). */
+export function hostStamp(base = root) {
   const hash = createHash('sha256');
   for (const dir of HOST_SOURCES) {
-    const files = walk(join(root, dir), []).sort((a, b) => (a[0] < b[0] ? -1 : 1));
-    for (const [file, s] of files) hash.update(`${relative(root, file)}\0${s.size}\0${s.mtimeMs}\n`);
+    const files = walk(join(base, dir), []).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    for (const [file, s] of files) hash.update(`${relative(base, file)}\0${s.size}\0${s.mtimeMs}\n`);
   }
   return hash.digest('hex');
 }

@@ -1,6 +1,4 @@
 import { Command } from 'commander';
-import { runCommand } from './run-command';
-import { serveCommand } from './serve-command';
 
 /** `fengyu` — serve the host, run a workflow headless, pack and install plugins. */
 const program = new Command('fengyu').description('FengYu — a local AI agent and workflow host').version('0.1.0');
@@ -11,7 +9,10 @@ program
   .option('-p, --port <port>', 'port (0 picks a free one)', (v) => Number.parseInt(v, 10))
   .option('--home <dir>', 'data directory (default $FENGYU_HOME or ~/.fengyu)')
   .option('--open', 'open the web UI (token included) in the default browser')
-  .action(async (opts: { port?: number; home?: string; open?: boolean }) => serveCommand(opts));
+  .action(async (opts: { port?: number; home?: string; open?: boolean }) => {
+    const { serveCommand } = await import('./serve-command');
+    await serveCommand(opts);
+  });
 
 program
   .command('run <workflow>')
@@ -21,6 +22,7 @@ program
   .option('--home <dir>', 'data directory')
   .option('--mode <mode>', 'permission mode: ask | approve-for-me | full-access')
   .action(async (file: string, opts: { inputs?: string; yes?: boolean; home?: string; mode?: string }) => {
+    const { runCommand } = await import('./run-command');
     process.exitCode = await runCommand(file, opts);
   });
 

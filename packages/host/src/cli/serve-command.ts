@@ -1,8 +1,19 @@
+import { performance } from 'node:perf_hooks';
 import { createHost } from '../http/server';
 import { openInBrowser } from './open-browser';
 
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
 export async function serveCommand(opts: { port?: number; home?: string; open?: boolean }): Promise<void> {
+  const loaded = { at: performance.now(), cpu: cpuMs() };
   const host = await createHost({ port: opts.port, home: opts.home });
+  // FENGYU_START_TRACE=1: where a start's time went since the process began (wall and CPU ms), on stderr
+  if (process.env.FENGYU_START_TRACE === '1') {
+    process.stderr.write(`fengyu start: code loaded at ${loaded.at.toFixed(0)} ms (cpu ${loaded.cpu.toFixed(0)}), listening at ${performance.now().toFixed(0)} ms (cpu ${cpuMs().toFixed(0)})\n`);
+  }
   // Handlers first: a stop signal that arrives as soon as the address is printed is still a clean stop.
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,9 +1,6 @@
 import { FengYuError, isFengYuError } from '@fengyu/protocol';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { createPolicyFetch } from '../net/policy-fetch';
 import { DEFAULT_CALL_TIMEOUT_SECONDS, isStdio, type McpServerConfig, transportOf } from './mcp.config';
@@ -42,18 +39,41 @@ const STDERR_LINES = 20;
 const MAX_TOOLS = 512;
 const MAX_DESCRIPTION = 4000;
 
-/** Remembers the child's pid: the SDK forgets it as soon as it starts closing. */
-class TrackedStdioTransport extends StdioClientTransport {
-  childPid?: number;
-  override async start(): Promise<void> {
-    await super.start();
-    this.childPid = this.pid ?? undefined;
+/** The MCP SDK client, loaded with the first connection: a host with no MCP server in use reads none of it. */
+async function loadSdk() {
+  const [{ Client }, { StdioClientTransport }, { StreamableHTTPClientTransport }, { ErrorCode, McpError }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  /** Remembers the child's pid: the SDK forgets it as soon as it starts closing. */
+  class TrackedStdioTransport extends StdioClientTransport {
+    childPid?: number;
+    override async start(): Promise<void> {
+      await super.start();
+      this.childPid = this.pid ?? undefined;
+    }
   }
+  return { Client, TrackedStdioTransport, StreamableHTTPClientTransport, ErrorCode, McpError };
+}
+
+type McpSdk = Awaited<ReturnType<typeof loadSdk>>;
+let sdkLoading: Promise<McpSdk> | undefined;
+/** Set once loaded: a connection that exists was made with it. */
+let sdk: McpSdk | undefined;
+
+async function mcpSdk(): Promise<McpSdk> {
+  sdkLoading ??= loadSdk().then((loaded) => {
+    sdk = loaded;
+    return loaded;
+  });
+  return sdkLoading;
 }
 
 /** A server that failed to start gets no graceful shutdown: it is stopped at once. */
 function stopChild(transport: Transport): void {
-  const pid = transport instanceof TrackedStdioTransport ? transport.childPid : undefined;
+  const pid = sdk && transport instanceof sdk.TrackedStdioTransport ? transport.childPid : undefined;
   if (!pid) return;
   try {
     process.kill(pid, 'SIGTERM');
@@ -112,7 +132,7 @@ export class McpConnection {
     return new FengYuError('mcp_server_unavailable', { server: this.server, reason });
   }
 
-  private makeTransport(): Transport {
+  private makeTransport({ TrackedStdioTransport, StreamableHTTPClientTransport }: McpSdk): Transport {
     if (isStdio(this.config)) {
       const t = new TrackedStdioTransport({ command: this.config.command, args: this.config.args, env: this.config.env, stderr: 'pipe' });
       t.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
@@ -136,11 +156,17 @@ export class McpConnection {
     const gen = ++this.generation;
     this.state = 'connecting';
     this.error = undefined;
-    const client = new Client(
+    const loaded = await mcpSdk().catch((e: unknown) => {
+      this.state = 'error';
+      this.error = this.describe(e);
+      this.failedAt = this.deps.now();
+      throw this.unavailable(this.error);
+    });
+    const client = new loaded.Client(
       { name: 'fengyu', version: this.deps.clientVersion ?? '0.1.0' },
       { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(gen) } } },
     );
-    const transport = this.makeTransport();
+    const transport = this.makeTransport(loaded);
     const timeout = this.deps.connectTimeoutMs ?? 30_000;
     try {
       await client.connect(transport, { timeout });
@@ -230,7 +256,7 @@ export class McpConnection {
       result = (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout: this.timeoutSeconds * 1000, onprogress })) as McpCallResult;
     } catch (e) {
       if (signal.aborted) throw new FengYuError('tool_cancelled', { name: qualified }, undefined, { cause: e });
-      if (e instanceof McpError && e.code === ErrorCode.RequestTimeout) {
+      if (sdk && e instanceof sdk.McpError && e.code === sdk.ErrorCode.RequestTimeout) {
         throw new FengYuError('tool_timeout', { name: qualified, seconds: this.timeoutSeconds }, undefined, { cause: e });
       }
       if (isFengYuError(e)) throw e;
@@ -247,7 +273,7 @@ export class McpConnection {
     this.client = undefined;
     this.transport = undefined;
     this.tools = [];
-    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
+    if (sdk && transport instanceof sdk.StreamableHTTPClientTransport) await transport.terminateSession().catch(() => {});
     await client?.close().catch(() => {});
   }
 }

@@ -1,6 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { FengYuError } from '@fengyu/protocol';
 import type { LanguageModel } from 'ai';
 import type { BackendConfig } from './backends.settings';
@@ -48,7 +45,7 @@ export class BackendResolver {
       throw new FengYuError('unknown_backend', { backend: backendId, ids: ids.join(', ') || '-' });
     }
     const id = modelId || config.model;
-    return { id: config.id, provider: config.provider, modelId: id, model: this.build(owner, config, id) };
+    return { id: config.id, provider: config.provider, modelId: id, model: await this.build(owner, config, id) };
   }
 
   private apiKey(owner: string, config: BackendConfig): string | undefined {
@@ -57,9 +54,11 @@ export class BackendResolver {
     return undefined;
   }
 
-  private build(owner: string, config: BackendConfig, modelId: string): LanguageModel {
+  /** The provider packages are loaded with the first model built from them. */
+  private async build(owner: string, config: BackendConfig, modelId: string): Promise<LanguageModel> {
     const apiKey = this.apiKey(owner, config);
     if (config.provider === 'openai-compatible') {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       const provider = createOpenAICompatible({
         name: `fengyu-${config.id}`,
         baseURL: config.baseURL ?? '',
@@ -72,8 +71,10 @@ export class BackendResolver {
       throw new FengYuError('backend_key_missing', { backend: config.id, env: config.apiKeyEnv ?? '-' });
     }
     if (config.provider === 'openai') {
+      const { createOpenAI } = await import('@ai-sdk/openai');
       return createOpenAI({ apiKey, ...(config.baseURL ? { baseURL: config.baseURL } : {}) }).chat(modelId);
     }
+    const { createAnthropic } = await import('@ai-sdk/anthropic');
     return createAnthropic({ apiKey, ...(config.baseURL ? { baseURL: config.baseURL } : {}) })(modelId);
   }
 }

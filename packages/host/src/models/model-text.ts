@@ -1,5 +1,6 @@
 import { FengYuError, isFengYuError } from '@fengyu/protocol';
-import { APICallError, type LanguageModel, type ModelMessage, streamText } from 'ai';
+import type { LanguageModel, ModelMessage } from 'ai';
+import { aiSdk, aiSdkIfLoaded } from './ai-sdk';
 
 /**
  * One streamed model call without tools: returns the whole text, reporting each chunk through
@@ -19,6 +20,7 @@ export interface TextCall {
 export async function streamModelText(call: TextCall): Promise<string> {
   let text = '';
   try {
+    const { streamText } = await aiSdk();
     const result = streamText({
       model: call.model,
       system: call.system,
@@ -52,7 +54,7 @@ export function modelError(err: unknown, backendId: string, signal?: AbortSignal
 }
 
 export function safeReason(err: unknown): string {
-  if (APICallError.isInstance(err)) {
+  if (aiSdkIfLoaded()?.APICallError.isInstance(err)) {
     const status = err.statusCode ? `HTTP ${err.statusCode}: ` : '';
     return `${status}${err.message}`.slice(0, 500);
   }

@@ -11,7 +11,7 @@ const shot = { name: 'shot', description: 'd', inputSchema: { type: 'object', pr
 const result = () => attachModelImage({ screenshot: { id: 'f1', name: 's.png', size: 8, sha256: 'x' }, mediaType: 'image/png' }, { data: PNG, mediaType: 'image/png' });
 
 async function roundTrip(imageResults: boolean) {
-  const set = toToolSet([shot], async () => result(), imageResults);
+  const set = await toToolSet([shot], async () => result(), imageResults);
   const tool = set.shot as unknown as { execute: (i: unknown, o: { toolCallId: string }) => Promise<unknown>; toModelOutput: (o: { toolCallId: string; input: unknown; output: unknown }) => unknown };
   const output = await tool.execute({}, { toolCallId: 'c1' });
   return { output, model: tool.toModelOutput({ toolCallId: 'c1', input: {}, output }) };

@@ -1,7 +1,8 @@
 import { FengYuError } from '@fengyu/protocol';
-import { type JSONSchema7, type LanguageModel, type ModelMessage, type ToolSet, dynamicTool, jsonSchema, stepCountIs, streamText } from 'ai';
+import type { JSONSchema7, LanguageModel, ModelMessage, ToolSet } from 'ai';
 import { modelImageOf } from '../tools/model-image';
 import type { Tool } from '../tools/tool';
+import { aiSdk } from './ai-sdk';
 import { modelError } from './model-text';
 
 /**
@@ -81,7 +82,8 @@ function objectSchema(schema: Record<string, unknown>): JSONSchema7 {
   return { properties: {}, ...schema, type: 'object' } as JSONSchema7;
 }
 
-export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'], imageResults = false): ToolSet {
+export async function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'], imageResults = false): Promise<ToolSet> {
+  const { dynamicTool, jsonSchema } = await aiSdk();
   const taken = new Set<string>();
   const set: ToolSet = {};
   // Images attached to results, by tool call, until the SDK turns the result into model input.
@@ -111,7 +113,8 @@ export function toToolSet(tools: readonly Tool[], call: ToolLoopRequest['call'],
 
 export async function runToolLoop(req: ToolLoopRequest): Promise<ToolLoopResult> {
   const maxRounds = req.maxRounds ?? DEFAULT_MAX_ROUNDS;
-  const tools = toToolSet(req.tools, req.call, req.imageResults ?? acceptsImageResults(req.model));
+  const tools = await toToolSet(req.tools, req.call, req.imageResults ?? acceptsImageResults(req.model));
+  const { stepCountIs, streamText } = await aiSdk();
   let text = '';
   let toolCalls = 0;
   try {

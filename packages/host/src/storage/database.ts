@@ -1,9 +1,10 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { BACKSTOP_PAGES, type Checkpointer, startCheckpointer } from './checkpointer';
 import { PostgresDdlPlugin } from './postgres-ddl';
 
@@ -116,17 +117,25 @@ export function openDatabase(home: string, mode: 'file' | 'memory' = 'file', syn
   };
 }
 
+/** node-postgres, loaded only for a PostgreSQL database (a SQLite host never reads it). */
+export function loadPg(): typeof pg {
+  return createRequire(import.meta.url)('pg') as typeof pg;
+}
+
 /** 64-bit integers (counts, millisecond instants) are read as numbers, as SQLite returns them. */
-const PG_TYPES = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC) return (v: string) => Number(v);
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+function pgTypes(driver: typeof pg) {
+  return {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === driver.types.builtins.INT8 || oid === driver.types.builtins.NUMERIC) return (v: string) => Number(v);
+      return driver.types.getTypeParser(oid, format);
+    },
+  };
+}
 
 /** A pool on a PostgreSQL database (`postgres://…`); connections are opened on first use. */
 export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: PG_TYPES as pg.CustomTypesConfig });
+  const driver = loadPg();
+  const pool = new driver.Pool({ connectionString: url, max: poolSize, types: pgTypes(driver) as pg.CustomTypesConfig });
   // An idle connection dropped by the server must not crash the host; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });

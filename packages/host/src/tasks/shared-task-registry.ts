@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import type { Db } from '../storage/database';
+import { type Db, loadPg } from '../storage/database';
 import { CancelSlot } from './canceller';
 import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
 import { type LiveRow, SharedTaskStore } from './shared-task.store';
@@ -219,7 +219,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private async tryLead(): Promise<void> {
     try {
       if (!this.lockClient) {
-        const client = new pg.Client({ connectionString: this.deps.url, application_name: 'fengyu-dispatcher' });
+        const client = new (loadPg().Client)({ connectionString: this.deps.url, application_name: 'fengyu-dispatcher' });
         client.on('error', () => this.resign(client));
         await client.connect();
         this.lockClient = client;

@@ -188,6 +188,7 @@ export class AgentService {
       [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }],
       (raw) => repo.insertRaw(raw, row),
       (trx) => repo.insert(row, trx),
+      true,
     );
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(

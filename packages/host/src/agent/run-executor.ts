@@ -46,6 +46,8 @@ export class ActiveRun implements StepHost {
   private state: RunState;
   private status: RunStatus = 'running';
   private closed = false;
+  /** Steps of this run started and not yet settled or parked. */
+  private inFlight = 0;
   private failure?: unknown;
   private resolveEnd!: (s: RunStatus) => void;
 
@@ -94,9 +96,11 @@ export class ActiveRun implements StepHost {
 
   /**
    * Commits events with an optional change of the run row and of one step's row, in one
-   * transaction. On SQLite the commit is grouped with every other commit made in the same turn of
-   * the event loop (other steps of this run, other runs) into one transaction of prepared
-   * statements; on other dialects, and for a change given as a function, it goes through Kysely.
+   * transaction. On SQLite, while at most one step of this run is in flight the commit is written
+   * at once unless another run committed in this turn of the event loop; otherwise it is grouped
+   * with every other commit of the turn (other steps of this run, other runs) into one
+   * transaction of prepared statements. On other dialects, and for a change given as a function,
+   * it goes through Kysely.
    */
   commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
     if (this.closed) return Promise.resolve();
@@ -107,7 +111,8 @@ export class ActiveRun implements StepHost {
       if (typeof more === 'function') await more(trx);
       else if (more) await repo.upsertStep(more, trx);
     };
-    if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow);
+    const solo = this.inFlight <= 1;
+    if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
     const raw =
       row || more
         ? (db: Database.Database) => {
@@ -115,7 +120,7 @@ export class ActiveRun implements StepHost {
             if (more) repo.upsertStepRaw(db, more);
           }
         : undefined;
-    return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined);
+    return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo);
   }
 
   /** Entry point: announce a supplied plan, apply reusable steps, and hand over to the reducer. */
@@ -180,14 +185,25 @@ export class ActiveRun implements StepHost {
   private async runStep(stepId: string): Promise<void> {
     const step = this.plan?.steps.find((s) => s.id === stepId) as PlanStep;
     if (this.state.phase === 'ended') return;
+    // Steps whose tools answer from memory and whose commits are written at once would run a
+    // whole plan in one turn of the event loop: every run lets the loop turn after a slice of work.
+    const turn = this.deps.events.turn.yieldIfLong();
+    if (turn) {
+      await turn;
+      // the run may have ended (cancel, failure, shutdown) while the loop turned
+      if (this.hasEnded()) return;
+    }
     if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
     let end: Awaited<ReturnType<StepRunner['run']>>;
+    this.inFlight += 1;
     try {
       end = await this.steps.run(step);
     } catch (err) {
       // A shutdown aborts calls mid-flight; after it nothing is recorded. Any other throw fails the run.
       if (this.closed || this.hasEnded()) return;
       return this.failWith(err);
+    } finally {
+      this.inFlight -= 1;
     }
     if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
     if (end.ok) this.results.set(stepId, end.result);

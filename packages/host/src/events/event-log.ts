@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
+import { LoopTurn } from './turn';
 
 /**
  * The append-only run event log. Every change of a run's state is appended here in the same
@@ -50,6 +51,8 @@ export class EventLog {
   constructor(
     db: Db,
     private readonly clock: Clock,
+    /** The turns of the event loop the group commit and the runner's slices follow. */
+    readonly turn: LoopTurn = new LoopTurn(),
   ) {
     this.db = db.withTables<EventTables>();
     if (dialectOf(db) === 'postgres') this.shared = { delivered: new Map(), gaps: new Map(), chains: new Map() };
@@ -73,20 +76,58 @@ export class EventLog {
   }
 
   /**
-   * Group commit: the commit is queued and written with every other commit queued in the same
-   * turn of the event loop (any run) in one SQLite transaction, at the end of that turn; each
-   * caller's promise settles after the write, and its events are published then. Commits keep
-   * their queue order (a run's events keep theirs). A commit that fails is retried alone, so it
-   * fails only its own caller. `slow` is the same change through Kysely: used when the database
-   * is not SQLite, while a Kysely transaction holds the connection, for a commit with no `raw`
-   * form, and for a run's later commits while one of its Kysely commits is pending.
+   * Group commit. A `solo` commit (its caller knows no other commit of its run is coming in this
+   * turn of the event loop) is written at once, alone, when no commit is queued and no other run
+   * has committed in this turn: a lone serial run never waits for a turn to end. Any other commit
+   * is queued and written with every commit queued in the same turn (any run) in one SQLite
+   * transaction at the end of that turn. Each caller's promise settles after the write, and its
+   * events are published then. Commits keep their queue order (a run's events keep theirs). A
+   * commit that fails is retried alone, so it fails only its own caller. `slow` is the same
+   * change through Kysely: used when the database is not SQLite, while a Kysely transaction holds
+   * the connection, for a commit with no `raw` form, and for a run's later commits while one of
+   * its Kysely commits is pending.
    */
-  commitGrouped(runId: string, events: NewEvent[], raw: ((db: Database.Database) => void) | undefined, slow?: (trx: Trx) => Promise<void>): Promise<RunEvent[]> {
+  commitGrouped(runId: string, events: NewEvent[], raw: ((db: Database.Database) => void) | undefined, slow?: (trx: Trx) => Promise<void>, solo = false): Promise<RunEvent[]> {
     if (!this.raw) return this.commit(runId, events, slow);
+    if (solo && this.queued.length === 0 && this.publishing === 0 && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
+      if (this.turnRun === undefined) {
+        this.turnRun = runId;
+        this.turn.atEnd(this.endTurn);
+      }
+      return this.writeAlone({ runId, events, raw, slow, resolve: () => {}, reject: () => {} });
+    }
     return new Promise<RunEvent[]>((resolve, reject) => {
       this.queued.push({ runId, events, raw, slow, resolve, reject });
-      if (this.queued.length === 1) setImmediate(this.flushQueued);
+      if (this.queued.length === 1) this.turn.atEnd(this.flushQueued);
     });
+  }
+
+  /** The run whose commit was written at once in the current turn (later runs' commits group). */
+  private turnRun?: string;
+  private readonly endTurn = (): void => {
+    this.turnRun = undefined;
+  };
+  /** Listeners being called: a commit they make waits for the turn's end (no nested publish). */
+  private publishing = 0;
+
+  /** Whether a commit can be written now through prepared statements (else it goes through Kysely). */
+  private fastFits(runId: string, raw: unknown, slow: unknown): boolean {
+    return !(this.raw as Database.Database).inTransaction && !this.slowRuns.has(runId) && !(!raw && slow);
+  }
+
+  /** One commit in its own transaction, published after it; the promise says how it went. */
+  private writeAlone(item: Queued): Promise<RunEvent[]> {
+    const raw = this.raw as Database.Database;
+    const seq = this.seqs.get(item.runId);
+    let written: RunEvent[];
+    try {
+      written = raw.transaction(() => this.writeRaw(raw, item))();
+    } catch (err) {
+      seq === undefined ? this.seqs.delete(item.runId) : this.seqs.set(item.runId, seq);
+      return Promise.reject(err);
+    }
+    for (const e of written) this.publish(e);
+    return Promise.resolve(written);
   }
 
   /** Writes the queued group commits now (a shutdown does, before it records its own events). */
@@ -239,12 +280,17 @@ export class EventLog {
       delivered.set(event.runId, event.seq);
       this.shared?.gaps.delete(event.runId);
     }
-    for (const l of [...set]) {
-      try {
-        l(event);
-      } catch {
-        // a failing subscriber never affects the run or other subscribers
+    this.publishing += 1;
+    try {
+      for (const l of [...set]) {
+        try {
+          l(event);
+        } catch {
+          // a failing subscriber never affects the run or other subscribers
+        }
       }
+    } finally {
+      this.publishing -= 1;
     }
   }
 

@@ -70,6 +70,28 @@ describe('supplied workflow runs', () => {
     expect(bad.status).toBe(400);
   });
 
+  it('a long chain of steps that answer at once lets the event loop turn while it runs', async () => {
+    // 64 steps (the most a plan holds), each writing a sizeable result: far more work than one slice
+    const n = 64;
+    const text = 'x'.repeat(20_000);
+    const before = t.tools.calls.get('echo') ?? 0;
+    // what each turn of the loop sees of the run: how many of its steps had run by then
+    const seen = new Set<number>();
+    let ticking = true;
+    const tick = () => {
+      seen.add((t.tools.calls.get('echo') ?? 0) - before);
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const runId = await run({ config: auto, inputs: { text }, workflow: { steps: Array.from({ length: n }, (_, i) => ({ id: `s${i}`, tool: 'echo', arguments: { text: '{{inputs.text}}' }, ...(i ? { dependsOn: [`s${i - 1}`] } : {}) })) } });
+    const events = await t.stream(runId);
+    ticking = false;
+    expect(events.at(-1)?.type).toBe('complete');
+    expect((t.tools.calls.get('echo') ?? 0) - before).toBe(n);
+    // the loop turned in the middle of the run, not only before its first step and after its last
+    expect([...seen].some((k) => k > 0 && k < n)).toBe(true);
+  });
+
   it('pauses at the plan gate and adopts an edited plan', async () => {
     const runId = await run({ config: { permissionMode: 'full-access' }, workflow: { steps: [{ id: 'one', tool: 'echo', arguments: { value: 1 } }] } });
     const gate = await t.waitFor(runId, 'plan_approval_requested');

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type RunRow, RunRepository, type StepRow } from '../../src/agent/run.repository';
 import { EventLog } from '../../src/events/event-log';
+import { LoopTurn } from '../../src/events/turn';
 import { migrate, type OpenedSqlite, openDatabase, preparedOf } from '../../src/storage/database';
 
 /**
@@ -33,6 +34,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  vi.useRealTimers();
   await opened.close();
   rmSync(home, { recursive: true, force: true });
 });
@@ -131,6 +133,77 @@ describe('SQLite fast path of the event log and run rows', () => {
     const a = await snapshot('a');
     expect(a.events.map((e) => (e as { seq: number }).seq)).toEqual([1, 2, 3]);
     expect((a.steps[0] as { status: string }).status).toBe('done');
+  });
+
+  it('a lone commit is written at once: a serial run never waits for the loop to turn', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    await log.commit('r', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('r'), trx));
+    const seen: number[] = [];
+    log.subscribe('r', (e) => seen.push(e.seq));
+    vi.useFakeTimers({ toFake: ['setImmediate', 'setTimeout', 'setInterval', 'queueMicrotask'] });
+    try {
+      // one step after the other, each awaited: nothing can advance the (fake) timers in between
+      for (let i = 0; i < 3; i++) {
+        const step = stepRow('r', { step_id: `s${i}`, status: 'done' });
+        const written = await log.commitGrouped('r', [{ type: 'audit', kind: `step ${i}` } as never], (raw) => repo.upsertStepRaw(raw, step), async (trx) => repo.upsertStep(step, trx), true);
+        expect(written.map((e) => e.seq)).toEqual([i + 2]);
+      }
+      expect(seen).toEqual([2, 3, 4]);
+      expect((await snapshot('r')).steps).toHaveLength(3);
+      // another run committing in the same turn groups: it waits for the end of the turn
+      await log.commit('q', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('q'), trx));
+      let other = false;
+      const pending = log.commitGrouped('q', [{ type: 'audit', kind: 'other' } as never], undefined, undefined, true).then(() => {
+        other = true;
+      });
+      // so does a later commit of the first run (the queue keeps its order)
+      const mine = log.commitGrouped('r', [{ type: 'audit', kind: 'after' } as never], undefined, undefined, true);
+      await Promise.resolve();
+      expect(other).toBe(false);
+      expect(seen).toEqual([2, 3, 4]);
+      vi.runOnlyPendingTimers();
+      await pending;
+      expect((await mine)[0]?.seq).toBe(5);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a commit not marked solo, or made while listeners are being called, waits for the end of the turn', async () => {
+    const log = new EventLog(opened.db, clock);
+    await log.commit('r', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('r'), trx));
+    const order: string[] = [];
+    log.subscribe('r', (e) => {
+      order.push(`publish ${e.seq}`);
+      if (e.seq === 2) void log.commitGrouped('r', [{ type: 'audit', kind: 'from a listener' } as never], undefined, undefined, true).then(() => order.push('nested written'));
+    });
+    const grouped = log.commitGrouped('r', [{ type: 'audit', kind: 'grouped' } as never], undefined);
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    await grouped;
+    expect(order).toEqual(['publish 2']);
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['publish 2', 'publish 3', 'nested written']);
+  });
+
+  it('the loop turns once a turn has run a slice, for every caller at once', async () => {
+    let now = 0;
+    const turn = new LoopTurn(() => now, 5);
+    expect(turn.yieldIfLong()).toBeUndefined();
+    now = 4;
+    expect(turn.yieldIfLong()).toBeUndefined();
+    now = 5;
+    const a = turn.yieldIfLong();
+    const b = turn.yieldIfLong();
+    expect(a).toBeDefined();
+    expect(b).toBe(a);
+    const ended: string[] = [];
+    turn.atEnd(() => ended.push('end'));
+    await a;
+    expect(ended).toEqual(['end']);
+    // a new turn starts its own slice
+    expect(turn.yieldIfLong()).toBeUndefined();
   });
 
   it('a grouped commit goes through Kysely while a Kysely transaction holds the connection, and keeps the run order', async () => {

@@ -1,0 +1,61 @@
+import { performance } from 'node:perf_hooks';
+
+/** Synchronous work (ms) after which the runner lets the event loop turn (I/O, timers, SSE writes). */
+export const SLICE_MS = 5;
+
+/**
+ * The current turn of the event loop as the code that asks sees it: a turn opens at the first
+ * call made in it and ends in the loop's check phase (setImmediate), after the callback that
+ * opened it and every promise continuation that callback set off. Work registered for the end of
+ * a turn runs there, in registration order; work registered while it runs belongs to the next turn.
+ */
+export class LoopTurn {
+  private open = false;
+  private openedAt = 0;
+  private ending: Array<() => void> = [];
+  private next?: Promise<void>;
+
+  constructor(
+    private readonly now: () => number = () => performance.now(),
+    private readonly sliceMs = SLICE_MS,
+  ) {}
+
+  private ensureOpen(): void {
+    if (this.open) return;
+    this.open = true;
+    this.openedAt = this.now();
+    setImmediate(this.close);
+  }
+
+  private readonly close = (): void => {
+    this.open = false;
+    const fns = this.ending;
+    this.ending = [];
+    for (const fn of fns) fn();
+  };
+
+  /** Runs `fn` when the current turn ends. */
+  atEnd(fn: () => void): void {
+    this.ensureOpen();
+    this.ending.push(fn);
+  }
+
+  /**
+   * Nothing while the current turn has run less than the slice; after that, a promise settled at
+   * the turn's end, the same one for every caller, so that every caller lets the loop turn
+   * together (a caller that kept going would hold the loop for all the others).
+   */
+  yieldIfLong(): Promise<void> | undefined {
+    this.ensureOpen();
+    if (this.next) return this.next;
+    if (this.now() - this.openedAt < this.sliceMs) return undefined;
+    const next = new Promise<void>((resolve) => {
+      this.ending.push(() => {
+        this.next = undefined;
+        resolve();
+      });
+    });
+    this.next = next;
+    return next;
+  }
+}

@@ -234,6 +234,13 @@ async function webhooksOverHttp(c: Client, workflowId: string, waves: number) {
 /** Progress on stderr (the tables go to stdout). */
 const note = (what: string) => process.stderr.write(`[host bench ${new Date().toISOString().slice(11, 19)}] ${what}\n`);
 
+/**
+ * `BENCH_HOST_ONLY=chains,dag,rps,health,tasks,full` runs only those sections of the host figures
+ * (while iterating on one of them; the skipped ones print n/a). Unset: every section.
+ */
+const ONLY = process.env.BENCH_HOST_ONLY?.split(',').map((x) => x.trim()).filter(Boolean);
+const want = (section: string) => !ONLY || ONLY.includes(section);
+
 const stats = (v: number[]) => `${fmt(median(v), 2)} | ${fmt(p99(v), 2)}`;
 const totals = (ts: RunTiming[]) => ts.map((t) => t.totalMs);
 
@@ -247,7 +254,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
   note('floors');
   const echo = await echoFloor(quick ? 2000 : 10_000);
   const floorN = await sqliteFloor('normal', quick ? 1000 : 4000);
-  const floorF = quick ? undefined : await sqliteFloor('full', 2000);
+  const floorF = quick || !want('full') ? undefined : await sqliteFloor('full', 2000);
   const bareStarts: number[] = [];
   for (let i = 0; i < 3; i++) {
     const f = await floorProcess(['http']);
@@ -289,7 +296,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     const idleHealth = await healthWhile(c, undefined, quick ? 100 : 300);
 
     note('chains');
-    const chains = await interleaved(c, { builtin: chainOf(BUILTIN, 40), plugin: chainOf(PLUGIN, 40) }, reps);
+    const chains = want('chains') ? await interleaved(c, { builtin: chainOf(BUILTIN, 40), plugin: chainOf(PLUGIN, 40) }, reps) : { builtin: [], plugin: [] };
     rss.push(rssLine('idle after the plugin chains (workers started)', host));
     const b = median(totals(chains.builtin ?? []));
     const p = median(totals(chains.plugin ?? []));
@@ -307,7 +314,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     ratios.sse_live_fraction = median(live);
 
     note('dag vs serial');
-    const shapes = await interleaved(c, { serial: chainOf(BUILTIN, 64), dag: dagOf(BUILTIN, 8, 8) }, quick ? 3 : Math.max(5, reps / 2));
+    const shapes = want('dag') ? await interleaved(c, { serial: chainOf(BUILTIN, 64), dag: dagOf(BUILTIN, 8, 8) }, quick ? 3 : Math.max(5, reps / 2)) : { serial: [], dag: [] };
     const serial = median(totals(shapes.serial ?? []));
     const dag = median(totals(shapes.dag ?? []));
     lines.push('', '| 64 steps, POST → `complete` | median ms | p99 ms | ratio to serial | goal |', '|---|---|---|---|---|');
@@ -316,17 +323,19 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     ratios.dag_vs_serial = dag / serial;
 
     note('runs/s');
-    const rps = await runsPerSecond(c, quick ? 80 : 400);
+    const rps = want('rps') ? await runsPerSecond(c, quick ? 80 : 400) : { perSecond: Number.NaN, latencies: [] as number[] };
     lines.push('', '| 8 concurrent clients | per second | median ms | p99 ms | ratio to floor | goal |', '|---|---|---|---|---|---|');
     lines.push(`| floor: bare Fastify route, one SQLite insert (NORMAL) | ${fmt(floorN.perSecond, 0)} | ${stats(floorN.latencies)} | 1.00 | |`);
     lines.push(`| 1-step runs (POST → \`complete\` over SSE) | ${fmt(rps.perSecond, 0)} | ${stats(rps.latencies)} | ${fmt(rps.perSecond / floorN.perSecond, 3)} | ≥ 0.25, p99 ≤ 50 ms |`);
     ratios.runs_per_second_vs_floor = rps.perSecond / floorN.perSecond;
 
     note('health under load');
-    const busy = Promise.all(Array.from({ length: 8 }, async () => {
-      for (let i = 0; i < (quick ? 2 : 5); i++) await runWorkflow(c, chainOf(BUILTIN, 40));
-    }));
-    const busyHealth = await healthWhile(c, busy, 0);
+    const busy = want('health')
+      ? Promise.all(Array.from({ length: 8 }, async () => {
+          for (let i = 0; i < (quick ? 2 : 5); i++) await runWorkflow(c, chainOf(BUILTIN, 40));
+        }))
+      : undefined;
+    const busyHealth = busy ? await healthWhile(c, busy, 0) : [];
     await busy;
     lines.push('', '| `GET /api/health` | answers | median ms | p99 ms | goal |', '|---|---|---|---|---|');
     lines.push(`| idle host | ${idleHealth.length} | ${stats(idleHealth)} | |`);
@@ -334,7 +343,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     ratios.health_p99_busy_vs_idle = p99(busyHealth) / p99(idleHealth);
     lines.push('', `SSE: share of a 40-step built-in run's step time seen live by a subscriber (span of step_complete as received ÷ as committed): median ${fmt(median(live) * 100, 0)}% (goal ≥ 50%).`);
 
-    if (!quick) {
+    if (!quick && want('tasks')) {
       const wfId = await publishWorkflow(c, BUILTIN);
       note('tasks');
       const tasks = await tasksOverHttp(c, wfId, 300);

@@ -93,10 +93,21 @@ export function checkSchema(schema: Record<string, unknown> | undefined, value: 
  */
 export function isCompilableSchema(schema: unknown): boolean {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return false;
+  const key = JSON.stringify(schema);
+  const known = compilable.get(key);
+  if (known !== undefined) return known;
+  let ok: boolean;
   try {
+    // a checker of its own each time: the verdict depends on the schema's text alone
     new Ajv({ strict: false, validateFormats: false }).compile(schema as Record<string, unknown>);
-    return true;
+    ok = true;
   } catch {
-    return false;
+    ok = false;
   }
+  if (compilable.size > 2000) compilable.clear();
+  compilable.set(key, ok);
+  return ok;
 }
+
+/** `isCompilableSchema` verdicts by schema JSON text (a workflow's input schema is checked at every run). */
+const compilable = new Map<string, boolean>();

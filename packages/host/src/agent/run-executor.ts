@@ -46,6 +46,8 @@ export class ActiveRun implements StepHost {
   private state: RunState;
   private status: RunStatus = 'running';
   private closed = false;
+  /** The status this run's row was last given by a commit of this executor (undefined: not yet). */
+  private rowStatus?: RunStatus;
   /** Steps of this run started and not yet settled or parked. */
   private inFlight = 0;
   private failure?: unknown;
@@ -104,6 +106,10 @@ export class ActiveRun implements StepHost {
    */
   commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
     if (this.closed) return Promise.resolve();
+    // A patch of the status alone that the row already holds is not written (a step start's):
+    // rewriting the row (its plan included) would change nothing but updated_at.
+    if (patch?.status !== undefined && patch.status === this.rowStatus && Object.keys(patch).length === 1) patch = undefined;
+    if (patch?.status !== undefined) this.rowStatus = patch.status;
     const row = patch ? { ...patch, updated_at: this.now() } : undefined;
     const repo = this.deps.repo;
     const slow = async (trx: Trx) => {

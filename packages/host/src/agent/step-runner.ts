@@ -15,7 +15,8 @@ import type { StepHost } from './run-types';
 /** Results above this size fail the step instead of bloating the log (bounded outputs). */
 export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 
-type Outcome = { ok: true; result: unknown } | { ok: false; error: string };
+/** `json`: the result as JSON text, when already made (it is made once per result). */
+type Outcome = { ok: true; result: unknown; json?: string } | { ok: false; error: string };
 
 /** How a started step ended: settled (done or failed), or parked (its gate was cancelled). */
 export type StepEnd = ({ kind: 'settled' } & Outcome) | { kind: 'parked' };
@@ -25,6 +26,8 @@ const PARKED: StepEnd = { kind: 'parked' };
 export class StepRunner {
   /** Audit records waiting to be committed with the step's next transition (fewer commits). */
   private readonly pending = new Map<string, NewEvent[]>();
+  /** Fingerprints by step (a plan's steps do not change; an edited plan brings new step objects). */
+  private readonly prints = new WeakMap<PlanStep, string>();
 
   constructor(private readonly active: StepHost) {}
 
@@ -32,6 +35,15 @@ export class StepRunner {
     const events = this.pending.get(stepId) ?? [];
     this.pending.delete(stepId);
     return events;
+  }
+
+  private fingerprint(step: PlanStep): string {
+    let f = this.prints.get(step);
+    if (f === undefined) {
+      f = fingerprint(step);
+      this.prints.set(step, f);
+    }
+    return f;
   }
 
   private index(step: PlanStep): number {
@@ -125,12 +137,17 @@ export class StepRunner {
       { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
-    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: fingerprint(step), reused: 0 });
+    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
     // A call that may take effect starts only once its start is durable (a host that dies during
     // it finds the step running, hence uncertain). A retry-safe call overlaps the start's commit:
-    // both land in the same group commit, and the step settles only after the start is written.
+    // its later commits (retry, end) are queued after the start, in the same group commit or a
+    // later one, and a failed start fails them (they are never written without it).
+    let startFailure: { err: unknown } | undefined;
     if (!tool || !isRetrySafe(tool)) await startWritten;
-    else startWritten.catch(() => undefined);
+    else
+      startWritten.catch((err) => {
+        startFailure = { err };
+      });
     let outcome: Outcome = { ok: false, error: 'not run' };
     let tail: NewEvent[] = [];
     let attempt = 1;
@@ -140,7 +157,7 @@ export class StepRunner {
         outcome = await this.invoke(step, tool, args, approved);
         tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
       } else outcome = await this.modelStep(step, instruction);
-      if (attempt === 1) await startWritten;
+      if (startFailure) throw startFailure.err;
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
       await r.commit([...tail, { type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
       tail = [];
@@ -148,6 +165,7 @@ export class StepRunner {
       delay *= 2;
     }
     const end = await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false, tail);
+    await startWritten;
     if (tool) await this.observe(step, tool, args, outcome);
     return end;
   }
@@ -155,8 +173,8 @@ export class StepRunner {
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean): Promise<Outcome> {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
-    const timeout = AbortSignal.timeout(seconds * 1000);
-    const signal = AbortSignal.any([r.signal, timeout]);
+    const call = callSignal(r.signal, seconds * 1000);
+    const signal = call.signal;
     const ctx: ToolContext = {
       signal,
       owner: r.owner,
@@ -178,11 +196,17 @@ export class StepRunner {
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
       } else outcome = { ok: true, result: result ?? null };
     } catch (err) {
-      if (timeout.aborted && !r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
+      if (call.timedOut() && !r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
       else if (r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
       else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
+    } finally {
+      call.dispose();
     }
-    if (outcome.ok && byteLength(outcome.result) > MAX_RESULT_BYTES) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
+    if (outcome.ok) {
+      const json = jsonOf(outcome.result);
+      if (json === undefined || Buffer.byteLength(json) > MAX_RESULT_BYTES) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
+      else outcome.json = json;
+    }
     return outcome;
   }
 
@@ -238,12 +262,12 @@ export class StepRunner {
         step_id: step.id,
         status,
         attempts,
-        result: outcome.ok ? JSON.stringify(outcome.result ?? null) : null,
+        result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : null,
         error: outcome.ok ? null : outcome.error,
         started_at: fresh ? r.now() : null,
         finished_at: r.now(),
         duration_ms: durationMs,
-        fingerprint: fingerprint(step),
+        fingerprint: this.fingerprint(step),
         reused: 0,
       },
     );
@@ -255,11 +279,37 @@ function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): N
   return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: redactSecrets(args, tool.inputSchema) };
 }
 
-function byteLength(v: unknown): number {
+/**
+ * The signal of one tool call: aborted when the run is, or when `ms` pass (a TimeoutError). One
+ * controller and one timer, both released when the call settles.
+ */
+function callSignal(run: AbortSignal, ms: number): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
+  const ctl = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ctl.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, ms);
+  timer.unref();
+  const onAbort = () => ctl.abort(run.reason);
+  if (run.aborted) onAbort();
+  else run.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: ctl.signal,
+    timedOut: () => timedOut,
+    dispose: () => {
+      clearTimeout(timer);
+      run.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** The value as JSON text; undefined when it has none (a cycle, a BigInt). */
+function jsonOf(v: unknown): string | undefined {
   try {
-    return Buffer.byteLength(JSON.stringify(v) ?? '');
+    return JSON.stringify(v ?? null);
   } catch {
-    return Number.POSITIVE_INFINITY;
+    return undefined;
   }
 }
 

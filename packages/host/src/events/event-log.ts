@@ -31,6 +31,16 @@ interface Queued {
   reject: (err: unknown) => void;
 }
 
+/**
+ * The payload of a written event as the JSON text stored in the log (the event without type,
+ * runId, seq and ts), kept so that the SSE frame is not made by a second JSON.stringify. Absent
+ * when the payload itself holds one of those keys.
+ */
+export const payloadJson = new WeakMap<RunEvent, string>();
+
+const ENVELOPE = ['type', 'runId', 'seq', 'ts'];
+const keepsEnvelope = (payload: object) => !ENVELOPE.some((k) => Object.hasOwn(payload, k));
+
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;
 /** A hole in a run's sequence read from a shared database is waited for this long, then skipped. */
@@ -81,8 +91,9 @@ export class EventLog {
    * has committed in this turn: a lone serial run never waits for a turn to end. Any other commit
    * is queued and written with every commit queued in the same turn (any run) in one SQLite
    * transaction at the end of that turn. Each caller's promise settles after the write, and its
-   * events are published then. Commits keep their queue order (a run's events keep theirs). A
-   * commit that fails is retried alone, so it fails only its own caller. `slow` is the same
+   * events are published then. Commits keep their queue order (a run's events keep theirs). When
+   * a group fails, each commit is retried alone, so a failing one fails only its own caller and
+   * the commits of its run queued after it (a run's log never skips a transition). `slow` is the same
    * change through Kysely: used when the database is not SQLite, while a Kysely transaction holds
    * the connection, for a commit with no `raw` form, and for a run's later commits while one of
    * its Kysely commits is pending.
@@ -163,11 +174,15 @@ export class EventLog {
       fast.forEach((item, i) => item.resolve(written[i] as RunEvent[]));
       return;
     }
+    // a run's later commits of the group follow its failed one: its log never skips a transition
+    const failed = new Map<string, unknown>();
     for (const item of fast) {
       let one: RunEvent[];
       try {
+        if (failed.has(item.runId)) throw failed.get(item.runId);
         one = raw.transaction(() => this.writeRaw(raw, item))();
       } catch (err) {
+        failed.set(item.runId, err);
         item.reject(err);
         continue;
       }
@@ -204,8 +219,11 @@ export class EventLog {
       for (const e of events) {
         seq += 1;
         const { type, ...payload } = e;
-        insert.run(runId, seq, type, JSON.stringify(payload), ts);
-        out.push({ ...(e as object), runId, seq, ts } as RunEvent);
+        const data = JSON.stringify(payload);
+        insert.run(runId, seq, type, data, ts);
+        const written = { ...(e as object), runId, seq, ts } as RunEvent;
+        if (keepsEnvelope(payload)) payloadJson.set(written, data);
+        out.push(written);
       }
     } catch (err) {
       this.seqs.set(runId, start);
@@ -299,7 +317,12 @@ export class EventLog {
     const rows: EventTables['run_events'][] = stmt
       ? (stmt.all(runId, afterSeq, limit) as EventTables['run_events'][])
       : await this.db.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
-    return rows.map((r) => ({ ...(JSON.parse(r.data) as object), type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts }) as RunEvent);
+    return rows.map((r) => {
+      const payload = JSON.parse(r.data) as object;
+      const e = { ...payload, type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts } as RunEvent;
+      if (keepsEnvelope(payload)) payloadJson.set(e, r.data);
+      return e;
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import { type RunEvent, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { EventLog } from './event-log';
+import { type EventLog, payloadJson } from './event-log';
 
 /**
  * SSE fan-out of a run's log: every persisted event after the cursor (`Last-Event-ID`), then
@@ -22,7 +22,13 @@ export function frame(e: RunEvent): string {
   const hit = frames.get(e);
   if (hit !== undefined) return hit;
   const { type, ...rest } = e;
-  const text = `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
+  // the JSON of { type, ...payload, runId, seq, ts }, from the payload's JSON text when the log kept it
+  const payload = payloadJson.get(e);
+  const data =
+    payload === undefined
+      ? JSON.stringify({ type, ...rest })
+      : `{"type":${JSON.stringify(type)},${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}"runId":${JSON.stringify(e.runId)},"seq":${e.seq},"ts":${JSON.stringify(e.ts)}}`;
+  const text = `id: ${e.seq}\nevent: ${type}\ndata: ${data}\n\n`;
   frames.set(e, text);
   return text;
 }
@@ -43,7 +49,8 @@ export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
 }
 
 export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const done = await log.finished(runId);
+  // without a cursor there is always something to send (a run's log starts with run_created)
+  const done = afterSeq > 0 ? await log.finished(runId) : undefined;
   if (done && afterSeq >= done.lastSeq) {
     await reply.code(204).send();
     return;
@@ -61,9 +68,12 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     if (gapTimer) clearTimeout(gapTimer);
     res.end();
   };
+  // the last terminal or `resumed` event sent: with the whole log replayed, it says whether the run has ended
+  let mark: RunEvent | undefined;
   const send = (e: RunEvent, skipEnd: boolean) => {
     if (ended || e.seq <= last) return;
     last = e.seq;
+    if (e.type === 'resumed' || STREAM_END_EVENTS.includes(e.type)) mark = e;
     res.write(frame(e));
     if (!skipEnd && STREAM_END_EVENTS.includes(e.type)) end();
   };
@@ -109,6 +119,11 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   }
   for (const e of buffered.splice(0)) deliver(e);
   if (ended) return;
+  if (afterSeq === 0 && early.size === 0) {
+    // every event up to `last` was sent: the run has ended when the last of them to end or resume it ended it
+    if (mark && mark.type !== 'resumed') end();
+    return;
+  }
   const after = await log.finished(runId);
   if (after && last >= after.endSeq) end();
 }

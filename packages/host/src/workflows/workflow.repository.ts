@@ -1,7 +1,7 @@
 import type { AgentPlan, JsonSchema } from '@fengyu/protocol';
 import { stableHash } from '@fengyu/protocol';
 import type { Kysely, Transaction } from 'kysely';
-import type { Db } from '../storage/database';
+import { type Db, dialectOf } from '../storage/database';
 
 /** Workflow definitions and their immutable published versions (tables of migration 030). */
 
@@ -74,17 +74,36 @@ export function contentOf(row: Pick<WorkflowRow, 'name' | 'description' | 'input
 
 export class WorkflowRepository {
   private readonly db: Kysely<Tables>;
+  /**
+   * `published` answers by owner, kept while no write went through this repository. Only with a
+   * database this host process alone writes (SQLite); on a shared one other hosts write too.
+   */
+  private readonly publishedCache?: Map<string, Array<{ row: WorkflowRow; version: VersionRow }>>;
+  /** Moves on every write (and at the end of every transaction): an answer read across a move is not kept. */
+  private generation = 0;
 
   constructor(db: Db) {
     this.db = db.withTables<Tables>();
+    if (dialectOf(db) === 'sqlite') this.publishedCache = new Map();
   }
 
-  transaction<T>(fn: (trx: WorkflowTrx) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute(fn);
+  private wrote(): void {
+    this.generation += 1;
+    this.publishedCache?.clear();
+  }
+
+  async transaction<T>(fn: (trx: WorkflowTrx) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction().execute(fn);
+    } finally {
+      this.wrote();
+    }
   }
 
   async insert(row: WorkflowRow): Promise<void> {
+    this.wrote();
     await this.db.insertInto('workflows').values(row).execute();
+    this.wrote();
   }
 
   async get(owner: string, id: string, trx?: WorkflowTrx): Promise<WorkflowRow | undefined> {
@@ -97,6 +116,15 @@ export class WorkflowRepository {
 
   /** Rows of every published workflow of the owner, each with its active version. */
   async published(owner: string): Promise<Array<{ row: WorkflowRow; version: VersionRow }>> {
+    const hit = this.publishedCache?.get(owner);
+    if (hit) return hit;
+    const generation = this.generation;
+    const found = await this.readPublished(owner);
+    if (generation === this.generation) this.publishedCache?.set(owner, found);
+    return found;
+  }
+
+  private async readPublished(owner: string): Promise<Array<{ row: WorkflowRow; version: VersionRow }>> {
     const rows = await this.db.selectFrom('workflows').selectAll().where('owner', '=', owner).where('published_version', 'is not', null).orderBy('id').execute();
     if (rows.length === 0) return [];
     const versions = await this.db
@@ -117,6 +145,7 @@ export class WorkflowRepository {
    * revision moves forward by one. Returns false when another writer got there first.
    */
   async updateAt(owner: string, id: string, revision: number, patch: Partial<WorkflowRow>, trx?: WorkflowTrx): Promise<boolean> {
+    this.wrote();
     const res = await (trx ?? this.db)
       .updateTable('workflows')
       .set({ ...patch, revision: revision + 1 })
@@ -124,16 +153,21 @@ export class WorkflowRepository {
       .where('owner', '=', owner)
       .where('revision', '=', revision)
       .executeTakeFirst();
+    this.wrote();
     return Number(res.numUpdatedRows) === 1;
   }
 
   async delete(owner: string, id: string, trx: WorkflowTrx): Promise<boolean> {
+    this.wrote();
     const res = await trx.deleteFrom('workflows').where('id', '=', id).where('owner', '=', owner).executeTakeFirst();
+    this.wrote();
     return Number(res.numDeletedRows) === 1;
   }
 
   async insertVersion(row: VersionRow, trx: WorkflowTrx): Promise<void> {
+    this.wrote();
     await trx.insertInto('workflow_versions').values(row).execute();
+    this.wrote();
   }
 
   async lastVersion(id: string, trx: WorkflowTrx): Promise<number> {

@@ -89,9 +89,19 @@ export class WorkflowToolSource implements ToolSource {
     return published.map(({ version }) => this.tool(owner, version, catalog));
   }
 
+  /** What a frozen version always makes (its content, schema and revision), made once per version row. */
+  private readonly frozen = new WeakMap<VersionRow, { content: WorkflowContent; inputSchema: JsonSchema; schemaRevision: string }>();
+
   private tool(owner: string, v: VersionRow, catalog: CatalogSnapshot): Tool {
-    const content = contentOf(v);
-    const inputSchema = toolSchema(content.inputSchema);
+    let made = this.frozen.get(v);
+    if (!made) {
+      const content = contentOf(v);
+      const inputSchema = toolSchema(content.inputSchema);
+      made = { content, inputSchema, schemaRevision: stableHash({ inputSchema, version: v.version }) };
+      this.frozen.set(v, made);
+    }
+    const { content, inputSchema, schemaRevision } = made;
+    // availability and effect follow the live catalog (a disabled plugin's tool), never the cache
     const available = content.plan.steps.every((s) => !s.tool || catalog.get(s.tool)?.available === true);
     return {
       name: workflowToolName(v.workflow_id),
@@ -100,7 +110,7 @@ export class WorkflowToolSource implements ToolSource {
       effect: workflowEffect(content, catalog),
       source: 'workflow',
       id: `workflow:${v.workflow_id}`,
-      schemaRevision: stableHash({ inputSchema, version: v.version }),
+      schemaRevision,
       idempotent: false,
       available,
       origin: v.workflow_id,

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type RunRow, RunRepository, type StepRow } from '../../src/agent/run.repository';
-import { EventLog } from '../../src/events/event-log';
+import { EventLog, payloadJson } from '../../src/events/event-log';
+import { frame } from '../../src/events/sse';
 import { LoopTurn } from '../../src/events/turn';
 import { migrate, type OpenedSqlite, openDatabase, preparedOf } from '../../src/storage/database';
 
@@ -185,6 +186,24 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(order).toEqual(['publish 2']);
     await new Promise((r) => setImmediate(r));
     expect(order).toEqual(['publish 2', 'publish 3', 'nested written']);
+  });
+
+  it('an SSE frame made from the stored payload text is the frame made from the event itself', async () => {
+    const log = new EventLog(opened.db, clock);
+    await log.commit('r', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('r'), trx));
+    const events = [
+      { type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: { n: 1, text: 'a "quoted" \u2028 line', list: [1, null] }, attempts: 1, durationMs: 2 },
+      { type: 'cancel_requested' },
+      { type: 'audit', kind: 'hook', runId: 'spoofed', ts: 'spoofed' },
+    ];
+    const written = await log.commitGrouped('r', events as never, undefined, undefined, true);
+    const plain = (e: object) => {
+      const { type, ...rest } = e as { type: string };
+      return JSON.stringify({ type, ...rest });
+    };
+    expect(payloadJson.has(written[0] as never)).toBe(true);
+    expect(payloadJson.has(written[2] as never)).toBe(false); // a payload holding envelope keys is framed from the object
+    for (const e of [...written, ...(await log.read('r', 1))]) expect(frame(e)).toBe(`id: ${e.seq}\nevent: ${e.type}\ndata: ${plain({ ...e })}\n\n`);
   });
 
   it('the loop turns once a turn has run a slice, for every caller at once', async () => {

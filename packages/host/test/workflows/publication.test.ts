@@ -20,9 +20,13 @@ const offline: Tool = {
   invoke: async () => ({ never: true }),
 };
 
+/** A plugin tool the test turns off and on (a plugin disabled and enabled again). */
+let switchOn = true;
+const switchable = (): Tool => ({ ...offline, name: 'switch_tool', id: 'test.plugin:switch_tool', available: switchOn, invoke: async () => ({ switched: true }) });
+
 let t: TestHost;
 beforeAll(async () => {
-  t = await startTestHost({ beforeDomains: (ctx) => ctx.catalog.register({ kind: 'plugin', list: async () => [offline] }) });
+  t = await startTestHost({ beforeDomains: (ctx) => ctx.catalog.register({ kind: 'plugin', list: async () => [offline, switchable()] }) });
 });
 afterAll(async () => {
   await t?.close();
@@ -158,6 +162,37 @@ describe('publication', () => {
     const self = await t.api('PUT', `/api/workflows/${pub.id}`, { revision: pub.revision, plan: { steps: [{ id: 'me', tool: `run_workflow_${pub.id}`, arguments: { text: 'x' } }] } });
     expect(self.status).toBe(400);
     expect(self.body.error.details.map((d: { code: string }) => d.code)).toContain('workflow_nested_tool');
+  });
+
+  it('the workflow tools follow each publish and delete at once, and their availability the live catalog', async () => {
+    // the published list is kept between snapshots: read it before every change
+    const def = (await t.api('POST', '/api/workflows', { name: 'Switch', inputSchema: schema, plan: { steps: [{ id: 'a', tool: 'switch_tool' }] } })).body;
+    expect(await workflowTool(def.id)).toBeUndefined();
+    const v1 = (await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: def.revision })).body;
+    const first = await workflowTool(def.id);
+    expect(first).toMatchObject({ available: true, inputSchema: schema });
+    const wider = { ...schema, properties: { ...schema.properties, more: { type: 'number' } } };
+    const saved = (await t.api('PUT', `/api/workflows/${def.id}`, { revision: v1.revision, inputSchema: wider })).body;
+    expect((await workflowTool(def.id))?.schemaRevision).toBe(first?.schemaRevision);
+    await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: saved.revision });
+    const second = await workflowTool(def.id);
+    expect(second?.inputSchema).toEqual(wider);
+    expect(second?.schemaRevision).not.toBe(first?.schemaRevision);
+
+    // hostile: the plugin tool is turned off after the list was read; the workflow tool is not runnable
+    switchOn = false;
+    try {
+      expect(await workflowTool(def.id)).toMatchObject({ available: false });
+      const res = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'call', tool: `run_workflow_${def.id}`, arguments: { text: 'x' } }] }, config: auto });
+      expect(res.status).toBe(400);
+      const direct = await t.api('POST', `/api/workflows/${def.id}/run`, { version: 'published', inputs: { text: 'x' } });
+      expect(direct.status).toBe(400);
+    } finally {
+      switchOn = true;
+    }
+    expect(await workflowTool(def.id)).toMatchObject({ available: true });
+    await t.api('DELETE', `/api/workflows/${def.id}`);
+    expect(await workflowTool(def.id)).toBeUndefined();
   });
 
   it('removes the tool when the workflow is deleted', async () => {

@@ -58,7 +58,7 @@ export class StepRunner {
     try {
       return await this.runInner(step);
     } catch (err) {
-      return this.settle(step, { ok: false, error: errorText(err) }, 0, this.clock(), true);
+      return this.settle(step, { ok: false, error: errorText(err) }, 0, this.clock(), this.active.now());
     }
   }
 
@@ -66,7 +66,7 @@ export class StepRunner {
     const r = this.active;
     if (step.pinned) {
       await r.commit([{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, attempt: 0, pinned: true }]);
-      return this.settle(step, { ok: true, result: step.pinned.result }, 0, this.clock(), true);
+      return this.settle(step, { ok: true, result: step.pinned.result }, 0, this.clock(), this.active.now());
     }
     let args: Record<string, unknown>;
     let instruction = step.instruction ?? '';
@@ -75,15 +75,15 @@ export class StepRunner {
       if (!step.tool) instruction = String(resolveValue(instruction, this.scope(step)));
     } catch (err) {
       const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : errorText(err);
-      return this.settle(step, { ok: false, error: msg }, 0, this.clock(), true);
+      return this.settle(step, { ok: false, error: msg }, 0, this.clock(), this.active.now());
     }
     const tool = step.tool ? r.catalog.get(step.tool) : undefined;
-    if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, this.clock(), true);
+    if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, this.clock(), this.active.now());
     let gateReason = needsStepGate(step, r.config);
     if (tool) {
       const decision = await this.check(step, tool, args);
       if (decision.decision === 'deny') {
-        return this.settle(step, { ok: false, error: `permission denied for "${tool.name}": ${decision.reason}` }, 0, this.clock(), true);
+        return this.settle(step, { ok: false, error: `permission denied for "${tool.name}": ${decision.reason}` }, 0, this.clock(), this.active.now());
       }
       if (decision.decision === 'ask') gateReason = decision.reason;
     }
@@ -93,7 +93,7 @@ export class StepRunner {
       if (audits.length) await r.commit(audits);
       const outcome = await r.stepGate(step.id, gateReason, { tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), effect: tool?.effect ?? 'model' });
       if (outcome.kind === 'cancelled' || r.cancelRequested()) return PARKED;
-      if (outcome.kind === 'rejected') return this.settle(step, { ok: false, error: outcome.reason }, 0, this.clock(), true);
+      if (outcome.kind === 'rejected') return this.settle(step, { ok: false, error: outcome.reason }, 0, this.clock(), this.active.now());
       approved = true;
     }
     if (r.cancelRequested()) return PARKED;
@@ -130,6 +130,7 @@ export class StepRunner {
   private async execute(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, instruction: string, approved: boolean): Promise<StepEnd> {
     const r = this.active;
     const started = this.clock();
+    const startedAt = r.now();
     const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
     let delay = step.retry?.initialBackoffMs ?? 500;
     const startEvents: NewEvent[] = [
@@ -137,7 +138,7 @@ export class StepRunner {
       { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
-    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: r.now(), finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
+    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
     // A call that may take effect starts only once its start is durable (a host that dies during
     // it finds the step running, hence uncertain). A retry-safe call overlaps the start's commit:
     // its later commits (retry, end) are queued after the start, in the same group commit or a
@@ -164,7 +165,7 @@ export class StepRunner {
       if (!(await sleep(delay, r.signal))) break;
       delay *= 2;
     }
-    const end = await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, false, tail);
+    const end = await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail);
     await startWritten;
     if (tool) await this.observe(step, tool, args, outcome);
     return end;
@@ -249,8 +250,11 @@ export class StepRunner {
     }
   }
 
-  /** Commits the step's end (event + execution row) and reports it. */
-  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, fresh: boolean, before: NewEvent[] = []): Promise<StepEnd> {
+  /**
+   * Commits the step's end (event + execution row) and reports it. The row keeps the instant the
+   * step started (`startedAt`), whether or not its start was written as a row of its own.
+   */
+  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = []): Promise<StepEnd> {
     const r = this.active;
     const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
@@ -264,7 +268,7 @@ export class StepRunner {
         attempts,
         result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : null,
         error: outcome.ok ? null : outcome.error,
-        started_at: fresh ? r.now() : null,
+        started_at: startedAt,
         finished_at: r.now(),
         duration_ms: durationMs,
         fingerprint: this.fingerprint(step),

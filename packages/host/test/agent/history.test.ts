@@ -39,6 +39,10 @@ describe('run history', () => {
     const d = (await t.api('GET', `/api/agent/runs/${runId}`)).body;
     expect(d.plan.steps[0].id).toBe('a');
     expect(d.executions[0]).toMatchObject({ stepId: 'a', status: 'done', attempts: 1, result: { echoed: 7 } });
+    // the step's start instant survives its end being written over the running row
+    const { startedAt, finishedAt } = d.executions[0] as { startedAt?: string; finishedAt: string };
+    expect(typeof startedAt).toBe('string');
+    expect(Date.parse(startedAt as string)).toBeLessThanOrEqual(Date.parse(finishedAt));
     expect(d.events.some((e: { type: string; kind?: string }) => e.type === 'audit' && e.kind === 'permission')).toBe(true);
     expect(d.sandbox).toHaveProperty('mode');
     expect(d.result).toMatchObject({ echoed: 7 });

@@ -41,6 +41,13 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
   const flowNode = declared && texts.length > 0 ? { ...declared, i18n: Object.fromEntries(texts) } : declared;
   const timeoutSeconds = clampTimeout(ai.timeoutSeconds);
   const targetOf = (p: InstalledPlugin): WorkerTarget => ({ pluginId: p.id, version: p.version, root: p.root, dataDir: deps.dataDirOf(p.id), worker: p.manifest.worker.replace(/^(\.\/)+/, ''), network: p.manifest.sandbox?.network === true });
+  // What a call needs from "the plugin as installed now", derived once per installed version: the
+  // repository hands out the same object until an install, upgrade, enable, disable or uninstall.
+  let derived: { from: InstalledPlugin; declared: boolean; target: WorkerTarget } | undefined;
+  const derive = (p: InstalledPlugin) => {
+    if (derived?.from !== p) derived = { from: p, declared: (p.manifest.aiTools ?? []).some((t) => t.name === ai.name && t.method === ai.method), target: targetOf(p) };
+    return derived;
+  };
   return {
     name: ai.name,
     description: ai.description,
@@ -60,10 +67,11 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
       const now = deps.current ? await deps.current(plugin.id) : plugin;
       if (!now) throw new FengYuError('plugin_not_found', { pluginId: plugin.id });
       if (!now.enabled) throw new FengYuError('plugin_disabled', { pluginId: plugin.id });
-      if (!(now.manifest.aiTools ?? []).some((t) => t.name === ai.name && t.method === ai.method)) throw new FengYuError('tool_not_found', { name: ai.name });
+      const { declared: stillDeclared, target } = derive(now);
+      if (!stillDeclared) throw new FengYuError('tool_not_found', { name: ai.name });
       const params = resolveRefs(args ?? {}, ctx.grants ?? [], inputSchema);
       const result = await deps.workers.invoke({
-        target: targetOf(now),
+        target,
         method: ai.method,
         params,
         toolName: ai.name,

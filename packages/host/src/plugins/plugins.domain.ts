@@ -4,14 +4,14 @@ import type { FilesResolver } from '../agent/agent.service';
 import { FileService } from '../files/file.service';
 import { type RunFileEntry, resolveRunFiles } from '../files/run-files';
 import { parsePluginHooks } from '../permissions/hook-config';
-import type { PluginHookProvider } from '../permissions/types';
+import type { PluginHookProvider, PluginHookSet } from '../permissions/types';
 import { processGroupsFor } from '../process/spawn';
 import type { CoreServices } from '../services';
 import type { ToolCatalog } from '../tools/catalog';
 import { type Db, dialectOf } from '../storage/database';
 import { installBundledPlugins } from './bundled-plugins';
 import { type InstalledPlugin, PluginRepository } from './plugin.repository';
-import { PluginService } from './plugin.service';
+import { type HookSource, PluginService } from './plugin.service';
 import { PluginToolSource } from './plugin-tool-source';
 import type { SandboxPosture } from './posture';
 import { sandboxFor } from './sandbox';
@@ -48,17 +48,23 @@ async function otherToolNames(catalog: ToolCatalog): Promise<string[]> {
 }
 
 function hookProvider(service: PluginService, logger: CoreServices['logger']): PluginHookProvider {
+  // Parsed once per hook-source list: the service hands out the same list until a plugin is
+  // installed, upgraded, enabled, disabled or uninstalled (the guard asks on every tool call).
+  let parsed: { from: HookSource[]; sets: PluginHookSet[] } | undefined;
   return {
     trustedHooks: async () => {
-      const out = [];
-      for (const s of await service.listHookSources()) {
+      const sources = await service.listHookSources();
+      if (parsed?.from === sources) return parsed.sets;
+      const sets: PluginHookSet[] = [];
+      for (const s of sources) {
         try {
-          out.push({ pluginId: s.pluginId, root: s.root, dataDir: s.dataDir, hooks: parsePluginHooks(s.pluginId, s.hooksJson) });
+          sets.push({ pluginId: s.pluginId, root: s.root, dataDir: s.dataDir, hooks: parsePluginHooks(s.pluginId, s.hooksJson) });
         } catch (err) {
           logger.warn({ plugin: s.pluginId, err }, 'plugin hooks invalid; skipped');
         }
       }
-      return out;
+      parsed = { from: sources, sets };
+      return sets;
     },
   };
 }

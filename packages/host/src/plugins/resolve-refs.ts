@@ -17,7 +17,19 @@ import './plugin-errors';
 
 type FileParamKind = 'file' | 'directory';
 
+/** Per input schema (a tool's schema object is fixed for the tool's life): its declared file parameters. */
+const fileParamsBySchema = new WeakMap<JsonSchema, Map<string, FileParamKind>>();
+
 function declaredFileParams(schema: JsonSchema): Map<string, FileParamKind> {
+  let params = fileParamsBySchema.get(schema);
+  if (!params) {
+    params = fileParamsOf(schema);
+    fileParamsBySchema.set(schema, params);
+  }
+  return params;
+}
+
+function fileParamsOf(schema: JsonSchema): Map<string, FileParamKind> {
   const out = new Map<string, FileParamKind>();
   const props = schema.properties;
   if (!props || typeof props !== 'object') return out;
@@ -83,7 +95,8 @@ function walk(value: unknown, grants: readonly FileGrant[], declared: FileParamK
 /** Resolves and checks a plugin call's arguments against the run's grants (a new object). */
 export function resolveRefs(args: Record<string, unknown>, grants: readonly FileGrant[], inputSchema: JsonSchema): Record<string, unknown> {
   const params = declaredFileParams(inputSchema);
-  const resolveFile = fileResolver(grants);
+  let resolver: ((name: string) => string | string[]) | undefined;
+  const resolveFile = (name: string) => (resolver ??= fileResolver(grants))(name);
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(args)) out[k] = walk(v, grants, params.get(k), resolveFile);
   return out;

@@ -103,6 +103,7 @@ export class WorkerManager {
     } finally {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', cancel);
+      worker.touch();
     }
   }
 

@@ -74,11 +74,14 @@ export class WorkerProcess {
     return this.stderrTail;
   }
 
+  /** One call; `lastUsed` is set now, and again by the caller when the call ends (`touch`). */
   call(method: string, params: unknown, options: CallOptions): Promise<unknown> {
     this.lastUsed = Date.now();
-    return this.rpc.request(method, params, options).finally(() => {
-      this.lastUsed = Date.now();
-    });
+    return this.rpc.request(method, params, options);
+  }
+
+  touch(): void {
+    this.lastUsed = Date.now();
   }
 
   /** SIGTERM, then SIGKILL after the grace period; resolves once the process is gone. */

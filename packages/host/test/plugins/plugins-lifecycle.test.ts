@@ -79,6 +79,37 @@ describe('bundled plugins and plugin hooks', () => {
     await t.api('POST', '/api/plugins/test.fengyu.tiny/disable');
     expect(await domain?.service.listHookSources()).toEqual([]);
   });
+
+  it('hands the guard the hooks of the plugins as installed now: enable, upgrade and uninstall are seen on the next call', async () => {
+    const t = await startTestHost();
+    hosts.push(t);
+    const domain = (t.host.ctx as { plugins?: { hooks: { trustedHooks(): Promise<Array<{ pluginId: string; hooks: Array<{ matcher?: string }> }>> } } }).plugins;
+    const matchers = async () => (await domain?.hooks.trustedHooks())?.flatMap((s) => s.hooks.map((h) => `${s.pluginId}:${h.matcher}`));
+    const pack = (version: string, matcher: string) =>
+      zipEntries([
+        { name: 'manifest.json', data: JSON.stringify({ ...MINIMAL_MANIFEST, version, hooks: 'hooks/hooks.json' }) },
+        { name: 'worker.js', data: '' },
+        { name: 'hooks/hooks.json', data: JSON.stringify({ hooks: { PreToolUse: [{ matcher, hooks: [{ type: 'command', command: 'exit 0' }] }] } }) },
+      ]);
+    const upload = async (buf: Buffer) => {
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(buf)]), 'p.fyp');
+      const res = await fetch(`${t.host.url}/api/plugins`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token }, body: form });
+      expect(res.status).toBeLessThan(300);
+    };
+    expect(await matchers()).toEqual([]);
+    await upload(await pack('1.0.0', 'tiny_first'));
+    expect(await matchers()).toEqual(['test.fengyu.tiny:tiny_first']);
+    expect(await matchers()).toEqual(['test.fengyu.tiny:tiny_first']);
+    await t.api('POST', '/api/plugins/test.fengyu.tiny/disable');
+    expect(await matchers()).toEqual([]);
+    await t.api('POST', '/api/plugins/test.fengyu.tiny/enable');
+    expect(await matchers()).toEqual(['test.fengyu.tiny:tiny_first']);
+    await upload(await pack('1.1.0', 'tiny_second'));
+    expect(await matchers()).toEqual(['test.fengyu.tiny:tiny_second']);
+    expect((await t.api('DELETE', '/api/plugins/test.fengyu.tiny')).status).toBe(200);
+    expect(await matchers()).toEqual([]);
+  });
 });
 
 

@@ -68,11 +68,17 @@ describe('plugins over HTTP', () => {
   it('upgrades without restart, keeps the data dir, refuses the same version', async () => {
     const dataDir = join(t.home, 'plugin-data', PROBE);
     writeFileSync(join(dataDir, 'state.txt'), 'kept');
+    // A tool held from a snapshot taken before the upgrade (as a running run holds it), called once.
+    const held = (await t.host.ctx.catalog.snapshot('default')).get('probe_echo');
+    const ctx = { signal: new AbortController().signal, owner: 'default', permissionMode: 'full-access' as const, grants: [] };
+    expect(await held?.invoke({}, ctx)).toMatchObject({ version: '1.0.0' });
     const up = await uploadPackage(v2);
     expect(up.status, JSON.stringify(up.body)).toBe(200);
     expect(up.body.version).toBe('1.1.0');
     expect(readFileSync(join(dataDir, 'state.txt'), 'utf8')).toBe('kept');
     expect(existsSync(join(t.home, 'plugins', PROBE, '1.0.0'))).toBe(false);
+    // its next call goes to the version installed now
+    expect(await held?.invoke({}, ctx)).toMatchObject({ version: '1.1.0' });
     const run = await runWorkflow([{ id: 'a', tool: 'probe_echo', arguments: { value: 'again' } }]);
     expect(JSON.stringify(run)).toContain('"version":"1.1.0"');
     const same = await uploadPackage(v2);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { emailError } from './errors';
-import { readJson, writeJson } from './json-store';
+import { readJsonCached, writeJson } from './json-store';
 
 /**
  * E-mail accounts, kept in the plugin data dir: `accounts.json` holds the public part,
@@ -53,8 +53,8 @@ export class AccountStore {
   }
 
   async list(): Promise<PublicAccount[]> {
-    const accounts = await readJson<Account[]>(this.accountsFile, []);
-    const secrets = await readJson<Record<string, string>>(this.secretsFile, {});
+    const accounts = readJsonCached<Account[]>(this.accountsFile, []);
+    const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
     return [outboxAccount(), ...accounts.map((a) => ({ ...a, kind: 'smtp' as const, hasSecret: typeof secrets[a.id] === 'string' }))];
   }
 
@@ -68,10 +68,10 @@ export class AccountStore {
   /** Creates or replaces an account; a missing `secret` keeps the stored one, `null` removes it. */
   async save(account: Account, secret: string | null | undefined): Promise<PublicAccount> {
     if (account.id === LOCAL_OUTBOX) throw emailError('email_account_reserved', { accountId: account.id });
-    const accounts = (await readJson<Account[]>(this.accountsFile, [])).filter((a) => a.id !== account.id);
+    const accounts = readJsonCached<Account[]>(this.accountsFile, []).filter((a) => a.id !== account.id);
     accounts.push(account);
     accounts.sort((a, b) => a.id.localeCompare(b.id));
-    const secrets = await readJson<Record<string, string>>(this.secretsFile, {});
+    const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
     if (secret === null) delete secrets[account.id];
     else if (typeof secret === 'string') secrets[account.id] = secret;
     if (account.user && typeof secrets[account.id] !== 'string') throw emailError('email_account_incomplete', { accountId: account.id, field: 'a secret (password) for its user' });
@@ -82,9 +82,9 @@ export class AccountStore {
 
   async remove(id: string): Promise<boolean> {
     if (id === LOCAL_OUTBOX) throw emailError('email_account_reserved', { accountId: id });
-    const accounts = await readJson<Account[]>(this.accountsFile, []);
+    const accounts = readJsonCached<Account[]>(this.accountsFile, []);
     const kept = accounts.filter((a) => a.id !== id);
-    const secrets = await readJson<Record<string, string>>(this.secretsFile, {});
+    const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
     delete secrets[id];
     await writeJson(this.secretsFile, secrets, 0o600);
     await writeJson(this.accountsFile, kept);
@@ -93,6 +93,6 @@ export class AccountStore {
 
   /** The stored password of an account (transport only; never put it in a result or a log). */
   async secretOf(id: string): Promise<string | undefined> {
-    return (await readJson<Record<string, string>>(this.secretsFile, {}))[id];
+    return readJsonCached<Record<string, string>>(this.secretsFile, {})[id];
   }
 }

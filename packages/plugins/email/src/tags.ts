@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { emailError } from './errors';
-import { readJson, writeJson } from './json-store';
+import { readJsonCached, writeJson } from './json-store';
 
 /** Recipient groups ("tags"): a name and a list of addresses, kept in `<data>/tags.json`. */
 
@@ -24,7 +24,7 @@ export class TagStore {
   }
 
   async list(): Promise<Tag[]> {
-    return readJson<Tag[]>(this.file, []);
+    return readJsonCached<Tag[]>(this.file, []);
   }
 
   async save(tag: Tag): Promise<Tag> {

@@ -54,6 +54,7 @@ export class AccountStore {
 
   async list(): Promise<PublicAccount[]> {
     const accounts = readJsonCached<Account[]>(this.accountsFile, []);
+    if (accounts.length === 0) return [outboxAccount()];
     const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
     return [outboxAccount(), ...accounts.map((a) => ({ ...a, kind: 'smtp' as const, hasSecret: typeof secrets[a.id] === 'string' }))];
   }

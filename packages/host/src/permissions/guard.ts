@@ -4,7 +4,7 @@ import type { HookVerdict } from './decide';
 import { evaluateCall } from './evaluate';
 import { type HookConfig, type HookEvent, hookMatches } from './hook-config';
 import type { HookOutcome, HookRunner, HookTarget } from './hooks';
-import { type CallFacts, parseRuleLines, type RuleLines, type RuleSet } from './rules';
+import { type CallFacts, COMMAND_TOOL, parseRuleLines, type RuleLines, type RuleSet } from './rules';
 import { type BashParser, loadBashParser } from './shell-parser';
 import type { PluginHookTrustRepository } from './trust.repository';
 import type { DryRunInput, GuardDecision, PermissionGuard, PluginHookProvider, RunEnd, ToolCall, ToolOutcome } from './types';
@@ -37,9 +37,18 @@ export interface Guard extends PermissionGuard {
   dryRun(input: DryRunInput): Promise<GuardDecision>;
 }
 
+/** Stands in for the parser where no command line is analysed; analysing with it makes a command opaque. */
+const NOT_A_COMMAND: BashParser = {
+  parse() {
+    throw new Error('not a command call');
+  },
+};
+
 export function createGuard(deps: GuardDeps): Guard {
   let provider: PluginHookProvider | undefined = deps.pluginHooks;
   const parser = deps.parser ?? loadBashParser;
+  // Only a command call has a command line to parse: other calls never load the grammar.
+  const parserFor = (tool: string): BashParser | Promise<BashParser> => (tool === COMMAND_TOOL ? parser() : NOT_A_COMMAND);
   // The settings store hands out the same section object until it changes: parse it once.
   const parsed = new WeakMap<object, RuleSet>();
 
@@ -117,7 +126,8 @@ export function createGuard(deps: GuardDeps): Guard {
         }
         if (outcome.outcome === 'ask' && !verdict) verdict = { decision: 'ask', hook: target.name, reason: outcome.reason ?? 'the hook asks for approval' };
       }
-      const decision = evaluateCall(await parser(), { call: facts(call), mode: call.permissionMode, rules: await rulesOf(call.owner), ...(verdict ? { hook: verdict } : {}) });
+      const callFacts = facts(call);
+      const decision = evaluateCall(await parserFor(callFacts.name), { call: callFacts, mode: call.permissionMode, rules: await rulesOf(call.owner), ...(verdict ? { hook: verdict } : {}) });
       const { shell: _shell, ...rest } = decision;
       return { ...rest, ...(audits.length ? { audits: audits as unknown as Array<Record<string, unknown>> } : {}) };
     },
@@ -141,7 +151,7 @@ export function createGuard(deps: GuardDeps): Guard {
     },
 
     async dryRun(input) {
-      const decision = evaluateCall(await parser(), { call: input.call, mode: input.permissionMode, rules: await rulesOf(input.owner, input.rules) });
+      const decision = evaluateCall(await parserFor(input.call.name), { call: input.call, mode: input.permissionMode, rules: await rulesOf(input.owner, input.rules) });
       const { shell: _shell, ...rest } = decision;
       return rest;
     },

@@ -60,6 +60,8 @@ describe('plan validation before any tool runs', () => {
     expect(e.details[0]?.field).toBe('arguments.ms');
     const ok = await t.api('POST', '/api/agent/run', { inputs: { ms: 1 }, config: { planApproval: false, permissionMode: 'full-access' }, workflow: { steps: [{ id: 's', tool: 'slow', arguments: { ms: '{{inputs.ms}}' } }] } });
     expect(ok.status).toBe(200);
+    // its call must not land in the next test's count of calls
+    await t.waitFor(ok.body.runId, 'complete');
   });
 
   it('rejects structural problems with their paths', async () => {

@@ -3,11 +3,12 @@ import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTer
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
-import type { EventLog } from '../events/event-log';
+import type { EventLog, NewEvent } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import { interruptOrphan } from './orphans';
+import { redactPlan } from './run-text';
 import { ActiveRun } from './run-executor';
 import type { ResolvedConfig, RunDeps } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
@@ -183,16 +184,22 @@ export class AgentService {
       finished_at: null,
     };
     const repo = this.deps.repo;
+    // A supplied plan is announced in the transaction that creates the run, unless reused steps
+    // must be recorded before it without a review (their events come first, then plan_ready).
+    const reuse = extra.reuse ?? new Map<string, Execution>();
+    const announced = plan !== undefined && (config.planApproval || reuse.size === 0);
+    const events: NewEvent[] = [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }];
+    if (announced && plan) events.push({ type: 'plan_ready', plan: redactPlan(plan, catalog) });
     await this.deps.events.commitGrouped(
       runId,
-      [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }],
+      events,
       (raw) => repo.insertRaw(raw, row),
       (trx) => repo.insert(row, trx),
       true,
     );
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
-      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse: extra.reuse ?? new Map(), fresh: true },
+      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse, fresh: true, announced },
       this.runDeps(),
     );
     this.track(run);

@@ -66,6 +66,8 @@ export class ActiveRun implements StepHost {
     this.grants = init.grants;
     this.catalog = init.catalog;
     this.state = initialRunState(init.config.maxConcurrency, init.config.planApproval);
+    // the row was created with the plan and the status `running` in the commit that announced it
+    if (init.announced) this.rowStatus = 'running';
     this.steps = new StepRunner(this);
     this.ended = new Promise((r) => {
       this.resolveEnd = r;
@@ -134,7 +136,7 @@ export class ActiveRun implements StepHost {
     try {
       const plan = this.plan;
       if (!plan) return this.dispatch({ type: 'begin' });
-      const announce: NewEvent[] = this.init.fresh ? [{ type: 'plan_ready', plan: redactPlan(plan, this.catalog) }] : [];
+      const announce: NewEvent[] = this.init.fresh && !this.init.announced ? [{ type: 'plan_ready', plan: redactPlan(plan, this.catalog) }] : [];
       if (this.config.planApproval) {
         if (announce.length) await this.commit(announce);
         return this.dispatch({ type: 'begin', steps: nodes(plan) });

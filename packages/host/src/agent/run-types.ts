@@ -53,6 +53,11 @@ export interface RunInit {
   reuse: Map<string, Execution>;
   /** A new run (not a resume): announces its supplied plan and reused steps. */
   fresh: boolean;
+  /**
+   * The supplied plan's `plan_ready` was written with `run_created`, in the transaction that
+   * created the run row (which holds the plan and the status `running`): not announced again.
+   */
+  announced?: boolean;
   /** Steps whose tool may have run before a crash (resume only): shown at the plan review. */
   uncertain?: string[];
 }

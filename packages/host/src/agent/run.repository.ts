@@ -185,6 +185,13 @@ export class RunRepository {
     return stmt.get(id) as RunRow | undefined;
   }
 
+  /** The owner of a run (the whole row is not read), through a prepared statement on SQLite when no Kysely transaction is open. */
+  async ownerOf(id: string): Promise<string | undefined> {
+    const stmt = preparedOf(this.base, 'select owner from runs where id = ?');
+    if (!stmt) return (await this.db.selectFrom('runs').select('owner').where('id', '=', id).executeTakeFirst())?.owner;
+    return (stmt.get(id) as { owner: string } | undefined)?.owner;
+  }
+
   /** `upsertStep` inside a synchronous SQLite transaction. */
   upsertStepRaw(raw: Database.Database, r: StepRow): void {
     statement(raw, UPSERT_STEP).run(r.run_id, r.step_id, r.status, r.attempts, r.result, r.error, r.started_at, r.finished_at, r.duration_ms, r.fingerprint, r.reused);

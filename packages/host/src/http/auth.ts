@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FengYuError } from '@fengyu/protocol';
@@ -49,7 +49,8 @@ export class TokenVerifier {
   /** The owner a token belongs to, or undefined. */
   async ownerOf(token: string | undefined): Promise<string | undefined> {
     if (!token || token.length > 512) return undefined;
-    const d = Buffer.from(digest(token), 'hex');
+    // one-shot digest (no Hash object per request); the same SHA-256 as `digest`, as bytes
+    const d = hash('sha256', token, 'buffer');
     if (timingSafeEqual(d, this.primary)) return DEFAULT_OWNER;
     return this.owners.idByTokenDigest(d.toString('hex'));
   }

@@ -23,6 +23,12 @@ export type StepEnd = ({ kind: 'settled' } & Outcome) | { kind: 'parked' };
 
 const PARKED: StepEnd = { kind: 'parked' };
 
+/** Events a call emits before its step's start is committed: written right after the start. */
+interface HeldEvents {
+  open: boolean;
+  events: NewEvent[];
+}
+
 export class StepRunner {
   /** Audit records waiting to be committed with the step's next transition (fewer commits). */
   private readonly pending = new Map<string, NewEvent[]>();
@@ -138,24 +144,32 @@ export class StepRunner {
       { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
       ...(tool ? [callEvent(step, tool, args)] : []),
     ];
-    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
     // A call that may take effect starts only once its start is durable (a host that dies during
-    // it finds the step running, hence uncertain). A retry-safe call overlaps the start's commit:
-    // its later commits (retry, end) are queued after the start, in the same group commit or a
-    // later one, and a failed start fails them (they are never written without it).
+    // it finds the step running, hence uncertain). A retry-safe call is made first and overlaps
+    // the start's commit (a worker process starts on it while the start is written): its later
+    // commits (retry, end) are queued after the start, in the same group commit or a later one,
+    // and a failed start fails them (they are never written without it). Events the tool emits
+    // before the start's commit is queued are held until then.
+    const overlap = tool !== undefined && isRetrySafe(tool);
+    const held: HeldEvents | undefined = overlap ? { open: false, events: [] } : undefined;
+    const first = overlap && tool ? this.invoke(step, tool, args, approved, held) : undefined;
+    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
     let startFailure: { err: unknown } | undefined;
-    if (!tool || !isRetrySafe(tool)) await startWritten;
-    else
+    if (!held) await startWritten;
+    else {
       startWritten.catch((err) => {
         startFailure = { err };
       });
+      held.open = true;
+      if (held.events.length) void r.commit(held.events.splice(0));
+    }
     let outcome: Outcome = { ok: false, error: 'not run' };
     let tail: NewEvent[] = [];
     let attempt = 1;
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
-        outcome = await this.invoke(step, tool, args, approved);
+        outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
         tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
@@ -171,11 +185,15 @@ export class StepRunner {
     return end;
   }
 
-  private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean): Promise<Outcome> {
+  private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean, held?: HeldEvents): Promise<Outcome> {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     const call = callSignal(r.signal, seconds * 1000);
     const signal = call.signal;
+    const record = (e: NewEvent) => {
+      if (held && !held.open) held.events.push(e);
+      else void r.commit([e]);
+    };
     const ctx: ToolContext = {
       signal,
       owner: r.owner,
@@ -184,8 +202,8 @@ export class StepRunner {
       permissionMode: r.config.permissionMode,
       approved,
       grants: r.grants,
-      emit: (type, payload) => void r.commit([{ type, stepId: step.id, ...payload } as NewEvent]),
-      progress: (p) => void r.commit([{ type: 'audit', kind: 'progress', stepId: step.id, tool: tool.name, ...p }]),
+      emit: (type, payload) => record({ type, stepId: step.id, ...payload } as NewEvent),
+      progress: (p) => record({ type: 'audit', kind: 'progress', stepId: step.id, tool: tool.name, ...p }),
     };
     let outcome: Outcome;
     try {

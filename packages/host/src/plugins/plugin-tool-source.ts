@@ -16,6 +16,11 @@ export interface PluginToolDeps {
   plugins: () => Promise<InstalledPlugin[]>;
   /** The plugin as installed now (a run's snapshot may outlive a disable or an upgrade). */
   current?: (pluginId: string) => Promise<InstalledPlugin | undefined>;
+  /**
+   * The same answer as `current` when it is known without waiting (null: not installed), else
+   * undefined. A call answered here reaches its worker in the same turn, before its caller goes on.
+   */
+  currentNow?: (pluginId: string) => InstalledPlugin | null | undefined;
   workers: WorkerManager;
   dataDirOf: (pluginId: string) => string;
   /** `backend.callTimeoutSeconds`: used when a tool declares no timeout. */
@@ -64,7 +69,8 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
     ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
     async invoke(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
       // Disabled or uninstalled since the snapshot: no new calls. Upgraded: the new version answers.
-      const now = deps.current ? await deps.current(plugin.id) : plugin;
+      const known = deps.currentNow?.(plugin.id);
+      const now = known !== undefined ? (known ?? undefined) : deps.current ? await deps.current(plugin.id) : plugin;
       if (!now) throw new FengYuError('plugin_not_found', { pluginId: plugin.id });
       if (!now.enabled) throw new FengYuError('plugin_disabled', { pluginId: plugin.id });
       const { declared: stillDeclared, target } = derive(now);

@@ -51,6 +51,8 @@ const toPlugin = (r: PluginRow): InstalledPlugin => ({
 export class PluginRepository {
   private readonly db: Kysely<Tables>;
   private cached?: Promise<InstalledPlugin[]>;
+  /** The list `cached` resolved to (valid only while `cached` is still that promise). */
+  private resolved?: { from: Promise<InstalledPlugin[]>; list: InstalledPlugin[] };
 
   constructor(db: Db) {
     this.db = db.withTables<Tables>();
@@ -69,10 +71,25 @@ export class PluginRepository {
       .execute()
       .then((rows) => rows.map(toPlugin));
     const pending = this.cached;
-    pending.catch(() => {
-      if (this.cached === pending) this.cached = undefined;
-    });
+    if (this.resolved?.from !== pending)
+      pending.then(
+        (list) => {
+          if (this.cached === pending) this.resolved = { from: pending, list };
+        },
+        () => {
+          if (this.cached === pending) this.cached = undefined;
+        },
+      );
     return pending;
+  }
+
+  /**
+   * The list `list()` would answer, when it is already read and no write happened since;
+   * undefined otherwise (the caller then awaits `list()`). Lets a hot path skip a promise turn.
+   */
+  listNow(): InstalledPlugin[] | undefined {
+    const r = this.resolved;
+    return r && r.from === this.cached ? r.list : undefined;
   }
 
   async get(id: string): Promise<InstalledPlugin | undefined> {

@@ -89,7 +89,7 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
     otherToolNames: () => otherToolNames(core.catalog),
   });
   core.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), current: installedNow(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
+    new PluginToolSource({ plugins: () => repo.list(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
   );
   const resolveFiles: FilesResolver = async (owner, runId, entries) => {
     const grants = await resolveRunFiles(core, owner, runId, entries as RunFileEntry[]);
@@ -108,4 +108,13 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
 function installedNow(db: Db, repo: PluginRepository): (id: string) => Promise<InstalledPlugin | undefined> {
   if (dialectOf(db) === 'postgres') return (id) => repo.get(id);
   return async (id) => (await repo.list()).find((p) => p.id === id);
+}
+
+/** `installedNow` answered from the list already read (SQLite only; null: not installed), else undefined. */
+function installedKnown(db: Db, repo: PluginRepository): ((id: string) => InstalledPlugin | null | undefined) | undefined {
+  if (dialectOf(db) === 'postgres') return undefined;
+  return (id) => {
+    const list = repo.listNow();
+    return list ? (list.find((p) => p.id === id) ?? null) : undefined;
+  };
 }

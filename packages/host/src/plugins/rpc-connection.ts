@@ -123,19 +123,37 @@ export class RpcConnection {
   }
 
   private outbox: string[] = [];
+  /** A message went out at once in this tick: later ones wait for the tick's end. */
+  private batching = false;
 
-  /** Queues one message; messages queued in the same tick go out in one write. */
+  /**
+   * Sends one message. The first message of a tick is written at once (the worker starts on it
+   * while the caller goes on); messages sent after it in the same tick go out together in one
+   * write when the tick's synchronous work and promise jobs are done.
+   */
   private write(message: unknown): void {
-    this.outbox.push(JSON.stringify(message));
-    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+    const line = JSON.stringify(message);
+    if (this.batching) {
+      this.outbox.push(line);
+      return;
+    }
+    this.batching = true;
+    queueMicrotask(this.flush);
+    this.send(`${line}\n`);
   }
 
-  private flush(): void {
+  private readonly flush = (): void => {
+    this.batching = false;
     const lines = this.outbox;
+    if (lines.length === 0) return;
     this.outbox = [];
-    if (lines.length === 0 || this.closed) return;
+    this.send(`${lines.join('\n')}\n`);
+  };
+
+  private send(text: string): void {
+    if (this.closed) return;
     try {
-      this.input.write(`${lines.join('\n')}\n`);
+      this.input.write(text);
     } catch (e) {
       this.close(`cannot write to the worker: ${(e as Error).message}`);
     }

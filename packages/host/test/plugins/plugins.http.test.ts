@@ -77,7 +77,8 @@ describe('plugins over HTTP', () => {
     expect(up.body.version).toBe('1.1.0');
     expect(readFileSync(join(dataDir, 'state.txt'), 'utf8')).toBe('kept');
     expect(existsSync(join(t.home, 'plugins', PROBE, '1.0.0'))).toBe(false);
-    // its next call goes to the version installed now
+    // its next call goes to the version installed now, whether the list was read since or not
+    expect(await held?.invoke({}, ctx)).toMatchObject({ version: '1.1.0' });
     expect(await held?.invoke({}, ctx)).toMatchObject({ version: '1.1.0' });
     const run = await runWorkflow([{ id: 'a', tool: 'probe_echo', arguments: { value: 'again' } }]);
     expect(JSON.stringify(run)).toContain('"version":"1.1.0"');
@@ -96,6 +97,9 @@ describe('plugins over HTTP', () => {
     const listed = ((await t.api('GET', '/api/agent/tools')).body as any[]).filter((x) => x.origin === PROBE);
     expect(listed.length).toBeGreaterThan(0);
     expect(listed.every((x) => x.available === false)).toBe(true);
+    // the plugin list was read again since the disable (the call is answered from it without a wait): still refused
+    const again = held?.invoke({}, { signal: new AbortController().signal, owner: 'default', permissionMode: 'full-access', grants: [] });
+    await expect(again).rejects.toMatchObject({ code: 'plugin_disabled' });
     const refused = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'a', tool: 'probe_echo', arguments: {} }] }, config: { planApproval: false } });
     expect(refused.status).toBe(400);
     expect((await t.api('POST', `/api/plugins/${PROBE}/enable`)).body.enabled).toBe(true);

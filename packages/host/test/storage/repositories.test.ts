@@ -231,6 +231,21 @@ describe.each(testDialects())('repositories on %s', (dialect) => {
     await plugins.put({ id: 'p.x', name: 'X', version: '1.0.0', description: '', enabled: true, manifest, root: '/r', bundled: false, installedAt: 'x', updatedAt: 'x' });
     expect(await plugins.setEnabled('p.x', false, 'y')).toBe(true);
     expect((await new PluginRepository(opened.db).get('p.x'))?.enabled).toBe(false);
+    // The list read once is handed out without waiting until the next write, never after it.
+    expect(plugins.listNow()).toBeUndefined();
+    const listed = await plugins.list();
+    expect(plugins.listNow()).toBe(listed);
+    expect(listed[0]?.enabled).toBe(false);
+    const enabling = plugins.setEnabled('p.x', true, 'z');
+    expect(plugins.listNow()).toBeUndefined();
+    await enabling;
+    expect(plugins.listNow()).toBeUndefined();
+    expect((await plugins.list())[0]?.enabled).toBe(true);
+    expect(plugins.listNow()?.[0]?.enabled).toBe(true);
+    await plugins.remove('p.x');
+    expect(plugins.listNow()).toBeUndefined();
+    expect(await plugins.list()).toEqual([]);
+    expect(plugins.listNow()).toEqual([]);
 
     const settings = new SettingsStore(opened.db, clock);
     settings.registerSection('locale', { schema: z.enum(['en', 'zh-CN']), defaultValue: 'en' });

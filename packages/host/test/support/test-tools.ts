@@ -12,6 +12,8 @@ export interface TestTools {
   calls: Map<string, number>;
   /** Intervals [start, end] of each `slow` call, for overlap checks. */
   spans: Array<{ id: string; start: number; end: number }>;
+  /** Called as `write_note` and `report_start` are invoked, before they do anything else. */
+  probe?: (name: string, ctx: ToolContext) => void;
 }
 
 function tool(name: string, effect: ToolEffect, inputSchema: JsonSchema, invoke: (args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>, extra: Partial<Tool> = {}): Tool {
@@ -47,6 +49,7 @@ export function createTestTools(): TestTools {
   const count = (n: string) => calls.set(n, (calls.get(n) ?? 0) + 1);
   const flakyFailures = new Map<string, number>();
   const any = { type: 'object' } as JsonSchema;
+  const out: TestTools = { source: { kind: 'builtin', list: async () => tools }, calls, spans };
   const tools: Tool[] = [
     tool('noop', 'read', any, async () => {
       count('noop');
@@ -77,7 +80,8 @@ export function createTestTools(): TestTools {
       count('fail');
       return { success: false, error: 'this tool always fails' };
     }),
-    tool('write_note', 'write', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, async (args) => {
+    tool('write_note', 'write', { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, async (args, ctx) => {
+      out.probe?.('write_note', ctx);
       count('write_note');
       return { written: args.text };
     }),
@@ -89,6 +93,14 @@ export function createTestTools(): TestTools {
       count('send_message');
       return { sent: args.to ?? null };
     }),
+    // reports progress before its first await (in the same turn as the call)
+    tool('report_start', 'read', any, async (_args, ctx) => {
+      out.probe?.('report_start', ctx);
+      count('report_start');
+      ctx.progress?.({ message: 'begun' });
+      await new Promise((r) => setImmediate(r));
+      return { reported: true };
+    }),
   ];
-  return { source: { kind: 'builtin', list: async () => tools }, calls, spans };
+  return out;
 }

@@ -2,8 +2,9 @@ import { checkInputs, FengYuError, inputContract, type JsonSchema } from '@fengy
 import { errorText } from '../agent/run-text';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
-import { type Db, preparedOf } from '../storage/database';
+import type { Db } from '../storage/database';
 import type { CatalogSnapshot } from '../tools/catalog';
+import { PublishedVersions } from '../workflows/published-versions';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowService } from '../workflows/workflow.service';
 import type { WorkflowRunner } from '../workflows/workflow-run';
@@ -40,7 +41,12 @@ export function runOutputText(summary: string | null, result: unknown): string {
 }
 
 export class WorkflowTaskBody implements TaskBody {
-  constructor(private readonly deps: WorkflowTaskBodyDeps) {}
+  /** Which version of each workflow is active (kept on the host's own SQLite file until a publish or deletion). */
+  private readonly versions: PublishedVersions;
+
+  constructor(private readonly deps: WorkflowTaskBodyDeps) {
+    this.versions = new PublishedVersions(deps.service, deps.db);
+  }
 
   /** Input schemas of published versions (immutable), by owner, workflow and version. */
   private readonly schemas = new Map<string, JsonSchema>();
@@ -52,7 +58,7 @@ export class WorkflowTaskBody implements TaskBody {
    * published, and a tool gone since fails the task with the reason.
    */
   async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }> {
-    const published = await this.publishedVersion(req.ownerId, req.workflowId);
+    const published = this.versions.peek(req.ownerId, req.workflowId) ?? (await this.versions.get(req.ownerId, req.workflowId));
     if (published === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
     const row = { published_version: published };
     const key = `${req.ownerId}\n${req.workflowId}@${row.published_version}`;
@@ -69,17 +75,6 @@ export class WorkflowTaskBody implements TaskBody {
       throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);
     }
     return { workflowVersion: row.published_version, inputs: bound.inputs };
-  }
-
-  /** The published version of an owner's workflow, or null (throws workflow_not_found). */
-  private async publishedVersion(owner: string, workflowId: string): Promise<number | null> {
-    const stmt = this.deps.db ? preparedOf(this.deps.db, 'select published_version from workflows where id = ? and owner = ?') : undefined;
-    if (stmt) {
-      const hit = stmt.get(workflowId, owner) as { published_version: number | null } | undefined;
-      if (!hit) throw new FengYuError('workflow_not_found', { id: workflowId });
-      return hit.published_version;
-    }
-    return (await this.deps.service.row(owner, workflowId)).published_version;
   }
 
   async run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {

@@ -2,11 +2,12 @@ import { FengYuError } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { isLoopbackHost } from '../http/auth';
-import { type Db, rawOf } from '../storage/database';
+import type { Db } from '../storage/database';
 import { sendError } from '../http/errors';
 import { typedRoutes } from '../http/route-types';
 import type { TaskSubmitter } from '../tasks/task-submitter';
 import { assertUnattendedRunnable } from '../workflows/unattended-check';
+import { PublishedVersions } from '../workflows/published-versions';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowsDomain } from '../workflows/workflows.routes';
 import { WebhookRepository } from './webhook.repository';
@@ -38,27 +39,19 @@ const pageQuery = { type: 'object', properties: { limit: { type: 'integer', mini
 
 /**
  * The active published version of a workflow, through the workflows domain. Versions are
- * immutable, so their schemas are cached; which version is active is read per delivery (one
- * indexed read of the workflow's row, synchronous when no transaction is open).
+ * immutable, so their schemas are cached; which version is active is kept per workflow on the
+ * host's own SQLite file until the workflows service reports a publish or deletion, and read per
+ * delivery on a shared database.
  */
 export function webhookWorkflows(domain: WorkflowsDomain, db: Db): WebhookWorkflows {
   const schemas = new Map<string, ActiveWorkflow>();
-  const raw = rawOf(db);
-  const activeVersion = raw?.prepare('select published_version from workflows where id = ? and owner = ?');
-  const versionOf = async (owner: string, workflowId: string): Promise<number | null> => {
-    if (activeVersion && raw && !raw.inTransaction) {
-      const hit = activeVersion.get(workflowId, owner) as { published_version: number | null } | undefined;
-      if (!hit) throw new FengYuError('workflow_not_found', { id: workflowId });
-      return hit.published_version;
-    }
-    return (await domain.service.row(owner, workflowId)).published_version;
-  };
+  const versions = new PublishedVersions(domain.service, db);
   return {
     async exists(owner, workflowId) {
       await domain.service.row(owner, workflowId);
     },
     async active(owner, workflowId) {
-      const row = { published_version: await versionOf(owner, workflowId) };
+      const row = { published_version: versions.peek(owner, workflowId) ?? (await versions.get(owner, workflowId)) };
       if (row.published_version === null) throw new FengYuError('workflow_not_published', { id: workflowId });
       const key = `${workflowId}@${row.published_version}`;
       let hit = schemas.get(key);

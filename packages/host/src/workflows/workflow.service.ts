@@ -23,16 +23,34 @@ export interface WorkflowServiceDeps {
 /** Runs inside the delete transaction (schedules and webhooks cancel theirs here). */
 export type DeleteHook = (trx: WorkflowTrx, owner: string, workflowId: string) => Promise<void>;
 
+/** Told that which version of a workflow is active may have changed (a publish or a deletion). */
+export type PublishedListener = (owner: string, workflowId: string) => void;
+
 const newId = () => randomBytes(6).toString('hex');
 
 export class WorkflowService {
   private readonly deleteHooks: DeleteHook[] = [];
+  private readonly publishedListeners = new Set<PublishedListener>();
 
   constructor(private readonly deps: WorkflowServiceDeps) {}
 
   /** Registers work done in the same transaction as a workflow's deletion. */
   onDelete(hook: DeleteHook): void {
     this.deleteHooks.push(hook);
+  }
+
+  /**
+   * Registers a listener told when a workflow's active version may have changed: once just before
+   * the publish or delete transaction commits (a read from then on waits for the commit) and once
+   * after the transaction ended, committed or not. Returns the unsubscribe.
+   */
+  onPublishedChange(listener: PublishedListener): () => void {
+    this.publishedListeners.add(listener);
+    return () => this.publishedListeners.delete(listener);
+  }
+
+  private publishedChanged(owner: string, id: string): void {
+    for (const l of this.publishedListeners) l(owner, id);
   }
 
   private now(): string {
@@ -141,7 +159,8 @@ export class WorkflowService {
       const cols = contentColumns(content);
       await this.deps.repo.insertVersion({ workflow_id: id, version, revision, ...cols, published_at: now }, trx);
       if (!(await this.deps.repo.updateAt(owner, id, revision, { published_version: version, updated_at: now }, trx))) throw await this.staleAfterRace(owner, id, revision);
-    });
+      this.publishedChanged(owner, id);
+    }).finally(() => this.publishedChanged(owner, id));
     return this.get(owner, id);
   }
 
@@ -185,6 +204,7 @@ export class WorkflowService {
       if (!(await this.deps.repo.get(owner, id, trx))) throw new FengYuError('workflow_not_found', { id });
       for (const hook of this.deleteHooks) await hook(trx, owner, id);
       await this.deps.repo.delete(owner, id, trx);
-    });
+      this.publishedChanged(owner, id);
+    }).finally(() => this.publishedChanged(owner, id));
   }
 }

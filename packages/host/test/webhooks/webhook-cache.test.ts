@@ -113,6 +113,23 @@ describe('webhook caches over HTTP', () => {
     expect(stale.body.error.code).toBe('webhook_body_invalid');
     expect((await deliver(tr.id, secret, { count: 2 })).status).toBe(202);
   });
+
+  it('runs the newly published version on the very next delivery (same input schema)', async () => {
+    const wf = await published();
+    const { trigger: tr, secret } = await trigger(wf.id);
+    for (let i = 0; i < 2; i++) {
+      const warm = await deliver(tr.id, secret, { text: 'warm' });
+      expect(warm.status).toBe(202);
+      expect((await t.api('GET', `/api/agent/tasks/${warm.body.taskId}`)).body.workflowVersion).toBe(1);
+    }
+    const current = await t.api('GET', `/api/workflows/${wf.id}`);
+    const saved = await t.api('PUT', `/api/workflows/${wf.id}`, { revision: current.body.revision, description: 'second', inputSchema: schema, plan });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    expect((await t.api('POST', `/api/workflows/${wf.id}/publish`, { revision: saved.body.revision })).status).toBe(200);
+    const next = await deliver(tr.id, secret, { text: 'new' });
+    expect(next.status).toBe(202);
+    expect((await t.api('GET', `/api/agent/tasks/${next.body.taskId}`)).body.workflowVersion).toBe(2);
+  });
 });
 
 /** A repository whose trigger reads can be held after they read the row (a read in flight). */

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
 import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
-import type { TaskRecord, TaskStore } from './task.store';
+import type { EndWriter, TaskRecord, TaskStore } from './task.store';
 import type {
   AdmittedWithin,
   CapacityRefusal,
@@ -338,6 +338,10 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
 
   canSubmitWithin(): boolean {
     return !this.closing && this.deps.store.saveWithin !== undefined;
+  }
+
+  onEndWithin(writer: EndWriter): () => void {
+    return this.deps.store.onEndWithin?.(writer) ?? (() => undefined);
   }
 
   async prepareSubmit(req: SubmitTaskRequest): Promise<PreparedSubmission> {

@@ -1,4 +1,5 @@
 import type { PermissionMode } from '@fengyu/protocol';
+import type { EndWriter } from './task.store';
 
 /**
  * The seam between background-task producers (the REST route, the task tools, schedules,
@@ -101,6 +102,12 @@ export interface SubmitWithin {
   prepareSubmit(req: SubmitTaskRequest): Promise<PreparedSubmission>;
   /** Synchronous, inside the caller's open transaction: admits (writing the task row in it) or refuses. */
   admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal };
+  /**
+   * Registers a writer run synchronously inside the commit that records a task's end (its rows
+   * commit with the end, or not at all); it must not throw. A task whose end is written by
+   * another path is not seen by it, so the producer keeps its own follow-up for those.
+   */
+  onEndWithin?(writer: EndWriter): () => void;
 }
 
 export function canSubmitWithin(s: TaskSubmitter): s is TaskSubmitter & SubmitWithin {

@@ -55,6 +55,13 @@ export interface TaskStore {
    * connection (so a producer commits its own rows and the task's atomically). Undefined elsewhere.
    */
   saveWithin?(task: TaskRecord): void;
+  /**
+   * SQLite only: registers a writer run synchronously inside the commit that records a task's
+   * end, once per ending task (its rows commit with the end, or not at all). It must not throw
+   * (one that does is skipped, as is every writer when the end is written by another path: the
+   * writer then never sees that task). Returns the unregister.
+   */
+  onEndWithin?(writer: EndWriter): () => void;
   get(id: string): Promise<TaskRecord | undefined>;
   /** The owner's tasks, newest first. */
   list(ownerId: string, query: TaskListQuery): Promise<TaskRecord[]>;
@@ -63,6 +70,10 @@ export interface TaskStore {
   /** Deletes finished tasks beyond the newest `keep`. */
   prune(keep: number): Promise<void>;
 }
+
+/** What an end writer learns of the ending task. */
+export type EndedTask = Pick<TaskRecord, 'id' | 'kind' | 'state' | 'error'> & { finishedMs: number };
+export type EndWriter = (task: EndedTask) => void;
 
 export interface Row {
   id: string;
@@ -117,6 +128,8 @@ const ON_CONFLICT =
   'on conflict(id) do update set state = excluded.state, run_id = excluded.run_id, started_ms = excluded.started_ms, finished_ms = excluded.finished_ms, output_text = excluded.output_text, output_truncated = excluded.output_truncated, error_code = excluded.error_code, error_message = excluded.error_message';
 
 const UPSERT = `insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`;
+/** One row as plain parameters (SQLite: cheaper per row than the JSON form). */
+const UPSERT_ONE = `insert into bg_tasks (${COLUMNS}) values (${Array.from({ length: 19 }, () => '?').join(', ')}) ${ON_CONFLICT}`;
 
 /** Times are kept to the microsecond on SQLite (REAL values in its integer columns); whole milliseconds on PostgreSQL (bigint). */
 function ms(v: number | undefined, whole: boolean): number | null {
@@ -166,6 +179,11 @@ export class SqliteTaskStore implements TaskStore {
   private lazy: NodeJS.Timeout | undefined;
   /** Serialized inputs by task id while the task is live (they never change). */
   private readonly inputsJson = new Map<string, string>();
+  private readonly endWriters = new Set<EndWriter>();
+  /** The ends among the pending writes (only while an end writer is registered). */
+  private ends = new Map<string, EndedTask>();
+  /** Writes rows one prepared upsert each and runs the end writers, in one transaction (SQLite). */
+  private commitRows?: (rows: unknown[][], ends: Iterable<EndedTask>) => void;
 
   private readonly postgres: boolean;
 
@@ -187,6 +205,7 @@ export class SqliteTaskStore implements TaskStore {
 
   save(t: TaskRecord, options?: SaveOptions): Promise<void> {
     this.pending.set(t.id, this.paramsOf(t));
+    if (t.finishedMs !== undefined && this.endWriters.size > 0) this.ends.set(t.id, { id: t.id, kind: t.kind, state: t.state, finishedMs: t.finishedMs, ...(t.error ? { error: t.error } : {}) });
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       if (options?.soon === false) {
@@ -201,13 +220,32 @@ export class SqliteTaskStore implements TaskStore {
   saveWithin(t: TaskRecord): void {
     const raw = rawOf(this.root);
     if (!raw?.inTransaction) throw new Error('saveWithin needs an open transaction on the SQLite connection');
-    statement(raw, UPSERT).run(JSON.stringify([this.paramsOf(t)]));
+    statement(raw, UPSERT_ONE).run(this.paramsOf(t));
+  }
+
+  onEndWithin(writer: EndWriter): () => void {
+    this.endWriters.add(writer);
+    return () => this.endWriters.delete(writer);
+  }
+
+  private runEndWriters(ends: Iterable<EndedTask>): void {
+    for (const e of ends) {
+      for (const w of this.endWriters) {
+        try {
+          w(e);
+        } catch {
+          // a writer must not throw; the task's end commits regardless
+        }
+      }
+    }
   }
 
   private async flush(): Promise<void> {
     const rows = [...this.pending.values()];
     const waiters = this.waiters;
+    const ends = this.ends;
     this.pending = new Map();
+    this.ends = new Map();
     this.waiters = [];
     this.scheduled = false;
     if (this.lazy) clearTimeout(this.lazy);
@@ -217,10 +255,21 @@ export class SqliteTaskStore implements TaskStore {
       // one statement: one implicit transaction
       if (this.postgres) await this.upsertValues(rows);
       else {
-        // prepared once on SQLite; through Kysely while one of its transactions holds the connection
-        const stmt = preparedOf(this.root, UPSERT);
-        if (stmt) stmt.run(JSON.stringify(rows));
-        else await this.db.executeQuery(CompiledQuery.raw(UPSERT, [JSON.stringify(rows)]));
+        // prepared once on SQLite, with the end writers in the same transaction; through Kysely
+        // (no end writers) while one of its transactions holds the connection
+        const raw = rawOf(this.root);
+        if (raw && !raw.inTransaction) {
+          if (!this.commitRows) {
+            const one = statement(raw, UPSERT_ONE);
+            this.commitRows = raw.transaction((batch: unknown[][], ended: Iterable<EndedTask>) => {
+              for (const r of batch) one.run(r);
+              this.runEndWriters(ended);
+            });
+          }
+          // one row and no end writer: the statement is its own transaction
+          if (rows.length === 1 && ends.size === 0) statement(raw, UPSERT_ONE).run(rows[0]);
+          else this.commitRows(rows, ends.values());
+        } else await this.db.executeQuery(CompiledQuery.raw(UPSERT, [JSON.stringify(rows)]));
       }
       for (const w of waiters) w.resolve();
     } catch (err) {

@@ -204,6 +204,14 @@ export class WebhookRepository {
     return this.direct();
   }
 
+  /**
+   * The synchronous statements inside a synchronous transaction another writer holds open on the
+   * SQLite connection (a task's end commit); undefined elsewhere.
+   */
+  within(): Pick<SyncStatements, 'finishedDelivery'> | undefined {
+    return this.sync?.raw.inTransaction ? this.sync : undefined;
+  }
+
   /** Forgets the kept audit count of a trigger (a transaction that wrote its rows rolled back). */
   forgetCount(triggerId: string): void {
     this.sync?.forget(triggerId);

@@ -1,6 +1,7 @@
 import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock, SandboxPosture } from '../context';
+import type { EndedTask } from '../tasks/task.store';
 import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
 import {
@@ -151,6 +152,13 @@ export class WebhookService {
   /** How many times a cached trigger was dropped (a read that overlapped one is not cached). */
   private forgets = 0;
   private unsubscribe?: () => void;
+  private unsubscribeEnd?: () => void;
+  /**
+   * Tasks whose audit row took their end inside the task's own end commit (nothing left to
+   * follow when the end is reported). Should that commit fail, neither the task's end nor the
+   * audit row's is durable, and both come back interrupted after a restart.
+   */
+  private readonly endedWithin = new Set<string>();
   /** Deliveries prepared in this turn of the event loop, committed together. */
   private group: Pending[] = [];
   private groupScheduled = false;
@@ -495,9 +503,30 @@ export class WebhookService {
     batch.forEach((f, i) => f.done(changed[i] ?? 0));
   }
 
+  /**
+   * Inside the commit that records a webhook task's end (SQLite): the audit row of a delivery
+   * admitted here takes the task's end in that same commit. Anything else (a throw included) is
+   * left to `onTaskFinished`.
+   */
+  private endWithin(task: EndedTask): void {
+    if (task.kind !== 'workflow-webhook') return;
+    const known = this.deliveryOfTask.get(task.id);
+    const sync = this.deps.repo.within();
+    if (!known || !sync) return;
+    const state = deliveryStateOf({ state: task.state, queued: false });
+    if (!isTerminal(state)) return;
+    // whole milliseconds, as the task's reported end time
+    const completedMs = Math.floor(task.finishedMs);
+    sync.finishedDelivery(known.id, known.acceptedMs, state, this.iso(completedMs), completedMs, task.error);
+    this.deliveryOfTask.delete(task.id);
+    if (this.endedWithin.size >= 10_000) this.endedWithin.clear();
+    this.endedWithin.add(task.id);
+  }
+
   /** Follows webhook tasks to their end (the audit row takes the task's terminal state). */
   private onTaskFinished(task: TaskSnapshot): void {
     if (task.kind !== 'workflow-webhook') return;
+    if (this.endedWithin.delete(task.id)) return;
     if (this.earlyFinish.size >= EARLY_FINISH_LIMIT) {
       const oldest = this.earlyFinish.keys().next().value;
       if (oldest !== undefined) this.earlyFinish.delete(oldest);
@@ -528,6 +557,9 @@ export class WebhookService {
     // started twice (an embedding that also calls it), it still follows each task once
     this.unsubscribe?.();
     this.unsubscribe = this.deps.tasks.onFinished((t) => this.onTaskFinished(t));
+    this.unsubscribeEnd?.();
+    const tasks = this.deps.tasks as TaskSubmitter & Partial<SubmitWithin>;
+    if (this.deps.repo.singleWriter && typeof tasks.onEndWithin === 'function') this.unsubscribeEnd = tasks.onEndWithin((t) => this.endWithin(t));
     const now = this.deps.clock.now();
     const error = { code: 'webhook_interrupted', message: 'The host stopped after this delivery was claimed and before its task was submitted; it is not replayed.' };
     const n = await this.deps.repo.interruptClaimed(this.iso(now), now, error);
@@ -537,6 +569,7 @@ export class WebhookService {
 
   stop(): void {
     this.unsubscribe?.();
+    this.unsubscribeEnd?.();
     if (this.finishes.length > 0) this.commitFinishes();
   }
 }

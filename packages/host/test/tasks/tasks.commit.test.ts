@@ -162,3 +162,72 @@ describe('task executor commits', () => {
     await registry.close();
   });
 });
+
+describe('end writers (SQLite)', () => {
+  const record = (id: string, over: Partial<TaskRecord> = {}): TaskRecord => ({
+    id,
+    ownerId: 'alice',
+    kind: 'workflow-webhook',
+    priority: 'interactive',
+    state: 'running',
+    workflowId: 'wf',
+    workflowVersion: 1,
+    inputs: {},
+    permissionMode: 'full-access',
+    submittedMs: 1000,
+    startedMs: 1001,
+    output: { text: '', truncated: false },
+    ...over,
+  });
+
+  it('runs inside the commit that records a task’s end: its rows commit with the end; a writer that throws does not stop it', async () => {
+    const o = await database();
+    o.raw.exec('create table end_notes (task_id text primary key, state text not null)');
+    const store = new SqliteTaskStore(o.db);
+    const seen: string[] = [];
+    store.onEndWithin((t) => {
+      seen.push(`${t.id}:${t.state}:${o.raw.inTransaction}`);
+      o.raw.prepare('insert into end_notes (task_id, state) values (?, ?)').run(t.id, t.state);
+    });
+    store.onEndWithin(() => {
+      throw new Error('a broken writer');
+    });
+    await store.save(record('t1'));
+    expect(seen).toEqual([]);
+    await Promise.all([store.save(record('t1', { state: 'completed', finishedMs: 1005 }), { soon: false }), store.save(record('t2', { state: 'failed', finishedMs: 1006, error: { code: 'x', message: 'y' } }))]);
+    expect(seen).toEqual(['t1:completed:true', 't2:failed:true']);
+    expect(o.raw.prepare('select task_id, state from end_notes order by task_id').all()).toEqual([
+      { task_id: 't1', state: 'completed' },
+      { task_id: 't2', state: 'failed' },
+    ]);
+    expect((await store.get('t1'))?.state).toBe('completed');
+    expect((await store.get('t2'))?.error).toEqual({ code: 'x', message: 'y' });
+  });
+
+  it('writes nothing of a failed end commit, and skips writers while another transaction holds the connection', async () => {
+    const o = await database();
+    o.raw.exec('create table end_notes (task_id text primary key)');
+    const store = new SqliteTaskStore(o.db);
+    const seen: string[] = [];
+    store.onEndWithin((t) => {
+      seen.push(t.id);
+      o.raw.prepare('insert into end_notes (task_id) values (?)').run(t.id);
+    });
+    // the end row itself is refused (a trigger stands in for a full disk): nothing of the commit stays
+    o.raw.exec("create trigger refuse_end before update on bg_tasks when new.id = 't3' and new.state = 'completed' begin select raise(abort, 'disk full'); end");
+    await store.save(record('t3'));
+    await expect(store.save(record('t3', { state: 'completed', finishedMs: 2000 }))).rejects.toThrow('disk full');
+    expect(o.raw.prepare('select count(*) as n from end_notes').get()).toEqual({ n: 0 });
+    expect((await store.get('t3'))?.state).toBe('running');
+    // a Kysely transaction holds the connection when the end is flushed: it is written after, without the writers
+    let saved!: Promise<void>;
+    await o.db.transaction().execute(async (trx) => {
+      saved = store.save(record('t4', { state: 'completed', finishedMs: 2001 }));
+      await new Promise((r) => setImmediate(r));
+      await trx.selectFrom('bg_tasks').select('id').execute();
+    });
+    await saved;
+    expect((await store.get('t4'))?.state).toBe('completed');
+    expect(seen).toEqual([]);
+  });
+});

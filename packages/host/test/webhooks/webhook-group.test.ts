@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHost, type Host } from '../../src/http/server';
 import { rawOf } from '../../src/storage/database';
 import { FairQueue } from '../../src/tasks/fair-queue';
 import { SqliteTaskStore, type TaskRecord } from '../../src/tasks/task.store';
 import { type BodyOutcome, TaskRegistry } from '../../src/tasks/task-registry';
 import type { Tool } from '../../src/tools/tool';
+import type { WebhookRepository } from '../../src/webhooks/webhook.repository';
 import type { WebhookService } from '../../src/webhooks/webhook.service';
 import { registerWebhookRoutes } from '../../src/webhooks/webhooks.routes';
 
@@ -178,5 +179,54 @@ describe('webhook group commit', () => {
     expect([retry.status, retry.body.duplicate]).toEqual([202, false]);
     await idle();
     expect(rows(trigger.id).claims).toBe(4);
+  });
+
+  it('writes the audit row’s end in the commit that records its task’s end', async () => {
+    const { trigger, secret } = await newTrigger();
+    const raw = rawOf(host.ctx.db);
+    if (!raw) throw new Error('no SQLite handle');
+    // read at the instant the end is reported: the audit row already has it
+    const seen: Array<[string, string | undefined]> = [];
+    const off = registry.onFinished((t) => {
+      if (t.triggerId !== trigger.id) return;
+      const audit = raw.prepare('select state from webhook_deliveries where task_id = ?').get(t.id) as { state: string } | undefined;
+      seen.push([t.state, audit?.state]);
+    });
+    try {
+      const answers = await Promise.all(['w1', 'w2'].map((e) => deliver(trigger.id, secret, e)));
+      expect(answers.map((a) => a.status)).toEqual([202, 202]);
+      const deadline = Date.now() + 20_000;
+      while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    } finally {
+      off();
+    }
+    expect(seen).toEqual([
+      ['completed', 'COMPLETED'],
+      ['completed', 'COMPLETED'],
+    ]);
+    expect(rows(trigger.id).audit.map((r) => r.state)).toEqual(['COMPLETED', 'COMPLETED']);
+  });
+
+  it('still ends the task, and the audit row afterwards, when the audit write inside the end commit fails', async () => {
+    const { trigger, secret } = await newTrigger();
+    // the service's own repository: its writes inside a task's end commit fail (a full disk, say)
+    const repo = (service as unknown as { deps: { repo: WebhookRepository } }).deps.repo;
+    const failing = vi.spyOn(repo, 'within').mockReturnValue({
+      finishedDelivery: () => {
+        throw new Error('disk I/O error');
+      },
+    });
+    try {
+      const answer = await deliver(trigger.id, secret, 'f1');
+      expect(answer.status).toBe(202);
+      const deadline = Date.now() + 20_000;
+      while ((await registry.get('default', answer.body.taskId))?.state !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(failing).toHaveBeenCalled();
+      expect((await registry.get('default', answer.body.taskId))?.state).toBe('completed');
+      while (rows(trigger.id).audit.some((r) => r.state !== 'COMPLETED') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(rows(trigger.id).audit.map((r) => r.state)).toEqual(['COMPLETED']);
+    } finally {
+      failing.mockRestore();
+    }
   });
 });

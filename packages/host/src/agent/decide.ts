@@ -16,7 +16,8 @@ export interface StepLinks {
 
 export interface DecisionInput {
   steps: readonly StepLinks[];
-  status: ReadonlyMap<string, StepStatus>;
+  /** Each step's status (a Map, or any lookup by step id). */
+  status: { get(stepId: string): StepStatus | undefined };
   maxConcurrency: number;
   cancelRequested: boolean;
 }

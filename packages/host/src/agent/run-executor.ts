@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
-import type { NewEvent, Trx } from '../events/event-log';
+import type { NewEvent, RawWrite, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import type { GateOutcome, OpenGate } from './gates';
@@ -121,13 +121,15 @@ export class ActiveRun implements StepHost {
     };
     const solo = this.inFlight <= 1;
     if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
-    const raw =
+    const raw: RawWrite | undefined =
       row || more
         ? (db: Database.Database) => {
             if (row) repo.updateRaw(db, this.id, row);
             if (more) repo.upsertStepRaw(db, more);
           }
         : undefined;
+    // a step row alone: its upsert sets every column, so a later one of the same group replaces it
+    if (raw && more && !row) raw.supersedes = `${more.run_id}\u0000${more.step_id}`;
     return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo);
   }
 

@@ -185,7 +185,12 @@ function advance(state: RunState, actions: RunAction[]): Reduction {
 
 /** The step-readiness decision of `decide.ts`, on this state (a waiting step holds its slot). */
 function decideNext(state: RunState) {
-  const status = new Map<string, StepStatus>();
-  for (const [id, st] of Object.entries(state.status)) status.set(id, st === 'waiting' ? 'active' : st);
+  const all = state.status;
+  const status = {
+    get: (id: string): StepStatus | undefined => {
+      const st = Object.hasOwn(all, id) ? all[id] : undefined;
+      return st === 'waiting' ? 'active' : st;
+    },
+  };
   return decide({ steps: state.steps, status, maxConcurrency: state.maxConcurrency, cancelRequested: state.cancelRequested });
 }

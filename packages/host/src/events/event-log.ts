@@ -22,10 +22,18 @@ export type Listener = (event: RunEvent) => void;
 // biome-ignore lint/suspicious/noExplicitAny: projections touch tables of several domains
 export type Trx = Transaction<any>;
 
+/**
+ * A projection change written through prepared statements. `supersedes`: a key saying that a
+ * later change with the same key, queued in the same group commit, rewrites everything this one
+ * writes (a step row upserted at its start and again at its end): within one transaction only the
+ * last of them is written.
+ */
+export type RawWrite = ((db: Database.Database) => void) & { supersedes?: string };
+
 interface Queued {
   runId: string;
   events: NewEvent[];
-  raw?: (db: Database.Database) => void;
+  raw?: RawWrite;
   slow?: (trx: Trx) => Promise<void>;
   resolve: (written: RunEvent[]) => void;
   reject: (err: unknown) => void;
@@ -98,7 +106,7 @@ export class EventLog {
    * the connection, for a commit with no `raw` form, and for a run's later commits while one of
    * its Kysely commits is pending.
    */
-  commitGrouped(runId: string, events: NewEvent[], raw: ((db: Database.Database) => void) | undefined, slow?: (trx: Trx) => Promise<void>, solo = false): Promise<RunEvent[]> {
+  commitGrouped(runId: string, events: NewEvent[], raw: RawWrite | undefined, slow?: (trx: Trx) => Promise<void>, solo = false): Promise<RunEvent[]> {
     if (!this.raw) return this.commit(runId, events, slow);
     if (solo && this.queued.length === 0 && this.publishing === 0 && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
       if (this.turnRun === undefined) {
@@ -164,7 +172,7 @@ export class EventLog {
     const seqs = new Map<string, number | undefined>();
     for (const item of fast) if (!seqs.has(item.runId)) seqs.set(item.runId, this.seqs.get(item.runId));
     try {
-      written = raw.transaction(() => fast.map((item) => this.writeRaw(raw, item)))();
+      written = raw.transaction(() => this.writeGroup(raw, fast))();
     } catch {
       // one of them failed: the whole group rolled back; write each alone so only it fails
       for (const [runId, seq] of seqs) seq === undefined ? this.seqs.delete(runId) : this.seqs.set(runId, seq);
@@ -194,6 +202,24 @@ export class EventLog {
   private writeRaw(raw: Database.Database, item: Queued): RunEvent[] {
     item.raw?.(raw);
     return this.appendRaw(raw, item.runId, item.events);
+  }
+
+  /**
+   * The commits of a group, inside its transaction, in queue order; a projection change that a
+   * later change of the group supersedes is skipped.
+   */
+  private writeGroup(raw: Database.Database, items: Queued[]): RunEvent[][] {
+    const last = new Map<string, number>();
+    items.forEach((item, i) => {
+      const key = item.raw?.supersedes;
+      if (key !== undefined) last.set(key, i);
+    });
+    if (last.size === 0) return items.map((item) => this.writeRaw(raw, item));
+    return items.map((item, i) => {
+      const key = item.raw?.supersedes;
+      if (key === undefined || last.get(key) === i) item.raw?.(raw);
+      return this.appendRaw(raw, item.runId, item.events);
+    });
   }
 
   private slowCommit(item: Queued): void {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type RunRow, RunRepository, type StepRow } from '../../src/agent/run.repository';
-import { EventLog, payloadJson } from '../../src/events/event-log';
+import { EventLog, payloadJson, type RawWrite } from '../../src/events/event-log';
 import { frame } from '../../src/events/sse';
 import { LoopTurn } from '../../src/events/turn';
 import { migrate, type OpenedSqlite, openDatabase, preparedOf } from '../../src/storage/database';
@@ -134,6 +134,55 @@ describe('SQLite fast path of the event log and run rows', () => {
     const a = await snapshot('a');
     expect(a.events.map((e) => (e as { seq: number }).seq)).toEqual([1, 2, 3]);
     expect((a.steps[0] as { status: string }).status).toBe('done');
+  });
+
+  it('a step row superseded in the same group is written once, as the later row', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    await log.commit('a', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('a'), trx));
+    const writes: string[] = [];
+    const stepWrite = (row: StepRow, key?: string): RawWrite => {
+      const w: RawWrite = (raw) => {
+        writes.push(`${row.step_id}:${row.status}`);
+        repo.upsertStepRaw(raw, row);
+      };
+      if (key) w.supersedes = key;
+      return w;
+    };
+    await Promise.all([
+      log.commitGrouped('a', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], stepWrite(stepRow('a'), 'a/s1')),
+      log.commitGrouped('a', [{ type: 'step_start', stepId: 's2', index: 2, attempt: 1 } as never], stepWrite(stepRow('a', { step_id: 's2' }), 'a/s2')),
+      log.commitGrouped('a', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never], stepWrite(stepRow('a', { status: 'done', result: '1' }), 'a/s1')),
+    ]);
+    // s1's start row is replaced by its end row in the same transaction; s2's start row is its only one
+    expect(writes).toEqual(['s2:running', 's1:done']);
+    const a = await snapshot('a');
+    expect(a.events.map((e) => (e as { type: string }).type)).toEqual(['run_created', 'step_start', 'step_start', 'step_complete']);
+    expect(a.steps.map((r) => [(r as StepRow).step_id, (r as StepRow).status, (r as StepRow).result])).toEqual([
+      ['s1', 'done', '1'],
+      ['s2', 'running', null],
+    ]);
+  });
+
+  it('a superseded step row is still written when the group fails and its commit is written alone', async () => {
+    const log = new EventLog(opened.db, clock);
+    const repo = new RunRepository(opened.db);
+    await log.commit('a', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('a'), trx));
+    await log.commit('b', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('b'), trx));
+    const start: RawWrite = (raw) => repo.upsertStepRaw(raw, stepRow('a'));
+    start.supersedes = 'a/s1';
+    // the later row of the same key fails: the group rolls back, each commit is retried alone
+    const end: RawWrite = (raw) => repo.upsertStepRaw(raw, stepRow('missing-run'));
+    end.supersedes = 'a/s1';
+    const settled = await Promise.allSettled([
+      log.commitGrouped('a', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], start),
+      log.commitGrouped('b', [{ type: 'audit', kind: 'other run' } as never], undefined),
+      log.commitGrouped('a', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never], end),
+    ]);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    const a = await snapshot('a');
+    expect(a.events.map((e) => (e as { type: string }).type)).toEqual(['run_created', 'step_start']);
+    expect(a.steps.map((r) => (r as StepRow).status)).toEqual(['running']);
   });
 
   it('a lone commit is written at once: a serial run never waits for the loop to turn', async () => {

@@ -51,6 +51,8 @@ export class ActiveRun implements StepHost {
   /** Steps of this run started and not yet settled or parked. */
   private inFlight = 0;
   private failure?: unknown;
+  /** The first commit of this run that failed: the run fails, and nothing after it is written. */
+  private writeFailed?: { err: unknown };
   private resolveEnd!: (s: RunStatus) => void;
 
   constructor(
@@ -105,9 +107,27 @@ export class ActiveRun implements StepHost {
    * with every other commit of the turn (other steps of this run, other runs) into one
    * transaction of prepared statements. On other dialects, and for a change given as a function,
    * it goes through Kysely.
+   *
+   * Once a commit of this run has failed, no later transition is written (the log never skips
+   * one): every later commit is refused, except the record of the run's failure (`last`).
    */
-  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, last = false): Promise<unknown> {
     if (this.closed) return Promise.resolve();
+    if (this.writeFailed && !last) return handled(Promise.reject(this.writeFailed.err));
+    const written = this.write(events, patch, more);
+    // handled here (a caller may not wait for it); a failure fails the run at once, before any
+    // other continuation of this turn can start a step or queue a transition after it
+    written.catch((err) => this.onWriteFailure(err));
+    return written;
+  }
+
+  private onWriteFailure(err: unknown): void {
+    if (this.writeFailed || this.closed) return;
+    this.writeFailed = { err };
+    if (!this.hasEnded()) this.failWith(err);
+  }
+
+  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
     // A patch of the status alone that the row already holds is not written (a step start's):
     // rewriting the row (its plan included) would change nothing but updated_at.
     if (patch?.status !== undefined && patch.status === this.rowStatus && Object.keys(patch).length === 1) patch = undefined;
@@ -203,6 +223,7 @@ export class ActiveRun implements StepHost {
       // the run may have ended (cancel, failure, shutdown) while the loop turned
       if (this.hasEnded()) return;
     }
+    if (this.writeFailed) return;
     if (this.state.cancelRequested) return this.dispatch({ type: 'step_parked', stepId });
     let end: Awaited<ReturnType<StepRunner['run']>>;
     this.inFlight += 1;
@@ -219,6 +240,11 @@ export class ActiveRun implements StepHost {
     if (end.ok) this.results.set(stepId, end.result);
     else this.errors.set(stepId, end.error);
     this.dispatch({ type: 'step_settled', stepId, ok: end.ok });
+    try {
+      await end.written;
+    } catch (err) {
+      if (!this.closed && !this.hasEnded()) this.failWith(err);
+    }
   }
 
   /** Read through a method: the phase changes across awaits, which narrowing cannot see. */
@@ -328,6 +354,11 @@ export class ActiveRun implements StepHost {
     try {
       this.status = await finishRun(this, outcome, this.errors);
     } catch (err) {
+      // a step's end reported before its commit failed to be written: the run fails instead
+      if (this.writeFailed) {
+        this.failure = this.writeFailed.err;
+        return this.recordFailure();
+      }
       this.deps.logger.error({ runId: this.id, err }, 'could not persist the end of a run');
     }
     this.resolveEnd(this.status);
@@ -340,16 +371,27 @@ export class ActiveRun implements StepHost {
     const message = errorText(err);
     try {
       const code = (err as { code?: string }).code;
-      await this.commit([{ type: 'error', message, ...(code ? { code } : {}), ...(err instanceof FengYuError && err.details ? { details: err.details } : {}) }], {
-        status: 'failed',
-        error: message,
-        finished_at: this.now(),
-        gate: null,
-      });
+      await this.commit(
+        [{ type: 'error', message, ...(code ? { code } : {}), ...(err instanceof FengYuError && err.details ? { details: err.details } : {}) }],
+        {
+          status: 'failed',
+          error: message,
+          finished_at: this.now(),
+          gate: null,
+        },
+        undefined,
+        true,
+      );
     } catch (e) {
       this.deps.logger.error({ runId: this.id, err: e }, 'could not persist a run failure');
     }
     this.status = 'failed';
     this.resolveEnd('failed');
   }
+}
+
+/** The promise, with a handler attached (a caller that does not wait for it leaves no unhandled rejection). */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
 }

@@ -18,8 +18,13 @@ export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 /** `json`: the result as JSON text, when already made (it is made once per result). */
 type Outcome = { ok: true; result: unknown; json?: string } | { ok: false; error: string };
 
-/** How a started step ended: settled (done or failed), or parked (its gate was cancelled). */
-export type StepEnd = ({ kind: 'settled' } & Outcome) | { kind: 'parked' };
+/**
+ * How a started step ended: settled (done or failed), or parked (its gate was cancelled).
+ * `written` settles when every transition of the step (its end included) is committed; a step's
+ * end is reported before that, its commit queued, so that steps depending on it can queue their
+ * start after it in the same group commit (never before it: a later transaction at the earliest).
+ */
+export type StepEnd = ({ kind: 'settled'; written: Promise<unknown> } & Outcome) | { kind: 'parked' };
 
 const PARKED: StepEnd = { kind: 'parked' };
 
@@ -179,10 +184,9 @@ export class StepRunner {
       if (!(await sleep(delay, r.signal))) break;
       delay *= 2;
     }
-    const end = await this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail);
-    await startWritten;
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail);
     if (tool) await this.observe(step, tool, args, outcome);
-    return end;
+    return { ...end, written: Promise.all([startWritten, end.written]) };
   }
 
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean, held?: HeldEvents): Promise<Outcome> {
@@ -272,11 +276,11 @@ export class StepRunner {
    * Commits the step's end (event + execution row) and reports it. The row keeps the instant the
    * step started (`startedAt`), whether or not its start was written as a row of its own.
    */
-  private async settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = []): Promise<StepEnd> {
+  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = []): StepEnd & { kind: 'settled' } {
     const r = this.active;
     const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
-    await r.commit(
+    const written = r.commit(
       [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
       undefined,
       {
@@ -293,7 +297,7 @@ export class StepRunner {
         reused: 0,
       },
     );
-    return { kind: 'settled', ...outcome };
+    return { kind: 'settled', ...outcome, written };
   }
 }
 

@@ -1,0 +1,115 @@
+import type { RunEvent } from '@fengyu/protocol';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventLog } from '../../src/events/event-log';
+import type { Db } from '../../src/storage/database';
+import { auto, startTestHost, type TestHost } from '../support/host';
+
+/**
+ * The levels of a DAG share group commits: a step's end is reported before its commit is written,
+ * so the steps that depend on it start in the same turn of the event loop and their start is
+ * written in the same transaction as that end (never an earlier one). A dependency's end that
+ * fails to be written fails the run, and the dependents' starts are not written either.
+ */
+
+let t: TestHost;
+let db: Db;
+let log: EventLog;
+beforeAll(async () => {
+  t = await startTestHost({
+    beforeDomains: (core) => {
+      db = core.db;
+      log = core.events;
+      watchBursts();
+    },
+  });
+});
+afterAll(async () => t.close());
+
+/** A DAG of `levels` × `width` read steps, each level depending on every step of the one before. */
+const dag = (levels: number, width: number, tool = 'noop') => ({
+  steps: Array.from({ length: levels * width }, (_, i) => {
+    const level = Math.floor(i / width);
+    return { id: `l${level}n${i % width}`, tool, ...(level ? { dependsOn: Array.from({ length: width }, (_, j) => `l${level - 1}n${j}`) } : {}) };
+  }),
+});
+
+/**
+ * Numbers the bursts in which the log publishes events: the events of one commit (or group
+ * commit) are published together, in one synchronous burst, right after it is written.
+ */
+const published: Array<{ e: RunEvent; batch: number }> = [];
+function watchBursts(): void {
+  let batch = 0;
+  let open = false;
+  const publish = log.publish.bind(log);
+  log.publish = (e: RunEvent) => {
+    if (!open) {
+      open = true;
+      batch += 1;
+      queueMicrotask(() => {
+        open = false;
+      });
+    }
+    published.push({ e, batch });
+    publish(e);
+  };
+}
+
+async function runWatched(workflow: unknown): Promise<{ runId: string; batches: Map<string, number>; events: RunEvent[] }> {
+  const res = await t.api('POST', '/api/agent/run', { config: auto, workflow });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  const runId = res.body.runId as string;
+  await t.stream(runId);
+  const mine = published.filter((p) => p.e.runId === runId);
+  const batches = new Map<string, number>();
+  for (const { e, batch: b } of mine) if (e.type === 'step_start' || e.type === 'step_complete') batches.set(`${e.type} ${(e as { stepId: string }).stepId}`, b);
+  return { runId, batches, events: mine.map((s) => s.e) };
+}
+
+describe('DAG levels and group commits', () => {
+  it('starts the next level in the same group commit as the ends it depends on, never before them', async () => {
+    const workflow = dag(3, 3);
+    const { batches, events } = await runWatched(workflow);
+    expect(events.at(-1)?.type).toBe('complete');
+    let shared = 0;
+    for (const step of workflow.steps) {
+      const start = batches.get(`step_start ${step.id}`) as number;
+      expect(start).toBeGreaterThan(0);
+      for (const dep of step.dependsOn ?? []) {
+        const end = batches.get(`step_complete ${dep}`) as number;
+        // a dependent's start is written in the same transaction as its dependency's end, or later
+        expect(start).toBeGreaterThanOrEqual(end);
+        if (start === end) shared += 1;
+      }
+    }
+    // the next level did not wait for a commit of the previous one
+    expect(shared).toBeGreaterThan(0);
+    // every step row ends done (a start row superseded in the group never overwrote an end row)
+    const rows = await db.selectFrom('step_executions' as never).select(['step_id' as never, 'status' as never]).where('run_id' as never, '=', events[0]?.runId as never).execute();
+    expect(rows).toHaveLength(9);
+    expect(rows.every((r) => (r as { status: string }).status === 'done')).toBe(true);
+  });
+
+  it('a dependency whose end cannot be written fails the run, and no dependent start is written', async () => {
+    // a real write failure: SQLite refuses the end of step l0n1
+    await sql`create trigger refuse_end before insert on run_events when new.type = 'step_complete' and json_extract(new.data, '$.stepId') = 'l0n1' begin select raise(abort, 'the disk refused the write'); end`.execute(db);
+    try {
+      const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: dag(3, 3) });
+      expect(res.status).toBe(200);
+      const runId = res.body.runId as string;
+      const streamed = await t.stream(runId);
+      expect(streamed.at(-1)?.type).toBe('error');
+      const stored = await log.read(runId);
+      const types = stored.map((e) => `${e.type}${'stepId' in e ? ` ${e.stepId}` : ''}`);
+      expect(types).not.toContain('step_complete l0n1');
+      // no step of the next level was recorded as started: its start was never written without l0n1's end
+      expect(types.filter((x) => x.startsWith('step_start l1') || x.startsWith('step_start l2'))).toEqual([]);
+      expect(stored.at(-1)?.type).toBe('error');
+      const run = await t.api('GET', `/api/agent/runs/${runId}`);
+      expect(run.body.status ?? run.body.run?.status).toBe('failed');
+    } finally {
+      await sql`drop trigger refuse_end`.execute(db);
+    }
+  });
+});

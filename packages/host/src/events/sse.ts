@@ -60,22 +60,12 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   let ended = false;
   const buffered: RunEvent[] = [];
   let replaying = true;
-  // Frames sent in one go (a group commit publishes all its events at once) are written to the
-  // response as one chunk, after the publishing code has returned.
-  let out = '';
-  const flush = () => {
-    if (out === '') return;
-    const text = out;
-    out = '';
-    if (!res.destroyed) res.write(text);
-  };
   const end = () => {
     if (ended) return;
     ended = true;
     unsubscribe();
     clearInterval(beat);
     if (gapTimer) clearTimeout(gapTimer);
-    flush();
     res.end();
   };
   // the last terminal or `resumed` event sent: with the whole log replayed, it says whether the run has ended
@@ -84,8 +74,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     if (ended || e.seq <= last) return;
     last = e.seq;
     if (e.type === 'resumed' || STREAM_END_EVENTS.includes(e.type)) mark = e;
-    if (out === '') queueMicrotask(flush);
-    out += frame(e);
+    res.write(frame(e));
     if (!skipEnd && STREAM_END_EVENTS.includes(e.type)) end();
   };
   // Live events can arrive out of order when two commits race to publish: hold a later event
@@ -116,10 +105,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     },
     afterSeq,
   );
-  const beat = setInterval(() => {
-    flush();
-    res.write(': keep-alive\n\n');
-  }, HEARTBEAT_MS);
+  const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   request.raw.on('close', end);
   try {
     for (;;) {

@@ -20,9 +20,11 @@ import { fmt, median, p99 } from './stats';
  * tool `email_accounts_list` (the tool the real-host chain calls; it reads its account files).
  * Beside each latency: the CPU time per call of this process (the host side) and of the child
  * (the worker side, from /proc), over the measured calls. Aim (issue 20): within 1.5× of the floor.
+ * Last, the echo and the e-mail call paced (an idle wait before each call, as between serial steps).
  */
 
 const CALLS = 10_000;
+const PACED_CALLS = 3_000;
 const WARMUP = 1_000;
 
 const ECHO_CHILD = `
@@ -71,13 +73,16 @@ function childrenCpu(pick: (pid: number) => boolean): number {
   return total;
 }
 
-async function measure(call: () => Promise<unknown>, inFlight: number, child: (pid: number) => boolean): Promise<Measured> {
+/** `paced`: one idle wait (a 1 ms timer, not timed) before each call, as between a run's steps. */
+async function measure(call: () => Promise<unknown>, inFlight: number, child: (pid: number) => boolean, paced = false): Promise<Measured> {
   for (let i = 0; i < WARMUP; i++) await call();
   const times: number[] = [];
   let next = 0;
+  const calls = paced ? PACED_CALLS : CALLS;
   const lane = async () => {
-    while (next < CALLS) {
+    while (next < calls) {
       next++;
+      if (paced) await new Promise((r) => setTimeout(r, 1));
       const t0 = performance.now();
       await call();
       times.push((performance.now() - t0) * 1000);
@@ -88,7 +93,7 @@ async function measure(call: () => Promise<unknown>, inFlight: number, child: (p
   await Promise.all(Array.from({ length: inFlight }, lane));
   const c1 = process.cpuUsage(c0);
   const k1 = childrenCpu(child);
-  return { times, hostCpu: (c1.user + c1.system) / CALLS, childCpu: ((k1 - k0) * 1000) / CALLS };
+  return { times, hostCpu: (c1.user + c1.system) / calls, childCpu: ((k1 - k0) * 1000) / calls };
 }
 
 async function installed(home: string, dir: string, id: string, fyp?: string): Promise<WorkerTarget> {
@@ -132,6 +137,20 @@ export async function run(): Promise<string[]> {
         }
       }
     }
+    // Paced: each call after an idle wait, as a run's serial steps call a worker (the host, the
+    // worker or both go idle in between and are woken by the call). The ratios compare with the
+    // back-to-back echo above (the floor of the real-host figure) and with the paced echo.
+    const b2b = median((await measure(() => floor.request('noop', {}), 1, (pid) => pid === floorChild.pid)).times);
+    const pe = await measure(() => floor.request('noop', {}), 1, (pid) => pid === floorChild.pid, true);
+    const paced = median(pe.times);
+    lines.push('', '| path, 1 in flight, one idle wait (1 ms timer, not timed) before each call | median µs | p99 µs | ÷ back-to-back echo | ÷ paced echo | CPU µs per call: host / worker |', '|---|---|---|---|---|---|');
+    lines.push(`| bare NDJSON echo child | ${fmt(paced, 1)} | ${fmt(p99(pe.times), 1)} | ${fmt(paced / b2b, 2)} (back to back: ${fmt(b2b, 1)}) | 1.00 | ${fmt(pe.hostCpu, 1)} / ${fmt(pe.childCpu, 1)} |`);
+    const best = backends.at(-1) as (typeof backends)[number];
+    const manager = new WorkerManager({ backend: best, logger: pino({ level: 'silent' }) });
+    const signal = new AbortController().signal;
+    const m = await measure(() => manager.invoke({ target: email, method: 'email_accounts_list', params: {}, toolName: 'email_accounts_list', timeoutSeconds: 120, grants: [], signal }), 1, (pid) => pid !== floorChild.pid, true);
+    lines.push(`| e-mail email_accounts_list, ${best.posture.mode} (${best.posture.backend}) | ${fmt(median(m.times), 1)} | ${fmt(p99(m.times), 1)} | ${fmt(median(m.times) / b2b, 2)} | ${fmt(median(m.times) / paced, 2)} | ${fmt(m.hostCpu, 1)} / ${fmt(m.childCpu, 1)} |`);
+    await manager.close();
     floorChild.kill();
   } finally {
     rmSync(home, { recursive: true, force: true });

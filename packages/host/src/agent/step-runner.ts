@@ -158,6 +158,8 @@ export class StepRunner {
     const overlap = tool !== undefined && isRetrySafe(tool);
     const held: HeldEvents | undefined = overlap ? { open: false, events: [] } : undefined;
     const first = overlap && tool ? this.invoke(step, tool, args, approved, held) : undefined;
+    // a worker's request leaves in a promise job queued as it is sent: let it go before the commit
+    if (first) await Promise.resolve();
     const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
     let startFailure: { err: unknown } | undefined;
     if (!held) await startWritten;

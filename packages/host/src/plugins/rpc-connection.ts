@@ -123,37 +123,22 @@ export class RpcConnection {
   }
 
   private outbox: string[] = [];
-  /** A message went out at once in this tick: later ones wait for the tick's end. */
-  private batching = false;
 
   /**
-   * Sends one message. The first message of a tick is written at once (the worker starts on it
-   * while the caller goes on); messages sent after it in the same tick go out together in one
-   * write when the tick's synchronous work and promise jobs are done.
+   * Queues one message; messages queued in the same tick go out in one write, as a promise job
+   * queued by the first of them (so a caller that yields once after sending has sent).
    */
   private write(message: unknown): void {
-    const line = JSON.stringify(message);
-    if (this.batching) {
-      this.outbox.push(line);
-      return;
-    }
-    this.batching = true;
-    queueMicrotask(this.flush);
-    this.send(`${line}\n`);
+    this.outbox.push(JSON.stringify(message));
+    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
   }
 
-  private readonly flush = (): void => {
-    this.batching = false;
+  private flush(): void {
     const lines = this.outbox;
-    if (lines.length === 0) return;
     this.outbox = [];
-    this.send(`${lines.join('\n')}\n`);
-  };
-
-  private send(text: string): void {
-    if (this.closed) return;
+    if (lines.length === 0 || this.closed) return;
     try {
-      this.input.write(text);
+      this.input.write(`${lines.join('\n')}\n`);
     } catch (e) {
       this.close(`cannot write to the worker: ${(e as Error).message}`);
     }

@@ -237,6 +237,18 @@ export class ActiveRun implements StepHost {
       this.inFlight -= 1;
     }
     if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
+    // Alone in this turn, the steps that depend on this one start at once: their start is queued
+    // after this end, in the same group commit (a run's DAG levels share it). When other runs
+    // have commits queued, the end is written first: each run then takes one step per turn, which
+    // keeps the turns of a busy loop short (health checks and streams stay live).
+    const paced = this.deps.events.queuedByOthers(this.id);
+    if (paced) {
+      try {
+        await end.written;
+      } catch {
+        return; // the failed commit has failed the run
+      }
+    }
     if (end.ok) this.results.set(stepId, end.result);
     else this.errors.set(stepId, end.error);
     this.dispatch({ type: 'step_settled', stepId, ok: end.ok });

@@ -149,6 +149,11 @@ export class EventLog {
     return Promise.resolve(written);
   }
 
+  /** Whether a commit of another run than `runId` waits for the group commit of this turn. */
+  queuedByOthers(runId: string): boolean {
+    return this.queued.some((q) => q.runId !== runId);
+  }
+
   /** Writes the queued group commits now (a shutdown does, before it records its own events). */
   flush(): void {
     if (this.queued.length) this.flushQueued();

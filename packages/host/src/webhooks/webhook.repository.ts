@@ -75,6 +75,8 @@ class SyncStatements {
   private readonly pruneAudit;
   /** Audit rows per trigger, counted once and then kept by the only writer (this process). */
   private readonly counts = new Map<string, number>();
+  /** Triggers that gained audit rows in the open `atomically` call (capped once, before it commits). */
+  private readonly grown = new Set<string>();
   private readonly markSubmitted;
   private readonly claimTask;
   private readonly releaseClaim;
@@ -129,9 +131,23 @@ class SyncStatements {
       } else {
         this.insertRefused.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.completedAt, Math.max(0, d.completedMs - d.acceptedMs), keyed, d.failed.code, d.failed.message);
       }
-      this.cap(d.triggerId);
+      this.added(d.triggerId);
+      this.grown.add(d.triggerId);
     };
-    const atomic = raw.transaction((fn: () => unknown) => fn());
+    // the audit cap of every trigger the group wrote to, once per trigger, before the outermost call commits
+    let depth = 0;
+    const atomic = raw.transaction((fn: () => unknown) => {
+      const outermost = depth === 0;
+      depth += 1;
+      try {
+        const result = fn();
+        if (outermost) for (const id of this.grown) this.trim(id);
+        return result;
+      } finally {
+        depth -= 1;
+        if (outermost) this.grown.clear();
+      }
+    });
     this.atomically = <T>(fn: () => T): T => atomic(fn) as T;
     this.refused = raw.transaction((deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => {
       if (eventClaim) this.releaseClaim.run(eventClaim.triggerId, eventClaim.eventSha256, deliveryId);
@@ -161,7 +177,18 @@ class SyncStatements {
 
   /** After one audit row was added: the trigger keeps its newest `MAX_AUDIT_ROWS`. */
   private cap(triggerId: string): void {
-    const count = (this.counts.get(triggerId) ?? (this.countAudit.get(triggerId) as { n: number }).n - 1) + 1;
+    this.added(triggerId);
+    this.trim(triggerId);
+  }
+
+  /** Counts one audit row just written (the first time, by reading the trigger's count, that row included). */
+  private added(triggerId: string): void {
+    this.counts.set(triggerId, (this.counts.get(triggerId) ?? (this.countAudit.get(triggerId) as { n: number }).n - 1) + 1);
+  }
+
+  /** Deletes the trigger's oldest audit rows beyond `MAX_AUDIT_ROWS` (one range delete). */
+  private trim(triggerId: string): void {
+    const count = this.counts.get(triggerId) ?? 0;
     if (count > MAX_AUDIT_ROWS) this.pruneAudit.run(triggerId, triggerId, count - MAX_AUDIT_ROWS - 1);
     this.counts.set(triggerId, Math.min(count, MAX_AUDIT_ROWS));
   }

@@ -233,17 +233,19 @@ describe('webhook group commit', () => {
   it('keeps at most 1,000 audit rows per trigger when whole groups pass the cap, dropping the oldest', async () => {
     const { trigger, secret } = await newTrigger();
     const row = await service.authenticate(trigger.id, secret);
+    const raw = rawOf(host.ctx.db);
+    if (!raw) throw new Error('no SQLite handle');
     // groups of 12 (accepted or refused for capacity: each leaves an audit row)
     const ids: string[] = [];
     for (let g = 0; g < 85; g++) {
-      const before = (rawOf(host.ctx.db)?.prepare('select max(seq) as m from webhook_deliveries').get() as { m: number | null }).m ?? 0;
+      const before = (raw.prepare('select max(seq) as m from webhook_deliveries').get() as { m: number | null }).m ?? 0;
       await Promise.allSettled(Array.from({ length: 12 }, () => service.deliver(row, undefined, { n: 1 })));
-      const added = rawOf(host.ctx.db)?.prepare('select id from webhook_deliveries where trigger_id = ? and seq > ? order by seq').all(trigger.id, before) as Array<{ id: string }>;
+      const added = raw.prepare('select id from webhook_deliveries where trigger_id = ? and seq > ? order by seq').all(trigger.id, before) as Array<{ id: string }>;
       ids.push(...added.map((a) => a.id));
       await idle();
     }
     expect(ids).toHaveLength(1020);
-    const kept = rawOf(host.ctx.db)?.prepare('select id from webhook_deliveries where trigger_id = ? order by seq').all(trigger.id) as Array<{ id: string }>;
+    const kept = raw.prepare('select id from webhook_deliveries where trigger_id = ? order by seq').all(trigger.id) as Array<{ id: string }>;
     expect(kept.map((k) => k.id)).toEqual(ids.slice(20));
   });
 });

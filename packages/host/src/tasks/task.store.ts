@@ -168,8 +168,8 @@ interface Waiter {
 
 /**
  * The single-host store: one SQLite table. Writes are group-committed: the saves issued in one
- * turn of the event loop become one upsert statement (the latest state of each task, one
- * implicit transaction), and each save resolves only after that commit (durable before anyone is told).
+ * turn of the event loop are committed together (the latest state of each task, one transaction,
+ * with the end writers' rows), and each save resolves only after that commit (durable before anyone is told).
  */
 export class SqliteTaskStore implements TaskStore {
   private readonly db: Kysely<Tables>;
@@ -252,7 +252,7 @@ export class SqliteTaskStore implements TaskStore {
     this.lazy = undefined;
     if (rows.length === 0) return;
     try {
-      // one statement: one implicit transaction
+      // one transaction for the whole batch
       if (this.postgres) await this.upsertValues(rows);
       else {
         // prepared once on SQLite, with the end writers in the same transaction; through Kysely

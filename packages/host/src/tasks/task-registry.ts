@@ -4,11 +4,12 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
 import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
-import type { EndWriter, TaskRecord, TaskStore } from './task.store';
+import type { TaskRecord, TaskStore } from './task.store';
 import type {
   AdmittedWithin,
   CapacityRefusal,
   CapacityScope,
+  EndWriter,
   PreparedSubmission,
   SubmitResult,
   SubmitTaskRequest,

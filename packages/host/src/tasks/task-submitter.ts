@@ -1,5 +1,4 @@
 import type { PermissionMode } from '@fengyu/protocol';
-import type { EndWriter } from './task.store';
 
 /**
  * The seam between background-task producers (the REST route, the task tools, schedules,
@@ -109,6 +108,17 @@ export interface SubmitWithin {
    */
   onEndWithin?(writer: EndWriter): () => void;
 }
+
+/** What an end writer learns of the ending task. */
+export interface EndedTask {
+  id: string;
+  kind: TaskKind;
+  state: TaskState;
+  finishedMs: number;
+  error?: { code: string; message: string };
+}
+/** Runs synchronously inside the commit that records a task's end (it must not throw). */
+export type EndWriter = (task: EndedTask) => void;
 
 export function canSubmitWithin(s: TaskSubmitter): s is TaskSubmitter & SubmitWithin {
   const w = s as Partial<SubmitWithin>;

@@ -1,7 +1,7 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import { CompiledQuery, type Kysely } from 'kysely';
 import { type Db, dialectOf, preparedOf, rawOf, statement } from '../storage/database';
-import type { TaskKind, TaskPriority, TaskState } from './task-submitter';
+import type { EndedTask, EndWriter, TaskKind, TaskPriority, TaskState } from './task-submitter';
 
 /**
  * Where task records live. The executor talks only to this interface, so a shared deployment can
@@ -70,10 +70,6 @@ export interface TaskStore {
   /** Deletes finished tasks beyond the newest `keep`. */
   prune(keep: number): Promise<void>;
 }
-
-/** What an end writer learns of the ending task. */
-export type EndedTask = Pick<TaskRecord, 'id' | 'kind' | 'state' | 'error'> & { finishedMs: number };
-export type EndWriter = (task: EndedTask) => void;
 
 export interface Row {
   id: string;

@@ -1,8 +1,7 @@
 import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock, SandboxPosture } from '../context';
-import type { EndedTask } from '../tasks/task.store';
-import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
+import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type EndedTask, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
 import {
   bindDelivery,

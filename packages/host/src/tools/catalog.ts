@@ -1,4 +1,4 @@
-import type { CatalogEntry } from '@fengyu/protocol';
+import type { CatalogEntry, ToolSourceKind } from '@fengyu/protocol';
 import type { SourceStatus, Tool, ToolSource } from './tool';
 import { toCatalogEntry } from './tool';
 
@@ -42,8 +42,10 @@ export class ToolCatalog {
     this.sources.push(source);
   }
 
-  async snapshot(owner: string): Promise<CatalogSnapshot> {
-    const lists = await Promise.all(this.sources.map((s) => s.list(owner).catch(() => [] as Tool[])));
+  /** Every registered source's tools for `owner`; sources of the kind `skip` are not asked. */
+  async snapshot(owner: string, skip?: ToolSourceKind): Promise<CatalogSnapshot> {
+    const asked = skip === undefined ? this.sources : this.sources.filter((s) => s.kind !== skip);
+    const lists = await Promise.all(asked.map((s) => s.list(owner).catch(() => [] as Tool[])));
     return new CatalogSnapshot(lists.flat());
   }
 

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { FengYuError, inputContract, isTerminal, type JsonSchema, stableHash, type ToolEffect, workflowToolName } from '@fengyu/protocol';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
@@ -20,18 +19,15 @@ export const WORKFLOW_TOOL_TIMEOUT_SECONDS = 600;
 
 const RANK: Record<ToolEffect, number> = { read: 0, write: 1, external: 2, command: 3 };
 
-/** Catalog snapshots that leave workflow tools out (this source lists nothing inside `run`). */
+/**
+ * Catalog snapshots that leave workflow tools out: the workflow source is not asked, so a
+ * workflow never sees workflow tools (no recursion) and listing them never lists itself.
+ */
 export class BaseCatalog {
-  private readonly inside = new AsyncLocalStorage<true>();
-
   constructor(private readonly catalog: ToolCatalog) {}
 
-  get nested(): boolean {
-    return this.inside.getStore() === true;
-  }
-
   snapshot(owner: string): Promise<CatalogSnapshot> {
-    return this.inside.run(true, () => this.catalog.snapshot(owner));
+    return this.catalog.snapshot(owner, 'workflow');
   }
 }
 
@@ -82,7 +78,6 @@ export class WorkflowToolSource implements ToolSource {
   constructor(private readonly deps: WorkflowToolDeps) {}
 
   async list(owner: string): Promise<Tool[]> {
-    if (this.deps.base.nested) return [];
     const published = await this.deps.repo.published(owner);
     if (published.length === 0) return [];
     const catalog = await this.deps.base.snapshot(owner);

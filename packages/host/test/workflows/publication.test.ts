@@ -164,6 +164,19 @@ describe('publication', () => {
     expect(self.body.error.details.map((d: { code: string }) => d.code)).toContain('workflow_nested_tool');
   });
 
+  it('the catalog a workflow runs against has no workflow tools, while the full catalog does', async () => {
+    const pub = await createPublished();
+    const workflows = t.host.app.workflows;
+    if (!workflows) throw new Error('no workflows domain');
+    const base = await workflows.base.snapshot(DEFAULT_OWNER);
+    expect(base.tools.filter((x) => x.source === 'workflow')).toEqual([]);
+    expect(base.get('echo')).toBeDefined();
+    expect(await workflowTool(pub.id)).toBeDefined();
+    // listing the workflow tools (which reads the base catalog) never lists them inside it
+    const full = await t.host.ctx.catalog.snapshot(DEFAULT_OWNER);
+    expect(full.tools.filter((x) => x.source === 'workflow').length).toBeGreaterThan(0);
+  });
+
   it('the workflow tools follow each publish and delete at once, and their availability the live catalog', async () => {
     // the published list is kept between snapshots: read it before every change
     const def = (await t.api('POST', '/api/workflows', { name: 'Switch', inputSchema: schema, plan: { steps: [{ id: 'a', tool: 'switch_tool' }] } })).body;

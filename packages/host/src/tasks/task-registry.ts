@@ -231,6 +231,11 @@ export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick
   };
 }
 
+/** A copy of a task record that later changes to the record do not reach. */
+function copyRecord(r: TaskRecord): TaskRecord {
+  return { ...r, output: { ...r.output }, ...(r.error ? { error: { ...r.error } } : {}) };
+}
+
 /** The snapshot of a task record at `now` (one shape for REST, tools and the UI). */
 export function taskSnapshot(r: TaskRecord, now: number): TaskSnapshot {
   const waitEnd = r.startedMs ?? r.finishedMs ?? now;
@@ -300,7 +305,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
    */
   private persist(entry: Live, soon = true): Promise<void> {
     const r = entry.record;
-    const copy: TaskRecord = { ...r, output: { ...r.output }, ...(r.error ? { error: { ...r.error } } : {}) };
+    const copy = copyRecord(r);
     return this.deps.store.save(r, { soon }).then(() => {
       entry.view = copy;
     });
@@ -407,7 +412,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const done = new Promise<void>((r) => {
       resolveDone = r;
     });
-    const entry: Live = { record, view: record, slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
+    // the view is a copy: the record's later changes (start, end) are reported once committed
+    const entry: Live = { record, view: copyRecord(record), slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
     this.live.set(id, entry);
     return { ok: true, entry, starts };
   }

@@ -120,6 +120,59 @@ describe('task executor commits', () => {
     await registry.close();
   });
 
+  it('reports neither the start nor the end of a body that ends before its start is committed (a task admitted within a transaction)', async () => {
+    const db = await database();
+    const inner = new SqliteTaskStore(db.db);
+    // the start's and the end's saves wait until released (the creation is written within the caller's transaction)
+    const held: Array<() => void> = [];
+    let holding = true;
+    const store: TaskStore = {
+      save: (t, o) => {
+        if (!holding) return inner.save(t, o);
+        const copy = structuredClone(t);
+        return new Promise((resolve, reject) => held.push(() => void inner.save(copy, o).then(resolve, reject)));
+      },
+      saveWithin: (t) => inner.saveWithin(t),
+      get: (id) => inner.get(id),
+      list: (o, q) => inner.list(o, q),
+      interruptLive: (n, e) => inner.interruptLive(n, e),
+      prune: (k) => inner.prune(k),
+    };
+    let ran = 0;
+    const registry = new TaskRegistry({
+      store,
+      policy: new FairQueue({ maxRunning: 1 }),
+      clock: { now: () => Date.now() },
+      logger: pino({ level: 'silent' }),
+      body: {
+        prepare: async () => ({ workflowVersion: 1, inputs: {} }),
+        run: async (): Promise<BodyOutcome> => {
+          ran += 1;
+          return { state: 'completed', text: 'quick' };
+        },
+      },
+    });
+    const ended: string[] = [];
+    registry.onFinished((t) => ended.push(t.state));
+    const prepared = await registry.prepareSubmit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow-webhook' });
+    const a = db.raw.transaction(() => registry.admitWithin(prepared))();
+    if (!a.ok) throw new Error('refused');
+    a.committed();
+    await until(() => ran === 1 && held.length >= 2, 'the body ran; its start and end held');
+    const seen = await registry.get('o', a.task.id);
+    expect(seen?.state).toBe('running');
+    expect(seen?.output.text).toBe('');
+    expect((await inner.get(a.task.id))?.state).toBe('running');
+    expect(ended).toEqual([]);
+    holding = false;
+    for (const go of held.splice(0)) go();
+    await until(() => ended.length === 1, 'the end reported');
+    expect(ended).toEqual(['completed']);
+    expect((await registry.get('o', a.task.id))?.state).toBe('completed');
+    expect((await inner.get(a.task.id))?.state).toBe('completed');
+    await registry.close();
+  });
+
   it('never starts a body whose task could not be committed, and frees its slot', async () => {
     const db = await database();
     const inner = new SqliteTaskStore(db.db);

@@ -26,6 +26,10 @@ interface PendingGate {
   resolve?: (o: GateOutcome) => void;
 }
 
+/** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */
+const FAILURE_RECORD_ATTEMPTS = 6;
+const FAILURE_RECORD_RETRY_MS = 50;
+
 const nodes = (plan: AgentPlan): StepNode[] => plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [] }));
 
 export class ActiveRun implements StepHost {
@@ -366,36 +370,46 @@ export class ActiveRun implements StepHost {
     try {
       this.status = await finishRun(this, outcome, this.errors);
     } catch (err) {
-      // a step's end reported before its commit failed to be written: the run fails instead
-      if (this.writeFailed) {
-        this.failure = this.writeFailed.err;
-        return this.recordFailure();
-      }
-      this.deps.logger.error({ runId: this.id, err }, 'could not persist the end of a run');
+      // The end could not be written (a step's end reported before its commit failed, or the
+      // end's own commit was refused): the run fails instead of staying `running`.
+      if (this.closed) return;
+      this.failure = this.writeFailed?.err ?? err;
+      return this.recordFailure();
     }
     this.resolveEnd(this.status);
     if (this.status === 'completed' || this.status === 'failed') void runEndHooks(this, this.status);
   }
 
-  /** Fails the run outside of a step (planning, validation of an edited plan, storage). */
+  /**
+   * Fails the run outside of a step (planning, validation of an edited plan, storage). A record
+   * of the failure that cannot be written is tried again after a growing wait (a busy or full disk
+   * may recover), so that the run does not stay `running` in storage; after the last attempt, or
+   * when the host shuts down meanwhile (it records `interrupted`), the run ends without it.
+   */
   private async recordFailure(): Promise<void> {
     const err = this.failure;
     const message = errorText(err);
-    try {
-      const code = (err as { code?: string }).code;
-      await this.commit(
-        [{ type: 'error', message, ...(code ? { code } : {}), ...(err instanceof FengYuError && err.details ? { details: err.details } : {}) }],
-        {
-          status: 'failed',
-          error: message,
-          finished_at: this.now(),
-          gate: null,
-        },
-        undefined,
-        true,
-      );
-    } catch (e) {
-      this.deps.logger.error({ runId: this.id, err: e }, 'could not persist a run failure');
+    const code = (err as { code?: string }).code;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.commit(
+          [{ type: 'error', message, ...(code ? { code } : {}), ...(err instanceof FengYuError && err.details ? { details: err.details } : {}) }],
+          {
+            status: 'failed',
+            error: message,
+            finished_at: this.now(),
+            gate: null,
+          },
+          undefined,
+          true,
+        );
+        break;
+      } catch (e) {
+        this.deps.logger.error({ runId: this.id, err: e, attempt }, 'could not persist a run failure');
+        if (attempt >= FAILURE_RECORD_ATTEMPTS || this.closed) break;
+        await new Promise((r) => setTimeout(r, FAILURE_RECORD_RETRY_MS * 2 ** (attempt - 1)).unref());
+        if (this.closed) break;
+      }
     }
     this.status = 'failed';
     this.resolveEnd('failed');

@@ -115,14 +115,18 @@ export class ActiveRun implements StepHost {
    * Once a commit of this run has failed, no later transition is written (the log never skips
    * one): every later commit is refused, except the record of the run's failure (`last`).
    */
-  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, last = false): Promise<unknown> {
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, last = false, queued = false): Promise<unknown> {
     if (this.closed) return Promise.resolve();
     if (this.writeFailed && !last) return handled(Promise.reject(this.writeFailed.err));
-    const written = this.write(events, patch, more);
+    const written = this.write(events, patch, more, queued);
     // handled here (a caller may not wait for it); a failure fails the run at once, before any
     // other continuation of this turn can start a step or queue a transition after it
     written.catch((err) => this.onWriteFailure(err));
     return written;
+  }
+
+  commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow): Promise<unknown> {
+    return this.commit(events, patch, more, false, true);
   }
 
   private onWriteFailure(err: unknown): void {
@@ -131,7 +135,7 @@ export class ActiveRun implements StepHost {
     if (!this.hasEnded()) this.failWith(err);
   }
 
-  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown> {
+  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, queued = false): Promise<unknown> {
     // A patch of the status alone that the row already holds is not written (a step start's):
     // rewriting the row (its plan included) would change nothing but updated_at.
     if (patch?.status !== undefined && patch.status === this.rowStatus && Object.keys(patch).length === 1) patch = undefined;
@@ -143,7 +147,7 @@ export class ActiveRun implements StepHost {
       if (typeof more === 'function') await more(trx);
       else if (more) await repo.upsertStep(more, trx);
     };
-    const solo = this.inFlight <= 1;
+    const solo = !queued && this.inFlight <= 1;
     if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
     const raw: RawWrite | undefined =
       row || more

@@ -81,5 +81,11 @@ export interface StepHost {
   now(): string;
   /** Events plus optional changes of the run row and of one step row (or a Kysely projection), in one transaction. */
   commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow): Promise<unknown>;
+  /**
+   * The same commit, always queued to the group commit at the end of this turn of the event loop
+   * (never written at once): the commits this turn makes after it (the next step's start) share
+   * its transaction, and what runs before the turn ends (the next step's call) does not wait for it.
+   */
+  commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow): Promise<unknown>;
   stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
 }

@@ -5,6 +5,7 @@ import type { Tool, ToolContext } from '../tools/tool';
 import { needsStepGate } from './decide';
 import { errorText, fingerprint } from './run-text';
 import type { StepHost } from './run-types';
+import type { StepRow } from './run.repository';
 
 /**
  * Runs one step of a live run: resolve references, pass the guard (which may open a gate),
@@ -173,10 +174,18 @@ export class StepRunner {
     let outcome: Outcome = { ok: false, error: 'not run' };
     let tail: NewEvent[] = [];
     let attempt = 1;
+    let later = false;
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
-        outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
+        const answer = attempt === 1 && first ? first : this.invoke(step, tool, args, approved);
+        // whether the answer comes after the event loop turned (another process, I/O)
+        later = false;
+        const turned = setImmediate(() => {
+          later = true;
+        });
+        outcome = await answer;
+        clearImmediate(turned);
         tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
@@ -186,7 +195,10 @@ export class StepRunner {
       if (!(await sleep(delay, r.signal))) break;
       delay *= 2;
     }
-    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail);
+    // An answer that came in a later turn (a worker's) is handled like one given at once: its end is
+    // queued, the next step's start joins it in one group commit at the end of this turn, and the
+    // next step's call (when retry-safe) leaves before that commit is written.
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, later);
     if (tool) await this.observe(step, tool, args, outcome);
     return { ...end, written: Promise.all([startWritten, end.written]) };
   }
@@ -277,28 +289,27 @@ export class StepRunner {
   /**
    * Commits the step's end (event + execution row) and reports it. The row keeps the instant the
    * step started (`startedAt`), whether or not its start was written as a row of its own.
+   * `queued`: the end goes to the group commit at the end of this turn (see `commitQueued`).
    */
-  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = []): StepEnd & { kind: 'settled' } {
+  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = [], queued = false): StepEnd & { kind: 'settled' } {
     const r = this.active;
     const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
-    const written = r.commit(
-      [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }],
-      undefined,
-      {
-        run_id: r.id,
-        step_id: step.id,
-        status,
-        attempts,
-        result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : null,
-        error: outcome.ok ? null : outcome.error,
-        started_at: startedAt,
-        finished_at: r.now(),
-        duration_ms: durationMs,
-        fingerprint: this.fingerprint(step),
-        reused: 0,
-      },
-    );
+    const events: NewEvent[] = [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }];
+    const row: StepRow = {
+      run_id: r.id,
+      step_id: step.id,
+      status,
+      attempts,
+      result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : null,
+      error: outcome.ok ? null : outcome.error,
+      started_at: startedAt,
+      finished_at: r.now(),
+      duration_ms: durationMs,
+      fingerprint: this.fingerprint(step),
+      reused: 0,
+    };
+    const written = queued ? r.commitQueued(events, undefined, row) : r.commit(events, undefined, row);
     return { kind: 'settled', ...outcome, written };
   }
 }

@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import type { RunEvent } from '@fengyu/protocol';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InvokeRequest } from '../../src/plugins/worker-manager';
+import { auto, startTestHost, type TestHost } from '../support/host';
+import { packProbe } from './helpers';
+
+/**
+ * A serial chain of plugin steps: a worker's answer arrives in a later turn of the event loop,
+ * and is then handled like one given at once. The step's end is queued, the next step's start
+ * joins it in one group commit, and the next call (a retry-safe one) leaves before that commit is
+ * written. A call that may take effect still leaves only once its start (and everything before
+ * it) is written, and the log reads in order whatever the grouping.
+ */
+
+let t: TestHost;
+/** The events of each publish burst (a commit's, or a group commit's, events are published together). */
+const bursts: RunEvent[][] = [];
+/** What the log of the run held, for the call's own step, at the instant each call was handed to its worker. */
+const atCall = new Map<string, string[]>();
+
+beforeAll(async () => {
+  const probe = await packProbe({
+    aiTools: [
+      { name: 'probe_echo', description: 'Echoes its input.', method: 'echo', effect: 'read', idempotent: true },
+      { name: 'probe_touch', description: 'Takes effect (for this test).', method: 'noop', effect: 'write' },
+    ],
+  });
+  t = await startTestHost({ sandbox: 'auto' });
+  const res = await t.upload('/api/plugins', readFileSync(probe), 'plugin.fyp');
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  const log = t.host.ctx.events;
+  const publish = log.publish.bind(log);
+  let open: RunEvent[] | undefined;
+  log.publish = (e: RunEvent) => {
+    if (!open) {
+      open = [];
+      bursts.push(open);
+      queueMicrotask(() => {
+        open = undefined;
+      });
+    }
+    open.push(e);
+    liveRun = e.runId;
+    publish(e);
+  };
+  const workers = t.host.ctx.plugins.workers;
+  const invoke = workers.invoke.bind(workers);
+  workers.invoke = (req: InvokeRequest) => {
+    const stepId = (req.params as { value?: string }).value ?? (req.params as { step?: string }).step ?? '?';
+    // a prepared read: the log as it is at this instant, before the request is written
+    void log.read(liveRun).then((events) => atCall.set(stepId, events.map((e) => `${e.type}${'stepId' in e ? `:${e.stepId}` : ''}`)));
+    return invoke(req);
+  };
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+let runId = '';
+/** The run whose events were published last (the one whose calls are made). */
+let liveRun = '';
+
+describe('a chain of plugin steps', () => {
+  it('writes a step end and the next start in one commit, sends a retry-safe call before it, and a write call only after its start', async () => {
+    const steps = [
+      { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' } },
+      { id: 'e2', tool: 'probe_echo', arguments: { value: 'e2' }, dependsOn: ['e1'] },
+      { id: 'w', tool: 'probe_touch', arguments: {}, dependsOn: ['e2'] },
+      { id: 'e3', tool: 'probe_echo', arguments: { value: 'e3' }, dependsOn: ['w'] },
+      { id: 'e4', tool: 'probe_echo', arguments: { value: 'e4' }, dependsOn: ['e3'] },
+    ];
+    const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    runId = res.body.runId;
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type, JSON.stringify(events.at(-1))).toBe('complete');
+
+    // the log reads in order: each step's transitions, and a step's start after its dependency's end
+    const seqs = events.map((e) => Number(e.id));
+    expect([...seqs].sort((p, q) => p - q)).toEqual(seqs);
+    const order = events.filter((e) => e.type === 'step_start' || e.type === 'step_complete').map((e) => `${e.type}:${e.data.stepId}`);
+    expect(order).toEqual(steps.flatMap((s) => [`step_start:${s.id}`, `step_complete:${s.id}`]));
+    for (const s of steps) {
+      const mine = events.filter((e) => e.data.stepId === s.id && e.type !== 'audit').map((e) => (e.type === 'tool' ? `tool:${e.data.phase}` : e.type));
+      expect(mine).toEqual(['step_start', 'tool:call', 'tool:result', 'step_complete']);
+    }
+
+    // a worker's answer is handled like one given at once: its end and the next start share a commit
+    const burstOf = (type: string, stepId: string) => bursts.findIndex((b) => b.some((e) => e.runId === runId && e.type === type && (e as { stepId?: string }).stepId === stepId));
+    expect(burstOf('step_complete', 'e1')).toBeGreaterThanOrEqual(0);
+    expect(burstOf('step_start', 'e2')).toBe(burstOf('step_complete', 'e1'));
+    expect(burstOf('step_start', 'e4')).toBe(burstOf('step_complete', 'e3'));
+
+    // e2's call left before e1's end was written (its own start is written after the call, with that end)
+    expect(atCall.get('e2')).toBeDefined();
+    expect(atCall.get('e2')).toContain('step_start:e1');
+    expect(atCall.get('e2')).not.toContain('step_complete:e1');
+    expect(atCall.get('e2')).not.toContain('step_start:e2');
+  });
+
+  it('a call that may take effect leaves only once its start, and the end before it, are written', async () => {
+    // the write step's call: its params are empty, recorded under '?'
+    const seen = atCall.get('?');
+    expect(seen).toBeDefined();
+    expect(seen).toContain('step_complete:e2');
+    expect(seen).toContain('step_start:w');
+  });
+
+  it('a plugin step whose end cannot be written fails the run, and the next start (sent with it) is not written', async () => {
+    // a real write failure: SQLite refuses the end of step e1, queued with e2's start
+    await sql`create trigger refuse_plugin_end before insert on run_events when new.type = 'step_complete' and json_extract(new.data, '$.stepId') = 'e1' begin select raise(abort, 'the disk refused the write'); end`.execute(t.host.ctx.db);
+    try {
+      const steps = [
+        { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' } },
+        { id: 'e2', tool: 'probe_echo', arguments: { value: 'e2' }, dependsOn: ['e1'] },
+        { id: 'e3', tool: 'probe_echo', arguments: { value: 'e3' }, dependsOn: ['e2'] },
+      ];
+      const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
+      expect(res.status).toBe(200);
+      const failed = res.body.runId as string;
+      const streamed = await t.stream(failed);
+      expect(streamed.at(-1)?.type).toBe('error');
+      const stored = await t.host.ctx.events.read(failed);
+      const types = stored.map((e) => `${e.type}${'stepId' in e ? `:${e.stepId}` : ''}`);
+      expect(types).toContain('step_start:e1');
+      expect(types).not.toContain('step_complete:e1');
+      expect(types.filter((x) => x.endsWith(':e2') || x.endsWith(':e3'))).toEqual([]);
+      expect(stored.at(-1)?.type).toBe('error');
+      const run = await t.api('GET', `/api/agent/runs/${failed}`);
+      expect(run.body.status ?? run.body.run?.status).toBe('failed');
+    } finally {
+      await sql`drop trigger refuse_plugin_end`.execute(t.host.ctx.db);
+    }
+  });
+});

@@ -88,6 +88,16 @@ export function checkSchema(schema: Record<string, unknown> | undefined, value: 
 }
 
 /**
+ * The checker of one schema, compiled once: every issue of a value against it (an empty list when
+ * it conforms). The schema is read when the checker is made; later changes to that object do not
+ * reach it (make a new checker for a changed schema). An absent or uncompilable schema checks nothing.
+ */
+export function schemaChecker(schema: Record<string, unknown> | undefined): (value: unknown) => SchemaIssue[] {
+  const fn = schema && typeof schema === 'object' ? compile(schema) : null;
+  return (value) => (!fn || fn(value) ? [] : (fn.errors ?? []).map(describe));
+}
+
+/**
  * True when `schema` is a JSON-Schema object (not an array, not null) that compiles, unknown
  * keywords allowed and formats not checked.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { ToolInfo } from './validate';
-import { checkInputs, inputContract, renderGoal, validateWorkflowDefinition } from './workflow';
+import { checkInputs, inputChecker, inputContract, renderGoal, validateWorkflowDefinition } from './workflow';
 
 const tools: Record<string, ToolInfo> = {
   echo: { name: 'echo', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'builtin', available: true },
@@ -61,6 +61,32 @@ describe('checkInputs', () => {
 
   it('rejects non-object inputs', () => {
     expect(checkInputs(schema, [1]).ok).toBe(false);
+  });
+});
+
+describe('inputChecker', () => {
+  const s = { type: 'object', required: ['n'], properties: { n: { type: 'integer' }, tags: { type: 'array', default: ['a'] }, f: { type: 'string', format: 'fengyu-file' } } };
+
+  it('answers exactly as checkInputs, call after call, with fresh copies of the defaults', () => {
+    const check = inputChecker(s);
+    for (const inputs of [{ n: 1 }, { n: 'x' }, {}, [1], undefined, { n: 2, f: 'x', extra: true }]) {
+      expect(check(inputs)).toEqual(checkInputs(s, inputs));
+      expect(check(inputs, ['f'])).toEqual(checkInputs(s, inputs, ['f']));
+    }
+    const first = check({ n: 1 });
+    if (!first.ok) throw new Error('refused');
+    (first.inputs.tags as string[]).push('changed');
+    expect(check({ n: 1 })).toEqual({ ok: true, inputs: { n: 1, tags: ['a'] } });
+  });
+
+  it('checks against the schema it was made from: a changed schema needs a new checker, which sees the change', () => {
+    const before = inputChecker(s);
+    const changed = { ...s, properties: { ...s.properties, n: { type: 'string' } } };
+    const after = inputChecker(changed);
+    expect(before({ n: 1 }).ok).toBe(true);
+    expect(after({ n: 1 })).toEqual(checkInputs(changed, { n: 1 }));
+    expect(after({ n: 1 }).ok).toBe(false);
+    expect(after({ n: 'one' }).ok).toBe(true);
   });
 });
 

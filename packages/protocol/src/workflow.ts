@@ -4,7 +4,7 @@ import type { Problem } from './errors';
 import { PROTOTYPE_KEYS } from './object-keys';
 import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
 import { collectReferences, getPath, parseReference } from './references';
-import { checkSchema, isCompilableSchema } from './schema-check';
+import { isCompilableSchema, schemaChecker } from './schema-check';
 import { type ToolInfo, validatePlan } from './validate';
 
 /**
@@ -414,29 +414,44 @@ export type InputCheck = { ok: true; inputs: Record<string, unknown> } | { ok: f
  * and reason. Extra inputs not in the schema are kept unless the schema forbids them.
  */
 export function checkInputs(schema: JsonSchema | undefined, inputs: unknown, fileNames: readonly string[] = []): InputCheck {
-  if (inputs !== undefined && (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))) {
-    return { ok: false, problems: [{ code: 'inputs_not_object', field: 'inputs', params: {} }] };
-  }
+  return inputChecker(schema)(inputs, fileNames);
+}
+
+/** `checkInputs` against one schema, with the schema's contract and validator made once. */
+export type InputChecker = (inputs: unknown, fileNames?: readonly string[]) => InputCheck;
+
+/**
+ * The check of `checkInputs` for one input schema, prepared once (its contract split and its
+ * validator compiled) for a schema that does not change, such as a published version's: the
+ * schema is read when the checker is made, so a changed schema needs a new checker.
+ */
+export function inputChecker(schema: JsonSchema | undefined): InputChecker {
   const c = inputContract(schema);
-  const bound: Record<string, unknown> = { ...((inputs as Record<string, unknown>) ?? {}) };
-  for (const name of c.values) {
-    const d = c.properties[name]?.default;
-    if (bound[name] === undefined && d !== undefined) bound[name] = structuredClone(d);
-  }
-  const problems: Problem[] = [];
-  const provided = new Set(fileNames);
-  for (const name of c.files) {
-    if (c.required.includes(name) && !provided.has(name)) problems.push({ code: 'input_missing', field: name, params: { input: name } });
-    delete bound[name];
-  }
-  for (const name of c.sharedDirectories) delete bound[name];
   const valueSchema = { ...(schema ?? {}), properties: Object.fromEntries(c.values.map((n) => [n, c.properties[n]])), required: c.required.filter((r) => c.values.includes(r)) };
-  for (const issue of checkSchema(valueSchema, bound)) {
-    const name = issue.path.split(/[.[]/)[1] ?? '(root)';
-    if (issue.keyword === 'required') problems.push({ code: 'input_missing', field: name, params: { input: name } });
-    else problems.push({ code: 'input_invalid', field: name, params: { input: name, path: issue.path, reason: issue.message } });
-  }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs: bound };
+  const check = schemaChecker(valueSchema);
+  const defaults = c.values.flatMap((name) => {
+    const d = c.properties[name]?.default;
+    return d === undefined ? [] : [[name, d] as const];
+  });
+  return (inputs, fileNames = []) => {
+    if (inputs !== undefined && (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))) {
+      return { ok: false, problems: [{ code: 'inputs_not_object', field: 'inputs', params: {} }] };
+    }
+    const bound: Record<string, unknown> = { ...((inputs as Record<string, unknown>) ?? {}) };
+    for (const [name, d] of defaults) if (bound[name] === undefined) bound[name] = structuredClone(d);
+    const problems: Problem[] = [];
+    for (const name of c.files) {
+      if (c.required.includes(name) && !fileNames.includes(name)) problems.push({ code: 'input_missing', field: name, params: { input: name } });
+      delete bound[name];
+    }
+    for (const name of c.sharedDirectories) delete bound[name];
+    for (const issue of check(bound)) {
+      const name = issue.path.split(/[.[]/)[1] ?? '(root)';
+      if (issue.keyword === 'required') problems.push({ code: 'input_missing', field: name, params: { input: name } });
+      else problems.push({ code: 'input_invalid', field: name, params: { input: name, path: issue.path, reason: issue.message } });
+    }
+    return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs: bound };
+  };
 }
 
 /**

@@ -357,6 +357,12 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     return { req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs };
   }
 
+  prepareChecked(req: SubmitTaskRequest, workflowVersion: number): PreparedSubmission {
+    if (this.closing) throw new FengYuError('task_host_stopping');
+    checkTaskRequest(req);
+    return { req, workflowVersion, inputs: req.inputs ?? {} };
+  }
+
   admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal } {
     const saveWithin = this.deps.store.saveWithin?.bind(this.deps.store);
     if (!saveWithin || this.closing) throw new FengYuError('task_host_stopping');

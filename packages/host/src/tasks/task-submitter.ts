@@ -99,6 +99,13 @@ export interface SubmitWithin {
   canSubmitWithin(): boolean;
   /** Checks and prepares (throws a FengYuError before anything is written). */
   prepareSubmit(req: SubmitTaskRequest): Promise<PreparedSubmission>;
+  /**
+   * The same for a caller that has already bound and checked `req.inputs` against the workflow's
+   * active version `workflowVersion`, as the body's own preparation would (a trust boundary that
+   * checks before any side effect): the request's shared fields are still checked, the inputs are
+   * taken as they are.
+   */
+  prepareChecked?(req: SubmitTaskRequest, workflowVersion: number): PreparedSubmission;
   /** Synchronous, inside the caller's open transaction: admits (writing the task row in it) or refuses. */
   admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal };
   /**

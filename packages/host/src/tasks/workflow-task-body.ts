@@ -1,4 +1,4 @@
-import { checkInputs, FengYuError, inputContract, type JsonSchema } from '@fengyu/protocol';
+import { FengYuError, type InputChecker, inputChecker, inputContract } from '@fengyu/protocol';
 import { errorText } from '../agent/run-text';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
@@ -48,8 +48,8 @@ export class WorkflowTaskBody implements TaskBody {
     this.versions = new PublishedVersions(deps.service, deps.db);
   }
 
-  /** Input schemas of published versions (immutable), by owner, workflow and version. */
-  private readonly schemas = new Map<string, JsonSchema>();
+  /** Input checks of published versions (immutable), by owner, workflow and version, with their shared-directory names. */
+  private readonly schemas = new Map<string, { check: InputChecker; sharedDirectories: string[] }>();
 
   /**
    * Before anything is queued: the workflow exists and is published, and the inputs bind to its
@@ -65,11 +65,12 @@ export class WorkflowTaskBody implements TaskBody {
     let schema = this.schemas.get(key);
     if (!schema) {
       const v = await this.deps.service.versionRow(req.ownerId, req.workflowId, row.published_version);
-      schema = contentOf(v).inputSchema;
+      const inputSchema = contentOf(v).inputSchema;
+      schema = { check: inputChecker(inputSchema), sharedDirectories: inputContract(inputSchema).sharedDirectories };
       if (this.schemas.size >= 500) this.schemas.clear();
       this.schemas.set(key, schema);
     }
-    const bound = checkInputs(schema, req.inputs ?? {}, inputContract(schema).sharedDirectories);
+    const bound = schema.check(req.inputs ?? {}, schema.sharedDirectories);
     if (!bound.ok) {
       const fields = [...new Set(bound.problems.map((p) => p.field ?? '(root)'))].join(', ');
       throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { checkInputs, inputContract, type JsonSchema, type Problem } from '@fengyu/protocol';
+import { checkInputs, inputChecker, inputContract, type JsonSchema, type Problem } from '@fengyu/protocol';
 import type { TaskSnapshot, TaskState } from '../tasks/task-submitter';
 
 /**
@@ -95,7 +95,10 @@ export function unbindableInputs(schema: JsonSchema | undefined): Problem[] {
 
 /** Names given that the schema does not declare as value inputs (each one a problem). */
 function undeclared(schema: JsonSchema | undefined, values: Record<string, unknown>, where: string): Problem[] {
-  const declared = new Set(inputContract(schema).values);
+  return undeclaredIn(new Set(inputContract(schema).values), values, where);
+}
+
+function undeclaredIn(declared: ReadonlySet<string>, values: Record<string, unknown>, where: string): Problem[] {
   return Object.keys(values)
     .filter((k) => !declared.has(k))
     .map((k) => ({ code: 'webhook_field_undeclared', field: where ? `${where}.${k}` : k, params: { input: k } }));
@@ -120,13 +123,33 @@ export type BoundInputs = { ok: true; inputs: Record<string, unknown> } | { ok: 
 
 /** A delivery's body fields override the defaults; the result must satisfy the input schema. */
 export function bindDelivery(schema: JsonSchema | undefined, defaults: Record<string, unknown>, body: unknown): BoundInputs {
-  if (body === undefined || body === null) body = {};
-  if (!isPlainObject(body)) return { ok: false, problems: [{ code: 'webhook_body_not_object', field: '(body)', params: {} }] };
-  const extra = undeclared(schema, body, '');
-  if (extra.length > 0) return { ok: false, problems: extra };
-  const merged = { ...defaults, ...body };
-  const check = checkInputs(schema, merged);
-  return check.ok ? { ok: true, inputs: check.inputs } : { ok: false, problems: check.problems };
+  return deliveryBinder(schema).bind(defaults, body);
+}
+
+/** The delivery checks of one input schema, prepared once (for a published version, which never changes). */
+export interface DeliveryBinder {
+  /** The inputs a trigger can never bind (`unbindableInputs`). */
+  readonly unbindable: Problem[];
+  /** `bindDelivery` against this schema. */
+  bind(defaults: Record<string, unknown>, body: unknown): BoundInputs;
+}
+
+/** `unbindableInputs` and `bindDelivery` for one schema, its contract and validator made once. */
+export function deliveryBinder(schema: JsonSchema | undefined): DeliveryBinder {
+  const declared = new Set(inputContract(schema).values);
+  const check = inputChecker(schema);
+  return {
+    unbindable: unbindableInputs(schema),
+    bind(defaults, body) {
+      if (body === undefined || body === null) body = {};
+      if (!isPlainObject(body)) return { ok: false, problems: [{ code: 'webhook_body_not_object', field: '(body)', params: {} }] };
+      const extra = undeclaredIn(declared, body, '');
+      if (extra.length > 0) return { ok: false, problems: extra };
+      const merged = { ...defaults, ...body };
+      const checked = check(merged);
+      return checked.ok ? { ok: true, inputs: checked.inputs } : { ok: false, problems: checked.problems };
+    },
+  };
 }
 
 /** The audit state that mirrors a task's state. */

@@ -4,10 +4,11 @@ import type { Clock, SandboxPosture } from '../context';
 import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type EndedTask, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
 import {
-  bindDelivery,
   CLAIM_RETENTION_MS,
   decodeCursor,
+  type DeliveryBinder,
   type DeliveryState,
+  deliveryBinder,
   defaultsProblems,
   deliveryStateOf,
   effectiveState,
@@ -36,6 +37,8 @@ import {
 export interface ActiveWorkflow {
   version: number;
   inputSchema: JsonSchema;
+  /** The delivery checks of `inputSchema`, made once per version (made per delivery when absent). */
+  binder?: DeliveryBinder;
 }
 
 export interface WebhookWorkflows {
@@ -98,6 +101,12 @@ export interface CreateTriggerBody {
 }
 
 const EARLY_FINISH_LIMIT = 1000;
+
+/** A delivery's inputs as bound and checked against the active version they were checked with. */
+interface CheckedInputs {
+  workflowVersion: number;
+  inputs: Record<string, unknown>;
+}
 const NO_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** A delivery waiting for its group's transaction. */
@@ -301,16 +310,19 @@ export class WebhookService {
       if (isFengYuError(err) && (err as FengYuError).code === 'workflow_not_found') throw new FengYuError('webhook_trigger_not_found', { id: trigger.id });
       throw err;
     }
-    const unbindable = unbindableInputs(active.inputSchema);
+    const binder = active.binder ?? deliveryBinder(active.inputSchema);
+    const unbindable = binder.unbindable;
     if (unbindable.length > 0) throw new FengYuError('webhook_inputs_unbindable', { fields: fieldsOf(unbindable) }, unbindable);
-    const bound = bindDelivery(active.inputSchema, trigger.defaults === '{}' ? NO_DEFAULTS : JSON.parse(trigger.defaults), body);
+    const bound = binder.bind(trigger.defaults === '{}' ? NO_DEFAULTS : JSON.parse(trigger.defaults), body);
     if (!bound.ok) throw new FengYuError('webhook_body_invalid', { fields: fieldsOf(bound.problems) }, bound.problems);
-    if (eventId === undefined) return this.admit(trigger, bound.inputs);
+    // the inputs are checked here, at the trust boundary, against this version: the task takes them as they are
+    const checked = { workflowVersion: active.version, inputs: bound.inputs };
+    if (eventId === undefined) return this.admit(trigger, checked);
     const digest = sha256Hex(eventId);
     const key = `${trigger.id}\n${digest}`;
     const running = this.inflight.get(key);
     if (running) return { ...(await running), duplicate: true };
-    const p = this.admit(trigger, bound.inputs, digest);
+    const p = this.admit(trigger, checked, digest);
     this.inflight.set(key, p);
     try {
       return await p;
@@ -319,9 +331,10 @@ export class WebhookService {
     }
   }
 
-  private async admit(trigger: TriggerRow, inputs: Record<string, unknown>, eventSha256?: string): Promise<DeliveryAnswer> {
+  private async admit(trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
     const tasks = this.deps.tasks;
-    if (this.deps.repo.grouped() && canSubmitWithin(tasks)) return this.admitGrouped(tasks, trigger, inputs, eventSha256);
+    if (this.deps.repo.grouped() && canSubmitWithin(tasks)) return this.admitGrouped(tasks, trigger, checked, eventSha256);
+    const inputs = checked.inputs;
     const deliveryId = newId('whd_');
     const acceptedMs = this.deps.clock.now();
     const claim = await this.deps.repo.claim({ id: deliveryId, triggerId: trigger.id, acceptedAt: this.iso(acceptedMs), acceptedMs, ...(eventSha256 ? { eventSha256 } : {}) });
@@ -371,21 +384,22 @@ export class WebhookService {
    * neither claim nor task; a delivery refused for capacity leaves its audit row FAILED and no
    * claim.
    */
-  private async admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, inputs: Record<string, unknown>, eventSha256?: string): Promise<DeliveryAnswer> {
+  private async admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
     const deliveryId = newId('whd_');
     const acceptedMs = this.deps.clock.now();
     let prepared: PreparedSubmission | undefined;
     let failure: unknown;
     try {
-      prepared = await tasks.prepareSubmit({
+      const req = {
         ownerId: trigger.owner,
         workflowId: trigger.workflow_id,
-        inputs,
-        priority: 'interactive',
-        kind: 'workflow-webhook',
+        inputs: checked.inputs,
+        priority: 'interactive' as const,
+        kind: 'workflow-webhook' as const,
         permissionMode: trigger.permission_mode as PermissionMode,
         triggerId: trigger.id,
-      });
+      };
+      prepared = tasks.prepareChecked ? tasks.prepareChecked(req, checked.workflowVersion) : await tasks.prepareSubmit(req);
     } catch (err) {
       failure = err;
     }

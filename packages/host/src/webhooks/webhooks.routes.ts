@@ -12,7 +12,7 @@ import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowsDomain } from '../workflows/workflows.routes';
 import { WebhookRepository } from './webhook.repository';
 import { type ActiveWorkflow, type UnattendedCheck, type WebhookWorkflows, WebhookService } from './webhook.service';
-import { checkEventId, isLoopbackPeer, MAX_BODY_BYTES } from './webhook-rules';
+import { checkEventId, deliveryBinder, isLoopbackPeer, MAX_BODY_BYTES } from './webhook-rules';
 import { registerWebhookErrors } from './webhooks.errors';
 
 /**
@@ -57,7 +57,8 @@ export function webhookWorkflows(domain: WorkflowsDomain, db: Db): WebhookWorkfl
       let hit = schemas.get(key);
       if (!hit) {
         const v = await domain.service.versionRow(owner, workflowId, row.published_version);
-        hit = { version: v.version, inputSchema: contentOf(v).inputSchema };
+        const inputSchema = contentOf(v).inputSchema;
+        hit = { version: v.version, inputSchema, binder: deliveryBinder(inputSchema) };
         if (schemas.size > 500) schemas.clear();
         schemas.set(key, hit);
       }

@@ -173,6 +173,42 @@ describe('task executor commits', () => {
     await registry.close();
   });
 
+  it('admits inputs already checked by the caller as they are, and still refuses a bad shared field or a stopping host', async () => {
+    const db = await database();
+    const inner = new SqliteTaskStore(db.db);
+    let prepares = 0;
+    const seen: Array<{ version: number; inputs: unknown }> = [];
+    const registry = new TaskRegistry({
+      store: inner,
+      policy: new FairQueue({ maxRunning: 4 }),
+      clock: { now: () => Date.now() },
+      logger: pino({ level: 'silent' }),
+      body: {
+        prepare: async () => {
+          prepares += 1;
+          return { workflowVersion: 1, inputs: {} };
+        },
+        run: async (task): Promise<BodyOutcome> => {
+          seen.push({ version: task.workflowVersion, inputs: task.inputs });
+          return { state: 'completed', text: '' };
+        },
+      },
+    });
+    const req = { ownerId: 'o', workflowId: 'w', priority: 'interactive' as const, kind: 'workflow-webhook' as const, inputs: { n: 3 } };
+    const prepared = registry.prepareChecked(req, 7);
+    expect(prepared).toMatchObject({ workflowVersion: 7, inputs: { n: 3 } });
+    const a = db.raw.transaction(() => registry.admitWithin(prepared))();
+    if (!a.ok) throw new Error('refused');
+    a.committed();
+    await until(() => seen.length === 1, 'the body ran');
+    expect(seen).toEqual([{ version: 7, inputs: { n: 3 } }]);
+    expect(prepares).toBe(0);
+    expect(() => registry.prepareChecked({ ...req, priority: 'urgent' as never }, 7)).toThrow(expect.objectContaining({ code: 'task_field_invalid' }));
+    expect(() => registry.prepareChecked({ ...req, inputs: [1] as never }, 7)).toThrow(expect.objectContaining({ code: 'task_field_invalid' }));
+    await registry.close();
+    expect(() => registry.prepareChecked(req, 7)).toThrow(expect.objectContaining({ code: 'task_host_stopping' }));
+  });
+
   it('never starts a body whose task could not be committed, and frees its slot', async () => {
     const db = await database();
     const inner = new SqliteTaskStore(db.db);

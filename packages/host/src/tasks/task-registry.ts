@@ -383,7 +383,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     let settled = false;
     return {
       ok: true,
-      task: this.snapshot(entry.record),
+      task: { id: entry.record.id, state: entry.record.state, queued: entry.record.state === 'queued' },
       committed: () => {
         if (settled) return;
         settled = true;

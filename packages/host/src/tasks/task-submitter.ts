@@ -83,7 +83,8 @@ export interface PreparedSubmission {
 /** A task admitted inside a producer's transaction: nothing runs until that transaction commits. */
 export interface AdmittedWithin {
   ok: true;
-  task: TaskSnapshot;
+  /** The admitted task's id and state at admission (the full view is `get`'s, once committed). */
+  task: Pick<TaskSnapshot, 'id' | 'state' | 'queued'>;
   /** The producer's transaction committed (the task row with it): the task may start. */
   committed(): void;
   /** The producer's transaction rolled back: the admission is undone, nothing ran. */

@@ -127,6 +127,10 @@ const UPSERT = `insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`
 /** One row as plain parameters (SQLite: cheaper per row than the JSON form). */
 const UPSERT_ONE = `insert into bg_tasks (${COLUMNS}) values (${Array.from({ length: 19 }, () => '?').join(', ')}) ${ON_CONFLICT}`;
 
+/** Finished tasks beyond the newest `?` (by end time, then id), in one statement. */
+const PRUNE_FINISHED =
+  'delete from bg_tasks where finished_ms is not null and id not in (select id from bg_tasks where finished_ms is not null order by finished_ms desc, id desc limit ?)';
+
 /** Times are kept to the microsecond on SQLite (REAL values in its integer columns); whole milliseconds on PostgreSQL (bigint). */
 function ms(v: number | undefined, whole: boolean): number | null {
   if (v === undefined) return null;
@@ -330,6 +334,12 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   async prune(keep: number): Promise<void> {
+    // SQLite: one prepared delete of every finished task outside the newest `keep`
+    const stmt = preparedOf(this.root, PRUNE_FINISHED);
+    if (stmt) {
+      stmt.run(keep);
+      return;
+    }
     const edge = await this.db
       .selectFrom('bg_tasks')
       .select(['finished_ms', 'id'])

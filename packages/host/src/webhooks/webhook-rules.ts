@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { checkInputs, inputChecker, inputContract, type JsonSchema, type Problem } from '@fengyu/protocol';
 import type { TaskSnapshot, TaskState } from '../tasks/task-submitter';
 
@@ -21,7 +21,7 @@ export type DeliveryState = 'CLAIMED' | 'QUEUED' | 'SUBMITTED' | 'COMPLETED' | '
 export const OPEN_STATES: readonly DeliveryState[] = ['CLAIMED', 'QUEUED', 'SUBMITTED'];
 
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return hash('sha256', text, 'hex');
 }
 
 /** A new trigger secret: 256 bits from the CSPRNG, with a recognisable prefix. */
@@ -56,7 +56,7 @@ export function digestBytes(storedDigestHex: string): Buffer {
  */
 export function secretMatches(presented: unknown, storedDigest: string | Buffer): boolean {
   if (typeof presented !== 'string' || presented.length === 0 || presented.length > 512) return false;
-  const a = createHash('sha256').update(presented, 'utf8').digest();
+  const a = hash('sha256', presented, 'buffer');
   const b = typeof storedDigest === 'string' ? digestBytes(storedDigest) : storedDigest;
   return a.length === b.length && timingSafeEqual(a, b);
 }

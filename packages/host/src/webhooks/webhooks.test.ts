@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,10 @@ describe('webhook rules', () => {
     expect(Buffer.from(s.slice(5), 'base64url')).toHaveLength(32);
     expect(newSecret()).not.toBe(s);
     expect(secretMatches(s, sha256Hex(s))).toBe(true);
+    // the digest is SHA-256 of the UTF-8 text (the stored form of every existing secret and event id)
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(sha256Hex('é')).toBe(createHash('sha256').update(Buffer.from('é', 'utf8')).digest('hex'));
+    expect(secretMatches('abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')).toBe(true);
     for (const bad of [`${s} `, s.slice(0, -1), '', undefined, 42, 'x'.repeat(600)]) expect(secretMatches(bad, sha256Hex(s))).toBe(false);
   });
 

@@ -109,6 +109,15 @@ describe('the finished-task cap', () => {
     expect(rows.some((r) => r.id === 'live')).toBe(true);
     expect(rows.some((r) => r.id === 'f029')).toBe(false);
     expect(rows.some((r) => r.id === 'f030')).toBe(true);
+    // ties on the end time are ordered by id: the newest 100 by (end, id) stay, the rest go
+    for (let i = 0; i < 5; i++) await store.save({ ...base, id: `t${i}`, state: 'failed', submittedMs: 2000 + i, finishedMs: 5000 });
+    for (let i = 0; i < 96; i++) await store.save({ ...base, id: `n${String(i).padStart(3, '0')}`, state: 'completed', submittedMs: 3000 + i, finishedMs: 6000 + i });
+    await store.prune(100);
+    const kept = (await store.list('o', { limit: 500 })).map((r) => r.id).sort();
+    expect(kept).toHaveLength(101);
+    expect(kept.filter((id) => id.startsWith('t'))).toEqual(['t1', 't2', 't3', 't4']);
+    expect(kept.filter((id) => id.startsWith('f'))).toEqual([]);
+    expect(kept).toContain('live');
     await opened.close();
   });
 });

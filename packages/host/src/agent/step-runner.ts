@@ -1,5 +1,5 @@
 import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
-import type { NewEvent } from '../events/event-log';
+import { type NewEvent, presetJson } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
 import type { Tool, ToolContext } from '../tools/tool';
 import { needsStepGate } from './decide';
@@ -186,7 +186,7 @@ export class StepRunner {
         });
         outcome = await answer;
         clearImmediate(turned);
-        tail = [{ type: 'tool', phase: 'result', stepId: step.id, name: tool.name, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }) }];
+        tail = [outcome.ok ? withResult({ type: 'tool', phase: 'result', stepId: step.id, name: tool.name }, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
@@ -295,7 +295,13 @@ export class StepRunner {
     const r = this.active;
     const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
-    const events: NewEvent[] = [...this.take(step.id), ...before, { type: 'step_complete', stepId: step.id, index: this.index(step), status, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), attempts, durationMs }];
+    const events: NewEvent[] = [
+      ...this.take(step.id),
+      ...before,
+      outcome.ok
+        ? withResult({ type: 'step_complete', stepId: step.id, index: this.index(step), status, attempts, durationMs }, outcome)
+        : { type: 'step_complete', stepId: step.id, index: this.index(step), status, error: outcome.error, attempts, durationMs },
+    ];
     const row: StepRow = {
       run_id: r.id,
       step_id: step.id,
@@ -312,6 +318,20 @@ export class StepRunner {
     const written = queued ? r.commitQueued(events, undefined, row) : r.commit(events, undefined, row);
     return { kind: 'settled', ...outcome, written };
   }
+}
+
+/**
+ * The event with the step's result as its last field; when the result's JSON text was already made
+ * (once per result), the event's payload text is made from it instead of serializing the result again.
+ */
+function withResult(event: { type: 'tool' | 'step_complete'; [k: string]: unknown }, outcome: Outcome & { ok: true }): NewEvent {
+  const full = { ...event, result: outcome.result } as NewEvent;
+  if (outcome.json !== undefined) {
+    const { type: _, ...rest } = event;
+    const head = JSON.stringify(rest);
+    presetJson.set(full, `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"result":${outcome.json}}`);
+  }
+  return full;
 }
 
 function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): NewEvent {

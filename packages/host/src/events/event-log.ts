@@ -15,6 +15,9 @@ type EventTables = {
   run_events: { run_id: string; seq: number; type: string; data: string; ts: string };
 }
 
+/** A run event as stored: its payload (the event without type, runId, seq and ts) as JSON text. */
+export type StoredEvent = EventTables['run_events'];
+
 export type NewEvent = { [T in RunEventType]: { type: T } & RunEventPayloads[T] }[RunEventType];
 
 export type Listener = (event: RunEvent) => void;
@@ -45,6 +48,13 @@ interface Queued {
  * when the payload itself holds one of those keys.
  */
 export const payloadJson = new WeakMap<RunEvent, string>();
+
+/**
+ * The payload's JSON text of a new event, made by its caller from parts it had already serialized
+ * (a step's result): written instead of a second JSON.stringify of the same payload. It must be
+ * the JSON of the event without `type`, and hold no envelope key.
+ */
+export const presetJson = new WeakMap<NewEvent, string>();
 
 const ENVELOPE = ['type', 'runId', 'seq', 'ts'];
 const keepsEnvelope = (payload: object) => !ENVELOPE.some((k) => Object.hasOwn(payload, k));
@@ -249,11 +259,18 @@ export class EventLog {
     try {
       for (const e of events) {
         seq += 1;
-        const { type, ...payload } = e;
-        const data = JSON.stringify(payload);
-        insert.run(runId, seq, type, data, ts);
+        const preset = presetJson.get(e);
+        let data: string;
+        let framed = true;
+        if (preset !== undefined) data = preset;
+        else {
+          const { type: _, ...payload } = e;
+          data = JSON.stringify(payload);
+          framed = keepsEnvelope(payload);
+        }
+        insert.run(runId, seq, e.type, data, ts);
         const written = { ...(e as object), runId, seq, ts } as RunEvent;
-        if (keepsEnvelope(payload)) payloadJson.set(written, data);
+        if (framed) payloadJson.set(written, data);
         out.push(written);
       }
     } catch (err) {
@@ -344,16 +361,21 @@ export class EventLog {
   }
 
   async read(runId: string, afterSeq = 0, limit = 10_000): Promise<RunEvent[]> {
-    const stmt = this.prepared('select run_id, seq, type, data, ts from run_events where run_id = ? and seq > ? order by seq limit ?');
-    const rows: EventTables['run_events'][] = stmt
-      ? (stmt.all(runId, afterSeq, limit) as EventTables['run_events'][])
-      : await this.db.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
+    const rows = await this.readRows(runId, afterSeq, limit);
     return rows.map((r) => {
       const payload = JSON.parse(r.data) as object;
       const e = { ...payload, type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts } as RunEvent;
       if (keepsEnvelope(payload)) payloadJson.set(e, r.data);
       return e;
     });
+  }
+
+  /** The stored rows of a run's events after `afterSeq`, in order, their payloads as stored JSON text. */
+  async readRows(runId: string, afterSeq = 0, limit = 10_000): Promise<StoredEvent[]> {
+    const stmt = this.prepared('select run_id, seq, type, data, ts from run_events where run_id = ? and seq > ? order by seq limit ?');
+    return stmt
+      ? (stmt.all(runId, afterSeq, limit) as StoredEvent[])
+      : await this.db.selectFrom('run_events').selectAll().where('run_id', '=', runId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute();
   }
 
   /**

@@ -1,6 +1,6 @@
 import { type RunEvent, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type EventLog, payloadJson } from './event-log';
+import { type EventLog, payloadJson, type StoredEvent } from './event-log';
 
 /**
  * SSE fan-out of a run's log: every persisted event after the cursor (`Last-Event-ID`), then
@@ -21,16 +21,32 @@ const frames = new WeakMap<RunEvent, string>();
 export function frame(e: RunEvent): string {
   const hit = frames.get(e);
   if (hit !== undefined) return hit;
-  const { type, ...rest } = e;
-  // the JSON of { type, ...payload, runId, seq, ts }, from the payload's JSON text when the log kept it
   const payload = payloadJson.get(e);
-  const data =
-    payload === undefined
-      ? JSON.stringify({ type, ...rest })
-      : `{"type":${JSON.stringify(type)},${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}"runId":${JSON.stringify(e.runId)},"seq":${e.seq},"ts":${JSON.stringify(e.ts)}}`;
-  const text = `id: ${e.seq}\nevent: ${type}\ndata: ${data}\n\n`;
+  let text: string;
+  if (payload === undefined) {
+    const { type, ...rest } = e;
+    text = `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
+  } else text = frameOf(e.type, payload, e.runId, e.seq, e.ts);
   frames.set(e, text);
   return text;
+}
+
+/** The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts }. */
+function frameOf(type: string, payload: string, runId: string, seq: number, ts: string): string {
+  return `id: ${seq}\nevent: ${type}\ndata: {"type":${JSON.stringify(type)},${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}"runId":${JSON.stringify(runId)},"seq":${seq},"ts":${JSON.stringify(ts)}}\n\n`;
+}
+
+/** Keys of the envelope: a stored payload that may hold one at its top level is parsed first. */
+const ENVELOPE_KEY = /"(?:type|runId|seq|ts)"\s*:/;
+
+/**
+ * The frame of a stored event, made from the stored payload text without parsing it (a replay
+ * sends what the log holds); a payload that may hold an envelope key is parsed (the envelope wins).
+ */
+export function storedFrame(r: StoredEvent): string {
+  if (r.data.startsWith('{') && !ENVELOPE_KEY.test(r.data)) return frameOf(r.type, r.data, r.run_id, r.seq, r.ts);
+  const payload = JSON.parse(r.data) as object;
+  return frame({ ...payload, type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts } as RunEvent);
 }
 
 /** Takes over a reply as an SSE response (headers set by hooks are kept) and says hello. */
@@ -69,13 +85,20 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     res.end();
   };
   // the last terminal or `resumed` event sent: with the whole log replayed, it says whether the run has ended
-  let mark: RunEvent | undefined;
+  let mark: string | undefined;
+  const sendText = (seq: number, type: string, text: string, skipEnd: boolean) => {
+    if (ended || seq <= last) return;
+    last = seq;
+    const ends = (STREAM_END_EVENTS as readonly string[]).includes(type);
+    if (ends || type === 'resumed') mark = type;
+    res.write(text);
+    if (!skipEnd && ends) end();
+  };
   const send = (e: RunEvent, skipEnd: boolean) => {
-    if (ended || e.seq <= last) return;
-    last = e.seq;
-    if (e.type === 'resumed' || STREAM_END_EVENTS.includes(e.type)) mark = e;
-    res.write(frame(e));
-    if (!skipEnd && STREAM_END_EVENTS.includes(e.type)) end();
+    if (!ended && e.seq > last) sendText(e.seq, e.type, frame(e), skipEnd);
+  };
+  const sendStored = (r: StoredEvent, skipEnd: boolean) => {
+    if (!ended && r.seq > last) sendText(r.seq, r.type, storedFrame(r), skipEnd);
   };
   // Live events can arrive out of order when two commits race to publish: hold a later event
   // until the gap fills, or read the gap from the log after a short wait.
@@ -91,8 +114,8 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     if (early.size > 0 && !gapTimer && !ended) {
       gapTimer = setTimeout(() => {
         gapTimer = undefined;
-        void log.read(runId, last, 5000).then((page) => {
-          for (const p of page) early.delete(p.seq), send(p, false);
+        void log.readRows(runId, last, 5000).then((page) => {
+          for (const p of page) early.delete(p.seq), sendStored(p, false);
         });
       }, 50);
     }
@@ -109,9 +132,9 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   request.raw.on('close', end);
   try {
     for (;;) {
-      const page = await log.read(runId, last, 5000);
+      const page = await log.readRows(runId, last, 5000);
       // a terminal event in the replay may be followed by a resume: the end is decided below
-      for (const e of page) send(e, true);
+      for (const r of page) sendStored(r, true);
       if (page.length < 5000 || ended) break;
     }
   } finally {
@@ -121,7 +144,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   if (ended) return;
   if (afterSeq === 0 && early.size === 0) {
     // every event up to `last` was sent: the run has ended when the last of them to end or resume it ended it
-    if (mark && mark.type !== 'resumed') end();
+    if (mark && mark !== 'resumed') end();
     return;
   }
   const after = await log.finished(runId);

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type RunRow, RunRepository, type StepRow } from '../../src/agent/run.repository';
-import { EventLog, payloadJson, type RawWrite } from '../../src/events/event-log';
-import { frame } from '../../src/events/sse';
+import { EventLog, payloadJson, presetJson, type RawWrite } from '../../src/events/event-log';
+import { frame, storedFrame } from '../../src/events/sse';
 import { LoopTurn } from '../../src/events/turn';
 import { migrate, type OpenedSqlite, openDatabase, preparedOf } from '../../src/storage/database';
 
@@ -244,6 +244,7 @@ describe('SQLite fast path of the event log and run rows', () => {
       { type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: { n: 1, text: 'a "quoted" \u2028 line', list: [1, null] }, attempts: 1, durationMs: 2 },
       { type: 'cancel_requested' },
       { type: 'audit', kind: 'hook', runId: 'spoofed', ts: 'spoofed' },
+      { type: 'step_complete', stepId: 's2', index: 2, status: 'done', result: { ts: 'nested', seq: 9, inner: { type: 'x' } }, attempts: 1, durationMs: 1 },
     ];
     const written = await log.commitGrouped('r', events as never, undefined, undefined, true);
     const plain = (e: object) => {
@@ -253,6 +254,23 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(payloadJson.has(written[0] as never)).toBe(true);
     expect(payloadJson.has(written[2] as never)).toBe(false); // a payload holding envelope keys is framed from the object
     for (const e of [...written, ...(await log.read('r', 1))]) expect(frame(e)).toBe(`id: ${e.seq}\nevent: ${e.type}\ndata: ${plain({ ...e })}\n\n`);
+    // a replay frames the stored rows without parsing them: the same bytes as the live frames
+    const rows = await log.readRows('r', 1);
+    expect(rows.map(storedFrame)).toEqual(written.map((e) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${plain({ ...e })}\n\n`));
+  });
+
+  it('an event whose payload text its caller made is stored as that text, and reads back as the event', async () => {
+    const log = new EventLog(opened.db, clock);
+    await log.commit('p', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('p'), trx));
+    const result = { rows: [1, 2], note: 'x "y"' };
+    const event = { type: 'step_complete', stepId: 's1', index: 1, status: 'done', attempts: 1, durationMs: 3, result } as never;
+    presetJson.set(event, `{"stepId":"s1","index":1,"status":"done","attempts":1,"durationMs":3,"result":${JSON.stringify(result)}}`);
+    const [written] = await log.commitGrouped('p', [event], undefined, undefined, true);
+    const [row] = await log.readRows('p', 1);
+    expect(row?.data).toBe(presetJson.get(event));
+    const [back] = await log.read('p', 1);
+    expect(back).toEqual(written);
+    expect(frame(written as never)).toBe(storedFrame(row as never));
   });
 
   it('the loop turns once a turn has run a slice, for every caller at once', async () => {

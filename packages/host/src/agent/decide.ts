@@ -20,6 +20,8 @@ export interface DecisionInput {
   status: { get(stepId: string): StepStatus | undefined };
   maxConcurrency: number;
   cancelRequested: boolean;
+  /** How many steps are active, done and failed, when the caller keeps these counts (else they are counted here). */
+  counts?: { active: number; done: number; failed: number };
 }
 
 export type Decision =
@@ -32,12 +34,16 @@ export function decide(input: DecisionInput): Decision {
   let active = 0;
   let failed = false;
   let done = 0;
-  for (const s of steps) {
-    const st = status.get(s.id) ?? 'pending';
-    if (st === 'active') active += 1;
-    else if (st === 'failed') failed = true;
-    else if (st === 'done') done += 1;
-  }
+  if (input.counts) {
+    ({ active, done } = input.counts);
+    failed = input.counts.failed > 0;
+  } else
+    for (const s of steps) {
+      const st = status.get(s.id) ?? 'pending';
+      if (st === 'active') active += 1;
+      else if (st === 'failed') failed = true;
+      else if (st === 'done') done += 1;
+    }
   if (input.cancelRequested) return active === 0 ? { kind: 'finish', outcome: 'cancelled' } : { kind: 'wait' };
   if (failed) return active === 0 ? { kind: 'finish', outcome: 'failed' } : { kind: 'wait' };
   if (done === steps.length) return { kind: 'finish', outcome: 'completed' };

@@ -17,12 +17,21 @@ interface Walk {
   final: RunState;
 }
 
+function recount(state: RunState): { active: number; done: number; failed: number } {
+  const all = state.steps.map((s) => state.status[s.id]);
+  return { active: all.filter((x) => x === 'active' || x === 'waiting').length, done: all.filter((x) => x === 'done').length, failed: all.filter((x) => x === 'failed').length };
+}
+
 function walk(steps: StepNode[], maxConcurrency: number, review: boolean, script: Array<{ pick: number; ok: boolean; kind: string }>): Walk {
   const trace: Walk['trace'] = [];
   let state = initialRunState(maxConcurrency, review);
   let gateNo = 0;
   const apply = (input: RunInput) => {
+    const given = JSON.stringify(state);
     const after = reduce(state, input);
+    // the reducer mutates nothing it is given, and the counts it keeps match the statuses
+    expect(JSON.stringify(state)).toBe(given);
+    expect(after.state.counts).toEqual(recount(after.state));
     trace.push({ before: state, input, after });
     state = after.state;
   };
@@ -150,6 +159,27 @@ describe('run reducer (examples)', () => {
     const r1 = reduce(initialRunState(8, true), { type: 'begin', steps: chain });
     const r2 = reduce(r1.state, { type: 'gate_resolved', key: 'plan', outcome: 'rejected' });
     expect(r2.actions).toContainEqual({ type: 'finish', outcome: 'cancelled' });
+  });
+
+  it('a settled or parked step it does not know changes nothing and mutates nothing', () => {
+    const wide: StepNode[] = [
+      { id: 'a', dependsOn: [] },
+      { id: 'b', dependsOn: ['a'] },
+      { id: 'c', dependsOn: [] },
+    ];
+    const r0 = reduce(initialRunState(1, false), { type: 'begin', steps: wide });
+    const given = JSON.stringify(r0.state);
+    for (const input of [{ type: 'step_settled', stepId: 'zz', ok: true }, { type: 'step_parked', stepId: 'zz' }] as RunInput[]) {
+      const r = reduce(r0.state, input);
+      expect(r.actions).toEqual([]);
+      expect(JSON.stringify(r.state)).toBe(given);
+      expect(JSON.stringify(r0.state)).toBe(given);
+    }
+    // the next real settle still starts what became ready, in a state of its own
+    const r1 = reduce(r0.state, { type: 'step_settled', stepId: 'a', ok: true });
+    expect(r1.actions).toEqual([{ type: 'start_steps', stepIds: ['b'] }]);
+    expect(r0.state.status.b).toBe('pending');
+    expect(r1.state.counts).toEqual({ active: 1, done: 1, failed: 0 });
   });
 
   it('reused steps count as done', () => {

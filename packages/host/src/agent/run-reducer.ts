@@ -36,6 +36,8 @@ export interface RunState {
   phase: RunPhase;
   steps: readonly StepNode[];
   status: Readonly<Record<string, StepState>>;
+  /** How many of `steps` are active or waiting (`active`), done and failed: kept with every change of `status`. */
+  counts: Readonly<StepCounts>;
   /** How many times each step was started in this attempt (never above 1). */
   starts: Readonly<Record<string, number>>;
   /** Gates in request order; the first is the open one. */
@@ -74,8 +76,21 @@ export interface Reduction {
   actions: RunAction[];
 }
 
+export interface StepCounts {
+  active: number;
+  done: number;
+  failed: number;
+}
+
 export function initialRunState(maxConcurrency: number, review: boolean): RunState {
-  return { phase: 'planning', steps: [], status: {}, starts: {}, gates: [], maxConcurrency, review, cancelRequested: false };
+  return { phase: 'planning', steps: [], status: {}, counts: { active: 0, done: 0, failed: 0 }, starts: {}, gates: [], maxConcurrency, review, cancelRequested: false };
+}
+
+/** Adds `by` to the count `state` belongs to (a waiting step holds its slot: it counts as active). */
+function count(counts: StepCounts, state: StepState | undefined, by: number): void {
+  if (state === 'active' || state === 'waiting') counts.active += by;
+  else if (state === 'done') counts.done += by;
+  else if (state === 'failed') counts.failed += by;
 }
 
 export function reduce(state: RunState, input: RunInput): Reduction {
@@ -92,10 +107,14 @@ export function reduce(state: RunState, input: RunInput): Reduction {
       return requestGate(state, input.ticket);
     case 'gate_resolved':
       return resolveGate(state, input.key, input.outcome);
-    case 'step_settled':
-      return advance(setStatus(state, input.stepId, input.ok ? 'done' : 'failed'), []);
-    case 'step_parked':
-      return advance(setStatus(state, input.stepId, 'pending'), []);
+    case 'step_settled': {
+      const next = setStatus(state, input.stepId, input.ok ? 'done' : 'failed');
+      return advance(next, [], next !== state);
+    }
+    case 'step_parked': {
+      const next = setStatus(state, input.stepId, 'pending');
+      return advance(next, [], next !== state);
+    }
     case 'cancel':
       return cancel(state);
     case 'fail':
@@ -107,13 +126,20 @@ export function reduce(state: RunState, input: RunInput): Reduction {
 function withSteps(state: RunState, steps: readonly StepNode[], done: readonly string[]): RunState {
   const finished = new Set(done);
   const status: Record<string, StepState> = {};
-  for (const s of steps) status[s.id] = finished.has(s.id) ? 'done' : 'pending';
-  return { ...state, steps, status };
+  const counts = { active: 0, done: 0, failed: 0 };
+  for (const s of steps) {
+    status[s.id] = finished.has(s.id) ? 'done' : 'pending';
+    count(counts, status[s.id], 1);
+  }
+  return { ...state, steps, status, counts };
 }
 
 function setStatus(state: RunState, stepId: string, next: StepState): RunState {
   if (!(stepId in state.status)) return state;
-  return { ...state, status: { ...state.status, [stepId]: next } };
+  const counts = { ...state.counts };
+  count(counts, state.status[stepId], -1);
+  count(counts, next, 1);
+  return { ...state, status: { ...state.status, [stepId]: next }, counts };
 }
 
 function planKnown(state: RunState): Reduction {
@@ -164,8 +190,11 @@ function end(state: RunState, outcome: RunOutcome): Reduction {
   };
 }
 
-/** After any change while executing: start what is ready, or finish. */
-function advance(state: RunState, actions: RunAction[]): Reduction {
+/**
+ * After any change while executing: start what is ready, or finish. `owned`: `state.status` was
+ * made by this reduction (no caller holds it yet), so the starts are recorded in it, not in a copy.
+ */
+function advance(state: RunState, actions: RunAction[], owned = false): Reduction {
   if (state.phase !== 'executing') return { state, actions };
   const next = decideNext(state);
   if (next.kind === 'finish') {
@@ -174,13 +203,16 @@ function advance(state: RunState, actions: RunAction[]): Reduction {
   }
   if (next.kind === 'wait') return { state, actions };
   if (next.stepIds.some((id) => (state.starts[id] ?? 0) > 0)) return { state, actions };
-  const status = { ...state.status };
+  const status = owned ? (state.status as Record<string, StepState>) : { ...state.status };
   const starts = { ...state.starts };
+  const counts = { ...state.counts };
   for (const id of next.stepIds) {
+    count(counts, status[id], -1);
     status[id] = 'active';
+    counts.active += 1;
     starts[id] = (starts[id] ?? 0) + 1;
   }
-  return { state: { ...state, status, starts }, actions: [...actions, { type: 'start_steps', stepIds: next.stepIds }] };
+  return { state: { ...state, status, starts, counts }, actions: [...actions, { type: 'start_steps', stepIds: next.stepIds }] };
 }
 
 /** The step-readiness decision of `decide.ts`, on this state (a waiting step holds its slot). */
@@ -192,5 +224,5 @@ function decideNext(state: RunState) {
       return st === 'waiting' ? 'active' : st;
     },
   };
-  return decide({ steps: state.steps, status, maxConcurrency: state.maxConcurrency, cancelRequested: state.cancelRequested });
+  return decide({ steps: state.steps, status, maxConcurrency: state.maxConcurrency, cancelRequested: state.cancelRequested, counts: state.counts });
 }

@@ -12,7 +12,7 @@ import { errorText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepRow } from './run.repository';
 import { finishRun, runEndHooks } from './run-finish';
-import { StepRunner } from './step-runner';
+import { type HeldEnd, StepRunner } from './step-runner';
 
 /**
  * The executor of one live run. It feeds what happens (a drafted plan, an approval, a settled
@@ -58,6 +58,8 @@ export class ActiveRun implements StepHost {
   /** The first commit of this run that failed: the run fails, and nothing after it is written. */
   private writeFailed?: { err: unknown };
   private resolveEnd!: (s: RunStatus) => void;
+  /** The last step's end held for the run's end commit while that end is being decided. */
+  private heldEnd?: HeldEnd;
 
   constructor(
     private readonly init: RunInit,
@@ -245,6 +247,20 @@ export class ActiveRun implements StepHost {
       this.inFlight -= 1;
     }
     if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
+    const settled: RunInput = { type: 'step_settled', stepId, ok: end.ok };
+    const record = () => (end.ok ? this.results.set(stepId, end.result) : this.errors.set(stepId, end.error));
+    // When this end ends the run, the step's end and the run's end are one commit (a host that
+    // dies leaves neither or both); the run's end is decided before the step's end is written.
+    if (!end.end.written && !this.writeFailed && !this.closed) {
+      const next = reduce(this.state, settled);
+      const only = next.actions.length === 1 ? next.actions[0] : undefined;
+      if (only?.type === 'finish') {
+        record();
+        this.state = next.state;
+        return this.finish(only.outcome, end.end);
+      }
+    }
+    const written = Promise.all([end.written, end.end.write()]);
     // Alone in this turn, the steps that depend on this one start at once: their start is queued
     // after this end, in the same group commit (a run's DAG levels share it). When other runs
     // have commits queued, the end is written first: each run then takes one step per turn, which
@@ -252,16 +268,15 @@ export class ActiveRun implements StepHost {
     const paced = this.deps.events.queuedByOthers(this.id);
     if (paced) {
       try {
-        await end.written;
+        await written;
       } catch {
         return; // the failed commit has failed the run
       }
     }
-    if (end.ok) this.results.set(stepId, end.result);
-    else this.errors.set(stepId, end.error);
-    this.dispatch({ type: 'step_settled', stepId, ok: end.ok });
+    record();
+    this.dispatch(settled);
     try {
-      await end.written;
+      await written;
     } catch (err) {
       if (!this.closed && !this.hasEnded()) this.failWith(err);
     }
@@ -355,6 +370,8 @@ export class ActiveRun implements StepHost {
 
   /** Host shutdown: stop writing, abort tool calls, let the caller record `interrupted`. */
   shutdown(): void {
+    // a last step's end waiting for the run's end is written now (the run is then interrupted)
+    if (this.heldEnd && !this.heldEnd.written) void this.heldEnd.write().catch(() => undefined);
     this.closed = true;
     this.state = { ...this.state, phase: 'ended' };
     this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
@@ -370,9 +387,11 @@ export class ActiveRun implements StepHost {
     await written;
   }
 
-  private async finish(outcome: RunOutcome): Promise<void> {
+  /** `held`: the last step's end, written with the run's end in one commit. */
+  private async finish(outcome: RunOutcome, held?: HeldEnd): Promise<void> {
+    this.heldEnd = held;
     try {
-      this.status = await finishRun(this, outcome, this.errors);
+      this.status = await finishRun(this, outcome, this.errors, held);
     } catch (err) {
       // The end could not be written (a step's end reported before its commit failed, or the
       // end's own commit was refused): the run fails instead of staying `running`.

@@ -3,27 +3,34 @@ import type { NewEvent } from '../events/event-log';
 import { runResult } from './decide';
 import type { RunOutcome } from './run-reducer';
 import type { StepHost } from './run-types';
+import type { RunRow } from './run.repository';
+import type { HeldEnd } from './step-runner';
 
 /** The end of a run: its result and summary, the terminal event, and the run-end hooks. */
 
 type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan };
 
-/** Commits the terminal event with the row's final state; returns the status written. */
-export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: ReadonlyMap<string, string>): Promise<RunStatus> {
-  const end = { finished_at: run.now(), gate: null };
+/**
+ * Commits the terminal event with the row's final state; returns the status written. `held`, the
+ * last step's end when not yet written, is written in the same transaction, before the terminal
+ * event; a model-written summary takes a while, so with one the step's end is written first.
+ */
+export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: ReadonlyMap<string, string>, held?: HeldEnd): Promise<RunStatus> {
+  const write = (events: NewEvent[], patch: Partial<RunRow>) => (held ? held.write(events, patch) : run.commit(events, patch));
   if (outcome === 'completed') {
     const plan = run.plan as AgentPlan;
     const result = runResult(plan.steps, run.results);
-    const summary = await summarize(run, plan);
-    await run.commit([{ type: 'complete', result, summary }], { ...end, status: 'completed', summary, result: JSON.stringify(result ?? null) });
+    const summary = await summarize(run, plan, held);
+    await write([{ type: 'complete', result, summary }], { finished_at: run.now(), gate: null, status: 'completed', summary, result: JSON.stringify(result ?? null) });
     return 'completed';
   }
+  const end = { finished_at: run.now(), gate: null };
   if (outcome === 'failed') {
     const message = failureMessage(run.plan, errors);
-    await run.commit([{ type: 'error', message }], { ...end, status: 'failed', error: message });
+    await write([{ type: 'error', message }], { ...end, status: 'failed', error: message });
     return 'failed';
   }
-  await run.commit([{ type: 'cancelled' }], { ...end, status: 'cancelled' });
+  await write([{ type: 'cancelled' }], { ...end, status: 'cancelled' });
   return 'cancelled';
 }
 
@@ -38,10 +45,15 @@ export async function runEndHooks(run: FinishingRun, status: 'completed' | 'fail
   }
 }
 
-async function summarize(run: FinishingRun, plan: AgentPlan): Promise<string> {
+async function summarize(run: FinishingRun, plan: AgentPlan, held?: HeldEnd): Promise<string> {
   const planner = run.deps.planner;
   if (planner?.summarize) {
     try {
+      if (held && !held.written) {
+        // without a chat backend there is no model summary: the plain one follows at once
+        if (!(await planner.available(run.owner, run.config.backend))) return plainSummary(run, plan);
+        void held.write();
+      }
       const text = await planner.summarize({
         owner: run.owner,
         goal: run.goal,
@@ -56,6 +68,10 @@ async function summarize(run: FinishingRun, plan: AgentPlan): Promise<string> {
       run.deps.logger.warn({ runId: run.id, err }, 'summary failed; using the plain one');
     }
   }
+  return plainSummary(run, plan);
+}
+
+function plainSummary(run: FinishingRun, plan: AgentPlan): string {
   return `Completed ${plan.steps.length} step(s)${run.goal ? ` for: ${run.goal}` : ''}.`;
 }
 

@@ -5,7 +5,7 @@ import type { Tool, ToolContext } from '../tools/tool';
 import { needsStepGate } from './decide';
 import { errorText, fingerprint } from './run-text';
 import type { StepHost } from './run-types';
-import type { StepRow } from './run.repository';
+import type { RunRow, StepRow } from './run.repository';
 
 /**
  * Runs one step of a live run: resolve references, pass the guard (which may open a gate),
@@ -20,12 +20,45 @@ export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 type Outcome = { ok: true; result: unknown; json?: string } | { ok: false; error: string };
 
 /**
- * How a started step ended: settled (done or failed), or parked (its gate was cancelled).
- * `written` settles when every transition of the step (its end included) is committed; a step's
- * end is reported before that, its commit queued, so that steps depending on it can queue their
- * start after it in the same group commit (never before it: a later transaction at the earliest).
+ * A step's end (its events and its execution row), built when the step settled and committed
+ * once, by `write`: the run executor writes it alone, or, when it is the run's last transition
+ * before the run's end, together with that end in one transaction.
  */
-export type StepEnd = ({ kind: 'settled'; written: Promise<unknown> } & Outcome) | { kind: 'parked' };
+export class HeldEnd {
+  private done?: Promise<unknown>;
+
+  constructor(
+    private readonly run: StepHost,
+    readonly events: NewEvent[],
+    readonly row: StepRow,
+    private readonly queued = false,
+  ) {}
+
+  /** The commit of the end, once `write` was called. */
+  get written(): Promise<unknown> | undefined {
+    return this.done;
+  }
+
+  /**
+   * Commits the end with `more` events after it and the run row's `patch`, in one transaction.
+   * Once the end is written, `more` and `patch` are committed on their own after it.
+   */
+  write(more: NewEvent[] = [], patch?: Partial<RunRow>): Promise<unknown> {
+    if (this.done) return more.length || patch ? this.run.commit(more, patch) : this.done;
+    this.done = this.queued ? this.run.commitQueued([...this.events, ...more], patch, this.row) : this.run.commit([...this.events, ...more], patch, this.row);
+    return this.done;
+  }
+}
+
+/**
+ * How a started step ended: settled (done or failed), or parked (its gate was cancelled).
+ * `written` settles when every transition of the step before its end is committed. The end itself
+ * is `end`, not yet written unless a later transition of the step needed it first: the caller
+ * writes it. A step's end is reported before its commit, the commit queued, so that steps
+ * depending on it can queue their start after it in the same group commit (never before it: a
+ * later transaction at the earliest).
+ */
+export type StepEnd = ({ kind: 'settled'; written: Promise<unknown>; end: HeldEnd } & Outcome) | { kind: 'parked' };
 
 const PARKED: StepEnd = { kind: 'parked' };
 
@@ -199,8 +232,8 @@ export class StepRunner {
     // queued, the next step's start joins it in one group commit at the end of this turn, and the
     // next step's call (when retry-safe) leaves before that commit is written.
     const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, later);
-    if (tool) await this.observe(step, tool, args, outcome);
-    return { ...end, written: Promise.all([startWritten, end.written]) };
+    if (tool) await this.observe(step, tool, args, outcome, end.end);
+    return { ...end, written: startWritten };
   }
 
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean, held?: HeldEvents): Promise<Outcome> {
@@ -273,23 +306,28 @@ export class StepRunner {
     }
   }
 
-  private async observe(step: PlanStep, tool: Tool, args: Record<string, unknown>, outcome: Outcome): Promise<void> {
+  private async observe(step: PlanStep, tool: Tool, args: Record<string, unknown>, outcome: Outcome, end: HeldEnd): Promise<void> {
     const r = this.active;
     const guard = r.deps.guard();
     if (!guard.observe) return;
     try {
       const call: ToolCall = { tool, arguments: args, owner: r.owner, permissionMode: r.config.permissionMode, caller: 'runner', runId: r.id, stepId: step.id };
       const audits = await guard.observe(call, outcome.ok ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
-      if (audits.length) await r.commit(audits.map((a) => ({ type: 'audit', kind: 'hook', stepId: step.id, tool: tool.name, ...a }) as NewEvent));
+      if (audits.length) {
+        // the audits of what the call did follow the step's end in the log
+        void end.write();
+        await r.commit(audits.map((a) => ({ type: 'audit', kind: 'hook', stepId: step.id, tool: tool.name, ...a }) as NewEvent));
+      }
     } catch (err) {
       r.deps.logger.warn({ runId: r.id, stepId: step.id, err }, 'post tool hooks failed');
     }
   }
 
   /**
-   * Commits the step's end (event + execution row) and reports it. The row keeps the instant the
-   * step started (`startedAt`), whether or not its start was written as a row of its own.
-   * `queued`: the end goes to the group commit at the end of this turn (see `commitQueued`).
+   * The step's end (event + execution row), held for the caller to commit, and how it went. The
+   * row keeps the instant the step started (`startedAt`), whether or not its start was written as
+   * a row of its own. `queued`: the end goes to the group commit at the end of the turn it is
+   * written in (see `commitQueued`).
    */
   private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = [], queued = false): StepEnd & { kind: 'settled' } {
     const r = this.active;
@@ -315,8 +353,8 @@ export class StepRunner {
       fingerprint: this.fingerprint(step),
       reused: 0,
     };
-    const written = queued ? r.commitQueued(events, undefined, row) : r.commit(events, undefined, row);
-    return { kind: 'settled', ...outcome, written };
+    const end = new HeldEnd(r, events, row, queued);
+    return { kind: 'settled', ...outcome, written: Promise.resolve(), end };
   }
 }
 

@@ -251,13 +251,12 @@ export class ActiveRun implements StepHost {
     const record = () => (end.ok ? this.results.set(stepId, end.result) : this.errors.set(stepId, end.error));
     // When this end ends the run, the step's end and the run's end are one commit (a host that
     // dies leaves neither or both); the run's end is decided before the step's end is written.
-    if (!end.end.written && !this.writeFailed && !this.closed) {
-      const next = reduce(this.state, settled);
-      const only = next.actions.length === 1 ? next.actions[0] : undefined;
-      if (only?.type === 'finish') {
+    if (!end.end.written) {
+      const next = this.endingReduction(settled);
+      if (next) {
         record();
         this.state = next.state;
-        return this.finish(only.outcome, end.end);
+        return this.finish(next.outcome, end.end);
       }
     }
     const written = Promise.all([end.written, end.end.write()]);
@@ -280,6 +279,18 @@ export class ActiveRun implements StepHost {
     } catch (err) {
       if (!this.closed && !this.hasEnded()) this.failWith(err);
     }
+  }
+
+  endsRun(stepId: string, ok: boolean): boolean {
+    return this.endingReduction({ type: 'step_settled', stepId, ok }) !== undefined;
+  }
+
+  /** The reduction of `input` when its only action is to finish the run (and this run may still write). */
+  private endingReduction(input: RunInput): { state: RunState; outcome: RunOutcome } | undefined {
+    if (this.writeFailed || this.closed) return undefined;
+    const next = reduce(this.state, input);
+    const only = next.actions.length === 1 ? next.actions[0] : undefined;
+    return only?.type === 'finish' ? { state: next.state, outcome: only.outcome } : undefined;
   }
 
   /** Read through a method: the phase changes across awaits, which narrowing cannot see. */

@@ -88,4 +88,6 @@ export interface StepHost {
    */
   commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow): Promise<unknown>;
   stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
+  /** Whether this step settling so would end the run now (nothing else left to run or wait for). */
+  endsRun(stepId: string, ok: boolean): boolean;
 }

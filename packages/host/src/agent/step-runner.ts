@@ -354,6 +354,8 @@ export class StepRunner {
       reused: 0,
     };
     const end = new HeldEnd(r, events, row, queued);
+    // an end that cannot end the run is written at once; the run's last end waits for the run's end
+    if (!r.endsRun(step.id, outcome.ok)) void end.write();
     return { kind: 'settled', ...outcome, written: Promise.resolve(), end };
   }
 }

@@ -211,14 +211,7 @@ export class StepRunner {
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
-        const answer = attempt === 1 && first ? first : this.invoke(step, tool, args, approved);
-        // whether the answer comes after the event loop turned (another process, I/O)
-        later = false;
-        const turned = setImmediate(() => {
-          later = true;
-        });
-        outcome = await answer;
-        clearImmediate(turned);
+        ({ outcome, later } = await answered(attempt === 1 && first ? first : this.invoke(step, tool, args, approved)));
         tail = [outcome.ok ? withResult({ type: 'tool', phase: 'result', stepId: step.id, name: tool.name }, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
@@ -401,6 +394,17 @@ function callSignal(run: AbortSignal, ms: number): { signal: AbortSignal; timedO
       run.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/** A call's outcome, and whether it came after the event loop turned (another process, I/O). */
+async function answered(answer: Promise<Outcome>): Promise<{ outcome: Outcome; later: boolean }> {
+  let later = false;
+  const turned = setImmediate(() => {
+    later = true;
+  });
+  const outcome = await answer;
+  clearImmediate(turned);
+  return { outcome, later };
 }
 
 /** The value as JSON text; undefined when it has none (a cycle, a BigInt). */

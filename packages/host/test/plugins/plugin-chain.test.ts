@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { RunEvent } from '@fengyu/protocol';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoopTurn } from '../../src/events/turn';
 import type { InvokeRequest } from '../../src/plugins/worker-manager';
 import { auto, startTestHost, type TestHost } from '../support/host';
 import { packProbe } from './helpers';
@@ -27,7 +28,14 @@ beforeAll(async () => {
       { name: 'probe_touch', description: 'Takes effect (for this test).', method: 'noop', effect: 'write' },
     ],
   });
-  t = await startTestHost({ sandbox: 'auto' });
+  t = await startTestHost({
+    sandbox: 'auto',
+    // A loaded machine may take more than a slice between an answer and the next call, and the run
+    // then lets the loop turn first (by design); this host never slices, so what is tested is the grouping.
+    beforeDomains: (core) => {
+      (core.events as unknown as { turn: LoopTurn }).turn = new LoopTurn(undefined, 60_000);
+    },
+  });
   const res = await t.upload('/api/plugins', readFileSync(probe), 'plugin.fyp');
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   const log = t.host.ctx.events;

@@ -59,6 +59,14 @@ export const presetJson = new WeakMap<NewEvent, string>();
 const ENVELOPE = ['type', 'runId', 'seq', 'ts'];
 const keepsEnvelope = (payload: object) => !ENVELOPE.some((k) => Object.hasOwn(payload, k));
 
+/**
+ * Bounds of the committed events kept in memory for a stream's replay: the runs most recently
+ * created here, their payload JSON text counted (in all, and per run).
+ */
+const RECENT_RUNS = 64;
+const RECENT_BYTES = 4 * 1024 * 1024;
+const RECENT_RUN_BYTES = 512 * 1024;
+
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;
 /** A hole in a run's sequence read from a shared database is waited for this long, then skipped. */
@@ -336,7 +344,53 @@ export class EventLog {
     return raw && !raw.inTransaction ? statement(raw, text) : undefined;
   }
 
+  /**
+   * Committed events of the runs most recently created in this process, each the run's whole log
+   * from seq 1 in order (a stream's replay reads them instead of the database). A run leaves it
+   * when an event would break that (a gap, a payload without its stored JSON text) or exceed the
+   * bounds; never kept with a shared database (other processes append to it).
+   */
+  private readonly recent = new Map<string, { events: RunEvent[]; bytes: number }>();
+  private recentBytes = 0;
+
+  private remember(e: RunEvent): void {
+    if (this.shared) return;
+    const text = payloadJson.get(e);
+    const entry = this.recent.get(e.runId);
+    if (!entry) {
+      if (e.seq !== 1 || text === undefined) return;
+      this.recent.set(e.runId, { events: [e], bytes: text.length });
+      this.recentBytes += text.length;
+    } else if (text === undefined || e.seq !== entry.events.length + 1 || entry.bytes + text.length > RECENT_RUN_BYTES) {
+      this.recent.delete(e.runId);
+      this.recentBytes -= entry.bytes;
+      return;
+    } else {
+      entry.events.push(e);
+      entry.bytes += text.length;
+      this.recentBytes += text.length;
+    }
+    for (const [runId, oldest] of this.recent) {
+      if (this.recent.size <= RECENT_RUNS && this.recentBytes <= RECENT_BYTES) break;
+      this.recent.delete(runId);
+      this.recentBytes -= oldest.bytes;
+    }
+  }
+
+  /**
+   * A run's committed events after `afterSeq` from memory, when this process holds its whole log
+   * up to the last event stored (checked against the database); otherwise undefined.
+   */
+  recentAfter(runId: string, afterSeq: number): RunEvent[] | undefined {
+    const entry = this.recent.get(runId);
+    const top = entry ? this.prepared('select max(seq) as m from run_events where run_id = ?') : undefined;
+    if (!entry || !top) return undefined;
+    if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.events.length) return undefined;
+    return entry.events.slice(Math.max(0, afterSeq));
+  }
+
   publish(event: RunEvent): void {
+    this.remember(event);
     const set = this.listeners.get(event.runId);
     if (!set) return;
     const delivered = this.shared?.delivered;

@@ -131,12 +131,15 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
   request.raw.on('close', end);
   try {
-    for (;;) {
-      const page = await log.readRows(runId, last, 5000);
-      // a terminal event in the replay may be followed by a resume: the end is decided below
-      for (const r of page) sendStored(r, true);
-      if (page.length < 5000 || ended) break;
-    }
+    // a terminal event in the replay may be followed by a resume: the end is decided below
+    const kept = log.recentAfter(runId, last);
+    if (kept) for (const e of kept) send(e, true);
+    else
+      for (;;) {
+        const page = await log.readRows(runId, last, 5000);
+        for (const r of page) sendStored(r, true);
+        if (page.length < 5000 || ended) break;
+      }
   } finally {
     replaying = false;
   }

@@ -207,11 +207,10 @@ export class StepRunner {
     let outcome: Outcome = { ok: false, error: 'not run' };
     let tail: NewEvent[] = [];
     let attempt = 1;
-    let later = false;
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
-        ({ outcome, later } = await answered(attempt === 1 && first ? first : this.invoke(step, tool, args, approved)));
+        outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
         tail = [outcome.ok ? withResult({ type: 'tool', phase: 'result', stepId: step.id, name: tool.name }, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
@@ -221,10 +220,11 @@ export class StepRunner {
       if (!(await sleep(delay, r.signal))) break;
       delay *= 2;
     }
-    // An answer that came in a later turn (a worker's) is handled like one given at once: its end is
-    // queued, the next step's start joins it in one group commit at the end of this turn, and the
-    // next step's call (when retry-safe) leaves before that commit is written.
-    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, later);
+    // The end is queued, whether the answer came at once (a built-in tool) or in a later turn (a
+    // worker's): the next step's start joins it in one group commit at the end of this turn (a
+    // chain's steps of one slice share one transaction), and the next step's call (when
+    // retry-safe) leaves before that commit is written.
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, true);
     if (tool) await this.observe(step, tool, args, outcome, end.end);
     return { ...end, written: startWritten };
   }
@@ -394,17 +394,6 @@ function callSignal(run: AbortSignal, ms: number): { signal: AbortSignal; timedO
       run.removeEventListener('abort', onAbort);
     },
   };
-}
-
-/** A call's outcome, and whether it came after the event loop turned (another process, I/O). */
-async function answered(answer: Promise<Outcome>): Promise<{ outcome: Outcome; later: boolean }> {
-  let later = false;
-  const turned = setImmediate(() => {
-    later = true;
-  });
-  const outcome = await answer;
-  clearImmediate(turned);
-  return { outcome, later };
 }
 
 /** The value as JSON text; undefined when it has none (a cycle, a BigInt). */

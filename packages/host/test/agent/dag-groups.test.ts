@@ -113,3 +113,48 @@ describe('DAG levels and group commits', () => {
     }
   });
 });
+
+describe('a chain of built-in steps and group commits', () => {
+  const chain = (n: number) => ({ steps: Array.from({ length: n }, (_, i) => ({ id: `s${i}`, tool: 'noop', ...(i ? { dependsOn: [`s${i - 1}`] } : {}) })) });
+
+  it('writes a step\'s end and the next step\'s start in one group commit, never the start first', async () => {
+    const { batches, events } = await runWatched(chain(12));
+    expect(events.at(-1)?.type).toBe('complete');
+    let shared = 0;
+    for (let i = 1; i < 12; i++) {
+      const start = batches.get(`step_start s${i}`) as number;
+      const end = batches.get(`step_complete s${i - 1}`) as number;
+      expect(start).toBeGreaterThanOrEqual(end);
+      if (start === end) shared += 1;
+    }
+    // the steps of a slice share one transaction instead of two each
+    expect(shared).toBeGreaterThan(0);
+    const stored = await log.read(events[0]?.runId as string);
+    const order = stored.filter((e) => e.type === 'step_start' || e.type === 'step_complete').map((e) => `${e.type} ${(e as { stepId: string }).stepId}`);
+    for (let i = 1; i < 12; i++) expect(order.indexOf(`step_start s${i}`)).toBeGreaterThan(order.indexOf(`step_complete s${i - 1}`));
+  });
+
+  it('a step whose end cannot be written fails the run, and the next step\'s start is not written', async () => {
+    await sql`create trigger refuse_chain_end before insert on run_events when new.type = 'step_complete' and json_extract(new.data, '$.stepId') = 's3' begin select raise(abort, 'the disk refused the write'); end`.execute(db);
+    try {
+      const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: chain(8) });
+      expect(res.status).toBe(200);
+      const runId = res.body.runId as string;
+      const streamed = await t.stream(runId);
+      expect(streamed.at(-1)?.type).toBe('error');
+      const stored = await log.read(runId);
+      const types = stored.map((e) => `${e.type}${'stepId' in e ? ` ${e.stepId}` : ''}`);
+      expect(types).toContain('step_complete s2');
+      expect(types).not.toContain('step_complete s3');
+      expect(types.filter((x) => /^step_start s[4-7]$/.test(x))).toEqual([]);
+      expect(stored.at(-1)?.type).toBe('error');
+      const rows = await db.selectFrom('step_executions' as never).select(['step_id' as never, 'status' as never]).where('run_id' as never, '=', runId as never).execute();
+      const byId = new Map(rows.map((r) => [(r as { step_id: string }).step_id, (r as { status: string }).status]));
+      expect(byId.get('s2')).toBe('done');
+      expect(byId.get('s3')).not.toBe('done');
+      for (const id of ['s4', 's5', 's6', 's7']) expect(byId.has(id)).toBe(false);
+    } finally {
+      await sql`drop trigger refuse_chain_end`.execute(db);
+    }
+  });
+});

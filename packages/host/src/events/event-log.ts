@@ -63,9 +63,9 @@ const keepsEnvelope = (payload: object) => !ENVELOPE.some((k) => Object.hasOwn(p
  * Bounds of the committed events kept in memory for a stream's replay: the runs most recently
  * created here, their payload JSON text counted (in all, and per run).
  */
-const RECENT_RUNS = 64;
-const RECENT_BYTES = 4 * 1024 * 1024;
-const RECENT_RUN_BYTES = 512 * 1024;
+const RECENT_RUNS = 16;
+const RECENT_BYTES = 1024 * 1024;
+const RECENT_RUN_BYTES = 256 * 1024;
 
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;

@@ -69,7 +69,7 @@ describe('the replay of a stream', () => {
     const oldest = await start([{ id: 'a', tool: 'echo', arguments: { value: 'old' } }]);
     const want = (await t.stream(oldest)).map((e) => e.type);
     // more runs than the memory keeps
-    for (let i = 0; i < 70; i++) await t.stream(await start([{ id: 'a', tool: 'echo', arguments: { value: i } }]));
+    for (let i = 0; i < 20; i++) await t.stream(await start([{ id: 'a', tool: 'echo', arguments: { value: i } }]));
     const before = reads.length;
     const seen = await t.stream(oldest);
     expect(reads.slice(before)).toContain(oldest);

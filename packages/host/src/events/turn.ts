@@ -1,7 +1,12 @@
 import { performance } from 'node:perf_hooks';
 
-/** Synchronous work (ms) after which the runner lets the event loop turn (I/O, timers, SSE writes). */
-export const SLICE_MS = 5;
+/**
+ * Synchronous work (ms) after which the runner lets the event loop turn (I/O, timers, SSE writes).
+ * Short enough that a subscriber who connects just after starting a fast run is served while the
+ * run goes on (its later steps then stream live), long enough that a chain's steps still share
+ * commits.
+ */
+export const SLICE_MS = 2;
 
 /**
  * The current turn of the event loop as the code that asks sees it: a turn opens at the first

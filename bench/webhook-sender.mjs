@@ -3,7 +3,8 @@
 // IPC message { url, headers, body, total, inFlight, eventPrefix? } runs one load — `inFlight`
 // requests kept in flight over keep-alive connections, `total` in all, each with a new
 // `X-FengYu-Event-Id` (`eventPrefix-<i>`) when eventPrefix is set — and answers
-// { perSecond, latencies, statuses } (latency: request written → answer read, ms).
+// { perSecond, latencies, statuses } (latency: request written → answer read, ms). With `rate`
+// set instead of `inFlight`, the load is paced (open loop, below).
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
@@ -46,13 +47,48 @@ async function load({ url: href, headers, body, total, inFlight, eventPrefix }) 
   return { perSecond: total / ((performance.now() - t0) / 1000), latencies, statuses };
 }
 
+// Open loop: request i is due at t0 + i / rate, sent at its due time (or at once when the sender
+// is late), over up to 64 kept-alive connections; its latency is counted from its due time, so
+// a server that falls behind is charged for the whole backlog, not only for its answer time.
+async function paced({ url: href, headers, body, total, rate, eventPrefix }) {
+  const url = new URL(href);
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const latencies = [];
+  const statuses = {};
+  const interval = 1000 / rate;
+  const t0 = performance.now();
+  let sent = 0;
+  let done = 0;
+  let lastEnd = t0;
+  await new Promise((resolve, reject) => {
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total && t0 + sent * interval <= now) {
+        const i = sent++;
+        const due = t0 + i * interval;
+        const h = eventPrefix === undefined ? headers : { ...headers, 'x-fengyu-event-id': `${eventPrefix}-${i}` };
+        post(agent, url, h, body).then((status) => {
+          lastEnd = performance.now();
+          latencies.push(lastEnd - due);
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (++done === total) resolve();
+        }, reject);
+      }
+      if (sent < total) setTimeout(tick, 0);
+    };
+    tick();
+  });
+  agent.destroy();
+  return { perSecond: total / ((lastEnd - t0) / 1000), latencies, statuses };
+}
+
 process.on('message', (msg) => {
   if (msg === 'exit') {
     for (const a of agents.values()) a.destroy();
     process.disconnect();
     return;
   }
-  load(msg).then(
+  (msg.rate ? paced(msg) : load(msg)).then(
     (result) => process.send({ ok: true, result }),
     (err) => process.send({ ok: false, error: String(err?.stack ?? err) }),
   );

@@ -1,6 +1,7 @@
 import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
 import { type NewEvent, presetJson } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
+import { CallScope } from '../tools/call-scope';
 import type { Tool, ToolContext } from '../tools/tool';
 import { needsStepGate } from './decide';
 import { errorText, fingerprint } from './run-text';
@@ -232,14 +233,17 @@ export class StepRunner {
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean, held?: HeldEvents): Promise<Outcome> {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
-    const call = callSignal(r.signal, seconds * 1000);
-    const signal = call.signal;
+    // no AbortController unless the tool reads `signal`: a worker's call is told through `abort`
+    const call = new CallScope(r.signal, seconds * 1000);
     const record = (e: NewEvent) => {
       if (held && !held.open) held.events.push(e);
       else void r.commit([e]);
     };
     const ctx: ToolContext = {
-      signal,
+      get signal() {
+        return call.signal;
+      },
+      abort: call,
       owner: r.owner,
       runId: r.id,
       stepId: step.id,
@@ -252,14 +256,14 @@ export class StepRunner {
     let outcome: Outcome;
     try {
       // a run stopped while the permission check ran never starts the call
-      if (signal.aborted) throw signal.reason;
-      const result = await raceAbort(tool.invoke(args, ctx), signal);
+      if (call.aborted) throw call.reason;
+      const result = await raceAbort(tool.invoke(args, ctx), call);
       if (result && typeof result === 'object' && (result as { success?: unknown }).success === false) {
         const e = (result as { error?: unknown }).error;
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
       } else outcome = { ok: true, result: result ?? null };
     } catch (err) {
-      if (call.timedOut() && !r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
+      if (call.timedOut && !r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
       else if (r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
       else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
     } finally {
@@ -371,31 +375,6 @@ function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): N
   return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: redactSecrets(args, tool.inputSchema) };
 }
 
-/**
- * The signal of one tool call: aborted when the run is, or when `ms` pass (a TimeoutError). One
- * controller and one timer, both released when the call settles.
- */
-function callSignal(run: AbortSignal, ms: number): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {
-  const ctl = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    ctl.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, ms);
-  timer.unref();
-  const onAbort = () => ctl.abort(run.reason);
-  if (run.aborted) onAbort();
-  else run.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: ctl.signal,
-    timedOut: () => timedOut,
-    dispose: () => {
-      clearTimeout(timer);
-      run.removeEventListener('abort', onAbort);
-    },
-  };
-}
-
 /** The value as JSON text; undefined when it has none (a cycle, a BigInt). */
 function jsonOf(v: unknown): string | undefined {
   try {
@@ -424,21 +403,20 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
  * A tool that ignores its signal still cannot hold the run: the call settles on abort. The tool's
  * own promise always gets a handler, so its late rejection is never an unhandled one.
  */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
+function raceAbort<T>(p: Promise<T>, call: CallScope): Promise<T> {
+  if (call.aborted) {
     p.catch(() => undefined);
-    return Promise.reject(signal.reason);
+    return Promise.reject(call.reason);
   }
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason ?? new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
+    const detach = call.onAbort(() => reject(call.reason ?? new Error('aborted')));
     p.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        detach();
         resolve(v);
       },
       (e) => {
-        signal.removeEventListener('abort', onAbort);
+        detach();
         reject(e);
       },
     );

@@ -82,7 +82,8 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
         params,
         toolName: ai.name,
         timeoutSeconds: timeoutSeconds ?? clampTimeout(deps.defaultTimeoutSeconds()) ?? 120,
-        signal: ctx.signal,
+        // a caller that tells aborts without a signal: no AbortController is made for the call
+        ...(ctx.abort ? { abort: ctx.abort } : { signal: ctx.signal }),
         grants: ctx.grants ?? [],
         onProgress: ctx.progress,
       });

@@ -2,6 +2,7 @@ import { FengYuError } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { allowListedEnv } from '../process/env';
 import type { ProcessGroups } from '../process/spawn';
+import { type AbortWatch, callDeadlines } from '../tools/call-scope';
 import type { FileGrant, ProgressFn } from '../tools/tool';
 import { RpcCallError } from './rpc-connection';
 import { grantKey, type SandboxBackend, workerCommand } from './sandbox';
@@ -36,6 +37,8 @@ export interface InvokeRequest {
   toolName: string;
   timeoutSeconds: number;
   signal?: AbortSignal;
+  /** The call's cancellation without a signal (the runner's calls); used instead of `signal` when given. */
+  abort?: AbortWatch;
   grants: readonly FileGrant[];
   onProgress?: ProgressFn;
 }
@@ -78,18 +81,21 @@ export class WorkerManager {
   async invoke(req: InvokeRequest): Promise<unknown> {
     if (this.options.backend.unavailable) throw new FengYuError('sandbox_unavailable', { backend: 'bwrap', reason: this.options.backend.unavailable });
     if (this.closed) throw new FengYuError('tool_failed', { name: req.toolName, reason: 'the host is shutting down' });
-    if (req.signal?.aborted) throw new FengYuError('tool_cancelled', { name: req.toolName });
+    const { abort, signal } = req;
+    if (abort ? abort.aborted : signal?.aborted) throw new FengYuError('tool_cancelled', { name: req.toolName });
     const worker = this.workerFor(req);
     let timedOut = false;
     let id: number | undefined;
     const cancel = () => {
       if (id !== undefined) worker.rpc.cancel(id);
     };
-    const timer = setTimeout(() => {
+    // the timeouts of all calls share one timer; a call's deadline is dropped when it settles
+    const deadline = callDeadlines.add(req.timeoutSeconds * 1000, () => {
       timedOut = true;
       cancel();
-    }, req.timeoutSeconds * 1000);
-    req.signal?.addEventListener('abort', cancel); // no {once}: it costs 4× more, and finally removes it
+    });
+    const detach = abort ? abort.onAbort(cancel) : undefined;
+    if (!abort) signal?.addEventListener('abort', cancel); // no {once}: it costs 4× more, and finally removes it
     try {
       return await worker.call(req.method, req.params, { onProgress: req.onProgress, onDispatch: (n) => (id = n) });
     } catch (e) {
@@ -101,8 +107,9 @@ export class WorkerManager {
       }
       throw new FengYuError('tool_failed', { name: req.toolName, reason: e.failure.message }, e.failure.data === undefined ? undefined : { data: e.failure.data });
     } finally {
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', cancel);
+      callDeadlines.remove(deadline);
+      if (detach) detach();
+      else signal?.removeEventListener('abort', cancel);
       worker.touch();
     }
   }

@@ -1,4 +1,5 @@
 import type { CatalogEntry, JsonSchema, PermissionMode, ToolEffect, ToolSourceKind } from '@fengyu/protocol';
+import type { AbortWatch } from './call-scope';
 
 /**
  * The one Tool interface every source implements: built-ins, plugin aiTools, MCP server tools
@@ -22,6 +23,11 @@ export type ProgressFn = (progress: { message?: string; current?: number; total?
 
 export interface ToolContext {
   signal: AbortSignal;
+  /**
+   * The same cancellation as `signal`, told without one: a caller that only needs to know when
+   * the call is aborted subscribes here (the runner makes `signal` only when a tool reads it).
+   */
+  abort?: AbortWatch;
   owner: string;
   runId?: string;
   stepId?: string;

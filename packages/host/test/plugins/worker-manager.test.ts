@@ -4,6 +4,7 @@ import { isFengYuError } from '@fengyu/protocol';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { extractPackage } from '../../src/plugins/package-reader';
+import { CallScope } from '../../src/tools/call-scope';
 import { detectSandbox, type SandboxBackend } from '../../src/plugins/sandbox';
 import { type InvokeRequest, WorkerManager, type WorkerTarget } from '../../src/plugins/worker-manager';
 import { packProbe, tempDir } from './helpers';
@@ -104,6 +105,22 @@ describe.each(backends)('worker manager (%s)', (_name, backend) => {
     const p = call(m, 'slow', { ms: 60_000 }, { signal: controller.signal, onProgress: () => controller.abort() });
     expect((await failure(p)).code).toBe('tool_cancelled');
     expect(await call(m, 'echo', { value: 'still fine' })).toMatchObject({ value: 'still fine' });
+  });
+
+  it("forwards a cancellation told without a signal (a run's call scope), and leaves another run's call alone", async () => {
+    const m = manager();
+    const run = new AbortController();
+    const scope = new CallScope(run.signal, 60_000);
+    const other = new CallScope(new AbortController().signal, 60_000);
+    const p = call(m, 'slow', { ms: 60_000 }, { abort: scope, onProgress: () => run.abort() });
+    expect((await failure(p)).code).toBe('tool_cancelled');
+    // a call of another run is not cancelled, and no AbortController was made for either scope
+    expect(await call(m, 'echo', { value: 'other run' }, { abort: other })).toMatchObject({ value: 'other run' });
+    expect((scope as unknown as { controller?: unknown }).controller).toBeUndefined();
+    expect((other as unknown as { controller?: unknown }).controller).toBeUndefined();
+    other.dispose();
+    // a scope already aborted never reaches the worker
+    expect((await failure(call(m, 'echo', {}, { abort: scope }))).code).toBe('tool_cancelled');
   });
 
   it('ignores garbage on stdout', async () => {

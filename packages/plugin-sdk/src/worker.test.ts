@@ -5,6 +5,7 @@ import { createWorker, ToolError, z } from './index';
 function harness() {
   const input = new PassThrough();
   const lines: Array<Record<string, unknown>> = [];
+  const raw: string[] = [];
   let waiters: Array<() => void> = [];
   const worker = createWorker()
     .method('add', { description: 'adds', input: z.object({ a: z.number(), b: z.number() }), output: z.object({ sum: z.number() }) }, (i, ctx) => {
@@ -17,6 +18,7 @@ function harness() {
     .method('wait', { description: 'waits for cancel', input: z.object({}), output: z.object({}) }, (_i, ctx) =>
       new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
     )
+    .method('nothing', { description: 'answers no value', input: z.object({}), output: z.undefined() }, () => undefined)
     .method('bad_output', { description: 'lies', input: z.object({}), output: z.object({ n: z.number() }) }, () => ({ n: 'x' }) as never);
   worker.start({
     input,
@@ -24,7 +26,11 @@ function harness() {
     env: { FENGYU_PLUGIN_ROOT: '/root', FENGYU_PLUGIN_DATA: '/data' },
     exit: () => {},
     write: (chunk) => {
-      for (const line of chunk.split('\n')) if (line) lines.push(JSON.parse(line));
+      for (const line of chunk.split('\n')) {
+        if (!line) continue;
+        lines.push(JSON.parse(line));
+        raw.push(line);
+      }
       for (const w of waiters) w();
       waiters = [];
     },
@@ -37,7 +43,7 @@ function harness() {
     }
   };
   const send = (m: unknown) => input.write(typeof m === 'string' ? m : `${JSON.stringify(m)}\n`);
-  return { worker, send, next, lines };
+  return { worker, send, next, lines, raw };
 }
 
 describe('worker runtime', () => {
@@ -58,6 +64,16 @@ describe('worker runtime', () => {
     expect(((await h.next((m) => m.id === 5)).error as { code: number }).code).toBe(-32603);
   });
 
+  it('writes each answer as one JSON-RPC line with its fields in order, for numeric and string ids', async () => {
+    const h = harness();
+    h.send({ jsonrpc: '2.0', id: 11, method: 'add', params: { a: 1, b: 1 } });
+    h.send({ jsonrpc: '2.0', id: 'x"1', method: 'add', params: { a: 2, b: 2 } });
+    h.send({ jsonrpc: '2.0', id: 12, method: 'nothing', params: {} });
+    await h.next((m) => m.id === 12);
+    const answers = h.raw.filter((l) => !l.includes('$/progress'));
+    expect(answers).toEqual(['{"jsonrpc":"2.0","id":11,"result":{"sum":2}}', '{"jsonrpc":"2.0","id":"x\\"1","result":{"sum":4}}', '{"jsonrpc":"2.0","id":12}']);
+  });
+
   it('aborts the handler on $/cancelRequest', async () => {
     const h = harness();
     h.send({ jsonrpc: '2.0', id: 7, method: 'wait' });
@@ -67,7 +83,7 @@ describe('worker runtime', () => {
 
   it('describes its methods as JSON Schema', () => {
     const d = harness().worker.describe();
-    expect(Object.keys(d.methods)).toEqual(['add', 'boom', 'wait', 'bad_output']);
+    expect(Object.keys(d.methods)).toEqual(['add', 'boom', 'wait', 'nothing', 'bad_output']);
     expect(d.methods.add?.inputSchema).toMatchObject({ type: 'object', required: ['a', 'b'] });
   });
 });

@@ -149,6 +149,14 @@ export class Worker {
     if (lines.length > 0) this.io?.write(`${lines.join('\n')}\n`);
   }
 
+  /** A call's result, its line made with one `JSON.stringify` of the result (the same bytes as `send`). */
+  private answer(id: number | string, result: unknown): void {
+    const json = JSON.stringify(result);
+    if (json === undefined) return this.send({ id, result });
+    this.outbox.push(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`);
+    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+  }
+
   private fail(id: RpcRequest['id'], error: RpcError): void {
     this.send({ id: id ?? null, error });
   }
@@ -214,7 +222,7 @@ export class Worker {
     if (!checked.success) {
       return this.fail(state.requestId, { code: RpcErrorCode.internalError, message: `output of ${name} does not match its schema: ${z.prettifyError(checked.error)}` });
     }
-    this.send({ id: state.requestId, result: checked.data });
+    this.answer(state.requestId, checked.data);
   }
 
   private finishWithError(state: CallState, e: unknown): void {

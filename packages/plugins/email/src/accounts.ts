@@ -39,20 +39,22 @@ const outboxAccount = (): PublicAccount => ({
 });
 
 export class AccountStore {
-  constructor(private readonly dataDir: string) {}
+  private readonly accountsFile: string;
+  private readonly secretsFile: string;
+  readonly outboxDir: string;
 
-  private get accountsFile() {
-    return join(this.dataDir, 'accounts.json');
-  }
-  private get secretsFile() {
-    return join(this.dataDir, 'secrets.json');
-  }
-
-  get outboxDir(): string {
-    return join(this.dataDir, 'outbox');
+  constructor(dataDir: string) {
+    this.accountsFile = join(dataDir, 'accounts.json');
+    this.secretsFile = join(dataDir, 'secrets.json');
+    this.outboxDir = join(dataDir, 'outbox');
   }
 
   async list(): Promise<PublicAccount[]> {
+    return this.listNow();
+  }
+
+  /** `list`, answered without a promise (the files are read synchronously, from the cache while unchanged). */
+  listNow(): PublicAccount[] {
     const accounts = readJsonCached<Account[]>(this.accountsFile, []);
     if (accounts.length === 0) return [outboxAccount()];
     const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});

@@ -51,8 +51,9 @@ async function readSecretFile(path: string): Promise<string> {
   return secret;
 }
 
-export async function accountsList(_input: unknown, ctx: Ctx): Promise<Out<typeof S.AccountsListOutput>> {
-  const accounts = await stores(ctx).accounts.list();
+/** Synchronous (the read tool a chain calls most): its answer leaves without a promise round trip. */
+export function accountsList(_input: unknown, ctx: Ctx): Out<typeof S.AccountsListOutput> {
+  const accounts = new AccountStore(ctx.dataDir).listNow();
   return {
     success: true,
     summary: `${accounts.length} account(s): ${accounts.map((a) => a.id).join(', ')}`,

@@ -11,6 +11,7 @@ import { DEFAULT_OWNER, loadPrimaryToken, TokenVerifier } from './auth';
 import { sendError } from './errors';
 import { frontDoorRewriteUrl, installFrontDoor } from './front-door';
 import { collectRoutes, openApiDocument } from './openapi';
+import { requestLoggerFactory } from './request-logger';
 import { typedRoutes } from './route-types';
 import { serveUi } from './static';
 import { type RouteValidatorCompiler, routeValidatorCompiler } from './validation';
@@ -56,7 +57,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const token = loadPrimaryToken(config.home, config.token);
   const verifier = new TokenVerifier(ctx.db, token);
 
-  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl }) as unknown as FastifyInstance;
+  const app = Fastify({ loggerInstance: logger.child({ component: 'http' }), childLoggerFactory: requestLoggerFactory, bodyLimit: BODY_LIMIT, rewriteUrl: frontDoorRewriteUrl }) as unknown as FastifyInstance;
   const validators = routeValidatorCompiler();
   app.setValidatorCompiler(validators);
   const routes = collectRoutes(app);
@@ -64,9 +65,11 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => sendError(new FengYuError('route_not_found', { method: req.method, url: req.url.split('?')[0] }), req, reply));
   installFrontDoor(app, verifier, BODY_LIMIT);
-  app.addHook('onSend', async (_req, reply) => {
+  // a callback hook: no promise per response
+  app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
+    done(null, payload);
   });
 
   registerSettingsRoutes(ctx, app);

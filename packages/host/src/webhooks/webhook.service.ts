@@ -175,8 +175,16 @@ export class WebhookService {
 
   constructor(private readonly deps: WebhookServiceDeps) {}
 
+  /** The last instant formatted (deliveries of one millisecond share it). */
+  private isoMs = Number.NaN;
+  private isoText = '';
+
   private iso(ms: number): string {
-    return new Date(ms).toISOString();
+    if (ms !== this.isoMs) {
+      this.isoText = new Date(ms).toISOString();
+      this.isoMs = ms;
+    }
+    return this.isoText;
   }
 
   private sandboxedNow(): boolean {

@@ -332,12 +332,17 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     }
 
     note('runs/s');
-    const rps = want('rps') ? await runsPerSecond(c, quick ? 80 : 400) : { perSecond: Number.NaN, latencies: [] as number[] };
-    const rpsLean = want('rps') ? await runsPerSecond(c, quick ? 80 : 400, true) : { perSecond: Number.NaN, latencies: [] as number[] };
+    // The goal's row: a client like the floor's own (one plain HTTP request per stream over its
+    // kept-alive connections, reading the SSE bytes, as curl or a Node program would). The
+    // EventSource row beside it is the same runs with an `EventSource` object per run (a browser's
+    // way), shown for comparison and not a goal: that client's own CPU per run is several times
+    // the floor client's, on the same two cores.
+    const rps = want('rps') ? await runsPerSecond(c, quick ? 80 : 400, true) : { perSecond: Number.NaN, latencies: [] as number[] };
+    const rpsEs = want('rps') ? await runsPerSecond(c, quick ? 80 : 400) : { perSecond: Number.NaN, latencies: [] as number[] };
     lines.push('', '| 8 concurrent clients | per second | median ms | p99 ms | ratio to floor | goal |', '|---|---|---|---|---|---|');
     lines.push(`| floor: bare Fastify route, one SQLite insert (NORMAL) | ${fmt(floorN.perSecond, 0)} | ${stats(floorN.latencies)} | 1.00 | |`);
-    lines.push(`| 1-step runs (POST → \`complete\` over SSE) | ${fmt(rps.perSecond, 0)} | ${stats(rps.latencies)} | ${fmt(rps.perSecond / floorN.perSecond, 3)} | ≥ 0.25, p99 ≤ 50 ms |`);
-    lines.push(`| the same 1-step runs, client reading the stream as plain HTTP (no EventSource object per run) | ${fmt(rpsLean.perSecond, 0)} | ${stats(rpsLean.latencies)} | ${fmt(rpsLean.perSecond / floorN.perSecond, 3)} | |`);
+    lines.push(`| 1-step runs (POST → \`complete\` read from the run's SSE stream as plain HTTP, like the floor's client) | ${fmt(rps.perSecond, 0)} | ${stats(rps.latencies)} | ${fmt(rps.perSecond / floorN.perSecond, 3)} | ≥ 0.25, p99 ≤ 50 ms |`);
+    lines.push(`| the same 1-step runs with an EventSource client (one \`EventSource\` object per run; not a goal) | ${fmt(rpsEs.perSecond, 0)} | ${stats(rpsEs.latencies)} | ${fmt(rpsEs.perSecond / floorN.perSecond, 3)} | |`);
     ratios.runs_per_second_vs_floor = rps.perSecond / floorN.perSecond;
 
     note('health under load');
@@ -388,9 +393,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       host = full;
       const cf = new Client(full.url, full.token);
       const fullChains = await interleaved(cf, { builtin: chainOf(BUILTIN, 40) }, reps);
-      const fullRps = await runsPerSecond(cf, 400);
+      const fullRps = await runsPerSecond(cf, 400, true);
       cf.close();
-      lines.push('', '| durability (SQLite WAL) | 40-step chain median ms | 1-step runs/s (8 clients) | floor req/s (Fastify + 1 insert) | runs ÷ floor |', '|---|---|---|---|---|');
+      lines.push('', '| durability (SQLite WAL) | 40-step chain median ms | 1-step runs/s (8 clients, plain-HTTP stream client) | floor req/s (Fastify + 1 insert) | runs ÷ floor |', '|---|---|---|---|---|');
       lines.push(`| synchronous=NORMAL (the host's setting) | ${fmt(b, 1)} | ${fmt(rps.perSecond, 0)} | ${fmt(floorN.perSecond, 0)} | ${fmt(rps.perSecond / floorN.perSecond, 3)} |`);
       lines.push(`| synchronous=FULL (\`FENGYU_DB_SYNC=full\`) | ${fmt(median(totals(fullChains.builtin ?? [])), 1)} | ${fmt(fullRps.perSecond, 0)} | ${fmt(floorF.perSecond, 0)} | ${fmt(fullRps.perSecond / floorF.perSecond, 3)} |`);
       await full.stop();

@@ -190,20 +190,27 @@ export class AgentService {
     const announced = plan !== undefined && (config.planApproval || reuse.size === 0);
     const events: NewEvent[] = [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }];
     if (announced && plan) events.push({ type: 'plan_ready', plan: redactPlan(plan, catalog) });
-    await this.deps.events.commitGrouped(
+    // On SQLite the creating commit is queued for the end of this turn and the run begins at once:
+    // its commits queued in this turn (the first steps' starts; a call that may take effect is
+    // still made only after its start is written) join that one transaction. The run is answered
+    // only once the creating commit is written; if it fails, the run stops having written nothing.
+    const joined = this.deps.events.groupsTurn();
+    const created = this.deps.events.commitGrouped(
       runId,
       events,
       (raw) => repo.insertRaw(raw, row),
       (trx) => repo.insert(row, trx),
-      true,
+      !joined,
     );
+    if (!joined) await created;
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
-      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse, fresh: true, announced },
+      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}) },
       this.runDeps(),
     );
     this.track(run);
     void run.begin();
+    if (joined) await created;
     return runId;
   }
 

@@ -60,6 +60,10 @@ export class ActiveRun implements StepHost {
   private resolveEnd!: (s: RunStatus) => void;
   /** The last step's end held for the run's end commit while that end is being decided. */
   private heldEnd?: HeldEnd;
+  /** The creating commit is queued in this turn: the steps the run begins with join it. */
+  private joining = false;
+  /** Set while `begin` hands the plan to the reducer (the steps started then are the first ones). */
+  private beginning = false;
 
   constructor(
     private readonly init: RunInit,
@@ -80,6 +84,17 @@ export class ActiveRun implements StepHost {
     this.ended = new Promise((r) => {
       this.resolveEnd = r;
     });
+    if (init.created) {
+      this.joining = true;
+      // registered before any commit of the run: a failed creation stops the run before any of
+      // its later commits (which fail with it) is seen to fail
+      init.created.then(
+        () => {
+          this.joining = false;
+        },
+        () => this.abandon(),
+      );
+    }
   }
 
   get signal(): AbortSignal {
@@ -175,7 +190,12 @@ export class ActiveRun implements StepHost {
       }
       const done = await reuseSteps(this, plan, this.init);
       if (announce.length) await this.commit(announce, { status: 'running', plan: JSON.stringify(plan) });
-      this.dispatch({ type: 'begin', steps: nodes(plan), done });
+      this.beginning = true;
+      try {
+        this.dispatch({ type: 'begin', steps: nodes(plan), done });
+      } finally {
+        this.beginning = false;
+      }
     } catch (err) {
       this.failWith(err);
     }
@@ -227,7 +247,9 @@ export class ActiveRun implements StepHost {
     if (this.state.phase === 'ended') return;
     // Steps whose tools answer from memory and whose commits are written at once would run a
     // whole plan in one turn of the event loop: every run lets the loop turn after a slice of work.
-    const turn = this.deps.events.turn.yieldIfLong();
+    // The steps a run begins with in the turn of its creating commit start without waiting (they
+    // join that commit; at most maxConcurrency of them); every later step keeps to the slices.
+    const turn = this.beginning && this.joining ? undefined : this.deps.events.turn.yieldIfLong();
     if (turn) {
       await turn;
       // the run may have ended (cancel, failure, shutdown) while the loop turned
@@ -379,6 +401,18 @@ export class ActiveRun implements StepHost {
     );
   }
 
+  /**
+   * The commit creating the run failed: nothing of the run was stored (its commits queued after
+   * that one fail with it). It stops without writing anything; its caller reports the failure.
+   */
+  private abandon(): void {
+    this.closed = true;
+    this.state = { ...this.state, phase: 'ended' };
+    this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
+    for (const key of [...this.pending.keys()]) this.settleGate(key, { kind: 'cancelled' });
+    this.resolveEnd('failed');
+  }
+
   /** Host shutdown: stop writing, abort tool calls, let the caller record `interrupted`. */
   shutdown(): void {
     // a last step's end waiting for the run's end is written now (the run is then interrupted)
@@ -403,6 +437,8 @@ export class ActiveRun implements StepHost {
     this.heldEnd = held;
     try {
       this.status = await finishRun(this, outcome, this.errors, held);
+      // stopped meanwhile (a shutdown, a failed creation): the end was not written
+      if (this.closed) return;
     } catch (err) {
       // The end could not be written (a step's end reported before its commit failed, or the
       // end's own commit was refused): the run fails instead of staying `running`.

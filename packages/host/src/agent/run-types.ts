@@ -60,6 +60,13 @@ export interface RunInit {
   announced?: boolean;
   /** Steps whose tool may have run before a crash (resume only): shown at the plan review. */
   uncertain?: string[];
+  /**
+   * The commit creating the run, queued for the group commit at the end of the current turn of
+   * the event loop: the run's commits queued in that turn (its first steps' starts, and their ends
+   * when they answer at once) are written in the same transaction, after it. When it fails, the
+   * run was never stored: the run stops and writes nothing.
+   */
+  created?: Promise<unknown>;
 }
 
 /** What the step runner needs of its run (implemented by the run executor). */

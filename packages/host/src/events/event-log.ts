@@ -167,6 +167,15 @@ export class EventLog {
     return Promise.resolve(written);
   }
 
+  /**
+   * Whether a commit queued now is written at the end of this turn with the commits queued after
+   * it, in one SQLite transaction of prepared statements (not on PostgreSQL, nor while a Kysely
+   * transaction holds the connection).
+   */
+  groupsTurn(): boolean {
+    return this.raw !== undefined && !this.raw.inTransaction;
+  }
+
   /** Whether a commit of another run than `runId` waits for the group commit of this turn. */
   queuedByOthers(runId: string): boolean {
     return this.queued.some((q) => q.runId !== runId);

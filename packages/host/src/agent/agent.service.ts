@@ -157,32 +157,9 @@ export class AgentService {
       grants = [...grants, ...(await this.filesResolver(req.owner, runId, req.files)).grants];
     }
     if (extra.forceReview) config.planApproval = true;
-    const now = new Date(this.deps.clock.now()).toISOString();
     const goal = renderGoal(req.goal ?? plan?.goal, req.inputs ?? {});
     const status: RunStatus = plan ? 'running' : 'planning';
-    const row: RunRow = {
-      id: runId,
-      owner: req.owner,
-      goal: goal ?? null,
-      status,
-      plan: plan ? JSON.stringify(plan) : null,
-      config: JSON.stringify(config),
-      inputs: JSON.stringify(req.inputs ?? {}),
-      files: JSON.stringify(grants),
-      gate: null,
-      summary: null,
-      error: null,
-      result: null,
-      parent_run_id: extra.parentRunId ?? null,
-      origin: req.origin ?? 'api',
-      sandbox: JSON.stringify(this.deps.posture()),
-      workflow_id: req.workflowId ?? null,
-      workflow_version: req.workflowVersion ?? null,
-      last_seq: 0,
-      created_at: now,
-      updated_at: now,
-      finished_at: null,
-    };
+    const row = this.newRow(req, p, { goal, status, grants, parentRunId: extra.parentRunId });
     const repo = this.deps.repo;
     // A supplied plan is announced in the transaction that creates the run, unless reused steps
     // must be recorded before it without a review (their events come first, then plan_ready).
@@ -212,6 +189,34 @@ export class AgentService {
     void run.begin();
     if (joined) await created;
     return runId;
+  }
+
+  /** The row of a new run, as its creating commit inserts it. */
+  private newRow(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, w: { goal?: string; status: RunStatus; grants: FileGrant[]; parentRunId?: string }): RunRow {
+    const now = new Date(this.deps.clock.now()).toISOString();
+    return {
+      id: p.runId,
+      owner: req.owner,
+      goal: w.goal ?? null,
+      status: w.status,
+      plan: p.plan ? JSON.stringify(p.plan) : null,
+      config: JSON.stringify(p.config),
+      inputs: JSON.stringify(req.inputs ?? {}),
+      files: JSON.stringify(w.grants),
+      gate: null,
+      summary: null,
+      error: null,
+      result: null,
+      parent_run_id: w.parentRunId ?? null,
+      origin: req.origin ?? 'api',
+      sandbox: JSON.stringify(this.deps.posture()),
+      workflow_id: req.workflowId ?? null,
+      workflow_version: req.workflowVersion ?? null,
+      last_seq: 0,
+      created_at: now,
+      updated_at: now,
+      finished_at: null,
+    };
   }
 
   private track(run: ActiveRun): void {

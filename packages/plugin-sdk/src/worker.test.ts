@@ -6,6 +6,7 @@ function harness() {
   const input = new PassThrough();
   const lines: Array<Record<string, unknown>> = [];
   const raw: string[] = [];
+  const writes: string[] = [];
   let waiters: Array<() => void> = [];
   const worker = createWorker()
     .method('add', { description: 'adds', input: z.object({ a: z.number(), b: z.number() }), output: z.object({ sum: z.number() }) }, (i, ctx) => {
@@ -19,6 +20,7 @@ function harness() {
       new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('aborted')))),
     )
     .method('nothing', { description: 'answers no value', input: z.object({}), output: z.undefined() }, () => undefined)
+    .method('later', { description: 'answers after a promise', input: z.object({}), output: z.object({ ok: z.boolean() }) }, async () => ({ ok: true }))
     .method('bad_output', { description: 'lies', input: z.object({}), output: z.object({ n: z.number() }) }, () => ({ n: 'x' }) as never);
   worker.start({
     input,
@@ -26,6 +28,7 @@ function harness() {
     env: { FENGYU_PLUGIN_ROOT: '/root', FENGYU_PLUGIN_DATA: '/data' },
     exit: () => {},
     write: (chunk) => {
+      writes.push(chunk);
       for (const line of chunk.split('\n')) {
         if (!line) continue;
         lines.push(JSON.parse(line));
@@ -43,7 +46,7 @@ function harness() {
     }
   };
   const send = (m: unknown) => input.write(typeof m === 'string' ? m : `${JSON.stringify(m)}\n`);
-  return { worker, send, next, lines, raw };
+  return { worker, send, next, lines, raw, writes, input };
 }
 
 describe('worker runtime', () => {
@@ -74,6 +77,26 @@ describe('worker runtime', () => {
     expect(answers).toEqual(['{"jsonrpc":"2.0","id":11,"result":{"sum":2}}', '{"jsonrpc":"2.0","id":"x\\"1","result":{"sum":4}}', '{"jsonrpc":"2.0","id":12}']);
   });
 
+  it('reads lines split across chunks, and answers the synchronous calls of one chunk in one write', async () => {
+    const h = harness();
+    const one = JSON.stringify({ jsonrpc: '2.0', id: 21, method: 'nothing', params: {} });
+    const two = JSON.stringify({ jsonrpc: '2.0', id: 22, method: 'nothing', params: {} });
+    const three = JSON.stringify({ jsonrpc: '2.0', id: 23, method: 'nothing', params: {} });
+    const seen: number[] = [];
+    h.input.on('data', () => seen.push(h.writes.length));
+    h.send(`${one.slice(0, 10)}`);
+    h.send(`${one.slice(10)}\n${two}\n\n${three.slice(0, 5)}`);
+    await h.next((m) => m.id === 22);
+    // written as each chunk was handled (a listener after the worker's saw it), not in a later promise job
+    expect(seen).toEqual([0, 1]);
+    expect(h.writes).toEqual(['{"jsonrpc":"2.0","id":21}\n{"jsonrpc":"2.0","id":22}\n']);
+    h.send(`${three.slice(5)}\n`);
+    expect(await h.next((m) => m.id === 23)).toEqual({ jsonrpc: '2.0', id: 23 });
+    // an asynchronous handler's answer still leaves (in the promise job queued for it)
+    h.send({ jsonrpc: '2.0', id: 24, method: 'later', params: {} });
+    expect((await h.next((m) => m.id === 24)).result).toEqual({ ok: true });
+  });
+
   it('aborts the handler on $/cancelRequest', async () => {
     const h = harness();
     h.send({ jsonrpc: '2.0', id: 7, method: 'wait' });
@@ -83,7 +106,7 @@ describe('worker runtime', () => {
 
   it('describes its methods as JSON Schema', () => {
     const d = harness().worker.describe();
-    expect(Object.keys(d.methods)).toEqual(['add', 'boom', 'wait', 'nothing', 'bad_output']);
+    expect(Object.keys(d.methods)).toEqual(['add', 'boom', 'wait', 'nothing', 'later', 'bad_output']);
     expect(d.methods.add?.inputSchema).toMatchObject({ type: 'object', required: ['a', 'b'] });
   });
 });

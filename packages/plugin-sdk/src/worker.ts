@@ -120,14 +120,24 @@ export class Worker {
     let buffer = '';
     full.input.setEncoding?.('utf8');
     full.input.on('data', (chunk: string | Buffer) => {
-      buffer += typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      let nl = buffer.indexOf('\n');
-      while (nl >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (line.trim()) this.onLine(line);
-        nl = buffer.indexOf('\n');
+      const text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      let start = 0;
+      let nl = text.indexOf('\n');
+      if (nl < 0) {
+        buffer += text;
+        return;
       }
+      while (nl >= 0) {
+        const line = buffer ? buffer + text.slice(start, nl) : text.slice(start, nl);
+        buffer = '';
+        if (line.trim()) this.onLine(line);
+        start = nl + 1;
+        nl = text.indexOf('\n', start);
+      }
+      buffer = text.slice(start);
+      // the answers of synchronous handlers leave now, in one write, before the stream's own
+      // bookkeeping and the promise jobs (the flush queued for them then finds nothing)
+      if (this.outbox.length > 0) this.flush();
     });
     full.input.on('end', () => {
       for (const c of this.inflight.values()) c.abort();

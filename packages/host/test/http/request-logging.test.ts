@@ -109,7 +109,7 @@ describe('the host’s request logs', () => {
     expect(completed.map((l) => l.res?.statusCode)).toEqual([200, 401]);
     expect(completed.map((l) => l.reqId)).toEqual(incoming.map((l) => l.reqId));
     expect(new Set(incoming.map((l) => l.reqId)).size).toBe(2);
-    expect(JSON.stringify(out.lines())).not.toContain(t.token);
+    expect(JSON.stringify(out.lines())).not.toContain(t.host.token);
     expect(JSON.stringify(out.lines())).not.toContain('wrong-token-0123456789');
   });
 

@@ -84,19 +84,23 @@ class SyncStatements {
   private readonly markFailed;
   private readonly openByTask;
   private readonly markFinished;
+  private readonly markFinishedSeq;
   private readonly insertClaimOfTask;
   private readonly insertAdmitted;
   private readonly insertRefused;
   readonly claim: (d: NewDelivery) => ClaimResult;
   /** The claim of an event id, if one was committed (or written earlier in this transaction). */
   readonly existingClaim: (triggerId: string, eventSha256: string) => Pick<ClaimRow, 'delivery_id' | 'task_id'> | undefined;
-  /** Writes a delivery of a group (inside `atomically`, after `existingClaim` found no claim). */
-  readonly record: (d: GroupedDelivery) => void;
+  /** Writes a delivery of a group (inside `atomically`, after `existingClaim` found no claim); returns its row's `seq`. */
+  readonly record: (d: GroupedDelivery) => number;
   readonly submitted: (deliveryId: string, taskId: string, state: DeliveryState, eventClaim?: { triggerId: string; eventSha256: string }) => void;
   readonly refused: (deliveryId: string, error: { code: string; message: string }, completedAt: string, completedMs: number, eventClaim?: { triggerId: string; eventSha256: string }) => void;
   readonly finished: (taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
-  /** The same, found by the delivery's id (its primary key) when the caller knows it. */
-  readonly finishedDelivery: (deliveryId: string, acceptedMs: number, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
+  /**
+   * The same, found by the delivery row's `seq` (its rowid; never reused, so a row the audit cap
+   * has deleted changes nothing) when the caller knows it.
+   */
+  readonly finishedDelivery: (seq: number, acceptedMs: number, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }) => number;
   /** Runs `fn` in one transaction (a savepoint when one is open): every row it writes commits together or not at all. */
   readonly atomically: <T>(fn: () => T) => T;
 
@@ -116,6 +120,7 @@ class SyncStatements {
     this.markFailed = raw.prepare("update webhook_deliveries set state = 'FAILED', completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ?");
     this.openByTask = raw.prepare("select id, accepted_ms from webhook_deliveries where task_id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
     this.markFinished = raw.prepare("update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
+    this.markFinishedSeq = raw.prepare("update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where seq = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
     this.insertClaimOfTask = raw.prepare('insert into webhook_event_claims (trigger_id, event_sha256, delivery_id, task_id, claimed_ms) values (?, ?, ?, ?, ?) on conflict (trigger_id, event_sha256) do nothing');
     this.insertAdmitted = raw.prepare('insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, task_id, idempotency_key_supplied) values (?, ?, ?, ?, ?, ?, ?)');
     this.insertRefused = raw.prepare(
@@ -124,15 +129,17 @@ class SyncStatements {
     this.existingClaim = (triggerId, eventSha256) => this.selectClaim.get(triggerId, eventSha256) as Pick<ClaimRow, 'delivery_id' | 'task_id'> | undefined;
     this.record = (d) => {
       const keyed = d.eventSha256 !== undefined ? 1 : 0;
+      let written: BetterSqlite3.RunResult;
       if ('taskId' in d) {
         // the caller found no claim in this transaction; a conflict here means a second writer, and undoes the whole group
         if (d.eventSha256 !== undefined && this.insertClaimOfTask.run(d.triggerId, d.eventSha256, d.id, d.taskId, d.acceptedMs).changes === 0) throw new Error('the event id was claimed by another writer');
-        this.insertAdmitted.run(d.id, d.triggerId, d.state, d.acceptedAt, d.acceptedMs, d.taskId, keyed);
+        written = this.insertAdmitted.run(d.id, d.triggerId, d.state, d.acceptedAt, d.acceptedMs, d.taskId, keyed);
       } else {
-        this.insertRefused.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.completedAt, Math.max(0, d.completedMs - d.acceptedMs), keyed, d.failed.code, d.failed.message);
+        written = this.insertRefused.run(d.id, d.triggerId, d.acceptedAt, d.acceptedMs, d.completedAt, Math.max(0, d.completedMs - d.acceptedMs), keyed, d.failed.code, d.failed.message);
       }
       this.added(d.triggerId);
       this.grown.add(d.triggerId);
+      return Number(written.lastInsertRowid);
     };
     // the audit cap of every trigger the group wrote to, once per trigger, before the outermost call commits
     let depth = 0;
@@ -154,8 +161,8 @@ class SyncStatements {
       const row = this.acceptedMsOf.get(deliveryId) as { accepted_ms: number } | undefined;
       if (row) this.markFailed.run(completedAt, Math.max(0, completedMs - row.accepted_ms), error.code, error.message, deliveryId);
     });
-    this.finishedDelivery = (deliveryId, acceptedMs, state, completedAt, completedMs, error) =>
-      this.markFinished.run(state, completedAt, Math.max(0, completedMs - acceptedMs), error?.code ?? null, error?.message ?? null, deliveryId).changes;
+    this.finishedDelivery = (seq, acceptedMs, state, completedAt, completedMs, error) =>
+      this.markFinishedSeq.run(state, completedAt, Math.max(0, completedMs - acceptedMs), error?.code ?? null, error?.message ?? null, seq).changes;
     this.finished = (taskId, state, completedAt, completedMs, error) => {
       const row = this.openByTask.get(taskId) as { id: string; accepted_ms: number } | undefined;
       if (!row) return 0;

@@ -155,7 +155,7 @@ export class WebhookService {
    */
   private readonly triggers = new Map<string, { row: TriggerRow; digest: Buffer }>();
   /** Audit rows of ended tasks waiting for this turn's commit (single-host SQLite). */
-  private finishes: Array<{ deliveryId: string; acceptedMs: number; state: DeliveryState; completedAt: string; completedMs: number; error?: { code: string; message: string }; done(n: number): void; failed(err: unknown): void }> = [];
+  private finishes: Array<{ deliverySeq: number; acceptedMs: number; state: DeliveryState; completedAt: string; completedMs: number; error?: { code: string; message: string }; done(n: number): void; failed(err: unknown): void }> = [];
   private finishScheduled = false;
   /** How many times a cached trigger was dropped (a read that overlapped one is not cached). */
   private forgets = 0;
@@ -170,8 +170,8 @@ export class WebhookService {
   /** Deliveries prepared in this turn of the event loop, committed together. */
   private group: Pending[] = [];
   private groupScheduled = false;
-  /** The delivery of each task admitted in a group, until the task ends (its audit row is found by key). */
-  private readonly deliveryOfTask = new Map<string, { id: string; acceptedMs: number }>();
+  /** The delivery of each task admitted in a group, until the task ends (its audit row is found by its rowid). */
+  private readonly deliveryOfTask = new Map<string, { seq: number; acceptedMs: number }>();
 
   constructor(private readonly deps: WebhookServiceDeps) {}
 
@@ -464,10 +464,10 @@ export class WebhookService {
           }
           admitted.push(result);
           // claim, audit row and task row, each written once
-          group.record({ ...delivery, taskId: result.task.id, state: deliveryStateOf(result.task) });
+          const seq = group.record({ ...delivery, taskId: result.task.id, state: deliveryStateOf(result.task) });
           this.deps.afterClaim?.();
           if (this.deliveryOfTask.size >= 10_000) this.deliveryOfTask.clear();
-          this.deliveryOfTask.set(result.task.id, { id: p.deliveryId, acceptedMs: p.acceptedMs });
+          this.deliveryOfTask.set(result.task.id, { seq, acceptedMs: p.acceptedMs });
           answers.push(() => p.resolve({ taskId: result.task.id, deliveryId: p.deliveryId, duplicate: false }));
         }
       });
@@ -491,7 +491,7 @@ export class WebhookService {
     if (known && this.deps.repo.singleWriter) {
       this.deliveryOfTask.delete(task.id);
       return new Promise<number>((done, failed) => {
-        this.finishes.push({ deliveryId: known.id, acceptedMs: known.acceptedMs, state, completedAt: this.iso(finishedMs), completedMs: finishedMs, ...(task.error ? { error: task.error } : {}), done, failed });
+        this.finishes.push({ deliverySeq: known.seq, acceptedMs: known.acceptedMs, state, completedAt: this.iso(finishedMs), completedMs: finishedMs, ...(task.error ? { error: task.error } : {}), done, failed });
         if (!this.finishScheduled) {
           this.finishScheduled = true;
           setImmediate(() => this.commitFinishes());
@@ -515,7 +515,7 @@ export class WebhookService {
     const changed: number[] = [];
     try {
       group.atomically(() => {
-        for (const f of batch) changed.push(group.finishedDelivery(f.deliveryId, f.acceptedMs, f.state, f.completedAt, f.completedMs, f.error));
+        for (const f of batch) changed.push(group.finishedDelivery(f.deliverySeq, f.acceptedMs, f.state, f.completedAt, f.completedMs, f.error));
       });
     } catch (err) {
       for (const f of batch) f.failed(err);
@@ -538,7 +538,7 @@ export class WebhookService {
     if (!isTerminal(state)) return;
     // whole milliseconds, as the task's reported end time
     const completedMs = Math.floor(task.finishedMs);
-    sync.finishedDelivery(known.id, known.acceptedMs, state, this.iso(completedMs), completedMs, task.error);
+    sync.finishedDelivery(known.seq, known.acceptedMs, state, this.iso(completedMs), completedMs, task.error);
     this.deliveryOfTask.delete(task.id);
     if (this.endedWithin.size >= 10_000) this.endedWithin.clear();
     this.endedWithin.add(task.id);

@@ -127,9 +127,13 @@ const UPSERT = `insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`
 /** One row as plain parameters (SQLite: cheaper per row than the JSON form). */
 const UPSERT_ONE = `insert into bg_tasks (${COLUMNS}) values (${Array.from({ length: 19 }, () => '?').join(', ')}) ${ON_CONFLICT}`;
 
-/** Finished tasks beyond the newest `?` (by end time, then id), in one statement. */
+/**
+ * Finished tasks beyond the newest `keep` (by end time, then id), in one statement: every finished
+ * row ordered before the `keep`-th newest (the parameter is `keep - 1`, its offset). Nothing goes
+ * while fewer than `keep` have finished.
+ */
 const PRUNE_FINISHED =
-  'delete from bg_tasks where finished_ms is not null and id not in (select id from bg_tasks where finished_ms is not null order by finished_ms desc, id desc limit ?)';
+  'delete from bg_tasks where finished_ms is not null and (finished_ms, id) < (select finished_ms, id from bg_tasks where finished_ms is not null order by finished_ms desc, id desc limit 1 offset ?)';
 
 /** Times are kept to the microsecond on SQLite (REAL values in its integer columns); whole milliseconds on PostgreSQL (bigint). */
 function ms(v: number | undefined, whole: boolean): number | null {
@@ -337,7 +341,8 @@ export class SqliteTaskStore implements TaskStore {
     // SQLite: one prepared delete of every finished task outside the newest `keep`
     const stmt = preparedOf(this.root, PRUNE_FINISHED);
     if (stmt) {
-      stmt.run(keep);
+      if (keep >= 1) stmt.run(keep - 1);
+      else preparedOf(this.root, 'delete from bg_tasks where finished_ms is not null')?.run();
       return;
     }
     const edge = await this.db

@@ -120,4 +120,24 @@ describe('the finished-task cap', () => {
     expect(kept).toContain('live');
     await opened.close();
   });
+
+  it('removes nothing while fewer than the cap have finished, and every finished task under a cap of 0', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-store-'));
+    homes.push(home);
+    const opened = openDatabase(home);
+    await migrate(opened.db);
+    const store = new SqliteTaskStore(opened.db);
+    const base: Omit<TaskRecord, 'id' | 'state' | 'submittedMs'> = { ownerId: 'o', kind: 'workflow', priority: 'normal', workflowId: 'w', workflowVersion: 1, inputs: {}, permissionMode: 'ask', output: { text: 'x', truncated: false } };
+    for (let i = 0; i < 10; i++) await store.save({ ...base, id: `f${i}`, state: 'completed', submittedMs: i, finishedMs: 1000 });
+    await store.save({ ...base, id: 'live', state: 'queued', submittedMs: 0 });
+    await store.prune(100);
+    expect(await store.list('o', { limit: 500 })).toHaveLength(11);
+    await store.prune(10);
+    expect(await store.list('o', { limit: 500 })).toHaveLength(11);
+    await store.prune(9);
+    expect((await store.list('o', { limit: 500 })).map((r) => r.id).sort()).toEqual(['f1', 'f2', 'f3', 'f4', 'f5', 'f6', 'f7', 'f8', 'f9', 'live']);
+    await store.prune(0);
+    expect((await store.list('o', { limit: 500 })).map((r) => r.id)).toEqual(['live']);
+    await opened.close();
+  });
 });

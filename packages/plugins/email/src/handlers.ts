@@ -16,7 +16,17 @@ type Ctx = Pick<MethodContext, 'signal' | 'dataDir'> & { log?: MethodContext['lo
 type In<T extends z.ZodType> = z.output<T>;
 type Out<T extends z.ZodType> = z.input<T>;
 
-const stores = (ctx: Ctx) => ({ accounts: new AccountStore(ctx.dataDir), tags: new TagStore(ctx.dataDir), batches: new BatchStore(ctx.dataDir) });
+type Stores = { accounts: AccountStore; tags: TagStore; batches: BatchStore };
+/** The stores of each data dir, made once: they hold only their file paths (every read goes to the files). */
+const storesByDir = new Map<string, Stores>();
+const stores = (ctx: Ctx): Stores => {
+  let found = storesByDir.get(ctx.dataDir);
+  if (!found) {
+    found = { accounts: new AccountStore(ctx.dataDir), tags: new TagStore(ctx.dataDir), batches: new BatchStore(ctx.dataDir) };
+    storesByDir.set(ctx.dataDir, found);
+  }
+  return found;
+};
 
 export async function accountSave(input: In<typeof S.AccountSaveInput>, ctx: Ctx): Promise<Out<typeof S.AccountSaveOutput>> {
   const { secret, secretFile, verify, ...account } = input;
@@ -53,7 +63,7 @@ async function readSecretFile(path: string): Promise<string> {
 
 /** Synchronous (the read tool a chain calls most): its answer leaves without a promise round trip. */
 export function accountsList(_input: unknown, ctx: Ctx): Out<typeof S.AccountsListOutput> {
-  const accounts = new AccountStore(ctx.dataDir).listNow();
+  const accounts = stores(ctx).accounts.listNow();
   return {
     success: true,
     summary: `${accounts.length} account(s): ${accounts.map((a) => a.id).join(', ')}`,

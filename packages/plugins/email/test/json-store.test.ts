@@ -111,6 +111,17 @@ describe('the e-mail stores read through the cache', () => {
     expect(await ids()).toEqual(['local-outbox', 'home']);
   });
 
+  it('each data dir answers its own accounts (the stores made once per dir hold no data)', async () => {
+    const other = { signal: ctx.signal, dataDir: await mkdtemp(join(root, 'other-')) };
+    await H.accountSave(S.AccountSaveInput.parse(account('office')), ctx);
+    await H.accountSave(S.AccountSaveInput.parse(account('home')), other);
+    expect(await ids()).toEqual(['local-outbox', 'office']);
+    expect((await H.accountsList({}, other)).accounts.map((a) => a.id)).toEqual(['local-outbox', 'home']);
+    await H.accountDelete({ id: 'office' }, ctx);
+    expect(await ids()).toEqual(['local-outbox']);
+    expect((await H.accountsList({}, other)).accounts.map((a) => a.id)).toEqual(['local-outbox', 'home']);
+  });
+
   it('an accounts file changed outside the plugin is seen on the next call', async () => {
     await H.accountSave(S.AccountSaveInput.parse(account('office')), ctx);
     expect(await ids()).toEqual(['local-outbox', 'office']);

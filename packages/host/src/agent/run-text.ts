@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, secretFields } from '@fengyu/protocol';
 import type { CatalogSnapshot } from '../tools/catalog';
 
@@ -26,9 +26,8 @@ export function restoreSecrets(edited: AgentPlan, current: AgentPlan | undefined
 
 /** Identity of what a step does (a digest: arguments may hold secrets). Equal ⇒ reusable on resume. */
 export function fingerprint(step: PlanStep): string {
-  return createHash('sha256')
-    .update(JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null]))
-    .digest('hex');
+  // the one-shot digest: the same SHA-256 hex as a Hash object's, without making one per step
+  return hash('sha256', JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null]), 'hex');
 }
 
 export function errorText(err: unknown): string {

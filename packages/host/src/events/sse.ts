@@ -86,12 +86,19 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   };
   // the last terminal or `resumed` event sent: with the whole log replayed, it says whether the run has ended
   let mark: string | undefined;
+  // The frames of a replay are gathered and written at once (one chunk, one socket write).
+  let batch: string[] | undefined;
+  const flush = () => {
+    if (batch?.length && !ended) res.write(batch.length === 1 ? batch[0] : batch.join(''));
+    batch = undefined;
+  };
   const sendText = (seq: number, type: string, text: string, skipEnd: boolean) => {
     if (ended || seq <= last) return;
     last = seq;
     const ends = (STREAM_END_EVENTS as readonly string[]).includes(type);
     if (ends || type === 'resumed') mark = type;
-    res.write(text);
+    if (batch) batch.push(text);
+    else res.write(text);
     if (!skipEnd && ends) end();
   };
   const send = (e: RunEvent, skipEnd: boolean) => {
@@ -133,14 +140,20 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   try {
     // a terminal event in the replay may be followed by a resume: the end is decided below
     const kept = log.recentAfter(runId, last);
-    if (kept) for (const e of kept) send(e, true);
-    else
+    if (kept) {
+      batch = [];
+      for (const e of kept) send(e, true);
+      flush();
+    } else
       for (;;) {
         const page = await log.readRows(runId, last, 5000);
+        batch = [];
         for (const r of page) sendStored(r, true);
+        flush();
         if (page.length < 5000 || ended) break;
       }
   } finally {
+    flush();
     replaying = false;
   }
   for (const e of buffered.splice(0)) deliver(e);

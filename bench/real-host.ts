@@ -128,10 +128,13 @@ export class Client {
           });
           res.on('end', () => {
             let parsed: unknown = text;
-            try {
-              parsed = text ? JSON.parse(text) : undefined;
-            } catch {
-              // not JSON
+            // an answer that is not JSON (an SSE stream) is kept as its text, never parsed
+            if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+              try {
+                parsed = text ? JSON.parse(text) : undefined;
+              } catch {
+                // not JSON
+              }
             }
             resolve({ status: res.statusCode ?? 0, body: parsed });
           });

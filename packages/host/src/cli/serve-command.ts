@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createHost } from '../http/server';
+import { startIdleRelease } from './idle-release';
 import { openInBrowser } from './open-browser';
 
 const cpuMs = () => {
@@ -14,11 +15,14 @@ export async function serveCommand(opts: { port?: number; home?: string; open?: 
   if (process.env.FENGYU_START_TRACE === '1') {
     process.stderr.write(`fengyu start: code loaded at ${loaded.at.toFixed(0)} ms (cpu ${loaded.cpu.toFixed(0)}), listening at ${performance.now().toFixed(0)} ms (cpu ${cpuMs().toFixed(0)})\n`);
   }
+  // An idle host gives back the heap its last burst of work grew (idle-release.ts).
+  const stopIdleRelease = startIdleRelease();
   // Handlers first: a stop signal that arrives as soon as the address is printed is still a clean stop.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    stopIdleRelease();
     process.stdout.write(`\n${signal}: stopping…\n`);
     await host.close();
     process.exit(0);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -134,10 +134,36 @@ async function healthWhile(c: Client, busy: Promise<unknown> | undefined, probes
   return lat;
 }
 
-function rssLine(label: string, host: RealHost): string {
+/** The host's heap as its preloaded probe (bench/heap-probe.cjs) reports it, MB; undefined without the probe. */
+async function heapMb(host: RealHost, probeFile: string | undefined): Promise<{ used: number; total: number } | undefined> {
+  if (!probeFile) return undefined;
+  const count = () => (existsSync(probeFile) ? readFileSync(probeFile, 'utf8').split('\n').filter(Boolean).length : 0);
+  const before = count();
+  process.kill(host.pid, 'SIGWINCH');
+  for (let i = 0; i < 200 && count() === before; i++) await new Promise((r) => setTimeout(r, 5));
+  const last = readFileSync(probeFile, 'utf8').trim().split('\n').at(-1);
+  if (!last || count() === before) return undefined;
+  const m = JSON.parse(last) as { heapUsed: number; heapTotal: number };
+  return { used: m.heapUsed / 2 ** 20, total: m.heapTotal / 2 ** 20 };
+}
+
+async function rssLine(label: string, host: RealHost, probeFile?: string): Promise<string> {
   const kids = descendants(host.pid);
   const workers = kids.map(rssMb).filter(Number.isFinite);
-  return `| ${label} | ${fmt(rssMb(host.pid), 0)} | ${workers.length} | ${fmt(workers.reduce((a, b) => a + b, 0), 0)} |`;
+  const heap = await heapMb(host, probeFile);
+  return `| ${label} | ${fmt(rssMb(host.pid), 0)} | ${heap ? `${fmt(heap.used, 0)} / ${fmt(heap.total, 0)}` : 'n/a'} | ${workers.length} | ${fmt(workers.reduce((a, b) => a + b, 0), 0)} |`;
+}
+
+/** The highest RSS of a process sampled every 100 ms until stopped (MB). */
+function rssPeak(pid: number): () => number {
+  let peak = rssMb(pid);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssMb(pid));
+  }, 100);
+  return () => {
+    clearInterval(timer);
+    return Math.max(peak, rssMb(pid));
+  };
 }
 
 async function publishWorkflow(c: Client, tool: string): Promise<string> {
@@ -282,6 +308,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       host = await startRealHost(home);
       starts.push(host.startMs);
     }
+    // The workload's host: restarted once more (not timed) with the heap probe preloaded, so the
+    // memory rows can print its heap beside its RSS.
+    const probeFile = join(home, 'heap-probe.jsonl');
+    await host.stop();
+    host = await startRealHost(home, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${join(ROOT, 'bench/heap-probe.cjs')}`.trim(), FENGYU_BENCH_HEAP_OUT: probeFile });
     const c = new Client(host.url, host.token);
     const health = (await c.call('GET', '/api/health')).body as { posture: { mode: string; backend: string } };
     lines.push('', `## the real host (\`bin/fengyu.mjs serve\`, compiled dist/host, its own process; plugins ${health.posture.mode} (${health.posture.backend}); SQLite file, WAL, synchronous=NORMAL)`, '');
@@ -291,14 +322,15 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     lines.push(`| \`npm start\` when nothing changed: its build check (${fmt(buildCheckMs, 0)} ms) + \`serve\` restart | ${fmt(buildCheckMs + median(starts), 0)} | ${fmt(median(bareStarts), 0)} | ${fmt((buildCheckMs + median(starts)) / median(bareStarts), 1)}× |`);
     ratios.serve_start_vs_bare_node = median(starts) / median(bareStarts);
 
-    const rss: string[] = ['| idle RSS | host process MB | plugin worker processes | their RSS MB |', '|---|---|---|---|', rssLine('after start, before any run', host)];
+    const rss: string[] = ['| host memory | host process RSS MB | its heap used / total MB | plugin worker processes | their RSS MB |', '|---|---|---|---|---|', await rssLine('after start, before any run', host, probeFile)];
+    const peak = rssPeak(host.pid);
 
     // idle health
     const idleHealth = await healthWhile(c, undefined, quick ? 100 : 300);
 
     note('chains');
     const chains = want('chains') ? await interleaved(c, { builtin: chainOf(BUILTIN, 40), plugin: chainOf(PLUGIN, 40) }, reps) : { builtin: [], plugin: [] };
-    rss.push(rssLine('idle after the plugin chains (workers started)', host));
+    rss.push(await rssLine('idle after the plugin chains (workers started)', host, probeFile));
     const b = median(totals(chains.builtin ?? []));
     const p = median(totals(chains.plugin ?? []));
     const addedUs = ((p - b) / 40) * 1000;
@@ -379,8 +411,18 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       lines.push(`| one event id delivered 32 times at once → distinct tasks | ${hooks.duplicateTasks} | | must be 1 |`);
     }
 
+    rss.push(`| peak during the workload (sampled every 100 ms) | ${fmt(peak(), 0)} | | | |`);
+    // The host gives memory back once idle (cli/idle-release.ts: a full collection after ≈ 2 s
+    // quiet, a second ≈ 30 s later that lets V8 shrink its young generation): RSS right after the
+    // workload and after each step of that release, all printed.
     await new Promise((r) => setTimeout(r, 500));
-    rss.push(rssLine('idle after the whole workload', host));
+    rss.push(await rssLine('0.5 s after the whole workload', host, probeFile));
+    await new Promise((r) => setTimeout(r, 4500));
+    rss.push(await rssLine('5 s after (idle: the first collection done)', host, probeFile));
+    if (!quick) {
+      await new Promise((r) => setTimeout(r, 35_000));
+      rss.push(await rssLine('40 s after (idle: the young generation given back)', host, probeFile));
+    }
     lines.push('', ...rss);
     c.close();
     await host.stop();

@@ -8,25 +8,45 @@ const MB = 1024 * 1024;
 const busy = (heapMb: number): IdleSample => ({ utilization: 0.9, heapBytes: heapMb * MB });
 const quiet = (heapMb: number): IdleSample => ({ utilization: 0.001, heapBytes: heapMb * MB });
 
+const POLICY = { ...DEFAULT_IDLE_RELEASE, settleTicks: 6 };
+
+/** The state once a release has left the heap at `heapMb`. */
+const after = (heapMb: number): IdleReleaseState => ({ ...initialIdleRelease(), baseline: heapMb * MB });
+
 /** Feeds samples in order (a tick that collects leaves the heap at its sample's size); the indexes of the ticks that collected. */
-function collections(samples: IdleSample[], state: IdleReleaseState = initialIdleRelease()): number[] {
+function collections(samples: IdleSample[], state: IdleReleaseState = after(40)): number[] {
   const out: number[] = [];
   samples.forEach((s, i) => {
-    const next = idleReleaseStep(state, s);
+    const next = idleReleaseStep(state, s, POLICY);
     state = next.state;
     if (next.collect) {
       out.push(i);
-      state = afterCollection(state, { heapBytes: s.heapBytes, youngBytes: 1 * MB });
+      state = afterCollection(state, { heapBytes: s.heapBytes, youngBytes: 1 * MB }, POLICY);
     }
   });
   return out;
 }
 
-describe('idle release: when an idle host collects', () => {
+describe('idle release: when an idle host collects (second step after 6 quiet ticks here; 30 by default)', () => {
+  it('releases after the start (a burst too) once the host is quiet', () => {
+    expect(collections([quiet(60), quiet(60), ...Array.from({ length: 6 }, () => quiet(35))], initialIdleRelease())).toEqual([1, 7]);
+  });
+
   it('after a burst that grew the heap: one collection once quiet, a second once quiet for longer, then none', () => {
     const samples = [quiet(40), busy(60), busy(80), quiet(80), quiet(80), ...Array.from({ length: 6 }, () => quiet(60)), ...Array.from({ length: 20 }, () => quiet(35))];
     // ticks 3 and 4 quiet → first collection at 4; six further quiet ticks → second at 10; none after
     expect(collections(samples)).toEqual([4, 10]);
+  });
+
+  it('by default the second step waits for 30 quiet ticks after the first', () => {
+    let state = after(40);
+    const at: number[] = [];
+    [busy(80), ...Array.from({ length: 40 }, () => quiet(70))].forEach((s, i) => {
+      const next = idleReleaseStep(state, s);
+      state = next.collect ? afterCollection(next.state, { heapBytes: s.heapBytes, youngBytes: 1 * MB }) : next.state;
+      if (next.collect) at.push(i);
+    });
+    expect(at).toEqual([2, 32]);
   });
 
   it('never collects on a busy tick, however large the heap', () => {
@@ -54,15 +74,15 @@ describe('idle release: when an idle host collects', () => {
   });
 
   it('a second collection that left the young generation large is tried again after another quiet spell, at most three times', () => {
-    let state = initialIdleRelease();
+    let state = after(40);
     const ticks: number[] = [];
     const feed = (samples: IdleSample[], youngMb: number) => {
       for (const s of samples) {
-        const next = idleReleaseStep(state, s);
+        const next = idleReleaseStep(state, s, POLICY);
         state = next.state;
         if (next.collect) {
           ticks.push(ticks.length);
-          state = afterCollection(state, { heapBytes: s.heapBytes, youngBytes: youngMb * MB });
+          state = afterCollection(state, { heapBytes: s.heapBytes, youngBytes: youngMb * MB }, POLICY);
         }
       }
     };
@@ -76,7 +96,7 @@ describe('idle release: when an idle host collects', () => {
     feed(Array.from({ length: 30 }, () => quiet(70)), 32); // no more while the heap does not grow
     expect(ticks.length).toBe(4);
     // a retry that gives the young generation back ends the release at once
-    state = initialIdleRelease();
+    state = after(40);
     ticks.length = 0;
     feed([quiet(40), busy(80), quiet(80), quiet(80), ...Array.from({ length: 6 }, () => quiet(70))], 32);
     feed(Array.from({ length: 6 }, () => quiet(38)), 1);
@@ -96,7 +116,7 @@ describe('idle release: when an idle host collects', () => {
             expect(s.utilization).toBeLessThan(DEFAULT_IDLE_RELEASE.quietUtilization);
             expect(run).toBeGreaterThanOrEqual(DEFAULT_IDLE_RELEASE.quietTicks);
           }
-          state = next.state;
+          state = next.collect ? afterCollection(next.state, { heapBytes: s.heapBytes, youngBytes: 0 }) : next.state;
         }
       }),
     );
@@ -106,11 +126,11 @@ describe('idle release: when an idle host collects', () => {
 /** A child process that grows its young generation with a burst, starts the release and idles. */
 const CHILD = `
 import { getHeapSpaceStatistics } from 'node:v8';
-import { fullCollection, startIdleRelease } from ${JSON.stringify(join(import.meta.dirname, 'idle-release.ts'))};
+import { DEFAULT_IDLE_RELEASE, fullCollection, startIdleRelease } from ${JSON.stringify(join(import.meta.dirname, 'idle-release.ts'))};
 const young = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').physical_space_size;
 const gc = fullCollection();
 let collected = 0;
-const stop = startIdleRelease({ collect: () => { collected++; gc(); } });
+const stop = startIdleRelease({ collect: () => { collected++; gc(); }, policy: { ...DEFAULT_IDLE_RELEASE, settleTicks: 6 } });
 let after = 0;
 let poll;
 // the burst once the release has taken its first measure of the heap

@@ -7,12 +7,14 @@ import { runInNewContext } from 'node:vm';
  *
  * V8 grows its heap under load (the young generation to 2 × 16 MB, the old generation with
  * garbage awaiting its next major collection) and keeps it while nothing allocates: an idle host
- * sat at the RSS its last burst left. When the event loop has been quiet for a while and the heap
- * has grown since the last release, the host runs one full collection (the old generation's
- * garbage), and a second one once the loop has stayed quiet for longer than V8's allocation-rate
- * window: V8 shrinks the young generation after a collection that sees a low allocation rate, and
- * the first collection alone still sees the burst's rate. Work resuming in between cancels the
- * second step. Both collections run only while the loop is otherwise idle.
+ * sat at the RSS its last burst left. When the event loop has been quiet for 2 s and the heap has
+ * grown by 16 MB since the last release, the host runs one full collection (the old generation's
+ * garbage). After 30 s more of quiet it runs a second one: V8 shrinks the young generation after
+ * a collection that sees a low allocation rate over its last 5 s, which the first one, so close to
+ * the burst, does not. The young generation then grows again with the next burst, as after a
+ * start (≈ 10 % more CPU for a burst of a few seconds), which is why that step waits for a long
+ * quiet spell. Work resuming in between cancels the second step. Both collections run only while
+ * the loop is otherwise idle.
  */
 
 export interface IdleReleasePolicy {
@@ -30,7 +32,7 @@ export interface IdleReleasePolicy {
   maxAttempts: number;
 }
 
-export const DEFAULT_IDLE_RELEASE: IdleReleasePolicy = { quietUtilization: 0.05, quietTicks: 2, settleTicks: 6, minGrowthBytes: 16 * 1024 * 1024, youngShrunkBytes: 4 * 1024 * 1024, maxAttempts: 3 };
+export const DEFAULT_IDLE_RELEASE: IdleReleasePolicy = { quietUtilization: 0.05, quietTicks: 2, settleTicks: 30, minGrowthBytes: 16 * 1024 * 1024, youngShrunkBytes: 4 * 1024 * 1024, maxAttempts: 3 };
 
 export interface IdleReleaseState {
   /** watching: for a quiet spell after growth; settling: between the two collections; checking: the second has just run */
@@ -39,8 +41,8 @@ export interface IdleReleaseState {
   quiet: number;
   /** second collections tried in this release */
   attempts: number;
-  /** committed heap bytes after the last release (or at the first tick) */
-  baseline: number | undefined;
+  /** committed heap bytes after the last release (0 before the first: the start is a burst too) */
+  baseline: number;
 }
 
 export interface IdleSample {
@@ -50,11 +52,11 @@ export interface IdleSample {
   heapBytes: number;
 }
 
-export const initialIdleRelease = (): IdleReleaseState => ({ phase: 'watching', quiet: 0, attempts: 0, baseline: undefined });
+export const initialIdleRelease = (): IdleReleaseState => ({ phase: 'watching', quiet: 0, attempts: 0, baseline: 0 });
 
 /** One tick: the next state, and whether to run a full collection now. */
 export function idleReleaseStep(state: IdleReleaseState, sample: IdleSample, policy: IdleReleasePolicy = DEFAULT_IDLE_RELEASE): { state: IdleReleaseState; collect: boolean } {
-  const baseline = state.baseline ?? sample.heapBytes;
+  const baseline = state.baseline;
   const quiet = sample.utilization < policy.quietUtilization ? state.quiet + 1 : 0;
   if (state.phase === 'settling') {
     if (quiet === 0) return { state: { phase: 'watching', quiet: 0, attempts: 0, baseline }, collect: false };

@@ -113,4 +113,49 @@ describe('fengyu serve --open', () => {
       rmSync(openHome, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it('an idle host gives its heap back: the start is a burst, and once quiet the heap shrinks', async () => {
+    const idleHome = mkdtempSync(join(tmpdir(), 'fengyu-serve-idle-'));
+    // a probe preloaded into the host: on SIGWINCH it appends process.memoryUsage() to a file
+    const probe = join(idleHome, 'probe.cjs');
+    const out = join(idleHome, 'memory.jsonl');
+    writeFileSync(probe, `process.on('SIGWINCH', () => require('node:fs').appendFileSync(${JSON.stringify(out)}, JSON.stringify(process.memoryUsage()) + '\\n'));`);
+    const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', idleHome], {
+      cwd: root,
+      env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off', NODE_OPTIONS: `--require ${probe}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const heapTotal = async (): Promise<number> => {
+      const before = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean).length : 0;
+      child.kill('SIGWINCH');
+      for (;;) {
+        const lines = existsSync(out) ? readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
+        if (lines.length > before) return (JSON.parse(lines[lines.length - 1] as string) as { heapTotal: number }).heapTotal;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      let text = '';
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.setEncoding('utf8').on('data', (c: string) => {
+          text += c;
+          if (/#token=/.test(text)) resolve();
+        });
+        child.on('exit', () => reject(new Error(`serve exited: ${text}`)));
+      });
+      const atStart = await heapTotal();
+      // wait for the release (a collection after 2 quiet seconds, the young generation given back 30 s later)
+      let now = atStart;
+      for (let i = 0; i < 400 && now > atStart * 0.7; i++) {
+        await new Promise((r) => setTimeout(r, 250));
+        now = await heapTotal();
+      }
+      expect(now).toBeLessThan(atStart * 0.7);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(idleHome, { recursive: true, force: true });
+    }
+  }, 150_000);
 });

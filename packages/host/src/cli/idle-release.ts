@@ -81,7 +81,8 @@ export function afterCollection(state: IdleReleaseState, heap: { heapBytes: numb
 /**
  * V8's full collection. Node exposes it only with `--expose-gc`; set at run time, the flag adds
  * `gc` to contexts made after it, so a fresh context hands it over without putting `gc` on this
- * process's global object. Undefined where the runtime refuses (the release is then off).
+ * process's global object (contexts and worker threads made later would see it too; the host runs
+ * no user code in either). Undefined where the runtime refuses (the release is then off).
  */
 export function fullCollection(): (() => void) | undefined {
   try {

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { type Db, rawOf } from '../storage/database';
 import { type DeliveryState, MAX_AUDIT_ROWS } from './webhook-rules';
 
@@ -64,6 +64,13 @@ export interface NewDelivery {
  */
 export type GroupedDelivery = NewDelivery & ({ taskId: string; state: DeliveryState } | { failed: { code: string; message: string }; completedAt: string; completedMs: number });
 
+/**
+ * The open audit rows (their task has not ended), written exactly as the condition of the partial
+ * index `webhook_deliveries_open_task` (migration 110): a query that looks an open row up by task
+ * id must contain this condition for SQLite to use that index.
+ */
+export const OPEN_ROW = "state in ('CLAIMED', 'QUEUED', 'SUBMITTED')";
+
 export type ClaimResult = { claimed: true } | { claimed: false; existing: Pick<ClaimRow, 'delivery_id' | 'task_id'> };
 
 /** The delivery hot path as prepared statements run synchronously (one transaction, no awaits). */
@@ -118,9 +125,9 @@ class SyncStatements {
     this.releaseClaim = raw.prepare('delete from webhook_event_claims where trigger_id = ? and event_sha256 = ? and delivery_id = ?');
     this.acceptedMsOf = raw.prepare('select accepted_ms from webhook_deliveries where id = ?');
     this.markFailed = raw.prepare("update webhook_deliveries set state = 'FAILED', completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ?");
-    this.openByTask = raw.prepare("select id, accepted_ms from webhook_deliveries where task_id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
-    this.markFinished = raw.prepare("update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
-    this.markFinishedSeq = raw.prepare("update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where seq = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')");
+    this.openByTask = raw.prepare(`select id, accepted_ms from webhook_deliveries where task_id = ? and ${OPEN_ROW}`);
+    this.markFinished = raw.prepare(`update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where id = ? and ${OPEN_ROW}`);
+    this.markFinishedSeq = raw.prepare(`update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where seq = ? and ${OPEN_ROW}`);
     this.insertClaimOfTask = raw.prepare('insert into webhook_event_claims (trigger_id, event_sha256, delivery_id, task_id, claimed_ms) values (?, ?, ?, ?, ?) on conflict (trigger_id, event_sha256) do nothing');
     this.insertAdmitted = raw.prepare('insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, task_id, idempotency_key_supplied) values (?, ?, ?, ?, ?, ?, ?)');
     this.insertRefused = raw.prepare(
@@ -373,20 +380,20 @@ export class WebhookRepository {
   async finished(taskId: string, state: DeliveryState, completedAt: string, completedMs: number, error?: { code: string; message: string }): Promise<number> {
     const direct = this.direct();
     if (direct) return direct.finished(taskId, state, completedAt, completedMs, error);
-    const row = await this.db.selectFrom('webhook_deliveries').select(['id', 'accepted_ms']).where('task_id', '=', taskId).where('state', 'in', ['CLAIMED', 'QUEUED', 'SUBMITTED']).executeTakeFirst();
+    const row = await this.db.selectFrom('webhook_deliveries').select(['id', 'accepted_ms']).where('task_id', '=', taskId).where(sql.raw<boolean>(OPEN_ROW)).executeTakeFirst();
     if (!row) return 0;
     const res = await this.db
       .updateTable('webhook_deliveries')
       .set({ state, completed_at: completedAt, duration_ms: Math.max(0, completedMs - row.accepted_ms), error_code: error?.code ?? null, error_message: error?.message ?? null })
       .where('id', '=', row.id)
-      .where('state', 'in', ['CLAIMED', 'QUEUED', 'SUBMITTED'])
+      .where(sql.raw<boolean>(OPEN_ROW))
       .executeTakeFirst();
     return Number(res.numUpdatedRows);
   }
 
   /** A queued task started running. */
   async started(taskId: string): Promise<void> {
-    await this.db.updateTable('webhook_deliveries').set({ state: 'SUBMITTED' }).where('task_id', '=', taskId).where('state', '=', 'QUEUED').execute();
+    await this.db.updateTable('webhook_deliveries').set({ state: 'SUBMITTED' }).where('task_id', '=', taskId).where(sql.raw<boolean>(OPEN_ROW)).where('state', '=', 'QUEUED').execute();
   }
 
   /** Claims caught by a stop between claim and submission: INTERRUPTED, never replayed. */

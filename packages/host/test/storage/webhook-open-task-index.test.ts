@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate, type OpenedSqlite, openDatabase, pendingMigrations } from '../../src/storage/database';
+import { OPEN_ROW, WebhookRepository } from '../../src/webhooks/webhook.repository';
+
+/**
+ * Migration 110 replaces the audit's full task-id index with one over the open rows only
+ * (`webhook_deliveries_open_task`). Started on a database of the previous schema (the full index,
+ * rows in every state, one task id on both a finished and an open row), it applies once, keeps
+ * every row, and the lookups of an open row by task id use the new index and answer as before.
+ */
+
+const NAME = '110-webhook-open-task-index';
+let home: string;
+let opened: OpenedSqlite;
+
+function indexes(): string[] {
+  return (opened.raw.prepare("select name from sqlite_master where type = 'index' and name not like 'sqlite_autoindex%' order by name").all() as Array<{ name: string }>).map((r) => r.name);
+}
+
+/** The schema as it was before migration 110: the full index, and 110 not yet applied. */
+function previousSchema(): void {
+  opened.raw.exec(`
+    drop index webhook_deliveries_open_task;
+    create index webhook_deliveries_task on webhook_deliveries (task_id) where task_id is not null;
+  `);
+  opened.raw.prepare('delete from schema_migrations where name = ?').run(NAME);
+}
+
+const at = '2026-03-01T00:00:00.000Z';
+const ms = 1_772_323_200_000;
+
+function seed(): void {
+  const raw = opened.raw;
+  raw.prepare("insert into webhook_triggers values ('wh_1', 'default', 'wf1', 'Webhook', '{}', 'full-access', 'ab', 'active', 0, ?, null)").run(at);
+  const delivery = raw.prepare('insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, task_id, idempotency_key_supplied) values (?, ?, ?, ?, ?, ?, 1)');
+  const states = ['CLAIMED', 'QUEUED', 'SUBMITTED', 'COMPLETED', 'FAILED', 'CANCELLED', 'INTERRUPTED'];
+  for (let i = 0; i < 70; i++) {
+    const state = states[i % states.length] as string;
+    delivery.run(`whd_${i}`, 'wh_1', state, at, ms + i, state === 'CLAIMED' ? null : `t_${i}`);
+  }
+  // the hostile pair: an old finished row and an open one naming the same task
+  delivery.run('whd_done', 'wh_1', 'COMPLETED', at, ms, 't_twice');
+  delivery.run('whd_open', 'wh_1', 'SUBMITTED', at, ms + 100, 't_twice');
+}
+
+function row(id: string): { state: string; duration_ms: number | null } {
+  return opened.raw.prepare('select state, duration_ms from webhook_deliveries where id = ?').get(id) as { state: string; duration_ms: number | null };
+}
+
+function plan(sql: string): string {
+  return (opened.raw.prepare(`explain query plan ${sql}`).all('t_1') as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+}
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'fengyu-migration-110-'));
+  opened = openDatabase(home);
+  await migrate(opened.db);
+});
+
+afterEach(async () => {
+  await opened.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+describe('migration 110: the task-id index over open audit rows only', () => {
+  it('a fresh database has the partial index and not the full one', () => {
+    expect(indexes()).toContain('webhook_deliveries_open_task');
+    expect(indexes()).not.toContain('webhook_deliveries_task');
+    const sql = (opened.raw.prepare("select sql from sqlite_master where name = 'webhook_deliveries_open_task'").get() as { sql: string }).sql;
+    expect(sql).toContain(OPEN_ROW);
+  });
+
+  it('a lookup of an open row by task id uses the partial index; one without the open condition could not', () => {
+    expect(plan(`select id, accepted_ms from webhook_deliveries where task_id = ? and ${OPEN_ROW}`)).toContain('USING INDEX webhook_deliveries_open_task');
+    expect(plan(`update webhook_deliveries set state = 'SUBMITTED' where task_id = ? and ${OPEN_ROW} and state = 'QUEUED'`)).toContain('USING INDEX webhook_deliveries_open_task');
+    // the condition must be written as the index's: a narrower list is not recognised
+    expect(plan("select id from webhook_deliveries where task_id = ? and state = 'QUEUED'")).not.toContain('webhook_deliveries_open_task');
+  });
+
+  it('applies once to a database of the previous schema, keeps every row, and a task end or start finds its open row as before', async () => {
+    previousSchema();
+    seed();
+    expect(indexes()).toContain('webhook_deliveries_task');
+    expect(await pendingMigrations(opened.db)).toEqual([NAME]);
+    expect(await migrate(opened.db)).toEqual([NAME]);
+    expect(await migrate(opened.db)).toEqual([]);
+    expect(indexes()).toContain('webhook_deliveries_open_task');
+    expect(indexes()).not.toContain('webhook_deliveries_task');
+    expect((opened.raw.prepare('select count(*) as n from webhook_deliveries').get() as { n: number }).n).toBe(72);
+    expect((opened.raw.prepare('select count(*) as n from webhook_deliveries indexed by webhook_deliveries_open_task where ' + OPEN_ROW).get() as { n: number }).n).toBe(
+      (opened.raw.prepare(`select count(*) as n from webhook_deliveries where ${OPEN_ROW}`).get() as { n: number }).n,
+    );
+
+    const repo = new WebhookRepository(opened.db);
+    // a task's end: the open row of that task, not the finished one naming the same task
+    expect(await repo.finished('t_twice', 'COMPLETED', at, ms + 150)).toBe(1);
+    expect(row('whd_open')).toEqual({ state: 'COMPLETED', duration_ms: 50 });
+    expect(row('whd_done')).toEqual({ state: 'COMPLETED', duration_ms: null });
+    // once ended, the row is no longer open: a second end changes nothing
+    expect(await repo.finished('t_twice', 'FAILED', at, ms + 200)).toBe(0);
+    expect(row('whd_open').state).toBe('COMPLETED');
+    // a finished row is never reopened or ended again
+    expect(await repo.finished('t_3', 'FAILED', at, ms + 200)).toBe(0);
+    expect(row('whd_3').state).toBe('COMPLETED');
+    // a queued task's start (the asynchronous path) moves its QUEUED row only
+    await repo.started('t_1');
+    expect(row('whd_1').state).toBe('SUBMITTED');
+    await repo.started('t_2');
+    expect(row('whd_2').state).toBe('SUBMITTED');
+    await repo.started('t_4');
+    expect(row('whd_4').state).toBe('FAILED');
+    // an unknown task changes nothing
+    expect(await repo.finished('t_unknown', 'COMPLETED', at, ms)).toBe(0);
+  });
+});

@@ -77,7 +77,8 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
 
   api.get('/api/agent/stream', { schema: { summary: 'SSE stream of a run (replay, then live)', tags, querystring: streamQuery } }, async (req, reply) => {
     const q = req.query;
-    if ((await repo.ownerOf(q.runId)) !== req.owner) throw new FengYuError('run_not_found', { runId: q.runId });
+    // a run created here recently has its owner in memory; any other is read from the database
+    if ((agent.ownerOf(q.runId) ?? (await repo.ownerOf(q.runId))) !== req.owner) throw new FengYuError('run_not_found', { runId: q.runId });
     const header = Number(req.headers['last-event-id']);
     const after = Number.isFinite(header) && header > 0 ? header : (q.lastEventId ?? 0);
     await streamRun(ctx.events, q.runId, after, req, reply);

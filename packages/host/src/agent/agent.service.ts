@@ -68,8 +68,13 @@ export interface AgentServiceDeps {
   hostId?: string;
 }
 
+/** How many runs created here keep their owner in memory (`ownerOf`); the oldest is dropped first. */
+export const KNOWN_OWNERS = 256;
+
 export class AgentService {
   private readonly active = new Map<string, ActiveRun>();
+  /** Owners of the runs most recently created here, each added once its creating commit is written. */
+  private readonly owners = new Map<string, string>();
   private readonly planner?: Planner;
   private readonly modelSteps?: ModelStepRunner;
   private readonly filesResolver?: FilesResolver;
@@ -188,7 +193,22 @@ export class AgentService {
     this.track(run);
     void run.begin();
     if (joined) await created;
+    this.knowOwner(runId, req.owner);
     return runId;
+  }
+
+  /** A run's owner never changes once its row is written: the newest are kept, the oldest dropped. */
+  private knowOwner(runId: string, owner: string): void {
+    this.owners.set(runId, owner);
+    if (this.owners.size > KNOWN_OWNERS) this.owners.delete(this.owners.keys().next().value as string);
+  }
+
+  /**
+   * The owner of a run created here recently (its row is written), from memory; undefined when
+   * not known here (the caller reads the database).
+   */
+  ownerOf(runId: string): string | undefined {
+    return this.owners.get(runId);
   }
 
   /** The row of a new run, as its creating commit inserts it. */

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
@@ -10,6 +9,7 @@ import type { FileGrant } from '../tools/tool';
 import { interruptOrphan } from './orphans';
 import { redactPlan } from './run-text';
 import { ActiveRun } from './run-executor';
+import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
 import { type Execution, parsePlan, type RunRepository, type RunRow } from './run.repository';
@@ -138,7 +138,7 @@ export class AgentService {
   async prepare(req: StartRequest) {
     const config = this.resolveConfig(req.config, req);
     const catalog = req.catalog ?? (await this.deps.catalog.snapshot(req.owner));
-    const runId = randomUUID();
+    const runId = newRunId(this.deps.clock.now());
     const hasFiles = Array.isArray(req.files) && req.files.length > 0;
     if (hasFiles && !this.filesResolver) throw new FengYuError('invalid_request', { reason: 'file grants are not available on this host' });
     const fileNames = hasFiles ? ((req.files as Array<{ name?: unknown }>).map((f) => f?.name).filter((n) => typeof n === 'string') as string[]) : [];

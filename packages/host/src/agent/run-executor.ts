@@ -132,18 +132,18 @@ export class ActiveRun implements StepHost {
    * Once a commit of this run has failed, no later transition is written (the log never skips
    * one): every later commit is refused, except the record of the run's failure (`last`).
    */
-  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, last = false, queued = false): Promise<unknown> {
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, last = false, queue?: 'turn' | 'held'): Promise<unknown> {
     if (this.closed) return Promise.resolve();
     if (this.writeFailed && !last) return handled(Promise.reject(this.writeFailed.err));
-    const written = this.write(events, patch, more, queued);
+    const written = this.write(events, patch, more, queue);
     // handled here (a caller may not wait for it); a failure fails the run at once, before any
     // other continuation of this turn can start a step or queue a transition after it
     written.catch((err) => this.onWriteFailure(err));
     return written;
   }
 
-  commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow): Promise<unknown> {
-    return this.commit(events, patch, more, false, true);
+  commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow, held = false): Promise<unknown> {
+    return this.commit(events, patch, more, false, held ? 'held' : 'turn');
   }
 
   private onWriteFailure(err: unknown): void {
@@ -152,7 +152,7 @@ export class ActiveRun implements StepHost {
     if (!this.hasEnded()) this.failWith(err);
   }
 
-  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, queued = false): Promise<unknown> {
+  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, queue?: 'turn' | 'held'): Promise<unknown> {
     // A patch of the status alone that the row already holds is not written (a step start's):
     // rewriting the row (its plan included) would change nothing but updated_at.
     if (patch?.status !== undefined && patch.status === this.rowStatus && Object.keys(patch).length === 1) patch = undefined;
@@ -164,7 +164,7 @@ export class ActiveRun implements StepHost {
       if (typeof more === 'function') await more(trx);
       else if (more) await repo.upsertStep(more, trx);
     };
-    const solo = !queued && this.inFlight <= 1;
+    const solo = !queue && this.inFlight <= 1;
     if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
     const raw: RawWrite | undefined =
       row || more
@@ -175,7 +175,7 @@ export class ActiveRun implements StepHost {
         : undefined;
     // a step row alone: its upsert sets every column, so a later one of the same group replaces it
     if (raw && more && !row) raw.supersedes = `${more.run_id}\u0000${more.step_id}`;
-    return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo);
+    return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo, queue === 'held');
   }
 
   /** Entry point: announce a supplied plan, apply reusable steps, and hand over to the reducer. */

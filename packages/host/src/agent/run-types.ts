@@ -92,8 +92,12 @@ export interface StepHost {
    * The same commit, always queued to the group commit at the end of this turn of the event loop
    * (never written at once): the commits this turn makes after it (the next step's start) share
    * its transaction, and what runs before the turn ends (the next step's call) does not wait for it.
+   *
+   * `held`: the commit may also wait for the commits of later turns, for up to a slice (see
+   * `EventLog.commitGrouped`); only for transitions of a retry-safe call whose call has left (a
+   * crash before they are written repeats at most that call, which may be repeated).
    */
-  commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow): Promise<unknown>;
+  commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow, held?: boolean): Promise<unknown>;
   stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
   /** Whether this step settling so would end the run now (nothing else left to run or wait for). */
   endsRun(stepId: string, ok: boolean): boolean;

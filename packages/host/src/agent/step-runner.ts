@@ -32,7 +32,8 @@ export class HeldEnd {
     private readonly run: StepHost,
     readonly events: NewEvent[],
     readonly row: StepRow,
-    private readonly queued = false,
+    /** `turn`: queued to the group commit of its turn; `held`: may wait for later turns too (alone). */
+    private readonly queue?: 'turn' | 'held',
   ) {}
 
   /** The commit of the end, once `write` was called. */
@@ -46,7 +47,8 @@ export class HeldEnd {
    */
   write(more: NewEvent[] = [], patch?: Partial<RunRow>): Promise<unknown> {
     if (this.done) return more.length || patch ? this.run.commit(more, patch) : this.done;
-    this.done = this.queued ? this.run.commitQueued([...this.events, ...more], patch, this.row) : this.run.commit([...this.events, ...more], patch, this.row);
+    const alone = more.length === 0 && !patch;
+    this.done = this.queue ? this.run.commitQueued([...this.events, ...more], patch, this.row, alone && this.queue === 'held') : this.run.commit([...this.events, ...more], patch, this.row);
     return this.done;
   }
 }
@@ -192,10 +194,14 @@ export class StepRunner {
     // before the start's commit is queued are held until then.
     const overlap = tool !== undefined && isRetrySafe(tool);
     const held: HeldEvents | undefined = overlap ? { open: false, events: [] } : undefined;
+    const turn = r.deps.events.turn;
+    let calledIn = turn.ended;
     const first = overlap && tool ? this.invoke(step, tool, args, approved, held) : undefined;
     // a worker's request leaves in a promise job queued as it is sent: let it go before the commit
     if (first) await Promise.resolve();
-    const startWritten = r.commit(startEvents, { status: r.liveStatus() }, { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 });
+    const startRow: StepRow = { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 };
+    // the start of a call that has left may wait for a later turn's commits (it holds no effect)
+    const startWritten = first ? r.commitQueued(startEvents, { status: r.liveStatus() }, startRow, true) : r.commit(startEvents, { status: r.liveStatus() }, startRow);
     let startFailure: { err: unknown } | undefined;
     if (!held) await startWritten;
     else {
@@ -211,6 +217,7 @@ export class StepRunner {
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
+        if (attempt > 1) calledIn = turn.ended;
         outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
         tail = [outcome.ok ? withResult({ type: 'tool', phase: 'result', stepId: step.id, name: tool.name }, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
       } else outcome = await this.modelStep(step, instruction);
@@ -224,8 +231,9 @@ export class StepRunner {
     // The end is queued, whether the answer came at once (a built-in tool) or in a later turn (a
     // worker's): the next step's start joins it in one group commit at the end of this turn (a
     // chain's steps of one slice share one transaction), and the next step's call (when
-    // retry-safe) leaves before that commit is written.
-    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, true);
+    // retry-safe) leaves before that commit is written. The end of a retry-safe call answered in
+    // a later turn is held: the next answers, each in its own turn, join it for up to a slice.
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, overlap && turn.ended !== calledIn ? 'held' : 'turn');
     if (tool) await this.observe(step, tool, args, outcome, end.end);
     return { ...end, written: startWritten };
   }
@@ -323,10 +331,10 @@ export class StepRunner {
   /**
    * The step's end (event + execution row), held for the caller to commit, and how it went. The
    * row keeps the instant the step started (`startedAt`), whether or not its start was written as
-   * a row of its own. `queued`: the end goes to the group commit at the end of the turn it is
-   * written in (see `commitQueued`).
+   * a row of its own. `queue`: the end goes to the group commit at the end of the turn it is
+   * written in, or (`held`) possibly of a later one (see `commitQueued`).
    */
-  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = [], queued = false): StepEnd & { kind: 'settled' } {
+  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = [], queue?: 'turn' | 'held'): StepEnd & { kind: 'settled' } {
     const r = this.active;
     const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
@@ -350,7 +358,7 @@ export class StepRunner {
       fingerprint: this.fingerprint(step),
       reused: 0,
     };
-    const end = new HeldEnd(r, events, row, queued);
+    const end = new HeldEnd(r, events, row, queue);
     // an end that cannot end the run is written at once; the run's last end waits for the run's end
     if (!r.endsRun(step.id, outcome.ok)) void end.write();
     return { kind: 'settled', ...outcome, written: Promise.resolve(), end };

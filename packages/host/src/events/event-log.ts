@@ -3,7 +3,8 @@ import type Database from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
-import { LoopTurn } from './turn';
+import { performance } from 'node:perf_hooks';
+import { LoopTurn, SLICE_MS } from './turn';
 
 /**
  * The append-only run event log. Every change of a run's state is appended here in the same
@@ -67,6 +68,13 @@ const RECENT_RUNS = 16;
 const RECENT_BYTES = 1024 * 1024;
 const RECENT_RUN_BYTES = 256 * 1024;
 
+/**
+ * How long a held commit (see `commitGrouped`) may wait for the commits of later turns: a serial
+ * chain of worker calls, each answered in a turn of its own, shares one transaction and one
+ * burst of stream frames per slice instead of one per step.
+ */
+export const HOLD_MS = SLICE_MS;
+
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;
 /** A hole in a run's sequence read from a shared database is waited for this long, then skipped. */
@@ -123,10 +131,16 @@ export class EventLog {
    * change through Kysely: used when the database is not SQLite, while a Kysely transaction holds
    * the connection, for a commit with no `raw` form, and for a run's later commits while one of
    * its Kysely commits is pending.
+   *
+   * A `held` commit (one nothing waits on before its effect: the transitions of a read-only,
+   * retry-safe call, whose call has already left) may also wait past its turn's end for the
+   * commits of later turns, until `holdMs` after the oldest commit of the queue: the turn's end
+   * writes the queue only when one of its commits is not held, or the oldest has waited that long;
+   * otherwise a timer writes it then. Held or not, a commit is published only once written.
    */
-  commitGrouped(runId: string, events: NewEvent[], raw: RawWrite | undefined, slow?: (trx: Trx) => Promise<void>, solo = false): Promise<RunEvent[]> {
+  commitGrouped(runId: string, events: NewEvent[], raw: RawWrite | undefined, slow?: (trx: Trx) => Promise<void>, solo = false, held = false): Promise<RunEvent[]> {
     if (!this.raw) return this.commit(runId, events, slow);
-    if (solo && this.queued.length === 0 && this.publishing === 0 && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
+    if (solo && !held && this.queued.length === 0 && this.publishing === 0 && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
       if (this.turnRun === undefined) {
         this.turnRun = runId;
         this.turn.atEnd(this.endTurn);
@@ -134,10 +148,36 @@ export class EventLog {
       return this.writeAlone({ runId, events, raw, slow, resolve: () => {}, reject: () => {} });
     }
     return new Promise<RunEvent[]>((resolve, reject) => {
+      if (this.queued.length === 0) this.queuedAt = performance.now();
       this.queued.push({ runId, events, raw, slow, resolve, reject });
-      if (this.queued.length === 1) this.turn.atEnd(this.flushQueued);
+      if (!held) this.urgent = true;
+      if (!this.endArmed) {
+        this.endArmed = true;
+        this.turn.atEnd(this.atTurnEnd);
+      }
     });
   }
+
+  /** When the oldest commit of the queue was queued (performance.now()). */
+  private queuedAt = 0;
+  /** Whether a queued commit is not held (the queue is written at the end of this turn). */
+  private urgent = false;
+  /** Whether the end of the current turn looks at the queue. */
+  private endArmed = false;
+  /** The first `carried` commits of the queue were queued in earlier turns (held since). */
+  private carried = 0;
+  private holdTimer?: NodeJS.Timeout;
+  /** How long held commits may wait (ms): `HOLD_MS`; a test makes it long to see what a group holds. */
+  holdMs = HOLD_MS;
+
+  private readonly atTurnEnd = (): void => {
+    this.endArmed = false;
+    if (this.queued.length === 0) return;
+    const left = this.holdMs - (performance.now() - this.queuedAt);
+    if (this.urgent || left <= 0) return this.flushQueued();
+    this.carried = this.queued.length;
+    this.holdTimer ??= setTimeout(this.flushQueued, Math.ceil(left));
+  };
 
   /** The run whose commit was written at once in the current turn (later runs' commits group). */
   private turnRun?: string;
@@ -176,9 +216,10 @@ export class EventLog {
     return this.raw !== undefined && !this.raw.inTransaction;
   }
 
-  /** Whether a commit of another run than `runId` waits for the group commit of this turn. */
+  /** Whether a commit of another run than `runId`, queued in this turn, waits for its group commit. */
   queuedByOthers(runId: string): boolean {
-    return this.queued.some((q) => q.runId !== runId);
+    for (let i = this.carried; i < this.queued.length; i++) if ((this.queued[i] as Queued).runId !== runId) return true;
+    return false;
   }
 
   /** Writes the queued group commits now (a shutdown does, before it records its own events). */
@@ -193,6 +234,12 @@ export class EventLog {
   private readonly flushQueued = (): void => {
     const items = this.queued;
     this.queued = [];
+    this.urgent = false;
+    this.carried = 0;
+    if (this.holdTimer) {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
+    }
     const raw = this.raw as Database.Database;
     const fast: Queued[] = [];
     for (const item of items) {

@@ -19,6 +19,7 @@ export class LoopTurn {
   private openedAt = 0;
   private ending: Array<() => void> = [];
   private next?: Promise<void>;
+  private ends = 0;
 
   constructor(
     private readonly now: () => number = () => performance.now(),
@@ -34,10 +35,16 @@ export class LoopTurn {
 
   private readonly close = (): void => {
     this.open = false;
+    this.ends += 1;
     const fns = this.ending;
     this.ending = [];
     for (const fn of fns) fn();
   };
+
+  /** How many turns have ended: code that sees it change between two points ran in a later turn. */
+  get ended(): number {
+    return this.ends;
+  }
 
   /** Runs `fn` when the current turn ends. */
   atEnd(fn: () => void): void {

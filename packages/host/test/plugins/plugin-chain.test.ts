@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import type { RunEvent } from '@fengyu/protocol';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOLD_MS } from '../../src/events/event-log';
 import { LoopTurn } from '../../src/events/turn';
 import type { InvokeRequest } from '../../src/plugins/worker-manager';
 import { auto, startTestHost, type TestHost } from '../support/host';
+import { waitUntil } from '../support/processes';
 import { packProbe } from './helpers';
 
 /**
@@ -12,7 +14,8 @@ import { packProbe } from './helpers';
  * and is then handled like one given at once. The step's end is queued, the next step's start
  * joins it in one group commit, and the next call (a retry-safe one) leaves before that commit is
  * written. A call that may take effect still leaves only once its start (and everything before
- * it) is written, and the log reads in order whatever the grouping.
+ * it) is written, and the log reads in order whatever the grouping. The transitions of retry-safe
+ * calls answered in later turns are held: the next answers' join them, for up to a slice.
  */
 
 let t: TestHost;
@@ -26,6 +29,7 @@ beforeAll(async () => {
     aiTools: [
       { name: 'probe_echo', description: 'Echoes its input.', method: 'echo', effect: 'read', idempotent: true },
       { name: 'probe_touch', description: 'Takes effect (for this test).', method: 'noop', effect: 'write' },
+      { name: 'probe_quiet', description: 'Runs a shell script and reports nothing meanwhile.', method: 'shell', effect: 'read', timeoutSeconds: 30 },
     ],
   });
   t = await startTestHost({
@@ -56,6 +60,7 @@ beforeAll(async () => {
   const workers = t.host.ctx.plugins.workers;
   const invoke = workers.invoke.bind(workers);
   workers.invoke = (req: InvokeRequest) => {
+    calls += 1;
     const stepId = (req.params as { value?: string }).value ?? (req.params as { step?: string }).step ?? '?';
     // a prepared read: the log as it is at this instant, before the request is written
     void log.read(liveRun).then((events) => atCall.set(stepId, events.map((e) => `${e.type}${'stepId' in e ? `:${e.stepId}` : ''}`)));
@@ -67,6 +72,8 @@ afterAll(async () => {
 });
 
 let runId = '';
+/** Calls handed to a worker so far. */
+let calls = 0;
 /** The run whose events were published last (the one whose calls are made). */
 let liveRun = '';
 
@@ -141,5 +148,109 @@ describe('a chain of plugin steps', () => {
     } finally {
       await sql`drop trigger refuse_plugin_end`.execute(t.host.ctx.db);
     }
+  });
+});
+
+/** A step's events as `type:stepId` (tool events with their phase), in log order. */
+const named = (events: Array<{ type: string; data: Record<string, unknown> }>) => events.map((e) => `${e.type}${e.type === 'tool' ? `.${e.data.phase}` : ''}${e.data.stepId ? `:${e.data.stepId}` : ''}`);
+
+describe('a chain of plugin steps whose transitions are held across turns', () => {
+  it('writes the held ends and starts of several answers in one commit with the next one not held, in order, each call leaving before them', async () => {
+    const log = t.host.ctx.events;
+    // nothing is written by the hold's timer here: what a group holds is decided by what is not held
+    log.holdMs = 60_000;
+    try {
+      const steps = [
+        { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' } },
+        { id: 'e2', tool: 'probe_echo', arguments: { value: 'e2' }, dependsOn: ['e1'] },
+        { id: 'e3', tool: 'probe_echo', arguments: { value: 'e3' }, dependsOn: ['e2'] },
+        { id: 'w', tool: 'probe_touch', arguments: {}, dependsOn: ['e3'] },
+        { id: 'e4', tool: 'probe_echo', arguments: { value: 'e4' }, dependsOn: ['w'] },
+        { id: 'e5', tool: 'probe_echo', arguments: { value: 'e5' }, dependsOn: ['e4'] },
+        { id: 'e6', tool: 'probe_echo', arguments: { value: 'e6' }, dependsOn: ['e5'] },
+      ];
+      const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const held = res.body.runId as string;
+      const events = await t.stream(held);
+      expect(events.at(-1)?.type, JSON.stringify(events.at(-1))).toBe('complete');
+
+      // the stream is the log, in order, once each
+      const stored = await log.read(held);
+      expect(events.map((e) => Number(e.id))).toEqual(stored.map((e) => e.seq));
+      expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
+      const order = named(events).filter((x) => /^step_(start|complete):/.test(x));
+      expect(order).toEqual(steps.flatMap((s) => [`step_start:${s.id}`, `step_complete:${s.id}`]));
+
+      // e1's end, e2's and e3's starts and ends, and w's start (not held: its call may take effect) in one commit
+      const burstOf = (type: string, stepId: string) => bursts.findIndex((b) => b.some((e) => e.runId === held && e.type === type && (e as { stepId?: string }).stepId === stepId));
+      const first = burstOf('step_complete', 'e1');
+      expect(first).toBeGreaterThanOrEqual(0);
+      for (const [type, id] of [['step_start', 'e2'], ['step_complete', 'e2'], ['step_complete', 'e3'], ['step_start', 'w']]) expect(burstOf(type as string, id as string), `${type}:${id}`).toBe(first);
+      // e4's end to e6's end with the run's end (the last step's end is written with it)
+      const end = bursts.findIndex((b) => b.some((e) => e.runId === held && e.type === 'complete'));
+      for (const [type, id] of [['step_complete', 'e4'], ['step_start', 'e5'], ['step_complete', 'e6']]) expect(burstOf(type as string, id as string), `${type}:${id}`).toBe(end);
+
+      // e3's call left while e1's end and e2's start were still held (two turns after e1's answer)
+      expect(atCall.get('e3')).toContain('step_start:e1');
+      expect(atCall.get('e3')).not.toContain('step_complete:e1');
+      expect(atCall.get('e3')).not.toContain('step_start:e2');
+      // the write call left only once its start, and every held transition before it, was written
+      const atWrite = atCall.get('?');
+      for (const x of ['step_complete:e1', 'step_complete:e2', 'step_complete:e3', 'step_start:w']) expect(atWrite).toContain(x);
+    } finally {
+      log.holdMs = HOLD_MS;
+    }
+  });
+
+  it('writes held transitions within the hold when no other commit follows (a long read call after a read step)', async () => {
+    const log = t.host.ctx.events;
+    // longer than a cold turn takes here, shorter than the call: what writes them is the hold's timer
+    log.holdMs = 500;
+    try {
+      const steps = [
+        { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' } },
+        { id: 'slow', tool: 'probe_quiet', arguments: { script: 'sleep 4' }, dependsOn: ['e1'] },
+      ];
+      const before = calls;
+      const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const id = res.body.runId as string;
+      const stored = async () => named((await log.read(id)).map((e) => ({ type: e.type, data: e as unknown as Record<string, unknown> })));
+      expect(await waitUntil(() => calls >= before + 2, 20_000), 'the slow call left').toBe(true);
+      // e1's end and the slow step's start are held, and nothing that is not held follows until the
+      // call ends: the hold's timer writes them while the call runs
+      let seen: string[] = [];
+      for (let i = 0; i < 400 && !seen.includes('step_start:slow'); i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        seen = await stored();
+      }
+      expect(seen).toContain('step_start:slow');
+      expect(seen).toContain('step_complete:e1');
+      expect(seen).not.toContain('step_complete:slow');
+      const events = await t.stream(id);
+      expect(events.at(-1)?.type).toBe('complete');
+    } finally {
+      log.holdMs = HOLD_MS;
+    }
+  });
+
+  it('a subscriber that connects while held transitions wait sees every event once and in order', async () => {
+    const log = t.host.ctx.events;
+    const n = 40;
+    const steps = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, tool: 'probe_echo', arguments: { value: `c${i}` }, ...(i ? { dependsOn: [`c${i - 1}`] } : {}) }));
+    const before = calls;
+    const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const id = res.body.runId as string;
+    const streams = [t.stream(id)];
+    for (const k of [5, 15, 25]) {
+      await waitUntil(() => calls >= before + k, 20_000);
+      streams.push(t.stream(id));
+    }
+    const stored = (await Promise.all(streams)).map((events) => events.map((e) => Number(e.id)));
+    const log_ = (await log.read(id)).map((e) => e.seq);
+    expect(log_).toEqual(log_.map((_, i) => i + 1));
+    for (const seqs of stored) expect(seqs).toEqual(log_);
   });
 });

@@ -4,7 +4,10 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
+import { frame, payloadJson } from './frames';
 import { LoopTurn, SLICE_MS } from './turn';
+
+export { payloadJson };
 
 /**
  * The append-only run event log. Every change of a run's state is appended here in the same
@@ -42,13 +45,6 @@ interface Queued {
   resolve: (written: RunEvent[]) => void;
   reject: (err: unknown) => void;
 }
-
-/**
- * The payload of a written event as the JSON text stored in the log (the event without type,
- * runId, seq and ts), kept so that the SSE frame is not made by a second JSON.stringify. Absent
- * when the payload itself holds one of those keys.
- */
-export const payloadJson = new WeakMap<RunEvent, string>();
 
 /**
  * The payload's JSON text of a new event, made by its caller from parts it had already serialized
@@ -401,48 +397,61 @@ export class EventLog {
   }
 
   /**
-   * Committed events of the runs most recently created in this process, each the run's whole log
-   * from seq 1 in order (a stream's replay reads them instead of the database). A run leaves it
-   * when an event would break that (a gap, a payload without its stored JSON text) or exceed the
-   * bounds; never kept with a shared database (other processes append to it).
+   * The SSE frames of the committed events of the runs most recently created in this process,
+   * each the run's whole log from seq 1 in order (a stream's replay sends them instead of reading
+   * the database). Only the frames' text and the events' types are kept, never the event objects:
+   * a flat string per event is what a young-generation collection copies while it is kept. A run
+   * leaves it when an event would break that (a gap) or exceed the bounds; never kept with a
+   * shared database (other processes append to it).
    */
-  private readonly recent = new Map<string, { events: RunEvent[]; bytes: number }>();
+  private readonly recent = new Map<string, { types: string[]; frames: string[]; bytes: number }>();
   private recentBytes = 0;
 
   private remember(e: RunEvent): void {
     if (this.shared) return;
-    const text = payloadJson.get(e);
     const entry = this.recent.get(e.runId);
     if (!entry) {
-      if (e.seq !== 1 || text === undefined) return;
-      this.recent.set(e.runId, { events: [e], bytes: text.length });
+      if (e.seq !== 1) return;
+      const text = frame(e);
+      this.recent.set(e.runId, { types: [e.type], frames: [text], bytes: text.length });
       this.recentBytes += text.length;
-    } else if (text === undefined || e.seq !== entry.events.length + 1 || entry.bytes + text.length > RECENT_RUN_BYTES) {
-      this.recent.delete(e.runId);
-      this.recentBytes -= entry.bytes;
+    } else if (e.seq !== entry.frames.length + 1) {
+      this.dropRecent(e.runId, entry);
       return;
     } else {
-      entry.events.push(e);
+      const text = frame(e);
+      if (entry.bytes + text.length > RECENT_RUN_BYTES) {
+        this.dropRecent(e.runId, entry);
+        return;
+      }
+      entry.types.push(e.type);
+      entry.frames.push(text);
       entry.bytes += text.length;
       this.recentBytes += text.length;
     }
     for (const [runId, oldest] of this.recent) {
       if (this.recent.size <= RECENT_RUNS && this.recentBytes <= RECENT_BYTES) break;
-      this.recent.delete(runId);
-      this.recentBytes -= oldest.bytes;
+      this.dropRecent(runId, oldest);
     }
   }
 
+  private dropRecent(runId: string, entry: { bytes: number }): void {
+    this.recent.delete(runId);
+    this.recentBytes -= entry.bytes;
+  }
+
   /**
-   * A run's committed events after `afterSeq` from memory, when this process holds its whole log
-   * up to the last event stored (checked against the database); otherwise undefined.
+   * The frames (and types) of a run's committed events after `afterSeq` from memory, the first
+   * of seq `first`, when this process holds its whole log up to the last event stored (checked
+   * against the database); otherwise undefined.
    */
-  recentAfter(runId: string, afterSeq: number): RunEvent[] | undefined {
+  recentAfter(runId: string, afterSeq: number): { first: number; types: string[]; frames: string[] } | undefined {
     const entry = this.recent.get(runId);
     const top = entry ? this.prepared('select max(seq) as m from run_events where run_id = ?') : undefined;
     if (!entry || !top) return undefined;
-    if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.events.length) return undefined;
-    return entry.events.slice(Math.max(0, afterSeq));
+    if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.frames.length) return undefined;
+    const from = Math.max(0, afterSeq);
+    return { first: from + 1, types: entry.types.slice(from), frames: entry.frames.slice(from) };
   }
 
   publish(event: RunEvent): void {

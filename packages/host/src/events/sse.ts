@@ -1,6 +1,9 @@
 import { type RunEvent, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type EventLog, payloadJson, type StoredEvent } from './event-log';
+import type { EventLog, StoredEvent } from './event-log';
+import { frame, storedFrame } from './frames';
+
+export { frame, storedFrame };
 
 /**
  * SSE fan-out of a run's log: every persisted event after the cursor (`Last-Event-ID`), then
@@ -14,40 +17,6 @@ import { type EventLog, payloadJson, type StoredEvent } from './event-log';
  */
 
 const HEARTBEAT_MS = 15_000;
-
-/** Frames of published events, built once and shared by every subscriber of the run. */
-const frames = new WeakMap<RunEvent, string>();
-
-export function frame(e: RunEvent): string {
-  const hit = frames.get(e);
-  if (hit !== undefined) return hit;
-  const payload = payloadJson.get(e);
-  let text: string;
-  if (payload === undefined) {
-    const { type, ...rest } = e;
-    text = `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
-  } else text = frameOf(e.type, payload, e.runId, e.seq, e.ts);
-  frames.set(e, text);
-  return text;
-}
-
-/** The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts }. */
-function frameOf(type: string, payload: string, runId: string, seq: number, ts: string): string {
-  return `id: ${seq}\nevent: ${type}\ndata: {"type":${JSON.stringify(type)},${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}"runId":${JSON.stringify(runId)},"seq":${seq},"ts":${JSON.stringify(ts)}}\n\n`;
-}
-
-/** Keys of the envelope: a stored payload that may hold one at its top level is parsed first. */
-const ENVELOPE_KEY = /"(?:type|runId|seq|ts)"\s*:/;
-
-/**
- * The frame of a stored event, made from the stored payload text without parsing it (a replay
- * sends what the log holds); a payload that may hold an envelope key is parsed (the envelope wins).
- */
-export function storedFrame(r: StoredEvent): string {
-  if (r.data.startsWith('{') && !ENVELOPE_KEY.test(r.data)) return frameOf(r.type, r.data, r.run_id, r.seq, r.ts);
-  const payload = JSON.parse(r.data) as object;
-  return frame({ ...payload, type: r.type, runId: r.run_id, seq: r.seq, ts: r.ts } as RunEvent);
-}
 
 /** Takes over a reply as an SSE response (headers set by hooks are kept) and says hello. */
 export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
@@ -142,7 +111,10 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     const kept = log.recentAfter(runId, last);
     if (kept) {
       batch = [];
-      for (const e of kept) send(e, true);
+      kept.frames.forEach((text, i) => {
+        const seq = kept.first + i;
+        if (!ended && seq > last) sendText(seq, kept.types[i] as string, text, true);
+      });
       flush();
     } else
       for (;;) {

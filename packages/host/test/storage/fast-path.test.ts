@@ -259,6 +259,25 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(rows.map(storedFrame)).toEqual(written.map((e) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${plain({ ...e })}\n\n`));
   });
 
+  it('the replay memory keeps each event as its frame: the bytes a replay of the stored rows sends, envelope keys included', async () => {
+    const log = new EventLog(opened.db, clock);
+    await log.commit('m', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('m'), trx));
+    const events = [
+      { type: 'step_start', stepId: 's1', index: 1, title: 's1', tool: 'echo', arguments: { v: '\u2028' } },
+      { type: 'audit', kind: 'hook', runId: 'spoofed', ts: 'spoofed' },
+      { type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: { ts: 'nested', seq: 9 }, attempts: 1, durationMs: 1 },
+    ];
+    await log.commitGrouped('m', events as never, undefined, undefined, true);
+    const rows = await log.readRows('m', 0);
+    const kept = log.recentAfter('m', 0);
+    expect(kept?.first).toBe(1);
+    expect(kept?.types).toEqual(rows.map((r) => r.type));
+    expect(kept?.frames).toEqual(rows.map(storedFrame));
+    const tail = log.recentAfter('m', 2);
+    expect(tail).toEqual({ first: 3, types: rows.slice(2).map((r) => r.type), frames: rows.slice(2).map(storedFrame) });
+    expect(log.recentAfter('m', rows.length)?.frames).toEqual([]);
+  });
+
   it('an event whose payload text its caller made is stored as that text, and reads back as the event', async () => {
     const log = new EventLog(opened.db, clock);
     await log.commit('p', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('p'), trx));

@@ -45,6 +45,19 @@ export function newId(prefix: string): string {
   return prefix + bytes.toString('base64url').replace(/[-_]/g, 'x');
 }
 
+/** Width of a delivery id's time part: base-36 milliseconds, zero-padded (enough until the year 5188). */
+const DELIVERY_TIME_WIDTH = 9;
+
+/**
+ * A new delivery id: `whd_`, the acceptance time (base-36 milliseconds, fixed width, so ids sort
+ * by time) and 72 random bits. Ids of later deliveries sort after earlier ones, so the audit's
+ * unique id index takes each insert on its newest leaf and the cap's deletes on its oldest, instead
+ * of a random leaf each (≈ 0.3 WAL page per delivery). The time shown is the audit's `acceptedAt`.
+ */
+export function newDeliveryId(acceptedMs: number): string {
+  return `whd_${Math.max(0, Math.floor(acceptedMs)).toString(36).padStart(DELIVERY_TIME_WIDTH, '0')}${newId('')}`;
+}
+
 /** A stored hex digest as bytes (what `secretMatches` compares). */
 export function digestBytes(storedDigestHex: string): Buffer {
   return Buffer.from(storedDigestHex, 'hex');

@@ -15,6 +15,7 @@ import {
   encodeCursor,
   isTerminal,
   MAX_PAGE,
+  newDeliveryId,
   newId,
   newSecret,
   digestBytes,
@@ -343,8 +344,8 @@ export class WebhookService {
     const tasks = this.deps.tasks;
     if (this.deps.repo.grouped() && canSubmitWithin(tasks)) return this.admitGrouped(tasks, trigger, checked, eventSha256);
     const inputs = checked.inputs;
-    const deliveryId = newId('whd_');
     const acceptedMs = this.deps.clock.now();
+    const deliveryId = newDeliveryId(acceptedMs);
     const claim = await this.deps.repo.claim({ id: deliveryId, triggerId: trigger.id, acceptedAt: this.iso(acceptedMs), acceptedMs, ...(eventSha256 ? { eventSha256 } : {}) });
     if (!claim.claimed) {
       if (!claim.existing.task_id) throw new FengYuError('webhook_event_interrupted');
@@ -393,8 +394,8 @@ export class WebhookService {
    * claim.
    */
   private async admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
-    const deliveryId = newId('whd_');
     const acceptedMs = this.deps.clock.now();
+    const deliveryId = newDeliveryId(acceptedMs);
     let prepared: PreparedSubmission | undefined;
     let failure: unknown;
     try {

@@ -9,7 +9,7 @@ import { migrate, type OpenedSqlite, openDatabase } from '../storage/database';
 import type { TaskSnapshot } from '../tasks/task-submitter';
 import { WebhookRepository } from './webhook.repository';
 import { type DeliveryAnswer, WebhookService } from './webhook.service';
-import { bindDelivery, checkEventId, CLAIM_RETENTION_MS, decodeCursor, encodeCursor, isLoopbackPeer, newSecret, secretMatches, sha256Hex, unbindableInputs } from './webhook-rules';
+import { bindDelivery, checkEventId, CLAIM_RETENTION_MS, decodeCursor, encodeCursor, isLoopbackPeer, newDeliveryId, newSecret, secretMatches, sha256Hex, unbindableInputs } from './webhook-rules';
 
 /** The webhook rules, and the service over a real SQLite file with an in-memory task submitter. */
 
@@ -37,6 +37,22 @@ describe('webhook rules', () => {
     expect(sha256Hex('é')).toBe(createHash('sha256').update(Buffer.from('é', 'utf8')).digest('hex'));
     expect(secretMatches('abc', 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')).toBe(true);
     for (const bad of [`${s} `, s.slice(0, -1), '', undefined, 42, 'x'.repeat(600)]) expect(secretMatches(bad, sha256Hex(s))).toBe(false);
+  });
+
+  it('makes delivery ids that sort by acceptance time and never repeat', () => {
+    const t = 1_796_000_000_000;
+    const ids = [t - 86_400_000, t - 1, t, t, t, t + 1, t + 86_400_000 * 365].map((ms) => newDeliveryId(ms));
+    for (const id of ids) expect(id).toMatch(/^whd_[0-9a-z]{9}[0-9A-Za-z]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // later acceptance times sort after earlier ones (ids of one millisecond in any order)
+    const times = ids.map((id) => Number.parseInt(id.slice(4, 13), 36));
+    expect(times).toEqual([t - 86_400_000, t - 1, t, t, t, t + 1, t + 86_400_000 * 365]);
+    for (let i = 1; i < ids.length; i++) if ((times[i] as number) > (times[i - 1] as number)) expect((ids[i] as string) > (ids[i - 1] as string)).toBe(true);
+    // across a change of digit count (36^8 ms), the fixed width keeps the order
+    expect(newDeliveryId(36 ** 8 - 1) < newDeliveryId(36 ** 8)).toBe(true);
+    // a clock before 1970 or a fraction still gives a well-formed id
+    expect(newDeliveryId(-5)).toMatch(/^whd_0{9}/);
+    expect(newDeliveryId(1.7)).toMatch(/^whd_0{8}1/);
   });
 
   it('round-trips cursors and rejects foreign ones', () => {

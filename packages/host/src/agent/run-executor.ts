@@ -285,8 +285,10 @@ export class ActiveRun implements StepHost {
     // Alone in this turn, the steps that depend on this one start at once: their start is queued
     // after this end, in the same group commit (a run's DAG levels share it). When other runs
     // have commits queued, the end is written first: each run then takes one step per turn, which
-    // keeps the turns of a busy loop short (health checks and streams stay live).
-    const paced = this.deps.events.queuedByOthers(this.id);
+    // keeps the turns of a busy loop short (health checks and streams stay live). A held end (a
+    // worker's answer) is not waited for: its commit may wait for later turns, and what follows
+    // it is a call that leaves and waits, not a turn of work.
+    const paced = end.end.queue !== 'held' && this.deps.events.queuedByOthers(this.id);
     if (paced) {
       try {
         await written;

@@ -33,7 +33,7 @@ export class HeldEnd {
     readonly events: NewEvent[],
     readonly row: StepRow,
     /** `turn`: queued to the group commit of its turn; `held`: may wait for later turns too (alone). */
-    private readonly queue?: 'turn' | 'held',
+    readonly queue?: 'turn' | 'held',
   ) {}
 
   /** The commit of the end, once `write` was called. */

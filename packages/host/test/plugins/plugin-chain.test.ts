@@ -235,6 +235,35 @@ describe('a chain of plugin steps whose transitions are held across turns', () =
     }
   });
 
+  it('a held end does not hold its run back when another run queued a commit in the same turn', async () => {
+    const log = t.host.ctx.events;
+    log.holdMs = 60_000;
+    const workers = t.host.ctx.plugins.workers;
+    const invoke = workers.invoke;
+    // e1's answer is handled in a turn in which another run (the first test's) queues a commit
+    workers.invoke = (req: InvokeRequest) =>
+      invoke(req).then((answer) => {
+        if ((req.params as { value?: string }).value === 'p1') void log.commitGrouped(runId, [{ type: 'audit', kind: 'test' } as never], undefined, undefined, false, true);
+        return answer;
+      });
+    try {
+      const steps = [
+        { id: 'p1', tool: 'probe_echo', arguments: { value: 'p1' } },
+        { id: 'p2', tool: 'probe_echo', arguments: { value: 'p2' }, dependsOn: ['p1'] },
+      ];
+      const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const events = await t.stream(res.body.runId);
+      expect(events.at(-1)?.type).toBe('complete');
+      // p2's call left while p1's end was held (a run waiting for it would wait for the hold)
+      expect(atCall.get('p2')).toContain('step_start:p1');
+      expect(atCall.get('p2')).not.toContain('step_complete:p1');
+    } finally {
+      workers.invoke = invoke;
+      log.holdMs = HOLD_MS;
+    }
+  });
+
   it('a subscriber that connects while held transitions wait sees every event once and in order', async () => {
     const log = t.host.ctx.events;
     const n = 40;

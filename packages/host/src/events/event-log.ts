@@ -63,6 +63,17 @@ const keepsEnvelope = (payload: object) => !ENVELOPE.some((k) => Object.hasOwn(p
 const RECENT_RUNS = 16;
 const RECENT_BYTES = 1024 * 1024;
 const RECENT_RUN_BYTES = 256 * 1024;
+/** A run's first buffer of frames (a 1-step run's whole log fits; it doubles as events come). */
+const RECENT_FIRST_BYTES = 4 * 1024;
+
+interface RecentRun {
+  types: string[];
+  /** The offset in `buf` where each event's frame ends. */
+  ends: number[];
+  buf: Buffer;
+  /** Bytes of `buf` in use. */
+  bytes: number;
+}
 
 /**
  * How long a held commit (see `commitGrouped`) may wait for the commits of later turns: a serial
@@ -399,59 +410,66 @@ export class EventLog {
   /**
    * The SSE frames of the committed events of the runs most recently created in this process,
    * each the run's whole log from seq 1 in order (a stream's replay sends them instead of reading
-   * the database). Only the frames' text and the events' types are kept, never the event objects:
-   * a flat string per event is what a young-generation collection copies while it is kept. A run
-   * leaves it when an event would break that (a gap) or exceed the bounds; never kept with a
-   * shared database (other processes append to it).
+   * the database). The frames are kept as UTF-8 bytes in one buffer per run (outside the V8 heap),
+   * with each event's type and the offset where its frame ends: a young-generation collection
+   * copies none of it, and the event objects and frame strings die young. A run leaves it when an
+   * event would break that (a gap) or exceed the bounds; never kept with a shared database (other
+   * processes append to it).
    */
-  private readonly recent = new Map<string, { types: string[]; frames: string[]; bytes: number }>();
+  private readonly recent = new Map<string, RecentRun>();
   private recentBytes = 0;
 
   private remember(e: RunEvent): void {
     if (this.shared) return;
-    const entry = this.recent.get(e.runId);
+    let entry = this.recent.get(e.runId);
     if (!entry) {
       if (e.seq !== 1) return;
-      const text = frame(e);
-      this.recent.set(e.runId, { types: [e.type], frames: [text], bytes: text.length });
-      this.recentBytes += text.length;
-    } else if (e.seq !== entry.frames.length + 1) {
+      entry = { types: [], ends: [], buf: Buffer.allocUnsafe(RECENT_FIRST_BYTES), bytes: 0 };
+      this.recent.set(e.runId, entry);
+    } else if (e.seq !== entry.types.length + 1) {
       this.dropRecent(e.runId, entry);
       return;
-    } else {
-      const text = frame(e);
-      if (entry.bytes + text.length > RECENT_RUN_BYTES) {
-        this.dropRecent(e.runId, entry);
-        return;
-      }
-      entry.types.push(e.type);
-      entry.frames.push(text);
-      entry.bytes += text.length;
-      this.recentBytes += text.length;
     }
+    const text = frame(e);
+    const size = Buffer.byteLength(text);
+    if (entry.bytes + size > RECENT_RUN_BYTES) {
+      this.dropRecent(e.runId, entry);
+      return;
+    }
+    if (entry.bytes + size > entry.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.min(RECENT_RUN_BYTES, Math.max(entry.buf.length * 2, entry.bytes + size)));
+      entry.buf.copy(grown, 0, 0, entry.bytes);
+      entry.buf = grown;
+    }
+    entry.buf.write(text, entry.bytes, 'utf8');
+    entry.bytes += size;
+    entry.types.push(e.type);
+    entry.ends.push(entry.bytes);
+    this.recentBytes += size;
     for (const [runId, oldest] of this.recent) {
       if (this.recent.size <= RECENT_RUNS && this.recentBytes <= RECENT_BYTES) break;
       this.dropRecent(runId, oldest);
     }
   }
 
-  private dropRecent(runId: string, entry: { bytes: number }): void {
+  private dropRecent(runId: string, entry: RecentRun): void {
     this.recent.delete(runId);
     this.recentBytes -= entry.bytes;
   }
 
   /**
-   * The frames (and types) of a run's committed events after `afterSeq` from memory, the first
-   * of seq `first`, when this process holds its whole log up to the last event stored (checked
-   * against the database); otherwise undefined.
+   * The frames (UTF-8, one buffer) and types of a run's committed events after `afterSeq` from
+   * memory, the first of seq `first`, when this process holds its whole log up to the last event
+   * stored (checked against the database); otherwise undefined. The bytes are a view of memory
+   * that later events only append after.
    */
-  recentAfter(runId: string, afterSeq: number): { first: number; types: string[]; frames: string[] } | undefined {
+  recentAfter(runId: string, afterSeq: number): { first: number; types: string[]; bytes: Buffer } | undefined {
     const entry = this.recent.get(runId);
     const top = entry ? this.prepared('select max(seq) as m from run_events where run_id = ?') : undefined;
     if (!entry || !top) return undefined;
-    if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.frames.length) return undefined;
-    const from = Math.max(0, afterSeq);
-    return { first: from + 1, types: entry.types.slice(from), frames: entry.frames.slice(from) };
+    if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.types.length) return undefined;
+    const from = Math.max(0, Math.min(afterSeq, entry.types.length));
+    return { first: from + 1, types: entry.types.slice(from), bytes: entry.buf.subarray(from === 0 ? 0 : entry.ends[from - 1], entry.bytes) };
   }
 
   publish(event: RunEvent): void {

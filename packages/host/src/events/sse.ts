@@ -110,12 +110,14 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     // a terminal event in the replay may be followed by a resume: the end is decided below
     const kept = log.recentAfter(runId, last);
     if (kept) {
-      batch = [];
-      kept.frames.forEach((text, i) => {
+      // the frames as kept, in one write; the types tell where the replay leaves the run
+      kept.types.forEach((type, i) => {
         const seq = kept.first + i;
-        if (!ended && seq > last) sendText(seq, kept.types[i] as string, text, true);
+        if (seq <= last) return;
+        last = seq;
+        if (type === 'resumed' || (STREAM_END_EVENTS as readonly string[]).includes(type)) mark = type;
       });
-      flush();
+      if (!ended && kept.bytes.length > 0) res.write(kept.bytes);
     } else
       for (;;) {
         const page = await log.readRows(runId, last, 5000);

@@ -259,7 +259,7 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(rows.map(storedFrame)).toEqual(written.map((e) => `id: ${e.seq}\nevent: ${e.type}\ndata: ${plain({ ...e })}\n\n`));
   });
 
-  it('the replay memory keeps each event as its frame: the bytes a replay of the stored rows sends, envelope keys included', async () => {
+  it('the replay memory keeps each event as its frame\'s bytes: what a replay of the stored rows sends, envelope keys and multi-byte text included', async () => {
     const log = new EventLog(opened.db, clock);
     await log.commit('m', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('m'), trx));
     const events = [
@@ -272,10 +272,18 @@ describe('SQLite fast path of the event log and run rows', () => {
     const kept = log.recentAfter('m', 0);
     expect(kept?.first).toBe(1);
     expect(kept?.types).toEqual(rows.map((r) => r.type));
-    expect(kept?.frames).toEqual(rows.map(storedFrame));
+    expect(kept?.bytes.toString('utf8')).toBe(rows.map(storedFrame).join(''));
     const tail = log.recentAfter('m', 2);
-    expect(tail).toEqual({ first: 3, types: rows.slice(2).map((r) => r.type), frames: rows.slice(2).map(storedFrame) });
-    expect(log.recentAfter('m', rows.length)?.frames).toEqual([]);
+    expect(tail?.first).toBe(3);
+    expect(tail?.types).toEqual(rows.slice(2).map((r) => r.type));
+    expect(tail?.bytes.toString('utf8')).toBe(rows.slice(2).map(storedFrame).join(''));
+    expect(log.recentAfter('m', rows.length)?.bytes.length).toBe(0);
+    // a log that outgrows its first buffer keeps every frame, multi-byte text included
+    const more = Array.from({ length: 40 }, (_, i) => ({ type: 'step_complete', stepId: `s${i}`, index: i, status: 'done', result: { text: `第${i}步 ✓ ${'x'.repeat(200)}` }, attempts: 1, durationMs: 1 }));
+    await log.commitGrouped('m', more as never, undefined, undefined, true);
+    const all = await log.readRows('m', 0);
+    expect(log.recentAfter('m', 0)?.bytes.toString('utf8')).toBe(all.map(storedFrame).join(''));
+    expect(log.recentAfter('m', 10)?.bytes.toString('utf8')).toBe(all.slice(10).map(storedFrame).join(''));
   });
 
   it('an event whose payload text its caller made is stored as that text, and reads back as the event', async () => {

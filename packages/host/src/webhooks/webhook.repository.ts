@@ -66,10 +66,11 @@ export type GroupedDelivery = NewDelivery & ({ taskId: string; state: DeliverySt
 
 /**
  * The open audit rows (their task has not ended), written exactly as the condition of the partial
- * index `webhook_deliveries_open_task` (migration 110): a query that looks an open row up by task
- * id must contain this condition for SQLite to use that index.
+ * index `webhook_deliveries_open_task` (migration 120): a query that looks an open row up by task
+ * id must contain this condition for SQLite to use that index. Comparisons, not an IN list: SQLite
+ * builds a temporary B-tree for an IN list of more than two constants on every run of a statement.
  */
-export const OPEN_ROW = "state in ('CLAIMED', 'QUEUED', 'SUBMITTED')";
+export const OPEN_ROW = "(state = 'CLAIMED' or state = 'QUEUED' or state = 'SUBMITTED')";
 
 export type ClaimResult = { claimed: true } | { claimed: false; existing: Pick<ClaimRow, 'delivery_id' | 'task_id'> };
 

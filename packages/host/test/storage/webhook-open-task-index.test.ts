@@ -7,12 +7,15 @@ import { OPEN_ROW, WebhookRepository } from '../../src/webhooks/webhook.reposito
 
 /**
  * Migration 110 replaces the audit's full task-id index with one over the open rows only
- * (`webhook_deliveries_open_task`). Started on a database of the previous schema (the full index,
- * rows in every state, one task id on both a finished and an open row), it applies once, keeps
- * every row, and the lookups of an open row by task id use the new index and answer as before.
+ * (`webhook_deliveries_open_task`); migration 120 writes its condition as comparisons (an IN list
+ * of three constants made SQLite build a temporary B-tree on every write of the table). Started on
+ * a database of the previous schema (the full index, rows in every state, one task id on both a
+ * finished and an open row), they apply once, keep every row, and the lookups of an open row by
+ * task id use the new index and answer as before.
  */
 
 const NAME = '110-webhook-open-task-index';
+const CONDITION = '120-webhook-open-task-condition';
 let home: string;
 let opened: OpenedSqlite;
 
@@ -26,7 +29,11 @@ function previousSchema(): void {
     drop index webhook_deliveries_open_task;
     create index webhook_deliveries_task on webhook_deliveries (task_id) where task_id is not null;
   `);
-  opened.raw.prepare('delete from schema_migrations where name = ?').run(NAME);
+  opened.raw.prepare('delete from schema_migrations where name in (?, ?)').run(NAME, CONDITION);
+}
+
+function opcodes(sql: string, ...params: unknown[]): string[] {
+  return (opened.raw.prepare(`explain ${sql}`).all(...params) as Array<{ opcode: string }>).map((r) => r.opcode);
 }
 
 const at = '2026-03-01T00:00:00.000Z';
@@ -73,22 +80,36 @@ describe('migration 110: the task-id index over open audit rows only', () => {
     expect(sql).toContain(OPEN_ROW);
   });
 
-  it('a lookup of an open row by task id uses the partial index; one without the open condition could not', () => {
+  it('neither the index nor its readers build a temporary B-tree for the open states', () => {
+    // the audit's insert evaluates the index's condition for the new row; a task's end and a lookup evaluate the readers' condition
+    expect(opcodes("insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, task_id, idempotency_key_supplied) values ('whd_x', 'wh_1', 'SUBMITTED', 'x', 1, 't', 1)")).not.toContain('OpenEphemeral');
+    expect(opcodes(`update webhook_deliveries set state = ?, completed_at = ?, duration_ms = ?, error_code = ?, error_message = ? where seq = ? and ${OPEN_ROW}`, 'COMPLETED', 'x', 1, null, null, 1)).not.toContain('OpenEphemeral');
+    expect(opcodes(`select id, accepted_ms from webhook_deliveries where task_id = ? and ${OPEN_ROW}`, 't')).not.toContain('OpenEphemeral');
+    expect(opcodes('delete from webhook_deliveries where trigger_id = ? and seq <= 5', 'wh_1')).not.toContain('OpenEphemeral');
+    // what the IN list of three constants did
+    expect(opcodes("select id from webhook_deliveries where seq = ? and state in ('CLAIMED', 'QUEUED', 'SUBMITTED')", 1)).toContain('OpenEphemeral');
+  });
+
+  it('a lookup of an open row by task id uses the partial index; one without an open-state condition does not', () => {
     expect(plan(`select id, accepted_ms from webhook_deliveries where task_id = ? and ${OPEN_ROW}`)).toContain('USING INDEX webhook_deliveries_open_task');
     expect(plan(`update webhook_deliveries set state = 'SUBMITTED' where task_id = ? and ${OPEN_ROW} and state = 'QUEUED'`)).toContain('USING INDEX webhook_deliveries_open_task');
-    // the condition must be written as the index's: a narrower list is not recognised
-    expect(plan("select id from webhook_deliveries where task_id = ? and state = 'QUEUED'")).not.toContain('webhook_deliveries_open_task');
+    // one open state implies the index's condition (SQLite proves a term implies one of its comparisons)
+    expect(plan("select id from webhook_deliveries where task_id = ? and state = 'QUEUED'")).toContain('USING INDEX webhook_deliveries_open_task');
+    // without a condition on the state, rows outside the index may match: it is not used
+    expect(plan('select id from webhook_deliveries where task_id = ?')).not.toContain('webhook_deliveries_open_task');
+    expect(plan("select id from webhook_deliveries where task_id = ? and state = 'COMPLETED'")).not.toContain('webhook_deliveries_open_task');
   });
 
   it('applies once to a database of the previous schema, keeps every row, and a task end or start finds its open row as before', async () => {
     previousSchema();
     seed();
     expect(indexes()).toContain('webhook_deliveries_task');
-    expect(await pendingMigrations(opened.db)).toEqual([NAME]);
-    expect(await migrate(opened.db)).toEqual([NAME]);
+    expect(await pendingMigrations(opened.db)).toEqual([NAME, CONDITION]);
+    expect(await migrate(opened.db)).toEqual([NAME, CONDITION]);
     expect(await migrate(opened.db)).toEqual([]);
     expect(indexes()).toContain('webhook_deliveries_open_task');
     expect(indexes()).not.toContain('webhook_deliveries_task');
+    expect(plan(`select id from webhook_deliveries where task_id = ? and ${OPEN_ROW}`)).toContain('USING INDEX webhook_deliveries_open_task');
     expect((opened.raw.prepare('select count(*) as n from webhook_deliveries').get() as { n: number }).n).toBe(72);
     expect((opened.raw.prepare('select count(*) as n from webhook_deliveries indexed by webhook_deliveries_open_task where ' + OPEN_ROW).get() as { n: number }).n).toBe(
       (opened.raw.prepare(`select count(*) as n from webhook_deliveries where ${OPEN_ROW}`).get() as { n: number }).n,
@@ -114,5 +135,30 @@ describe('migration 110: the task-id index over open audit rows only', () => {
     expect(row('whd_4').state).toBe('FAILED');
     // an unknown task changes nothing
     expect(await repo.finished('t_unknown', 'COMPLETED', at, ms)).toBe(0);
+  });
+});
+
+describe('migration 120: the open-row index with its condition as comparisons', () => {
+  it('applies once to a database that has the index of migration 110 (an IN list) and keeps the same rows indexed', async () => {
+    opened.raw.exec(`
+      drop index webhook_deliveries_open_task;
+      create index webhook_deliveries_open_task on webhook_deliveries (task_id) where state in ('CLAIMED', 'QUEUED', 'SUBMITTED');
+    `);
+    opened.raw.prepare('delete from schema_migrations where name = ?').run(CONDITION);
+    seed();
+    const openRows = () => opened.raw.prepare(`select id from webhook_deliveries indexed by webhook_deliveries_open_task where ${OPEN_ROW} order by id`).all();
+    const before = (opened.raw.prepare("select id from webhook_deliveries where state in ('CLAIMED', 'QUEUED', 'SUBMITTED') order by id").all() as Array<{ id: string }>).map((r) => r.id);
+
+    expect(await migrate(opened.db)).toEqual([CONDITION]);
+    expect(await migrate(opened.db)).toEqual([]);
+    const sql = (opened.raw.prepare("select sql from sqlite_master where name = 'webhook_deliveries_open_task'").get() as { sql: string }).sql;
+    expect(sql).toContain(OPEN_ROW);
+    expect(plan(`select id from webhook_deliveries where task_id = ? and ${OPEN_ROW}`)).toContain('USING INDEX webhook_deliveries_open_task');
+    // the index holds exactly the open rows, as before
+    expect((openRows() as Array<{ id: string }>).map((r) => r.id)).toEqual(before);
+    expect(before).toHaveLength(31);
+    expect(await new WebhookRepository(opened.db).finished('t_twice', 'COMPLETED', at, ms + 150)).toBe(1);
+    expect(row('whd_open').state).toBe('COMPLETED');
+    expect(row('whd_done')).toEqual({ state: 'COMPLETED', duration_ms: null });
   });
 });

@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate, type OpenedSqlite, openDatabase, pendingMigrations } from '../../src/storage/database';
 import { OPEN_ROW, WebhookRepository } from '../../src/webhooks/webhook.repository';
+import { openTestDatabase, stopSharedPostgres, testDialects } from '../support/postgres';
 
 /**
  * Migration 110 replaces the audit's full task-id index with one over the open rows only
@@ -160,5 +162,43 @@ describe('migration 120: the open-row index with its condition as comparisons', 
     expect(await new WebhookRepository(opened.db).finished('t_twice', 'COMPLETED', at, ms + 150)).toBe(1);
     expect(row('whd_open').state).toBe('COMPLETED');
     expect(row('whd_done')).toEqual({ state: 'COMPLETED', duration_ms: null });
+  });
+});
+
+describe.each(testDialects())('the open-row lookups on %s (the asynchronous path)', (dialect) => {
+  afterAll(async () => {
+    await stopSharedPostgres();
+  });
+
+  it('a task end finds the open row of its task and no other; a start moves only a QUEUED row', async () => {
+    const db = await openTestDatabase(dialect, '');
+    try {
+      await sql`insert into webhook_triggers values ('wh_1', 'default', 'wf1', 'Webhook', '{}', 'full-access', 'ab', 'active', 0, ${at}, null)`.execute(db.db);
+      const rows: Array<[string, string, string | null]> = [
+        ['whd_done', 'COMPLETED', 't_twice'],
+        ['whd_open', 'SUBMITTED', 't_twice'],
+        ['whd_q', 'QUEUED', 't_q'],
+        ['whd_f', 'FAILED', 't_f'],
+        ['whd_c', 'CLAIMED', null],
+      ];
+      for (const [id, state, task] of rows) {
+        await sql`insert into webhook_deliveries (id, trigger_id, state, accepted_at, accepted_ms, task_id, idempotency_key_supplied) values (${id}, 'wh_1', ${state}, ${at}, ${ms}, ${task}, 1)`.execute(db.db);
+      }
+      // on PostgreSQL every call takes the asynchronous path; on SQLite the synchronous one
+      const repo = new WebhookRepository(db.db);
+      const state = async (id: string) => ((await sql<{ state: string }>`select state from webhook_deliveries where id = ${id}`.execute(db.db)).rows[0] as { state: string }).state;
+      expect(await repo.finished('t_twice', 'COMPLETED', at, ms + 10)).toBe(1);
+      expect(await state('whd_open')).toBe('COMPLETED');
+      expect(await repo.finished('t_twice', 'FAILED', at, ms + 20)).toBe(0);
+      expect(await repo.finished('t_f', 'COMPLETED', at, ms + 20)).toBe(0);
+      expect(await state('whd_f')).toBe('FAILED');
+      await repo.started('t_q');
+      expect(await state('whd_q')).toBe('SUBMITTED');
+      await repo.started('t_f');
+      expect(await state('whd_f')).toBe('FAILED');
+      expect(await state('whd_c')).toBe('CLAIMED');
+    } finally {
+      await db.close();
+    }
   });
 });

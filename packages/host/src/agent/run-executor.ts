@@ -12,7 +12,7 @@ import { errorText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepRow } from './run.repository';
 import { finishRun, runEndHooks } from './run-finish';
-import { type HeldEnd, StepRunner } from './step-runner';
+import { type HeldEnd, type StepEnd, StepRunner } from './step-runner';
 
 /**
  * The executor of one live run. It feeds what happens (a drafted plan, an approval, a settled
@@ -269,6 +269,11 @@ export class ActiveRun implements StepHost {
       this.inFlight -= 1;
     }
     if (end.kind === 'parked') return this.dispatch({ type: 'step_parked', stepId });
+    return this.settle(stepId, end);
+  }
+
+  /** Records a step's end: with the run's end when it ends the run, else before its dependents start. */
+  private async settle(stepId: string, end: Extract<StepEnd, { kind: 'settled' }>): Promise<void> {
     const settled: RunInput = { type: 'step_settled', stepId, ok: end.ok };
     const record = () => (end.ok ? this.results.set(stepId, end.result) : this.errors.set(stepId, end.error));
     // When this end ends the run, the step's end and the run's end are one commit (a host that

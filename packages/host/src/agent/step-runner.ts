@@ -181,11 +181,7 @@ export class StepRunner {
     const startedAt = r.now();
     const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
     let delay = step.retry?.initialBackoffMs ?? 500;
-    const startEvents: NewEvent[] = [
-      ...this.take(step.id),
-      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
-      ...(tool ? [callEvent(step, tool, args)] : []),
-    ];
+    const { events: startEvents, row: startRow } = this.startRecord(step, tool, args, startedAt);
     // A call that may take effect starts only once its start is durable (a host that dies during
     // it finds the step running, hence uncertain). A retry-safe call is made first and overlaps
     // the start's commit (a worker process starts on it while the start is written): its later
@@ -199,7 +195,6 @@ export class StepRunner {
     const first = overlap && tool ? this.invoke(step, tool, args, approved, held) : undefined;
     // a worker's request leaves in a promise job queued as it is sent: let it go before the commit
     if (first) await Promise.resolve();
-    const startRow: StepRow = { run_id: r.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 };
     // the start of a call that has left may wait for a later turn's commits (it holds no effect)
     const startWritten = first ? r.commitQueued(startEvents, { status: r.liveStatus() }, startRow, true) : r.commit(startEvents, { status: r.liveStatus() }, startRow);
     let startFailure: { err: unknown } | undefined;
@@ -236,6 +231,17 @@ export class StepRunner {
     const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, overlap && turn.ended !== calledIn ? 'held' : 'turn');
     if (tool) await this.observe(step, tool, args, outcome, end.end);
     return { ...end, written: startWritten };
+  }
+
+  /** A step's start: its events (the allowed call's audits, step_start, the call) and its running row. */
+  private startRecord(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, startedAt: string): { events: NewEvent[]; row: StepRow } {
+    const events: NewEvent[] = [
+      ...this.take(step.id),
+      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
+      ...(tool ? [callEvent(step, tool, args)] : []),
+    ];
+    const row: StepRow = { run_id: this.active.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 };
+    return { events, row };
   }
 
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean, held?: HeldEvents): Promise<Outcome> {

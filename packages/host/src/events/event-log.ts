@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
-import { frame, payloadJson } from './frames';
+import { type StoredEvent, frame, payloadJson } from './frames';
 import { LoopTurn, SLICE_MS } from './turn';
 
 export { payloadJson };
@@ -15,12 +15,9 @@ export { payloadJson };
  * subscribers only after the commit: a reported event is always a persisted one.
  */
 
-type EventTables = {
-  run_events: { run_id: string; seq: number; type: string; data: string; ts: string };
-}
+type EventTables = { run_events: StoredEvent };
 
-/** A run event as stored: its payload (the event without type, runId, seq and ts) as JSON text. */
-export type StoredEvent = EventTables['run_events'];
+export type { StoredEvent };
 
 export type NewEvent = { [T in RunEventType]: { type: T } & RunEventPayloads[T] }[RunEventType];
 

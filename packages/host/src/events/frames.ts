@@ -1,5 +1,7 @@
 import type { RunEvent } from '@fengyu/protocol';
-import type { StoredEvent } from './event-log';
+
+/** A run event as stored: its payload (the event without type, runId, seq and ts) as JSON text. */
+export type StoredEvent = { run_id: string; seq: number; type: string; data: string; ts: string };
 
 /**
  * The SSE frame of a run event: `id: <seq>`, `event: <type>`, `data: <json>` with the JSON of

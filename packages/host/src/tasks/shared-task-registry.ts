@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -9,6 +8,7 @@ import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type Queu
 import { type LiveRow, SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
+import { newTaskId } from './task-id';
 import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, FinishedTasks, killRunningTask, newTaskRecord, ownedTask, taskCursor, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
 import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
 
@@ -164,8 +164,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (this.closing) throw new FengYuError('task_host_stopping');
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
-    const id = randomUUID();
     const now = this.now();
+    const id = newTaskId(now);
     const record = newTaskRecord(id, req, prepared, 'queued', now, this.deps.defaultPermissionMode);
     const admission = await this.admit(record);
     const refused = admission.kind === 'refuse' ? admission : undefined;

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { FengYuError, type PermissionMode } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
 import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';
+import { newTaskId } from './task-id';
 import type {
   AdmittedWithin,
   CapacityRefusal,
@@ -402,8 +402,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   /** Asks the policy; on admission, the live entry (not yet saved). */
   private admit(prepared: PreparedSubmission): { ok: true; entry: Live; starts: boolean } | { ok: false; refusal: CapacityRefusal } {
     const req = prepared.req;
-    const id = randomUUID();
     const now = this.now();
+    const id = newTaskId(now);
     const admission = this.deps.policy.submit({ id, owner: req.ownerId, priority: req.priority }, now);
     if (admission.kind === 'refuse') {
       this.deps.metrics?.rejected(req.priority, admission.capacityScope);

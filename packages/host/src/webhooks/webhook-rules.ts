@@ -14,6 +14,10 @@ export const MAX_AUDIT_ROWS = 1000;
 export const MAX_PAGE = 100;
 /** How long an event id is remembered after its claim (a retry inside it never runs twice). */
 export const CLAIM_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** How often a running host forgets expired event ids (also once at start). */
+export const CLAIM_PRUNE_EVERY_MS = 60 * 1000;
+/** Expired claims deleted per statement; the event loop turns between two (deliveries go on). */
+export const CLAIM_PRUNE_BATCH = 500;
 const SECRET_BYTES = 32;
 const SECRET_PREFIX = 'fywh_';
 

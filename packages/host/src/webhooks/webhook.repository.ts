@@ -430,9 +430,18 @@ export class WebhookRepository {
     return this.db.selectFrom('webhook_event_claims').select(['delivery_id', 'task_id']).where('trigger_id', '=', triggerId).where('event_sha256', '=', eventSha256).executeTakeFirst();
   }
 
-  /** Forgets event ids claimed before `beforeMs`. */
-  async pruneClaims(beforeMs: number): Promise<number> {
-    const res = await this.db.deleteFrom('webhook_event_claims').where('claimed_ms', '<', beforeMs).executeTakeFirst();
+  /**
+   * Forgets at most `limit` event ids claimed before `beforeMs`, the oldest first (one statement:
+   * the age index picks them, the key deletes them); returns how many. Called again while it
+   * returns `limit`.
+   */
+  async pruneClaims(beforeMs: number, limit: number): Promise<number> {
+    const res = await this.db
+      .deleteFrom('webhook_event_claims')
+      .where((eb) =>
+        eb(eb.refTuple('trigger_id', 'event_sha256'), 'in', eb.selectFrom('webhook_event_claims').select(['trigger_id', 'event_sha256']).where('claimed_ms', '<', beforeMs).orderBy('claimed_ms').limit(limit).$asTuple('trigger_id', 'event_sha256')),
+      )
+      .executeTakeFirst();
     return Number(res.numDeletedRows);
   }
 }

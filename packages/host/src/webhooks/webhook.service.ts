@@ -4,6 +4,8 @@ import type { Clock, SandboxPosture } from '../context';
 import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type EndedTask, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
 import {
+  CLAIM_PRUNE_BATCH,
+  CLAIM_PRUNE_EVERY_MS,
   CLAIM_RETENTION_MS,
   decodeCursor,
   type DeliveryBinder,
@@ -64,6 +66,8 @@ export interface WebhookServiceDeps {
    * group path, once the claim, audit and task rows are written, before they commit.
    */
   afterClaim?: () => void;
+  /** How often expired event-id claims are pruned, and how many per statement (tests shorten them). */
+  claimPrune?: { everyMs: number; batch: number };
 }
 
 export interface TriggerView {
@@ -162,6 +166,9 @@ export class WebhookService {
   private forgets = 0;
   private unsubscribe?: () => void;
   private unsubscribeEnd?: () => void;
+  private pruneTimer?: ReturnType<typeof setInterval>;
+  /** The prune in progress (one at a time). */
+  private pruning?: Promise<void>;
   /**
    * Tasks whose audit row took their end inside the task's own end commit (nothing left to
    * follow when the end is reported). Should that commit fail, neither the task's end nor the
@@ -586,10 +593,38 @@ export class WebhookService {
     const error = { code: 'webhook_interrupted', message: 'The host stopped after this delivery was claimed and before its task was submitted; it is not replayed.' };
     const n = await this.deps.repo.interruptClaimed(this.iso(now), now, error);
     if (n > 0) this.deps.logger.warn({ count: n }, 'webhook deliveries interrupted by a stop were marked INTERRUPTED');
-    await this.deps.repo.pruneClaims(now - CLAIM_RETENTION_MS);
+    await this.pruneClaims();
+    const every = this.deps.claimPrune?.everyMs ?? CLAIM_PRUNE_EVERY_MS;
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.pruneTimer = setInterval(() => {
+      this.pruneClaims().catch((err) => this.deps.logger.warn({ err }, 'pruning expired webhook event ids failed'));
+    }, every);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Forgets the event ids claimed more than `CLAIM_RETENTION_MS` ago, at most one batch per
+   * statement with a turn of the event loop between two, so a long backlog never holds the
+   * deliveries up for long. At start and then periodically: a host that runs for weeks keeps one
+   * retention period of claims, not every claim since it started.
+   */
+  pruneClaims(): Promise<void> {
+    if (this.pruning) return this.pruning;
+    const batch = this.deps.claimPrune?.batch ?? CLAIM_PRUNE_BATCH;
+    const run = async () => {
+      // one cutoff for the whole run: claims made while it runs are not its business
+      const before = this.deps.clock.now() - CLAIM_RETENTION_MS;
+      while ((await this.deps.repo.pruneClaims(before, batch)) >= batch) await new Promise<void>((r) => setImmediate(r));
+    };
+    this.pruning = run().finally(() => {
+      this.pruning = undefined;
+    });
+    return this.pruning;
   }
 
   stop(): void {
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.pruneTimer = undefined;
     this.unsubscribe?.();
     this.unsubscribeEnd?.();
     if (this.finishes.length > 0) this.commitFinishes();

@@ -103,6 +103,8 @@ interface Live {
 
 /** Cuts text to at most `cap` UTF-8 bytes without splitting a character. */
 export function capText(text: string, cap = OUTPUT_CAP_BYTES): { text: string; truncated: boolean } {
+  // a UTF-16 code unit is at most 3 UTF-8 bytes: short text fits without being encoded
+  if (text.length * 3 <= cap) return { text, truncated: false };
   const buf = Buffer.from(text, 'utf8');
   if (buf.length <= cap) return { text, truncated: false };
   let end = cap;
@@ -214,7 +216,7 @@ export async function killRunningTask(k: {
 
 /** A new task's record: the request as prepared by its body, not yet started. */
 export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick<PreparedSubmission, 'workflowVersion' | 'inputs'>, state: 'queued' | 'running', nowMs: number, defaultMode: PermissionMode | undefined): TaskRecord {
-  return {
+  const r: TaskRecord = {
     id,
     ownerId: req.ownerId,
     kind: req.kind,
@@ -222,43 +224,40 @@ export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick
     state,
     workflowId: req.workflowId,
     workflowVersion: prepared.workflowVersion,
-    ...(req.scheduleId ? { scheduleId: req.scheduleId } : {}),
-    ...(req.triggerId ? { triggerId: req.triggerId } : {}),
     inputs: prepared.inputs,
     permissionMode: req.permissionMode ?? defaultMode ?? 'ask',
     submittedMs: nowMs,
     output: { text: '', truncated: false },
   };
+  // set in place, not spread from a temporary object per field (this runs once per task)
+  if (req.scheduleId) r.scheduleId = req.scheduleId;
+  if (req.triggerId) r.triggerId = req.triggerId;
+  return r;
 }
 
 /** A copy of a task record that later changes to the record do not reach. */
 function copyRecord(r: TaskRecord): TaskRecord {
-  return { ...r, output: { ...r.output }, ...(r.error ? { error: { ...r.error } } : {}) };
+  const copy = { ...r, output: { text: r.output.text, truncated: r.output.truncated } };
+  if (r.error) copy.error = { code: r.error.code, message: r.error.message };
+  return copy;
 }
 
 /** The snapshot of a task record at `now` (one shape for REST, tools and the UI). */
 export function taskSnapshot(r: TaskRecord, now: number): TaskSnapshot {
   const waitEnd = r.startedMs ?? r.finishedMs ?? now;
-  return {
-    id: r.id,
-    ownerId: r.ownerId,
-    kind: r.kind,
-    priority: r.priority,
-    state: r.state,
-    queued: r.state === 'queued',
-    workflowId: r.workflowId,
-    workflowVersion: r.workflowVersion,
-    ...(r.runId ? { runId: r.runId } : {}),
-    ...(r.scheduleId ? { scheduleId: r.scheduleId } : {}),
-    ...(r.triggerId ? { triggerId: r.triggerId } : {}),
-    submittedAt: new Date(r.submittedMs).toISOString(),
-    ...(r.startedMs !== undefined ? { startedAt: new Date(r.startedMs).toISOString() } : {}),
-    ...(r.finishedMs !== undefined ? { finishedAt: new Date(r.finishedMs).toISOString() } : {}),
-    queueWaitMs: Math.max(0, waitEnd - r.submittedMs),
-    ...(r.startedMs !== undefined ? { runDurationMs: Math.max(0, (r.finishedMs ?? now) - r.startedMs) } : {}),
-    output: { ...r.output },
-    ...(r.error ? { error: { ...r.error } } : {}),
-  };
+  // built field by field in the answer's key order (no temporary object per optional field: once per task's end)
+  const s: TaskSnapshot = { id: r.id, ownerId: r.ownerId, kind: r.kind, priority: r.priority, state: r.state, queued: r.state === 'queued', workflowId: r.workflowId, workflowVersion: r.workflowVersion } as TaskSnapshot;
+  if (r.runId) s.runId = r.runId;
+  if (r.scheduleId) s.scheduleId = r.scheduleId;
+  if (r.triggerId) s.triggerId = r.triggerId;
+  s.submittedAt = new Date(r.submittedMs).toISOString();
+  if (r.startedMs !== undefined) s.startedAt = new Date(r.startedMs).toISOString();
+  if (r.finishedMs !== undefined) s.finishedAt = new Date(r.finishedMs).toISOString();
+  s.queueWaitMs = Math.max(0, waitEnd - r.submittedMs);
+  if (r.startedMs !== undefined) s.runDurationMs = Math.max(0, (r.finishedMs ?? now) - r.startedMs);
+  s.output = { text: r.output.text, truncated: r.output.truncated };
+  if (r.error) s.error = { code: r.error.code, message: r.error.message };
+  return s;
 }
 
 /** Checks the fields every kind shares; throws a 400 naming the field. */
@@ -364,8 +363,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   }
 
   admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal } {
-    const saveWithin = this.deps.store.saveWithin?.bind(this.deps.store);
-    if (!saveWithin || this.closing) throw new FengYuError('task_host_stopping');
+    const store = this.deps.store;
+    if (!store.saveWithin || this.closing) throw new FengYuError('task_host_stopping');
     const admitted = this.admit(prepared);
     if (!admitted.ok) return admitted;
     const { entry, starts } = admitted;
@@ -375,7 +374,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     });
     entry.persisted.catch(() => undefined);
     try {
-      saveWithin(entry.record);
+      store.saveWithin(entry.record);
     } catch (err) {
       this.undo(entry);
       throw err;

@@ -169,18 +169,19 @@ export function deliveryBinder(schema: JsonSchema | undefined): DeliveryBinder {
   };
 }
 
+const DELIVERY_STATE_OF: Readonly<Record<TaskState, DeliveryState>> = {
+  queued: 'QUEUED',
+  running: 'SUBMITTED',
+  completed: 'COMPLETED',
+  failed: 'FAILED',
+  cancelled: 'CANCELLED',
+  interrupted: 'INTERRUPTED',
+};
+
 /** The audit state that mirrors a task's state. */
 export function deliveryStateOf(task: Pick<TaskSnapshot, 'state' | 'queued'>): DeliveryState {
-  const map: Record<TaskState, DeliveryState> = {
-    queued: 'QUEUED',
-    running: 'SUBMITTED',
-    completed: 'COMPLETED',
-    failed: 'FAILED',
-    cancelled: 'CANCELLED',
-    interrupted: 'INTERRUPTED',
-  };
   if (task.state === 'queued' || task.queued) return 'QUEUED';
-  return map[task.state];
+  return DELIVERY_STATE_OF[task.state];
 }
 
 export function isTerminal(state: DeliveryState): boolean {

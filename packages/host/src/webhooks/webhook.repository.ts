@@ -55,7 +55,7 @@ export interface NewDelivery {
   acceptedAt: string;
   acceptedMs: number;
   /** The event id's digest, when one was supplied (kept only in the claim table). */
-  eventSha256?: string;
+  eventSha256?: string | undefined;
 }
 
 /**

@@ -113,18 +113,25 @@ interface CheckedInputs {
   inputs: Record<string, unknown>;
 }
 const NO_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({});
+const noop = (): void => undefined;
 
-/** A delivery waiting for its group's transaction. */
+/**
+ * A delivery waiting for its group's transaction. One object per delivery, its fields set in
+ * place (no closures per delivery): the commit fills `answer` or `error`, then settles it.
+ */
 interface Pending {
   trigger: TriggerRow;
   deliveryId: string;
   acceptedMs: number;
-  eventSha256?: string;
-  prepared?: PreparedSubmission;
+  eventSha256: string | undefined;
+  prepared: PreparedSubmission | undefined;
   /** Why the submission could not even be prepared (recorded FAILED, claim released). */
-  failure?: unknown;
-  resolve(answer: DeliveryAnswer): void;
-  reject(err: unknown): void;
+  failure: unknown;
+  /** The outcome decided inside the transaction, reported once it committed. */
+  answer: DeliveryAnswer | undefined;
+  error: unknown;
+  resolve: (answer: DeliveryAnswer) => void;
+  reject: (err: unknown) => void;
 }
 
 function capacityError(r: CapacityRefusal): FengYuError {
@@ -347,9 +354,14 @@ export class WebhookService {
     }
   }
 
-  private async admit(trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
+  private admit(trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
     const tasks = this.deps.tasks;
     if (this.deps.repo.grouped() && canSubmitWithin(tasks)) return this.admitGrouped(tasks, trigger, checked, eventSha256);
+    return this.admitAlone(trigger, checked, eventSha256);
+  }
+
+  /** Claim, submit, then record the task: three commits (a shared database, or no grouped path). */
+  private async admitAlone(trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
     const inputs = checked.inputs;
     const acceptedMs = this.deps.clock.now();
     const deliveryId = newDeliveryId(acceptedMs);
@@ -400,32 +412,47 @@ export class WebhookService {
    * neither claim nor task; a delivery refused for capacity leaves its audit row FAILED and no
    * claim.
    */
-  private async admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
+  private admitGrouped(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, checked: CheckedInputs, eventSha256?: string): Promise<DeliveryAnswer> {
     const acceptedMs = this.deps.clock.now();
-    const deliveryId = newDeliveryId(acceptedMs);
+    const req = {
+      ownerId: trigger.owner,
+      workflowId: trigger.workflow_id,
+      inputs: checked.inputs,
+      priority: 'interactive' as const,
+      kind: 'workflow-webhook' as const,
+      permissionMode: trigger.permission_mode as PermissionMode,
+      triggerId: trigger.id,
+    };
+    if (!tasks.prepareChecked) {
+      // an executor that checks each submission asynchronously
+      return tasks.prepareSubmit(req).then(
+        (prepared) => this.enqueue(tasks, trigger, acceptedMs, eventSha256, prepared, undefined),
+        (err: unknown) => this.enqueue(tasks, trigger, acceptedMs, eventSha256, undefined, err),
+      );
+    }
     let prepared: PreparedSubmission | undefined;
     let failure: unknown;
     try {
-      const req = {
-        ownerId: trigger.owner,
-        workflowId: trigger.workflow_id,
-        inputs: checked.inputs,
-        priority: 'interactive' as const,
-        kind: 'workflow-webhook' as const,
-        permissionMode: trigger.permission_mode as PermissionMode,
-        triggerId: trigger.id,
-      };
-      prepared = tasks.prepareChecked ? tasks.prepareChecked(req, checked.workflowVersion) : await tasks.prepareSubmit(req);
+      prepared = tasks.prepareChecked(req, checked.workflowVersion);
     } catch (err) {
       failure = err;
     }
-    return new Promise<DeliveryAnswer>((resolve, reject) => {
-      this.group.push({ trigger, deliveryId, acceptedMs, ...(eventSha256 ? { eventSha256 } : {}), ...(prepared ? { prepared } : { failure }), resolve, reject });
-      if (!this.groupScheduled) {
-        this.groupScheduled = true;
-        setImmediate(() => this.commitGroup(tasks));
-      }
+    return this.enqueue(tasks, trigger, acceptedMs, eventSha256, prepared, failure);
+  }
+
+  /** Adds a prepared delivery to the group committed in the next turn. */
+  private enqueue(tasks: TaskSubmitter & SubmitWithin, trigger: TriggerRow, acceptedMs: number, eventSha256: string | undefined, prepared: PreparedSubmission | undefined, failure: unknown): Promise<DeliveryAnswer> {
+    const pending: Pending = { trigger, deliveryId: newDeliveryId(acceptedMs), acceptedMs, eventSha256, prepared, failure, answer: undefined, error: undefined, resolve: noop, reject: noop };
+    const settled = new Promise<DeliveryAnswer>((resolve, reject) => {
+      pending.resolve = resolve;
+      pending.reject = reject;
     });
+    this.group.push(pending);
+    if (!this.groupScheduled) {
+      this.groupScheduled = true;
+      setImmediate(() => this.commitGroup(tasks));
+    }
+    return settled;
   }
 
   private commitGroup(tasks: TaskSubmitter & SubmitWithin): void {
@@ -445,39 +472,9 @@ export class WebhookService {
       return;
     }
     const admitted: AdmittedWithin[] = [];
-    const answers: Array<() => void> = [];
     try {
       group.atomically(() => {
-        for (const p of batch) {
-          const delivery = { id: p.deliveryId, triggerId: p.trigger.id, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, ...(p.eventSha256 !== undefined ? { eventSha256: p.eventSha256 } : {}) };
-          const existing = p.eventSha256 !== undefined ? group.existingClaim(p.trigger.id, p.eventSha256) : undefined;
-          if (existing) {
-            answers.push(existing.task_id ? () => p.resolve({ taskId: existing.task_id as string, deliveryId: existing.delivery_id, duplicate: true }) : () => p.reject(new FengYuError('webhook_event_interrupted')));
-            continue;
-          }
-          // refused: the audit row is FAILED with the reason, and no claim is written (a retry may run)
-          const refuse = (err: unknown) => {
-            const now = this.deps.clock.now();
-            group.record({ ...delivery, failed: errorInfo(err), completedAt: this.iso(now), completedMs: now });
-            answers.push(() => p.reject(err));
-          };
-          if (!p.prepared) {
-            refuse(p.failure);
-            continue;
-          }
-          const result = tasks.admitWithin(p.prepared);
-          if (!result.ok) {
-            refuse(capacityError(result.refusal));
-            continue;
-          }
-          admitted.push(result);
-          // claim, audit row and task row, each written once
-          const seq = group.record({ ...delivery, taskId: result.task.id, state: deliveryStateOf(result.task) });
-          this.deps.afterClaim?.();
-          if (this.deliveryOfTask.size >= 10_000) this.deliveryOfTask.clear();
-          this.deliveryOfTask.set(result.task.id, { seq, acceptedMs: p.acceptedMs });
-          answers.push(() => p.resolve({ taskId: result.task.id, deliveryId: p.deliveryId, duplicate: false }));
-        }
+        for (const p of batch) this.writeDelivery(group, tasks, p, admitted);
       });
     } catch (err) {
       for (const a of admitted) a.rolledBack();
@@ -486,7 +483,43 @@ export class WebhookService {
       return;
     }
     for (const a of admitted) a.committed();
-    for (const answer of answers) answer();
+    for (const p of batch) {
+      if (p.answer) p.resolve(p.answer);
+      else p.reject(p.error);
+    }
+  }
+
+  /**
+   * One delivery of a group, inside its transaction: a repeated event id gets the original task;
+   * otherwise the task is admitted and the claim, audit row and task row are each written once;
+   * a refusal leaves a FAILED audit row and no claim (a retry may run). Sets `p.answer` or `p.error`.
+   */
+  private writeDelivery(group: NonNullable<ReturnType<WebhookRepository['grouped']>>, tasks: TaskSubmitter & SubmitWithin, p: Pending, admitted: AdmittedWithin[]): void {
+    const triggerId = p.trigger.id;
+    const existing = p.eventSha256 !== undefined ? group.existingClaim(triggerId, p.eventSha256) : undefined;
+    if (existing) {
+      if (existing.task_id) p.answer = { taskId: existing.task_id, deliveryId: existing.delivery_id, duplicate: true };
+      else p.error = new FengYuError('webhook_event_interrupted');
+      return;
+    }
+    let refusal: unknown = p.failure;
+    if (p.prepared) {
+      const result = tasks.admitWithin(p.prepared);
+      if (result.ok) {
+        admitted.push(result);
+        const taskId = result.task.id;
+        const seq = group.record({ id: p.deliveryId, triggerId, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, eventSha256: p.eventSha256, taskId, state: deliveryStateOf(result.task) });
+        this.deps.afterClaim?.();
+        if (this.deliveryOfTask.size >= 10_000) this.deliveryOfTask.clear();
+        this.deliveryOfTask.set(taskId, { seq, acceptedMs: p.acceptedMs });
+        p.answer = { taskId, deliveryId: p.deliveryId, duplicate: false };
+        return;
+      }
+      refusal = capacityError(result.refusal);
+    }
+    const now = this.deps.clock.now();
+    group.record({ id: p.deliveryId, triggerId, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, eventSha256: p.eventSha256, failed: errorInfo(refusal), completedAt: this.iso(now), completedMs: now });
+    p.error = refusal;
   }
 
   // ---- task lifecycle -------------------------------------------------------------------------

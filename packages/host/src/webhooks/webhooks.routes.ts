@@ -10,10 +10,19 @@ import { assertUnattendedRunnable } from '../workflows/unattended-check';
 import { PublishedVersions } from '../workflows/published-versions';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowsDomain } from '../workflows/workflows.routes';
-import { WebhookRepository } from './webhook.repository';
+import { type TriggerRow, WebhookRepository } from './webhook.repository';
 import { type ActiveWorkflow, type UnattendedCheck, type WebhookWorkflows, WebhookService } from './webhook.service';
 import { checkEventId, deliveryBinder, isLoopbackPeer, MAX_BODY_BYTES } from './webhook-rules';
 import { registerWebhookErrors } from './webhooks.errors';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A delivery's authenticated trigger (set by its route's `onRequest`; null on other requests). */
+    webhookTrigger: TriggerRow | null;
+    /** A delivery's checked event id, if it sent one. */
+    webhookEventId: string | undefined;
+  }
+}
 
 /**
  * The webhooks domain: triggers under `/api/workflows/{id}/webhooks` (host token, owner-scoped)
@@ -141,7 +150,9 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
       const code = (err as { code?: string }).code;
       return sendError(code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES }) : err, req, reply);
     });
-    const deliveries = new WeakMap<object, { trigger: Awaited<ReturnType<WebhookService['authenticate']>>; eventId?: string }>();
+    // the delivery's trigger and event id travel on the request (declared once: no per-request map or object)
+    untyped.decorateRequest('webhookTrigger', null);
+    untyped.decorateRequest('webhookEventId', undefined);
     scope.post(
       '/api/workflow-hooks/:triggerId',
       {
@@ -162,13 +173,14 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
           if (length > MAX_BODY_BYTES) throw new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES });
           const ev = checkEventId(req.headers['x-fengyu-event-id']);
           if (!ev.ok) throw new FengYuError('webhook_event_id_invalid', { reason: ev.reason });
-          deliveries.set(req, { trigger, ...(ev.eventId !== undefined ? { eventId: ev.eventId } : {}) });
+          req.webhookTrigger = trigger;
+          req.webhookEventId = ev.eventId;
         },
       },
       async (req, reply) => {
-        const d = deliveries.get(req);
-        if (!d) throw new FengYuError('webhook_secret_invalid');
-        const answer = await service.deliver(d.trigger, d.eventId, req.body);
+        const trigger = req.webhookTrigger;
+        if (!trigger) throw new FengYuError('webhook_secret_invalid');
+        const answer = await service.deliver(trigger, req.webhookEventId, req.body);
         reply.code(202);
         return answer;
       },

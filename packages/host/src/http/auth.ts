@@ -46,8 +46,11 @@ export class TokenVerifier {
     this.primary = Buffer.from(digest(primaryToken), 'hex');
   }
 
-  /** The owner a token belongs to, or undefined. */
-  async ownerOf(token: string | undefined): Promise<string | undefined> {
+  /**
+   * The owner a token belongs to, or undefined: answered at once for the primary token and for a
+   * token no owner can have (none, empty, oversized); an owner's token is looked up (a promise).
+   */
+  ownerOf(token: string | undefined): string | undefined | Promise<string | undefined> {
     if (!token || token.length > 512) return undefined;
     // one-shot digest (no Hash object per request); the same SHA-256 as `digest`, as bytes
     const d = hash('sha256', token, 'buffer');

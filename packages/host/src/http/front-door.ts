@@ -34,8 +34,8 @@ declare module 'fastify' {
 }
 
 export interface FrontDoorOptions {
-  /** The owner a token belongs to, or undefined. */
-  ownerOf(token: string | undefined): Promise<string | undefined>;
+  /** The owner a token belongs to, or undefined; a promise when it must be looked up. */
+  ownerOf(token: string | undefined): string | undefined | PromiseLike<string | undefined>;
 }
 
 /** Deepest JSON nesting (objects and arrays) accepted in a request body. */
@@ -45,8 +45,15 @@ const STREAM_ROUTES = new Set(['/api/agent/stream']);
 /** Keys refused anywhere in a JSON body: assigning them can replace an object's prototype. */
 const FORBIDDEN_KEYS: readonly string[] = ['__proto__'];
 
-const refused = new WeakMap<IncomingMessage, FengYuError>();
-const pathSegments = new WeakMap<IncomingMessage, string[]>();
+/** What the front door read of a request's target before routing: its normalized path's segments and its query, or why it is refused. */
+interface Target {
+  segments: string[];
+  query: string;
+  refused?: FengYuError;
+}
+/** The request's `Target`, kept on the request itself (one property, no lookup table per request). */
+const TARGET = Symbol('fengyu.frontDoorTarget');
+type MarkedRequest = IncomingMessage & { [TARGET]?: Target };
 
 /**
  * Runs before routing: replaces the request target's path with its normalized form, or marks
@@ -56,11 +63,10 @@ export function frontDoorRewriteUrl(req: IncomingMessage): string {
   const { path, query } = splitTarget(req.url ?? '/');
   const normalized = normalizePath(path);
   if (!normalized.ok) {
-    refused.set(req, new FengYuError('invalid_path', { path: path.length > 200 ? `${path.slice(0, 200)}…` : path }));
-    pathSegments.set(req, []);
+    (req as MarkedRequest)[TARGET] = { segments: [], query, refused: new FengYuError('invalid_path', { path: path.length > 200 ? `${path.slice(0, 200)}…` : path }) };
     return '/';
   }
-  pathSegments.set(req, normalized.segments);
+  (req as MarkedRequest)[TARGET] = { segments: normalized.segments, query };
   return query ? `${normalized.path}?${query}` : normalized.path;
 }
 
@@ -107,22 +113,44 @@ export function installFrontDoor(app: FastifyInstance, options: FrontDoorOptions
       done(err as Error);
     }
   });
-  app.addHook('onRequest', async (req) => {
-    const bad = refused.get(req.raw);
-    if (bad) throw bad;
-    if (!isLoopbackHost(req.headers.host)) throw new FengYuError('forbidden_host', { host: String(req.headers.host ?? '') });
-    const origin = req.headers.origin;
-    if (origin !== undefined && !isOwnOrigin(origin, req.socket.localPort ?? 0)) throw new FengYuError('forbidden_origin', { origin: String(origin), port: req.socket.localPort ?? 0 });
-    const dup = duplicateQueryKey(splitTarget(req.url).query);
-    if (dup !== undefined) throw new FengYuError('duplicate_query_parameter', { name: dup });
-    const segments = pathSegments.get(req.raw) ?? routeSegments(splitTarget(req.url).path);
-    const routeUrl = req.routeOptions.url;
-    if (!isProtectedPath(segments) && !isProtectedPath(routeSegments(routeUrl))) return;
-    const config = (req.routeOptions.config ?? {}) as FrontDoorRouteConfig;
-    if (config.tokenExempt === 'webhook-secret' && routeUrl !== undefined) return;
-    const owner = await options.ownerOf(presentedToken(req, routeUrl, config));
-    if (!owner) throw new FengYuError('unauthorized');
-    if (isMiscasedProtectedPath(segments)) throw new FengYuError('route_not_found', { method: req.method, url: splitTarget(req.url).path });
-    req.owner = owner;
+  // A callback hook: a request with the primary token (or none) passes without a promise.
+  app.addHook('onRequest', (req, _reply, done) => {
+    const owner = admit(req, options);
+    if (owner === PUBLIC) done();
+    else if (typeof owner === 'string' || owner === undefined) seat(req, owner, done);
+    else owner.then((o) => seat(req, o, done), done);
   });
+}
+
+/** A request the token check does not apply to. */
+const PUBLIC = Symbol('public');
+
+/**
+ * The front door's checks in order — a refused path, the Host, the Origin, a duplicated query
+ * parameter — then the token: `PUBLIC` when the request needs none, otherwise the owner of the
+ * token it presents (undefined: none), looked up when not known at once. Throws what refuses it.
+ */
+function admit(req: FastifyRequest, options: FrontDoorOptions): typeof PUBLIC | string | undefined | PromiseLike<string | undefined> {
+  const target = (req.raw as MarkedRequest)[TARGET];
+  if (target?.refused) throw target.refused;
+  if (!isLoopbackHost(req.headers.host)) throw new FengYuError('forbidden_host', { host: String(req.headers.host ?? '') });
+  const origin = req.headers.origin;
+  if (origin !== undefined && !isOwnOrigin(origin, req.socket.localPort ?? 0)) throw new FengYuError('forbidden_origin', { origin: String(origin), port: req.socket.localPort ?? 0 });
+  const dup = duplicateQueryKey(target ? target.query : splitTarget(req.url).query);
+  if (dup !== undefined) throw new FengYuError('duplicate_query_parameter', { name: dup });
+  const segments = target?.segments ?? routeSegments(splitTarget(req.url).path);
+  const routeUrl = req.routeOptions.url;
+  if (!isProtectedPath(segments) && !isProtectedPath(routeSegments(routeUrl))) return PUBLIC;
+  const config = (req.routeOptions.config ?? {}) as FrontDoorRouteConfig;
+  if (config.tokenExempt === 'webhook-secret' && routeUrl !== undefined) return PUBLIC;
+  return options.ownerOf(presentedToken(req, routeUrl, config));
+}
+
+/** Admits a request whose token belongs to `owner` (none: 401) as that owner. */
+function seat(req: FastifyRequest, owner: string | undefined, done: (err?: Error) => void): void {
+  if (!owner) return done(new FengYuError('unauthorized'));
+  const segments = (req.raw as MarkedRequest)[TARGET]?.segments ?? routeSegments(splitTarget(req.url).path);
+  if (isMiscasedProtectedPath(segments)) return done(new FengYuError('route_not_found', { method: req.method, url: splitTarget(req.url).path }));
+  req.owner = owner;
+  done();
 }

@@ -9,6 +9,12 @@ export type NormalizedPath = { ok: true; path: string; segments: string[] } | { 
 const FORBIDDEN_IN_SEGMENT = /[/\\\u0000-\u001f\u007f]/;
 /** Characters a raw request target may never contain before its query. */
 const FORBIDDEN_RAW = /[#\\\u0000-\u0020\u007f]/;
+/**
+ * A path that normalizes to itself: `/`-separated segments of characters that decoding and
+ * `encodeURIComponent` leave as they are, each beginning with one that is not `.` (so no segment
+ * is `.` or `..`), without a trailing `/`.
+ */
+const CANONICAL = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+$/;
 
 /**
  * Normalizes the path part of a request target: percent-decodes each segment once, refuses a
@@ -17,6 +23,8 @@ const FORBIDDEN_RAW = /[#\\\u0000-\u0020\u007f]/;
  * segment canonically (a trailing `/` is dropped). The result is what the router matches and what the token check reads.
  */
 export function normalizePath(rawPath: string): NormalizedPath {
+  // Already canonical (segments of unreserved characters, none empty, none `.` or `..`): itself.
+  if (CANONICAL.test(rawPath)) return { ok: true, path: rawPath, segments: rawPath.slice(1).split('/') };
   if (!rawPath.startsWith('/') || FORBIDDEN_RAW.test(rawPath)) return { ok: false };
   const out: string[] = [];
   for (const raw of rawPath.split('/')) {

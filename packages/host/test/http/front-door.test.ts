@@ -228,12 +228,17 @@ describe('per-route options: tokenExempt, bearerAuth, queryToken', () => {
   let app: FastifyInstance;
   let p: number;
   const TOKEN = 'front-door-test-token-123456';
+  const BOB = 'bobs-token-looked-up-123456';
+  const BROKEN = 'token-whose-lookup-fails-1234';
+  const NOBODY = 'token-looked-up-no-owner-1234';
   beforeAll(async () => {
     app = Fastify({ rewriteUrl: frontDoorRewriteUrl }) as unknown as FastifyInstance;
     app.decorateRequest('owner', '');
     app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
     app.setNotFoundHandler((req, reply) => sendError(new FengYuError('route_not_found', { method: req.method, url: req.url }), req, reply));
-    installFrontDoor(app, { ownerOf: async (tk) => (tk === TOKEN ? 'default' : undefined) }, 1024 * 1024);
+    // the primary token is known at once; another owner's token is looked up (a promise), which may fail
+    const ownerOf = (tk: string | undefined) => (tk === TOKEN ? 'default' : tk === BOB ? Promise.resolve('bob') : tk === BROKEN ? Promise.reject(new Error('owners table unreadable')) : tk === NOBODY ? Promise.resolve(undefined) : undefined);
+    installFrontDoor(app, { ownerOf }, 1024 * 1024);
     app.post('/api/workflow-hooks/:id', { config: { tokenExempt: 'webhook-secret' } }, async (req) => ({ hook: (req.params as { id: string }).id, owner: req.owner }));
     app.get('/metrics', { config: { bearerAuth: true } }, async (req) => ({ metrics: true, owner: req.owner }));
     app.get('/api/tasks/stream', { config: { queryToken: true } }, async (req) => ({ stream: true, owner: req.owner }));
@@ -263,6 +268,22 @@ describe('per-route options: tokenExempt, bearerAuth, queryToken', () => {
     expect((await rawRequest(p, { target: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).json).toEqual({ metrics: true, owner: 'default' });
     expect((await rawRequest(p, { target: '/metrics', headers: { 'x-fengyu-token': TOKEN } })).status).toBe(200);
     expect((await rawRequest(p, { target: '/api/other', headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
+  });
+
+  it('a token answered at once and one looked up both admit their owner; a failed or empty lookup admits nobody', async () => {
+    expect((await rawRequest(p, { target: '/api/other', headers: { 'x-fengyu-token': TOKEN } })).json).toEqual({ owner: 'default' });
+    expect((await rawRequest(p, { target: '/api/other', headers: { 'x-fengyu-token': BOB } })).json).toEqual({ owner: 'bob' });
+    const broken = await rawRequest(p, { target: '/api/other', headers: { 'x-fengyu-token': BROKEN } });
+    expect(broken.status).toBe(500);
+    expect(broken.json.owner).toBeUndefined();
+    expect((await rawRequest(p, { target: '/api/other', headers: { 'x-fengyu-token': NOBODY } })).status).toBe(401);
+    expect((await rawRequest(p, { target: '/api/other', headers: { 'x-fengyu-token': 'wrong' } })).status).toBe(401);
+    // the checks before the token still come first, whichever way the token is answered
+    expect((await rawRequest(p, { target: '/api/other', headers: { 'x-fengyu-token': BOB, host: 'evil.example' } })).status).toBe(403);
+    expect((await rawRequest(p, { target: '/api/other?a=1&a=2', headers: { 'x-fengyu-token': TOKEN } })).status).toBe(400);
+    // a miscased protected path is refused after the token, for both kinds
+    expect((await rawRequest(p, { target: '/API/other', headers: { 'x-fengyu-token': TOKEN } })).status).toBe(404);
+    expect((await rawRequest(p, { target: '/API/other', headers: { 'x-fengyu-token': BOB } })).status).toBe(404);
   });
 
   it('a queryToken route accepts ?token= on GET only', async () => {

@@ -7,17 +7,30 @@ export class CatalogSnapshot {
   private readonly byName: ReadonlyMap<string, Tool>;
   /** Every tool, one per name, in source order. */
   readonly tools: readonly Tool[];
+  /** The tools whose availability chose between two tools of one name, each with what it was then. */
+  readonly availabilityRead: ReadonlyArray<readonly [Tool, boolean]>;
 
   constructor(all: readonly Tool[]) {
     // One tool per name: the first source wins, except that an available tool displaces an
     // unavailable one (a disabled plugin's tool never hides an enabled plugin's tool).
     const map = new Map<string, Tool>();
+    const read: Array<readonly [Tool, boolean]> = [];
     for (const t of all) {
       const held = map.get(t.name);
-      if (!held || (!held.available && t.available)) map.set(t.name, t);
+      if (!held) {
+        map.set(t.name, t);
+        continue;
+      }
+      const heldAvailable = held.available;
+      read.push([held, heldAvailable]);
+      if (heldAvailable) continue;
+      const available = t.available;
+      read.push([t, available]);
+      if (available) map.set(t.name, t);
     }
     this.byName = map;
     this.tools = all.filter((t) => map.get(t.name) === t);
+    this.availabilityRead = read;
   }
 
   get(name: string): Tool | undefined {
@@ -37,6 +50,13 @@ export class CatalogSnapshot {
 /** Aggregates every registered source into snapshots. Sources register at host assembly. */
 export class ToolCatalog {
   private readonly sources: ToolSource[] = [];
+  /**
+   * The last snapshot of every source and the tools it was made from. A snapshot is a function of
+   * that list (and of the availability it read): while the sources list the very same tools, in
+   * the same order, each as available as then, the snapshot made then is the one a new build
+   * would make, and is handed out again (it is immutable).
+   */
+  private last?: { from: Tool[]; snapshot: CatalogSnapshot };
 
   register(source: ToolSource): void {
     this.sources.push(source);
@@ -46,11 +66,24 @@ export class ToolCatalog {
   async snapshot(owner: string, skip?: ToolSourceKind): Promise<CatalogSnapshot> {
     const asked = skip === undefined ? this.sources : this.sources.filter((s) => s.kind !== skip);
     const lists = await Promise.all(asked.map((s) => s.list(owner).catch(() => [] as Tool[])));
-    return new CatalogSnapshot(lists.flat());
+    const all = lists.flat();
+    if (skip !== undefined) return new CatalogSnapshot(all);
+    const last = this.last;
+    if (last && sameTools(last.from, all) && last.snapshot.availabilityRead.every(([t, was]) => t.available === was)) return last.snapshot;
+    const snapshot = new CatalogSnapshot(all);
+    this.last = { from: all, snapshot };
+    return snapshot;
   }
 
   async status(): Promise<SourceStatus[]> {
     const all = await Promise.all(this.sources.map((s) => (s.status ? s.status().catch(() => []) : Promise.resolve([]))));
     return all.flat();
   }
+}
+
+/** The same tool objects in the same order. */
+function sameTools(a: readonly Tool[], b: readonly Tool[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -2,6 +2,7 @@ import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, 
 import { type NewEvent, presetJson } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
 import { CallScope } from '../tools/call-scope';
+import { resultJsonOf } from '../tools/result-json';
 import type { Tool, ToolContext } from '../tools/tool';
 import { needsStepGate } from './decide';
 import { errorText, fingerprint } from './run-text';
@@ -389,8 +390,10 @@ function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): N
   return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: redactSecrets(args, tool.inputSchema) };
 }
 
-/** The value as JSON text; undefined when it has none (a cycle, a BigInt). */
+/** The value as JSON text (the text it was parsed from, when known); undefined when it has none (a cycle, a BigInt). */
 function jsonOf(v: unknown): string | undefined {
+  const parsedFrom = resultJsonOf(v);
+  if (parsedFrom !== undefined) return parsedFrom;
   try {
     return JSON.stringify(v ?? null);
   } catch {

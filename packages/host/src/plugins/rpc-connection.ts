@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream';
+import { presetResultJson } from '../tools/result-json';
 
 /**
  * Newline-delimited JSON-RPC 2.0 client over a worker's stdio (wire format in
@@ -42,6 +43,12 @@ export interface ConnectionEvents {
 }
 
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+const SETTLED = Promise.resolve();
+
+/** How the SDK's result line begins, and the key after the id (`wire.ts`). */
+const ANSWER_HEAD = '{"jsonrpc":"2.0","id":';
+const RESULT_KEY = '"result":';
 
 export class RpcConnection {
   private nextId = 1;
@@ -130,10 +137,11 @@ export class RpcConnection {
    */
   private write(message: unknown): void {
     this.outbox.push(JSON.stringify(message));
-    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+    // a reaction on a settled promise: `queueMicrotask` would also make an AsyncResource and a bound function
+    if (this.outbox.length === 1) SETTLED.then(this.flush);
   }
 
-  private flush(): void {
+  private readonly flush = (): void => {
     const lines = this.outbox;
     this.outbox = [];
     if (lines.length === 0 || this.closed) return;
@@ -142,7 +150,7 @@ export class RpcConnection {
     } catch (e) {
       this.close(`cannot write to the worker: ${(e as Error).message}`);
     }
-  }
+  };
 
   private onData(chunk: string): void {
     if (this.closed) return;
@@ -173,6 +181,7 @@ export class RpcConnection {
 
   private onLine(line: string): void {
     if (line.length === 0 || line === '\r') return;
+    if (line.startsWith(ANSWER_HEAD) && this.onAnswer(line)) return;
     let msg: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
     try {
       msg = JSON.parse(line);
@@ -189,6 +198,35 @@ export class RpcConnection {
       const message = typeof msg.error.message === 'string' ? msg.error.message : 'worker error';
       pending.reject(new RpcCallError({ kind: 'error', message, code: typeof msg.error.code === 'number' ? msg.error.code : undefined, data: msg.error.data }));
     } else pending.resolve(msg.result);
+  }
+
+  /**
+   * A result line as the SDK writes it (`{"jsonrpc":"2.0","id":<integer>,"result":<value>}`): only
+   * the value is parsed, and its text is kept for whoever stores the result (no second
+   * serialization of it). False, having done nothing, for any line not of exactly that shape (the
+   * value's text not one JSON value, an id not written as `JSON.stringify` writes an integer):
+   * the general path then takes it.
+   */
+  private onAnswer(line: string): boolean {
+    const comma = line.indexOf(',', ANSWER_HEAD.length);
+    if (comma < 0 || !line.startsWith(RESULT_KEY, comma + 1) || line.charCodeAt(line.length - 1) !== 125 /* } */) return false;
+    const idText = line.slice(ANSWER_HEAD.length, comma);
+    const id = Number(idText);
+    if (!Number.isSafeInteger(id) || String(id) !== idText) return false;
+    const text = line.slice(comma + 1 + RESULT_KEY.length, -1);
+    let result: unknown;
+    try {
+      result = JSON.parse(text);
+    } catch {
+      return false;
+    }
+    this.abandoned.delete(id);
+    const pending = this.pending.get(id);
+    if (!pending) return true; // late answer to a cancelled call, or an id we never sent
+    this.pending.delete(id);
+    if (!text.includes('\r')) presetResultJson(result, text);
+    pending.resolve(result);
+    return true;
   }
 
   private onNotification(method: string, params: unknown): void {

@@ -1,6 +1,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { RpcConnection } from '../../src/plugins/rpc-connection';
+import { resultJsonOf } from '../../src/tools/result-json';
 
 /** A worker's stdin that records each write, and its stdout fed by the test. */
 function wire() {
@@ -41,5 +42,58 @@ describe('RpcConnection writes', () => {
     expect(w.writes).toEqual([]);
     await expect(w.rpc.request('m', 3)).rejects.toMatchObject({ failure: { kind: 'closed' } });
     expect(w.writes).toEqual([]);
+  });
+});
+
+describe('RpcConnection answers', () => {
+  const head = (id: number | string) => `{"jsonrpc":"2.0","id":${id},"result":`;
+
+  it("keeps a result line's value text, as the worker wrote it, for whoever stores the result", async () => {
+    const w = wire();
+    const call = w.rpc.request('m', {});
+    // bytes JSON.stringify would not write again: an escape, a trailing zero, key order kept
+    const text = '{"name":"caf\\u00e9","n":1.50,"list":[{"b":1,"a":2}]}';
+    w.output.write(`${head(1)}${text}}\n`);
+    const result = await call;
+    expect(result).toEqual({ name: 'café', n: 1.5, list: [{ b: 1, a: 2 }] });
+    expect(resultJsonOf(result)).toBe(text);
+    expect(JSON.parse(resultJsonOf(result) as string)).toEqual(result);
+  });
+
+  it('keeps no text for a line not of the exact answer shape, and answers as before', async () => {
+    const w = wire();
+    const calls = [1, 2, 3, 4, 5].map(() => w.rpc.request('m', {}));
+    // a second "result" key: the text after the first is not one value; JSON.parse takes the last
+    w.output.write(`${head(1)}{"a":1},"result":{"b":2}}\n`);
+    // a CR in the text (it would break an SSE frame) is kept out
+    w.output.write(`${head(2)}{"c":\r3}}\n`);
+    // keys in another order, and an error answer
+    w.output.write('{"id":3,"jsonrpc":"2.0","result":{"d":4}}\n');
+    w.output.write(`${JSON.stringify({ jsonrpc: '2.0', id: 4, error: { code: -32000, message: 'no' } })}\n`);
+    // an id not written as an integer: not an answer to call 5 (a garbage line: JSON.parse refuses it)
+    w.output.write(`${head('05')}{"e":5}}\n`);
+    const [one, two, three] = await Promise.all(calls.slice(0, 3));
+    expect(one).toEqual({ b: 2 });
+    expect(resultJsonOf(one)).toBeUndefined();
+    expect(two).toEqual({ c: 3 });
+    expect(resultJsonOf(two)).toBeUndefined();
+    expect(three).toEqual({ d: 4 });
+    expect(resultJsonOf(three)).toBeUndefined();
+    await expect(calls[3]).rejects.toMatchObject({ failure: { kind: 'error', message: 'no' } });
+    expect(w.rpc.garbageLines).toBe(1);
+    expect(w.rpc.inflight).toBe(1);
+    w.answer(5, { e: 5 });
+    expect(resultJsonOf(await calls[4])).toBe('{"e":5}');
+  });
+
+  it('drops an answer for an id it is not waiting for, whatever its shape', async () => {
+    const w = wire();
+    const call = w.rpc.request('m', {});
+    w.output.write(`${head(7)}{"x":1}}\n`);
+    w.output.write(`${head(1)}not json}\n`);
+    expect(w.rpc.inflight).toBe(1);
+    expect(w.rpc.garbageLines).toBe(1);
+    w.answer(1, null);
+    expect(await call).toBeNull();
   });
 });

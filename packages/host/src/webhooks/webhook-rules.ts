@@ -16,8 +16,8 @@ export const MAX_PAGE = 100;
 export const CLAIM_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** How often a running host forgets expired event ids (also once at start). */
 export const CLAIM_PRUNE_EVERY_MS = 60 * 1000;
-/** Expired claims deleted per statement; the event loop turns between two (deliveries go on). */
-export const CLAIM_PRUNE_BATCH = 500;
+/** Expired claims deleted per statement, each a short hold of the event loop; it turns between two (deliveries go on). */
+export const CLAIM_PRUNE_BATCH = 100;
 const SECRET_BYTES = 32;
 const SECRET_PREFIX = 'fywh_';
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type { RunEvent } from '@fengyu/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type RunRow, RunRepository } from '../../src/agent/run.repository';
-import { EventLog, type NewEvent } from '../../src/events/event-log';
+import { EventLog, HOLD_MS, type NewEvent } from '../../src/events/event-log';
+import { SLICE_MS } from '../../src/events/turn';
 import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/database';
 
 /**
@@ -53,6 +54,13 @@ async function stored(): Promise<string[]> {
 }
 
 describe('held commits', () => {
+  it('may wait longer than the runner\'s slice, at most half a 60 Hz display frame', () => {
+    // a subscriber of a chain of worker reads sees it move at least once per half frame
+    expect(new EventLog(opened.db, clock).holdMs).toBe(HOLD_MS);
+    expect(HOLD_MS).toBeGreaterThan(SLICE_MS);
+    expect(HOLD_MS).toBeLessThanOrEqual(1000 / 60 / 2);
+  });
+
   it('wait past their turns and are written, then published, in queue order with the first commit that is not held', async () => {
     log.holdMs = 60_000;
     const settled: string[] = [];

@@ -394,7 +394,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (this.submittedHere.delete(snap.id)) {
       this.finishedTasks.notify(snap);
     }
-    await this.finishedTasks.counted();
+    const pruning = this.finishedTasks.counted();
+    if (pruning) await pruning;
   }
 
   /** Ends of tasks submitted here and run elsewhere; kill requests for tasks running here. */

@@ -101,6 +101,53 @@ interface Live {
   ended: boolean;
 }
 
+interface WithinOutcome {
+  committed(entry: Live, starts: boolean): void;
+  rolledBack(entry: Live): void;
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * A task admitted inside a producer's transaction: settled once, by that transaction's commit (the
+ * task is durable and may start) or rollback (undone); its `persisted` promise follows.
+ */
+class WithinAdmission implements AdmittedWithin {
+  readonly ok = true as const;
+  readonly task: AdmittedWithin['task'];
+  private settled = false;
+  private resolve!: () => void;
+  private reject!: (err: Error) => void;
+
+  constructor(
+    private readonly entry: Live,
+    private readonly starts: boolean,
+    private readonly outcome: WithinOutcome,
+  ) {
+    const r = entry.record;
+    this.task = { id: r.id, state: r.state, queued: r.state === 'queued' };
+    entry.persisted = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    entry.persisted.catch(ignore);
+  }
+
+  committed(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.resolve();
+    this.outcome.committed(this.entry, this.starts);
+  }
+
+  rolledBack(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(new Error('the transaction that held this task rolled back'));
+    this.outcome.rolledBack(this.entry);
+  }
+}
+
 /** Cuts text to at most `cap` UTF-8 bytes without splitting a character. */
 export function capText(text: string, cap = OUTPUT_CAP_BYTES): { text: string; truncated: boolean } {
   // a UTF-16 code unit is at most 3 UTF-8 bytes: short text fits without being encoded
@@ -154,11 +201,12 @@ export class FinishedTasks {
     }
   }
 
-  async counted(): Promise<void> {
+  /** Counts one end; every 32nd returns the prune it starts (the others return nothing to wait for). */
+  counted(): Promise<void> | undefined {
     this.sincePrune += 1;
-    if (this.sincePrune < 32) return;
+    if (this.sincePrune < 32) return undefined;
     this.sincePrune = 0;
-    await this.prune(FINISHED_KEPT).catch((err) => this.logger.warn({ err }, 'pruning finished tasks failed'));
+    return this.prune(FINISHED_KEPT).catch((err) => this.logger.warn({ err }, 'pruning finished tasks failed'));
   }
 }
 
@@ -368,35 +416,23 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const admitted = this.admit(prepared);
     if (!admitted.ok) return admitted;
     const { entry, starts } = admitted;
-    let settle!: (ok: boolean) => void;
-    entry.persisted = new Promise<void>((resolve, reject) => {
-      settle = (ok) => (ok ? resolve() : reject(new Error('the transaction that held this task rolled back')));
-    });
-    entry.persisted.catch(() => undefined);
+    const admission = new WithinAdmission(entry, starts, this.withinOutcome);
     try {
       store.saveWithin(entry.record);
     } catch (err) {
       this.undo(entry);
       throw err;
     }
-    let settled = false;
-    return {
-      ok: true,
-      task: { id: entry.record.id, state: entry.record.state, queued: entry.record.state === 'queued' },
-      committed: () => {
-        if (settled) return;
-        settled = true;
-        settle(true);
-        if (starts && !this.closing) this.launch(entry, false);
-      },
-      rolledBack: () => {
-        if (settled) return;
-        settled = true;
-        settle(false);
-        this.undo(entry);
-      },
-    };
+    return admission;
   }
+
+  /** What a producer's commit or rollback does to a task admitted within it (made once, not per task). */
+  private readonly withinOutcome: WithinOutcome = {
+    committed: (entry, starts) => {
+      if (starts && !this.closing) this.launch(entry, false);
+    },
+    rolledBack: (entry) => this.undo(entry),
+  };
 
   /** Asks the policy; on admission, the live entry (not yet saved). */
   private admit(prepared: PreparedSubmission): { ok: true; entry: Live; starts: boolean } | { ok: false; refusal: CapacityRefusal } {
@@ -501,7 +537,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     entry.resolveDone();
     const snap = this.snapshot(entry.view);
     this.finishedTasks.notify(snap);
-    await this.finishedTasks.counted();
+    const pruning = this.finishedTasks.counted();
+    if (pruning) await pruning;
   }
 
   onFinished(listener: (task: TaskSnapshot) => void): () => void {

@@ -209,7 +209,11 @@ export class SqliteTaskStore implements TaskStore {
 
   save(t: TaskRecord, options?: SaveOptions): Promise<void> {
     this.pending.set(t.id, this.paramsOf(t));
-    if (t.finishedMs !== undefined && this.endWriters.size > 0) this.ends.set(t.id, { id: t.id, kind: t.kind, state: t.state, finishedMs: t.finishedMs, ...(t.error ? { error: t.error } : {}) });
+    if (t.finishedMs !== undefined && this.endWriters.size > 0) {
+      const ended: EndedTask = { id: t.id, kind: t.kind, state: t.state, finishedMs: t.finishedMs };
+      if (t.error) ended.error = t.error;
+      this.ends.set(t.id, ended);
+    }
     return new Promise((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       if (options?.soon === false) {

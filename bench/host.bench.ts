@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { chainOf, Client, dagOf, descendants, liveFraction, loadAverage, ROOT, type RealHost, type RunTiming, rssMb, runToEnd, runWorkflow, startRealHost } from './real-host';
+import { chainOf, Client, dagOf, descendants, liveFraction, loadAverage, ROOT, type RealHost, type RunTiming, rssMb, runToEnd, runWatched, runWorkflow, startRealHost } from './real-host';
 import { fmt, median, p99 } from './stats';
 
 /**
@@ -342,8 +342,15 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     ratios.plugin_chain_vs_builtin_chain = p / b;
     ratios.plugin_step_added_vs_echo = addedUs / median(echo);
 
-    // live SSE
-    const live = (chains.builtin ?? []).map(liveFraction).filter(Number.isFinite);
+    // Live SSE. The goal's figure: a subscriber connected before the first step (plan approval on,
+    // the default: POST, subscribe, approve), as a person follows a run in the UI. Beside it, the
+    // chains above, whose client subscribes only after the POST's answer: a run that begins at once
+    // may finish its first steps (or all of them) before that subscription, and those arrive in the
+    // replay; that figure measures the subscription's race with the run, not the stream.
+    const watched: RunTiming[] = [];
+    if (want('chains')) for (let i = 0; i < reps; i++) watched.push(await runWatched(c, chainOf(BUILTIN, 40)));
+    const live = watched.map(liveFraction).filter(Number.isFinite);
+    const raced = (chains.builtin ?? []).map(liveFraction).filter(Number.isFinite);
     ratios.sse_live_fraction = median(live);
 
     note('dag vs serial');
@@ -389,7 +396,9 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     lines.push(`| idle host | ${idleHealth.length} | ${stats(idleHealth)} | |`);
     lines.push(`| while 8 clients run 40-step chains back to back | ${busyHealth.length} | ${stats(busyHealth)} | p99 ≤ 20 ms |`);
     ratios.health_p99_busy_vs_idle = p99(busyHealth) / p99(idleHealth);
-    lines.push('', `SSE: share of a 40-step built-in run's step time seen live by a subscriber (span of step_complete as received ÷ as committed): median ${fmt(median(live) * 100, 0)}% (goal ≥ 50%).`);
+    lines.push('', `SSE: share of a 40-step built-in run's step time seen live (span of step_complete as received ÷ as committed, server timestamps in whole ms), median of ${live.length} runs:`);
+    lines.push(`- subscriber connected before the first step (plan approval on: POST, subscribe, approve): ${fmt(median(live) * 100, 0)}% (goal ≥ 50%)`);
+    lines.push(`- subscriber connecting after the POST's answer (planApproval false, the chains above; not a goal): ${fmt(median(raced) * 100, 0)}%`);
 
     if (!quick && want('tasks')) {
       const wfId = await publishWorkflow(c, BUILTIN);

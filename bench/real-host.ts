@@ -191,6 +191,47 @@ export async function runWorkflow(c: Client, workflow: unknown, maxConcurrency =
 }
 
 /**
+ * A run watched from before its first step, as a person watches a run in the UI with plan approval
+ * on (the default): POST with `planApproval: true`, subscribe to the stream, approve once the gate
+ * is announced, then time the steps as `runWorkflow` does. `approvedAt` is when the approval was sent.
+ */
+export async function runWatched(c: Client, workflow: unknown, maxConcurrency = 8): Promise<RunTiming & { approvedAt: number }> {
+  const t0 = performance.now();
+  const res = await c.call('POST', '/api/agent/run', { workflow, config: { planApproval: true, permissionMode: 'full-access', maxConcurrency } });
+  if (res.status !== 200) throw new Error(`run refused: ${res.status} ${JSON.stringify(res.body)}`);
+  const runId = (res.body as { runId: string }).runId;
+  const stepRecv: number[] = [];
+  const stepTs: number[] = [];
+  let approvedAt = Number.NaN;
+  return new Promise((resolve, reject) => {
+    const es = new EventSource(`${c.url}/api/agent/stream?runId=${runId}&token=${c.token}`);
+    const fail = (e: Error) => {
+      es.close();
+      reject(e);
+    };
+    es.addEventListener('plan_approval_requested', () => {
+      approvedAt = performance.now();
+      c.call('POST', `/api/agent/${runId}/approve`, {}).then((r) => {
+        if (r.status !== 200) fail(new Error(`approve answered ${r.status}: ${JSON.stringify(r.body)}`));
+      }, fail);
+    });
+    es.addEventListener('step_complete', (m: MessageEvent) => {
+      stepRecv.push(performance.now());
+      const e = JSON.parse(m.data) as { ts: string; status: string; error?: string };
+      stepTs.push(Date.parse(e.ts));
+      if (e.status !== 'done') fail(new Error(`step failed: ${e.error}`));
+    });
+    es.addEventListener('complete', () => {
+      es.close();
+      resolve({ totalMs: performance.now() - t0, stepRecv, stepTs, approvedAt });
+    });
+    es.addEventListener('error', (m: MessageEvent) => {
+      if (m.data) fail(new Error(String(m.data)));
+    });
+  });
+}
+
+/**
  * POST a run, then read its SSE stream to its end over the client's kept-alive connections (the
  * host ends a run's stream after its terminal event): the same requests as `runWorkflow`, without
  * an EventSource object per run, so the client's own CPU per run is close to the floor client's.

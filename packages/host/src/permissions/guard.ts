@@ -22,7 +22,11 @@ export interface PermissionsSection {
 }
 
 export interface GuardDeps {
-  settings: { section<T>(owner: string, name: string): Promise<T> };
+  settings: {
+    section<T>(owner: string, name: string): Promise<T>;
+    /** The section `section` would answer, when that needs no lookup; else undefined. */
+    sectionNow?<T>(owner: string, name: string): T | undefined;
+  };
   hooks: HookRunner;
   trust: PluginHookTrustRepository;
   logger: Logger;
@@ -47,19 +51,57 @@ const NOT_A_COMMAND: BashParser = {
 export function createGuard(deps: GuardDeps): Guard {
   let provider: PluginHookProvider | undefined = deps.pluginHooks;
   const parser = deps.parser ?? loadBashParser;
+  // The grammar once loaded: a later command call parses without waiting for it again.
+  let loadedParser: BashParser | undefined;
   // Only a command call has a command line to parse: other calls never load the grammar.
-  const parserFor = (tool: string): BashParser | Promise<BashParser> => (tool === COMMAND_TOOL ? parser() : NOT_A_COMMAND);
+  const parserFor = (tool: string): BashParser | Promise<BashParser> => {
+    if (tool !== COMMAND_TOOL) return NOT_A_COMMAND;
+    return (
+      loadedParser ??
+      parser().then((p) => {
+        loadedParser = p;
+        return p;
+      })
+    );
+  };
   // The settings store hands out the same section object until it changes: parse it once.
   const parsed = new WeakMap<object, RuleSet>();
 
+  function rulesFrom(lines: PermissionsSection | undefined): RuleSet {
+    const section = lines ?? { deny: [], ask: [], allow: [] };
+    const hit = parsed.get(section);
+    if (hit) return hit;
+    const rules = parseRuleLines(section).rules;
+    parsed.set(section, rules);
+    return rules;
+  }
+
   async function rulesOf(owner: string, candidate?: RuleLines): Promise<RuleSet> {
     if (candidate) return parseRuleLines(candidate).rules;
-    const lines = (await deps.settings.section<PermissionsSection>(owner, 'permissions')) ?? { deny: [], ask: [], allow: [] };
-    const hit = parsed.get(lines);
-    if (hit) return hit;
-    const rules = parseRuleLines(lines).rules;
-    parsed.set(lines, rules);
-    return rules;
+    return rulesFrom(await deps.settings.section<PermissionsSection>(owner, 'permissions'));
+  }
+
+  /**
+   * True when it is known without a lookup that no hook is selected for this event and tool: the
+   * owner's hooks section is at hand and selects none, and the plugins' hook sets are at hand and
+   * empty (with a plugin hook set, its trust is looked up, so the answer is "not known").
+   */
+  function noHooksNow(owner: string, event: HookEvent, toolName?: string): boolean {
+    if (!deps.settings.sectionNow) return false;
+    const own = deps.settings.sectionNow<HookConfig[]>(owner, 'hooks');
+    if (own === undefined || own.some((h) => selects(h, event, toolName))) return false;
+    if (!provider) return true;
+    return provider.trustedHooksNow?.()?.length === 0;
+  }
+
+  /** `check` without a hook and with every input at hand: no promise turn (the common call). */
+  function checkNow(call: ToolCall): GuardDecision | undefined {
+    if (!noHooksNow(call.owner, 'pre_tool_use', call.tool.name)) return undefined;
+    const lines = deps.settings.sectionNow?.<PermissionsSection>(call.owner, 'permissions');
+    const p = call.tool.name === COMMAND_TOOL ? loadedParser : NOT_A_COMMAND;
+    if (lines === undefined || !p) return undefined;
+    const { shell: _shell, ...rest } = evaluateCall(p, { call: facts(call), mode: call.permissionMode, rules: rulesFrom(lines) });
+    return rest;
   }
 
   /** User hooks of the owner, then trusted plugin hooks, for one event and tool. */
@@ -112,28 +154,38 @@ export function createGuard(deps: GuardDeps): Guard {
     return outcomes;
   }
 
-  return {
-    async check(call, signal) {
-      const audits: HookOutcome[] = [];
-      let verdict: HookVerdict | undefined;
-      for (const target of await targets(call.owner, 'pre_tool_use', call.tool.name)) {
-        if (signal?.aborted) break;
-        const outcome = await deps.hooks.run(target, { ...envelope('pre_tool_use', call), hook: target.name }, signal);
-        audits.push(outcome);
-        if (outcome.outcome === 'deny') {
-          verdict = { decision: 'deny', hook: target.name, reason: outcome.reason ?? `denied by hook ${target.name}` };
-          break;
-        }
-        if (outcome.outcome === 'ask' && !verdict) verdict = { decision: 'ask', hook: target.name, reason: outcome.reason ?? 'the hook asks for approval' };
+  async function checkWithLookups(call: ToolCall, signal?: AbortSignal): Promise<GuardDecision> {
+    const audits: HookOutcome[] = [];
+    let verdict: HookVerdict | undefined;
+    for (const target of await targets(call.owner, 'pre_tool_use', call.tool.name)) {
+      if (signal?.aborted) break;
+      const outcome = await deps.hooks.run(target, { ...envelope('pre_tool_use', call), hook: target.name }, signal);
+      audits.push(outcome);
+      if (outcome.outcome === 'deny') {
+        verdict = { decision: 'deny', hook: target.name, reason: outcome.reason ?? `denied by hook ${target.name}` };
+        break;
       }
-      const callFacts = facts(call);
-      const decision = evaluateCall(await parserFor(callFacts.name), { call: callFacts, mode: call.permissionMode, rules: await rulesOf(call.owner), ...(verdict ? { hook: verdict } : {}) });
-      const { shell: _shell, ...rest } = decision;
-      return { ...rest, ...(audits.length ? { audits: audits as unknown as Array<Record<string, unknown>> } : {}) };
+      if (outcome.outcome === 'ask' && !verdict) verdict = { decision: 'ask', hook: target.name, reason: outcome.reason ?? 'the hook asks for approval' };
+    }
+    const callFacts = facts(call);
+    const decision = evaluateCall(await parserFor(callFacts.name), { call: callFacts, mode: call.permissionMode, rules: await rulesOf(call.owner), ...(verdict ? { hook: verdict } : {}) });
+    const { shell: _shell, ...rest } = decision;
+    return { ...rest, ...(audits.length ? { audits: audits as unknown as Array<Record<string, unknown>> } : {}) };
+  }
+
+  return {
+    check(call, signal) {
+      try {
+        const now = checkNow(call);
+        return now ? Promise.resolve(now) : checkWithLookups(call, signal);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
 
     async observe(call: ToolCall, outcome: ToolOutcome) {
       const event: HookEvent = outcome.ok ? 'post_tool_use' : 'post_tool_use_failure';
+      if (noHooksNow(call.owner, event, call.tool.name)) return [];
       const list = await targets(call.owner, event, call.tool.name);
       const extra = outcome.ok ? { result: outcome.result } : { error: outcome.error };
       return (await runAll(list, () => envelope(event, call, extra))) as unknown as Array<Record<string, unknown>>;
@@ -141,6 +193,7 @@ export function createGuard(deps: GuardDeps): Guard {
 
     async runEnded(end: RunEnd) {
       const event: HookEvent = end.status === 'completed' ? 'run_complete' : 'run_error';
+      if (noHooksNow(end.owner, event)) return [];
       const list = await targets(end.owner, event);
       const body = () => ({ event, owner: end.owner, runId: end.runId, run: { ...end }, ts: new Date(deps.clock.now()).toISOString() });
       return (await runAll(list, body)) as unknown as Array<Record<string, unknown>>;

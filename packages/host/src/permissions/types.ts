@@ -64,6 +64,8 @@ export interface PluginHookSet {
  */
 export interface PluginHookProvider {
   trustedHooks(): Promise<PluginHookSet[]>;
+  /** What `trustedHooks` would answer, when that needs no lookup (nothing changed since); else undefined. */
+  trustedHooksNow?(): PluginHookSet[] | undefined;
 }
 
 export interface PermissionGuard {

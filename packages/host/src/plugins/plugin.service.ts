@@ -43,7 +43,7 @@ export interface HookSource {
 
 export class PluginService {
   private queue: Promise<unknown> = Promise.resolve();
-  private hookSources?: { from: InstalledPlugin[]; value: Promise<HookSource[]> };
+  private hookSources?: { from: InstalledPlugin[]; value: Promise<HookSource[]>; read?: HookSource[] };
 
   constructor(private readonly deps: PluginServiceDeps) {}
 
@@ -160,8 +160,18 @@ export class PluginService {
   async listHookSources(): Promise<HookSource[]> {
     const plugins = await this.deps.repo.list();
     // Hooks files change only with the plugin rows (install, upgrade, enable, disable, uninstall).
-    if (this.hookSources?.from !== plugins) this.hookSources = { from: plugins, value: this.readHookSources(plugins) };
+    if (this.hookSources?.from !== plugins) {
+      const entry: NonNullable<PluginService['hookSources']> = { from: plugins, value: this.readHookSources(plugins) };
+      entry.value.then((read) => (entry.read = read), () => undefined);
+      this.hookSources = entry;
+    }
     return this.hookSources.value;
+  }
+
+  /** What `listHookSources` would answer, when it is already read for the plugins as they are now; else undefined. */
+  hookSourcesNow(): HookSource[] | undefined {
+    const plugins = this.deps.repo.listNow();
+    return plugins !== undefined && this.hookSources?.from === plugins ? this.hookSources.read : undefined;
   }
 
   private async readHookSources(plugins: InstalledPlugin[]): Promise<HookSource[]> {

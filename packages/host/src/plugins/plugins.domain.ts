@@ -66,6 +66,10 @@ function hookProvider(service: PluginService, logger: CoreServices['logger']): P
       parsed = { from: sources, sets };
       return sets;
     },
+    trustedHooksNow: () => {
+      const sources = service.hookSourcesNow();
+      return sources !== undefined && parsed?.from === sources ? parsed.sets : undefined;
+    },
   };
 }
 

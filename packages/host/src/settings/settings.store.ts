@@ -83,6 +83,11 @@ export class SettingsStore {
     return (await this.get(owner))[name] as T;
   }
 
+  /** The section `section` would answer, when the owner's document is already read; else undefined. */
+  sectionNow<T>(owner: string, name: string): T | undefined {
+    return this.cache.get(owner)?.[name] as T | undefined;
+  }
+
   /** The document as the API shows it: every secret redacted. */
   async redacted(owner: string): Promise<SettingsDoc> {
     const doc = await this.get(owner);

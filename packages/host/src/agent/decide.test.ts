@@ -34,6 +34,14 @@ describe('decide', () => {
     expect(decide({ steps: plan, status: st({ a: 'done' }), maxConcurrency: 8, cancelRequested: true })).toEqual({ kind: 'finish', outcome: 'cancelled' });
   });
 
+  it('with counts of unmet prerequisites, launches the pending steps whose count is 0, in plan order', () => {
+    // the counts decide, not the dependencies: `d` is ready by its count although `b` is only active
+    const status = st({ a: 'done', b: 'active' });
+    expect(decide({ steps: plan, status, maxConcurrency: 8, cancelRequested: false, unmet: [0, 0, 0, 0] })).toEqual({ kind: 'launch', stepIds: ['c', 'd'] });
+    expect(decide({ steps: plan, status, maxConcurrency: 8, cancelRequested: false, unmet: [0, 0, 1, 0] })).toEqual({ kind: 'launch', stepIds: ['d'] });
+    expect(decide({ steps: plan, status, maxConcurrency: 2, cancelRequested: false, unmet: [0, 0, 0, 0] })).toEqual({ kind: 'launch', stepIds: ['c'] });
+  });
+
   it('never launches a step whose prerequisites are not done (property)', () => {
     const statuses = fc.constantFrom<StepStatus>('pending', 'active', 'done');
     fc.assert(

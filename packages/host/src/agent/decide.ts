@@ -16,12 +16,17 @@ export interface StepLinks {
 
 export interface DecisionInput {
   steps: readonly StepLinks[];
-  /** Each step's status (a Map, or any lookup by step id). */
-  status: { get(stepId: string): StepStatus | undefined };
+  /** Each step's status (a Map, or any lookup by step id; `index`, when given, is the step's position in `steps`). */
+  status: { get(stepId: string, index?: number): StepStatus | undefined };
   maxConcurrency: number;
   cancelRequested: boolean;
   /** How many steps are active, done and failed, when the caller keeps these counts (else they are counted here). */
   counts?: { active: number; done: number; failed: number };
+  /**
+   * How many prerequisites of each step (by position) are not done, when the caller keeps these
+   * counts: a pending step is ready when its count is 0 (else its dependencies are looked up).
+   */
+  unmet?: readonly number[];
 }
 
 export type Decision =
@@ -49,10 +54,11 @@ export function decide(input: DecisionInput): Decision {
   if (done === steps.length) return { kind: 'finish', outcome: 'completed' };
   const room = input.maxConcurrency - active;
   const ready: string[] = [];
-  for (const s of steps) {
-    if (ready.length >= room) break;
-    if ((status.get(s.id) ?? 'pending') !== 'pending') continue;
-    if ((s.dependsOn ?? []).every((d) => status.get(d) === 'done')) ready.push(s.id);
+  const unmet = input.unmet;
+  for (let i = 0; i < steps.length && ready.length < room; i++) {
+    const s = steps[i] as StepLinks;
+    if ((status.get(s.id, i) ?? 'pending') !== 'pending') continue;
+    if (unmet ? unmet[i] === 0 : (s.dependsOn ?? []).every((d) => status.get(d) === 'done')) ready.push(s.id);
   }
   if (ready.length > 0) return { kind: 'launch', stepIds: ready };
   return { kind: 'wait' };

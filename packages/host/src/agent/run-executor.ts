@@ -7,7 +7,7 @@ import type { FileGrant } from '../tools/tool';
 import type { GateOutcome, OpenGate } from './gates';
 import { draftPlan } from './plan-draft';
 import { reuseSteps } from './reuse';
-import { initialRunState, type GateTicket, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, type StepNode } from './run-reducer';
+import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, type StepNode } from './run-reducer';
 import { errorText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepRow } from './run.repository';
@@ -29,6 +29,12 @@ interface PendingGate {
 /** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */
 const FAILURE_RECORD_ATTEMPTS = 6;
 const FAILURE_RECORD_RETRY_MS = 50;
+
+interface PlanLookup {
+  plan?: AgentPlan;
+  ids: readonly string[];
+  at: Map<string, number>;
+}
 
 const nodes = (plan: AgentPlan): StepNode[] => plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [] }));
 
@@ -64,6 +70,10 @@ export class ActiveRun implements StepHost {
   private joining = false;
   /** Set while `begin` hands the plan to the reducer (the steps started then are the first ones). */
   private beginning = false;
+  /** The plan's step ids and positions (`lookup`). */
+  private planLookup?: PlanLookup;
+  /** The last reduction of a step's settle, with the state and settle it was made from (`reduced`). */
+  private lastSettle?: { from: RunState; stepId: string; ok: boolean; next: Reduction };
 
   constructor(
     private readonly init: RunInit,
@@ -109,12 +119,22 @@ export class ActiveRun implements StepHost {
     return this.state.gates.length ? this.status : 'running';
   }
 
-  stepIds(): string[] {
-    return (this.plan?.steps ?? []).map((s) => s.id);
+  stepIds(): readonly string[] {
+    return this.lookup().ids;
   }
 
   indexOf(stepId: string): number {
-    return (this.plan?.steps.findIndex((s) => s.id === stepId) ?? -1) + 1;
+    return (this.lookup().at.get(stepId) ?? -1) + 1;
+  }
+
+  /** The plan's step ids and each id's position, made once per plan (a settle or a start looks a step up). */
+  private lookup(): PlanLookup {
+    const plan = this.plan;
+    if (this.planLookup?.plan !== plan) {
+      const ids = (plan?.steps ?? []).map((s) => s.id);
+      this.planLookup = { plan, ids, at: new Map(ids.map((id, i) => [id, i])) };
+    }
+    return this.planLookup as PlanLookup;
   }
 
   now(): string {
@@ -202,9 +222,23 @@ export class ActiveRun implements StepHost {
   }
 
   private dispatch(input: RunInput): void {
-    const { state, actions } = reduce(this.state, input);
+    const { state, actions } = this.reduced(input);
     this.state = state;
     for (const action of actions) this.perform(action);
+  }
+
+  /**
+   * `reduce(this.state, input)`. A step's settle is reduced first to learn whether it ends the run
+   * (`endsRun`), then dispatched: the reducer being pure, the second asks of the same state and
+   * settle get the first reduction back instead of a second one.
+   */
+  private reduced(input: RunInput): Reduction {
+    const memo = this.lastSettle;
+    if (input.type !== 'step_settled') return reduce(this.state, input);
+    if (memo && memo.from === this.state && memo.stepId === input.stepId && memo.ok === input.ok) return memo.next;
+    const next = reduce(this.state, input);
+    this.lastSettle = { from: this.state, stepId: input.stepId, ok: input.ok, next };
+    return next;
   }
 
   private perform(action: RunAction): void {
@@ -243,7 +277,7 @@ export class ActiveRun implements StepHost {
   }
 
   private async runStep(stepId: string): Promise<void> {
-    const step = this.plan?.steps.find((s) => s.id === stepId) as PlanStep;
+    const step = this.plan?.steps[this.lookup().at.get(stepId) ?? -1] as PlanStep;
     if (this.state.phase === 'ended') return;
     // Steps whose tools answer from memory and whose commits are written at once would run a
     // whole plan in one turn of the event loop: every run lets the loop turn after a slice of work.
@@ -317,7 +351,7 @@ export class ActiveRun implements StepHost {
   /** The reduction of `input` when its only action is to finish the run (and this run may still write). */
   private endingReduction(input: RunInput): { state: RunState; outcome: RunOutcome } | undefined {
     if (this.writeFailed || this.closed) return undefined;
-    const next = reduce(this.state, input);
+    const next = this.reduced(input);
     const only = next.actions.length === 1 ? next.actions[0] : undefined;
     return only?.type === 'finish' ? { state: next.state, outcome: only.outcome } : undefined;
   }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type GateTicket, initialRunState, type Reduction, type RunAction, type RunInput, type RunState, reduce, type StepNode } from './run-reducer';
+import { type GateTicket, initialRunState, type Reduction, type RunAction, type RunInput, type RunState, reduce, type StepNode, statusOf } from './run-reducer';
 
 /** A random DAG: step i depends on some of the steps before it. */
 const dag = fc.integer({ min: 1, max: 9 }).chain((n) =>
@@ -18,8 +18,13 @@ interface Walk {
 }
 
 function recount(state: RunState): { active: number; done: number; failed: number } {
-  const all = state.steps.map((s) => state.status[s.id]);
+  const all = state.steps.map((s) => statusOf(state, s.id));
   return { active: all.filter((x) => x === 'active' || x === 'waiting').length, done: all.filter((x) => x === 'done').length, failed: all.filter((x) => x === 'failed').length };
+}
+
+/** Each step's prerequisites that are not done, counted again from the statuses. */
+function reunmet(state: RunState): number[] {
+  return state.steps.map((s) => [...new Set(s.dependsOn)].filter((d) => statusOf(state, d) !== 'done').length);
 }
 
 function walk(steps: StepNode[], maxConcurrency: number, review: boolean, script: Array<{ pick: number; ok: boolean; kind: string }>): Walk {
@@ -32,6 +37,7 @@ function walk(steps: StepNode[], maxConcurrency: number, review: boolean, script
     // the reducer mutates nothing it is given, and the counts it keeps match the statuses
     expect(JSON.stringify(state)).toBe(given);
     expect(after.state.counts).toEqual(recount(after.state));
+    expect(after.state.unmet).toEqual(reunmet(after.state));
     trace.push({ before: state, input, after });
     state = after.state;
   };
@@ -39,13 +45,13 @@ function walk(steps: StepNode[], maxConcurrency: number, review: boolean, script
   if (review) apply({ type: 'plan_approved', key: 'plan', steps });
   for (const m of script) {
     if (state.phase === 'ended') break;
-    const active = steps.filter((s) => state.status[s.id] === 'active').map((s) => s.id);
+    const active = steps.filter((s) => statusOf(state, s.id) === 'active').map((s) => s.id);
     if (m.kind === 'cancel') apply({ type: 'cancel' });
     else if (m.kind === 'resolve' && state.gates[0]) apply({ type: 'gate_resolved', key: state.gates[0].key, outcome: m.ok ? 'approved' : 'rejected' });
     else if (m.kind === 'gate' && active.length) apply({ type: 'gate_requested', ticket: { key: `g${gateNo++}`, kind: 'step', stepId: active[m.pick % active.length] as string } });
     else if (active.length) apply({ type: 'step_settled', stepId: active[m.pick % active.length] as string, ok: m.ok || m.pick % 5 !== 0 });
     else if (state.cancelRequested) {
-      const waiting = steps.filter((s) => state.status[s.id] === 'waiting');
+      const waiting = steps.filter((s) => statusOf(state, s.id) === 'waiting');
       if (waiting[0]) apply({ type: 'step_parked', stepId: waiting[0].id });
     }
   }
@@ -70,10 +76,10 @@ describe('run reducer (properties)', () => {
         for (const t of walk(steps, max, review, script).trace) {
           for (const id of starts(t.after.actions)) {
             const step = steps.find((s) => s.id === id) as StepNode;
-            for (const d of step.dependsOn) expect(t.after.state.status[d]).toBe('done');
-            expect(t.before.status[id] ?? 'pending').toBe('pending');
+            for (const d of step.dependsOn) expect(statusOf(t.after.state, d)).toBe('done');
+            expect(statusOf(t.before, id) ?? 'pending').toBe('pending');
           }
-          const busy = Object.values(t.after.state.status).filter((s) => s === 'active' || s === 'waiting').length;
+          const busy = [...t.after.state.status].filter((s) => s === 'active' || s === 'waiting').length;
           expect(busy).toBeLessThanOrEqual(max);
         }
       }),
@@ -87,7 +93,7 @@ describe('run reducer (properties)', () => {
         const at = trace.findIndex((t) => t.input.type === 'cancel');
         if (at < 0) return;
         for (const t of trace.slice(at)) expect(starts(t.after.actions)).toEqual([]);
-        const busy = Object.values(final.status).some((s) => s === 'active' || s === 'waiting');
+        const busy = [...final.status].some((s) => s === 'active' || s === 'waiting');
         if (!busy && trace[at]?.before.phase !== 'ended') expect(final.outcome).toBe('cancelled');
       }),
     );
@@ -99,8 +105,8 @@ describe('run reducer (properties)', () => {
         for (const t of walk(steps, max, review, script).trace) {
           if (t.input.type !== 'gate_requested' || t.before.cancelRequested) continue;
           const gated = (t.input.ticket as GateTicket).stepId as string;
-          expect(t.after.state.status[gated]).toBe('waiting');
-          for (const other of steps.filter((s) => s.id !== gated && t.before.status[s.id] === 'active')) {
+          expect(statusOf(t.after.state, gated)).toBe('waiting');
+          for (const other of steps.filter((s) => s.id !== gated && statusOf(t.before, s.id) === 'active')) {
             for (const ok of [true, false]) {
               const withGate = reduce(t.after.state, { type: 'step_settled', stepId: other.id, ok });
               const without = reduce(t.before, { type: 'step_settled', stepId: other.id, ok });
@@ -118,7 +124,7 @@ describe('run reducer (properties)', () => {
         const { trace, final } = walk(steps, max, review, script);
         const finishes = trace.flatMap((t) => t.after.actions.filter((a) => a.type === 'finish'));
         expect(finishes.length).toBeLessThanOrEqual(1);
-        if (final.outcome === 'completed') for (const s of steps) expect(final.status[s.id]).toBe('done');
+        if (final.outcome === 'completed') for (const s of steps) expect(statusOf(final, s.id)).toBe('done');
       }),
     );
   });
@@ -152,7 +158,7 @@ describe('run reducer (examples)', () => {
     expect(r.actions).toEqual([]);
     r = reduce(r.state, { type: 'gate_resolved', key: 'g1', outcome: 'approved' });
     expect(r.actions).toEqual([{ type: 'open_gate', ticket: { key: 'g2', kind: 'step', stepId: 'b' } }]);
-    expect(r.state.status.a).toBe('active');
+    expect(statusOf(r.state, 'a')).toBe('active');
   });
 
   it('rejecting the plan gate ends the run cancelled', () => {
@@ -178,8 +184,50 @@ describe('run reducer (examples)', () => {
     // the next real settle still starts what became ready, in a state of its own
     const r1 = reduce(r0.state, { type: 'step_settled', stepId: 'a', ok: true });
     expect(r1.actions).toEqual([{ type: 'start_steps', stepIds: ['b'] }]);
-    expect(r0.state.status.b).toBe('pending');
+    expect(statusOf(r0.state, 'b')).toBe('pending');
     expect(r1.state.counts).toEqual({ active: 1, done: 1, failed: 0 });
+  });
+
+  it('starts a level once every step of the one before it is done, in one start and in plan order', () => {
+    const level = (n: number, before: string[]) => Array.from({ length: 3 }, (_, i) => ({ id: `l${n}s${i}`, dependsOn: before }));
+    const l0 = level(0, []);
+    const l1 = level(1, l0.map((s) => s.id));
+    const l2 = level(2, l1.map((s) => s.id));
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps: [...l0, ...l1, ...l2] });
+    expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['l0s0', 'l0s1', 'l0s2'] }]);
+    for (const [id, started] of [['l0s1', []], ['l0s0', []], ['l0s2', ['l1s0', 'l1s1', 'l1s2']], ['l1s2', []], ['l1s0', []], ['l1s1', ['l2s0', 'l2s1', 'l2s2']]] as const) {
+      r = reduce(r.state, { type: 'step_settled', stepId: id, ok: true });
+      expect(starts(r.actions)).toEqual(started);
+    }
+  });
+
+  it('a prerequisite named twice is met once it is done; an unknown one is never met', () => {
+    const steps: StepNode[] = [
+      { id: 'a', dependsOn: [] },
+      { id: 'b', dependsOn: ['a', 'a'] },
+      { id: 'c', dependsOn: ['a', 'zz'] },
+    ];
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'a', ok: true });
+    expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['b'] }]);
+    r = reduce(r.state, { type: 'step_settled', stepId: 'b', ok: true });
+    expect(r.actions).toEqual([]);
+    expect(statusOf(r.state, 'c')).toBe('pending');
+  });
+
+  it('a settle repeated for a done step meets its dependents\' prerequisite once', () => {
+    const steps: StepNode[] = [
+      { id: 'a', dependsOn: [] },
+      { id: 'b', dependsOn: [] },
+      { id: 'c', dependsOn: ['a', 'b'] },
+    ];
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'a', ok: true });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'a', ok: true });
+    expect(r.actions).toEqual([]);
+    expect(r.state.unmet).toEqual([0, 0, 1]);
+    r = reduce(r.state, { type: 'step_settled', stepId: 'b', ok: true });
+    expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['c'] }]);
   });
 
   it('reused steps count as done', () => {

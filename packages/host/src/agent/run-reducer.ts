@@ -35,11 +35,16 @@ export interface GateTicket {
 export interface RunState {
   phase: RunPhase;
   steps: readonly StepNode[];
-  status: Readonly<Record<string, StepState>>;
+  /** The plan's graph, made once per plan: each step's position, dependents and prerequisite count. */
+  graph: PlanGraph;
+  /** Each step's state, by its position in `steps` (`statusOf` reads it by id). */
+  status: readonly StepState[];
+  /** How many of each step's prerequisites are not done, by position: a pending step with none is ready. */
+  unmet: readonly number[];
   /** How many of `steps` are active or waiting (`active`), done and failed: kept with every change of `status`. */
   counts: Readonly<StepCounts>;
-  /** How many times each step was started in this attempt (never above 1). */
-  starts: Readonly<Record<string, number>>;
+  /** Whether each step (by position) was started in this attempt (a step starts at most once). */
+  started: readonly boolean[];
   /** Gates in request order; the first is the open one. */
   gates: readonly GateTicket[];
   maxConcurrency: number;
@@ -82,8 +87,44 @@ export interface StepCounts {
   failed: number;
 }
 
+/**
+ * A plan's dependency graph by step position: `at` maps an id to its position, `dependents` lists
+ * the steps that name each step as a prerequisite, `needs` counts each step's distinct
+ * prerequisites (an unknown one is counted and never met: that step never becomes ready).
+ */
+export interface PlanGraph {
+  at: ReadonlyMap<string, number>;
+  dependents: readonly (readonly number[])[];
+  needs: readonly number[];
+}
+
+const NO_GRAPH: PlanGraph = { at: new Map(), dependents: [], needs: [] };
+
+export function planGraph(steps: readonly StepNode[]): PlanGraph {
+  const at = new Map<string, number>();
+  steps.forEach((s, i) => {
+    if (!at.has(s.id)) at.set(s.id, i);
+  });
+  const dependents: number[][] = steps.map(() => []);
+  const needs = steps.map((s, i) => {
+    const distinct = new Set(s.dependsOn);
+    for (const d of distinct) {
+      const j = at.get(d);
+      if (j !== undefined) dependents[j]?.push(i);
+    }
+    return distinct.size;
+  });
+  return { at, dependents, needs };
+}
+
 export function initialRunState(maxConcurrency: number, review: boolean): RunState {
-  return { phase: 'planning', steps: [], status: {}, counts: { active: 0, done: 0, failed: 0 }, starts: {}, gates: [], maxConcurrency, review, cancelRequested: false };
+  return { phase: 'planning', steps: [], graph: NO_GRAPH, status: [], unmet: [], counts: { active: 0, done: 0, failed: 0 }, started: [], gates: [], maxConcurrency, review, cancelRequested: false };
+}
+
+/** The state of the step `stepId` (undefined when the plan has no such step). */
+export function statusOf(state: RunState, stepId: string): StepState | undefined {
+  const i = state.graph.at.get(stepId);
+  return i === undefined ? undefined : state.status[i];
 }
 
 /** Adds `by` to the count `state` belongs to (a waiting step holds its slot: it counts as active). */
@@ -124,22 +165,36 @@ export function reduce(state: RunState, input: RunInput): Reduction {
 }
 
 function withSteps(state: RunState, steps: readonly StepNode[], done: readonly string[]): RunState {
-  const finished = new Set(done);
-  const status: Record<string, StepState> = {};
+  const graph = planGraph(steps);
+  const status: StepState[] = steps.map(() => 'pending');
+  const unmet = [...graph.needs];
   const counts = { active: 0, done: 0, failed: 0 };
-  for (const s of steps) {
-    status[s.id] = finished.has(s.id) ? 'done' : 'pending';
-    count(counts, status[s.id], 1);
+  for (const id of new Set(done)) {
+    const i = graph.at.get(id);
+    if (i === undefined || status[i] === 'done') continue;
+    status[i] = 'done';
+    counts.done += 1;
+    for (const j of graph.dependents[i] ?? []) unmet[j] = (unmet[j] as number) - 1;
   }
-  return { ...state, steps, status, counts };
+  return { ...state, steps, graph, status, unmet, counts, started: steps.map(() => false) };
 }
 
+/** The state with step `stepId` in state `next`; the same state when the plan has no such step. */
 function setStatus(state: RunState, stepId: string, next: StepState): RunState {
-  if (!(stepId in state.status)) return state;
+  const i = state.graph.at.get(stepId);
+  if (i === undefined) return state;
+  const before = state.status[i];
+  const status = [...state.status];
+  status[i] = next;
   const counts = { ...state.counts };
-  count(counts, state.status[stepId], -1);
+  count(counts, before, -1);
   count(counts, next, 1);
-  return { ...state, status: { ...state.status, [stepId]: next }, counts };
+  // a step that becomes done (or stops being done) meets (or unmeets) a prerequisite of its dependents
+  const by = next === 'done' ? (before === 'done' ? 0 : -1) : before === 'done' ? 1 : 0;
+  if (by === 0) return { ...state, status, counts };
+  const unmet = [...state.unmet];
+  for (const j of state.graph.dependents[i] ?? []) unmet[j] = (unmet[j] as number) + by;
+  return { ...state, status, counts, unmet };
 }
 
 function planKnown(state: RunState): Reduction {
@@ -151,7 +206,7 @@ function planKnown(state: RunState): Reduction {
 function requestGate(state: RunState, ticket: GateTicket): Reduction {
   if (state.cancelRequested) return { state, actions: [{ type: 'cancel_gates', tickets: [ticket] }] };
   const gates = [...state.gates, ticket];
-  const parked = ticket.stepId && state.status[ticket.stepId] === 'active' ? setStatus(state, ticket.stepId, 'waiting') : state;
+  const parked = ticket.stepId && statusOf(state, ticket.stepId) === 'active' ? setStatus(state, ticket.stepId, 'waiting') : state;
   const next = { ...parked, gates };
   return { state: next, actions: gates.length === 1 ? [{ type: 'open_gate', ticket }] : [] };
 }
@@ -167,7 +222,7 @@ function resolveGate(state: RunState, key: string, outcome: GateOutcomeKind): Re
   if (ticket.kind === 'plan') {
     if (outcome !== 'approved') return end({ ...next, cancelRequested: true }, 'cancelled');
     next = { ...next, phase: 'executing' };
-  } else if (ticket.stepId && next.status[ticket.stepId] === 'waiting' && !next.gates.some((g) => g.stepId === ticket.stepId)) {
+  } else if (ticket.stepId && statusOf(next, ticket.stepId) === 'waiting' && !next.gates.some((g) => g.stepId === ticket.stepId)) {
     next = setStatus(next, ticket.stepId, 'active');
   }
   const opened: RunAction[] = next.gates[0] && next.gates[0] !== state.gates[0] ? [{ type: 'open_gate', ticket: next.gates[0] }] : [];
@@ -202,27 +257,28 @@ function advance(state: RunState, actions: RunAction[], owned = false): Reductio
     return { state: ended.state, actions: [...actions, ...ended.actions] };
   }
   if (next.kind === 'wait') return { state, actions };
-  if (next.stepIds.some((id) => (state.starts[id] ?? 0) > 0)) return { state, actions };
-  const status = owned ? (state.status as Record<string, StepState>) : { ...state.status };
-  const starts = { ...state.starts };
+  const at = next.stepIds.map((id) => state.graph.at.get(id) as number);
+  if (at.some((i) => state.started[i])) return { state, actions };
+  const status = owned ? (state.status as StepState[]) : [...state.status];
+  const started = [...state.started];
   const counts = { ...state.counts };
-  for (const id of next.stepIds) {
-    count(counts, status[id], -1);
-    status[id] = 'active';
+  for (const i of at) {
+    count(counts, status[i], -1);
+    status[i] = 'active';
     counts.active += 1;
-    starts[id] = (starts[id] ?? 0) + 1;
+    started[i] = true;
   }
-  return { state: { ...state, status, starts, counts }, actions: [...actions, { type: 'start_steps', stepIds: next.stepIds }] };
+  return { state: { ...state, status, started, counts }, actions: [...actions, { type: 'start_steps', stepIds: next.stepIds }] };
 }
 
 /** The step-readiness decision of `decide.ts`, on this state (a waiting step holds its slot). */
 function decideNext(state: RunState) {
-  const all = state.status;
+  const { status: all, graph } = state;
   const status = {
-    get: (id: string): StepStatus | undefined => {
-      const st = Object.hasOwn(all, id) ? all[id] : undefined;
+    get: (id: string, index?: number): StepStatus | undefined => {
+      const st = all[index ?? graph.at.get(id) ?? -1];
       return st === 'waiting' ? 'active' : st;
     },
   };
-  return decide({ steps: state.steps, status, maxConcurrency: state.maxConcurrency, cancelRequested: state.cancelRequested, counts: state.counts });
+  return decide({ steps: state.steps, status, maxConcurrency: state.maxConcurrency, cancelRequested: state.cancelRequested, counts: state.counts, unmet: state.unmet });
 }

@@ -80,7 +80,7 @@ export interface StepHost {
   readonly deps: RunDeps;
   readonly signal: AbortSignal;
   readonly results: ReadonlyMap<string, unknown>;
-  stepIds(): string[];
+  stepIds(): readonly string[];
   indexOf(stepId: string): number;
   cancelRequested(): boolean;
   /** The status a step start writes (a run waiting at another gate keeps its status). */

@@ -45,15 +45,16 @@ export type ValidationResult = { ok: true; plan: AgentPlan } | { ok: false; prob
  * issue's location (`.steps[2].id`, `(root)` for the plan itself), `reason` zod's message, and
  * `stepId` the step's id when the issue sits inside a step that has a string id.
  */
-function schemaProblems(input: unknown): Problem[] {
+function parsePlan(input: unknown): { plan: AgentPlan; problems?: undefined } | { problems: Problem[] } {
   const parsed = AgentPlanSchema.safeParse(input);
-  if (parsed.success) return [];
-  return parsed.error.issues.map((issue) => {
+  if (parsed.success) return { plan: parsed.data };
+  const problems = parsed.error.issues.map((issue): Problem => {
     const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') || '(root)';
     const stepIndex = issue.path[0] === 'steps' && typeof issue.path[1] === 'number' ? issue.path[1] : undefined;
     const stepId = stepIndex !== undefined ? stepIdAt(input, stepIndex) : undefined;
     return { code: 'plan_schema', field: path, stepId, params: { path, reason: issue.message } };
   });
+  return { problems };
 }
 
 /** The string id of the raw step at `index`, if the input has one there. */
@@ -119,15 +120,16 @@ export function prerequisites(steps: readonly PlanStep[]): Map<string, Set<strin
   return memo;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * Reference problems of one step's `arguments` and `instruction`: malformed placeholders,
  * unknown `steps.N` / `node.<id>` targets, targets that are not prerequisites of the step,
  * `last` without any dependency, undeclared inputs, and `@file:` names that are not declared
  * file inputs. `field` is the string's location inside the step (`arguments.path`).
  */
-function referenceProblems(step: PlanStep, steps: readonly PlanStep[], pre: Set<string>, ctx: ValidationContext): Problem[] {
+function referenceProblems(step: PlanStep, steps: readonly PlanStep[], ids: ReadonlySet<string>, pre: () => ReadonlySet<string>, ctx: ValidationContext): Problem[] {
   const problems: Problem[] = [];
-  const ids = new Set(steps.map((s) => s.id));
   const fileNames = ctx.fileInputNames ?? ctx.inputNames;
   const scanned = [
     ...collectReferences(step.arguments ?? {}, ['arguments']),
@@ -160,7 +162,7 @@ function referenceProblems(step: PlanStep, steps: readonly PlanStep[], pre: Set<
       if (!ctx.inputNames.has(ref.name)) problems.push({ code: 'ref_undeclared_input', stepId: step.id, field, params: { stepId: step.id, input: ref.name } });
       continue;
     }
-    if (!pre.has(target)) problems.push({ code: 'ref_not_prerequisite', stepId: step.id, field, params: { stepId: step.id, target } });
+    if (!pre().has(target)) problems.push({ code: 'ref_not_prerequisite', stepId: step.id, field, params: { stepId: step.id, target } });
   }
   for (const name of collectFileInputs(step.arguments ?? {})) {
     if (!fileNames.has(name)) problems.push({ code: 'ref_undeclared_file', stepId: step.id, field: 'arguments', params: { stepId: step.id, input: name } });
@@ -285,14 +287,16 @@ function salvagedProblems(input: unknown, ctx: ValidationContext): Problem[] {
  * schema, and every reference (well-formed, known target, a prerequisite, declared input).
  */
 export function validatePlan(input: unknown, ctx: ValidationContext): ValidationResult {
-  const structural = schemaProblems(input);
-  if (structural.length > 0) return { ok: false, problems: [...structural, ...salvagedProblems(input, ctx)] };
-  const plan = AgentPlanSchema.parse(input);
+  const parsed = parsePlan(input);
+  if (parsed.problems) return { ok: false, problems: [...parsed.problems, ...salvagedProblems(input, ctx)] };
+  const { plan } = parsed;
   const problems: Problem[] = [];
   if (plan.steps.length === 0) problems.push({ code: 'plan_empty', params: {} });
   if (plan.steps.length > MAX_STEPS) problems.push({ code: 'plan_too_many_steps', params: { count: plan.steps.length } });
   problems.push(...stepSetProblems(plan.steps, [], ctx));
-  const pre = prerequisites(plan.steps);
-  for (const step of plan.steps) problems.push(...referenceProblems(step, plan.steps, pre.get(step.id) ?? new Set(), ctx));
+  const ids = new Set(plan.steps.map((s) => s.id));
+  // the transitive prerequisites are made only when a reference to a step needs them
+  let pre: Map<string, Set<string>> | undefined;
+  for (const step of plan.steps) problems.push(...referenceProblems(step, plan.steps, ids, () => (pre ??= prerequisites(plan.steps)).get(step.id) ?? NONE, ctx));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, plan };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { chainOf, Client, dagOf, descendants, liveFraction, loadAverage, ROOT, type RealHost, type RunTiming, rssMb, runToEnd, runWatched, runWorkflow, startRealHost } from './real-host';
-import { fmt, median, p99 } from './stats';
+import { fmt, median, p99, quantile } from './stats';
 
 /**
  * The host as `npm start` runs it (its own process, bundled plugins, the sandbox it detects,
@@ -166,7 +166,7 @@ function rssPeak(pid: number): () => number {
   };
 }
 
-async function publishWorkflow(c: Client, tool: string): Promise<string> {
+export async function publishWorkflow(c: Client, tool: string): Promise<string> {
   const def = await c.call('POST', '/api/workflows', { name: `bench-${Math.random().toString(36).slice(2)}`, description: '', inputSchema: { type: 'object' }, plan: { steps: [{ id: 's0', tool, arguments: {} }] } });
   if (def.status >= 300) throw new Error(`workflow: ${JSON.stringify(def.body)}`);
   const pub = await c.call('POST', `/api/workflows/${def.body.id}/publish`, { revision: def.body.revision });
@@ -182,12 +182,29 @@ async function drained(c: Client): Promise<void> {
   }
 }
 
-/** Background tasks over HTTP: dispatches/s with the queue kept full, then enqueue → start at half that rate. */
-async function tasksOverHttp(c: Client, workflowId: string, n: number) {
-  const submit = async (): Promise<string> => {
+/** Paced submissions in the half-load phase: enough that its p99 is not set by a handful of waits. */
+export const HALF_LOAD_TASKS = 2500;
+/** The half-load phase is cut to this many seconds of paced submissions on a slow (loaded) machine. */
+const HALF_LOAD_MAX_S = 20;
+
+/** One task of the half-load phase: its queue wait (ms), whether it was queued, and when it was submitted (host's clock). */
+export interface TaskWait {
+  waitMs: number;
+  queued: boolean;
+  submittedMs: number;
+}
+
+/**
+ * Background tasks over HTTP: dispatches/s with the queue kept full, then enqueue → start at half
+ * that rate. Each task's wait is its own `queueWaitMs`, read from the submission's answer when the
+ * task started at once (the answer comes after its start), else from `GET …/output` once it ended:
+ * never from a listing afterwards, which keeps only the newest 100 finished tasks.
+ */
+export async function tasksOverHttp(c: Client, workflowId: string, n: number, halfLoadTasks = HALF_LOAD_TASKS) {
+  const submit = async (): Promise<{ id: string; queued: boolean; queueWaitMs: unknown; submittedAt: string }> => {
     for (;;) {
       const r = await c.call('POST', '/api/agent/tasks', { workflowId, priority: 'interactive', permissionMode: 'full-access' });
-      if (r.status === 202) return r.body.id as string;
+      if (r.status === 202) return r.body;
       if (r.status !== 429) throw new Error(`task submit ${r.status} ${JSON.stringify(r.body)}`);
       await new Promise((res) => setTimeout(res, 2)); // the queue is full: try again shortly (not the advised 1 s, to keep it full)
     }
@@ -206,25 +223,30 @@ async function tasksOverHttp(c: Client, workflowId: string, n: number) {
   );
   await drained(c);
   const rate = (n * 1000) / (performance.now() - t0);
-  // half load: paced submissions, the queue wait of each from its snapshot
+  // half load: paced submissions, the queue wait of each from its own task
   const half = rate / 2;
-  const ids: string[] = [];
+  const waits: TaskWait[] = [];
+  const lost: string[] = [];
+  const waitOf = async (): Promise<void> => {
+    const t = await submit();
+    let snap: { queueWaitMs?: unknown; state?: string } = t;
+    if (t.queued) snap = (await c.call('GET', `/api/agent/tasks/${t.id}/output?timeoutMs=60000`)).body;
+    if (typeof snap.queueWaitMs === 'number' && snap.state !== 'cancelled') waits.push({ waitMs: snap.queueWaitMs, queued: t.queued, submittedMs: Date.parse(t.submittedAt) });
+    else lost.push(t.id);
+  };
   const s0 = performance.now();
   const pending: Promise<void>[] = [];
-  const paced = Math.min(n, Math.max(20, Math.round(half * 30))); // about 30 s of paced load
+  const paced = Math.min(halfLoadTasks, Math.max(300, Math.round(half * HALF_LOAD_MAX_S)));
   for (let i = 0; i < paced; i++) {
     const wait = s0 + (i * 1000) / half - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(submit().then((id) => void ids.push(id)));
+    pending.push(waitOf());
   }
   await Promise.all(pending);
+  const pacedSeconds = (performance.now() - s0) / 1000;
   await drained(c);
-  const waits: number[] = [];
-  for (const id of ids) {
-    const snap = (await c.call('GET', `/api/agent/tasks/${id}`)).body as { queueWaitMs?: unknown };
-    if (typeof snap.queueWaitMs === 'number') waits.push(snap.queueWaitMs);
-  }
-  return { rate, half, waits };
+  if (lost.length) throw new Error(`${lost.length} of ${paced} tasks gave no queue wait (first: ${lost[0]})`);
+  return { rate, half, waits, pacedSeconds };
 }
 
 /** Webhook deliveries with an event id each, in waves of 32 (one owner's interactive allowance), each wave run to its end. */
@@ -406,8 +428,10 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       const tasks = await tasksOverHttp(c, wfId, 300);
       lines.push('', '| background tasks over HTTP (1-step workflow bodies) | value | floor | ratio |', '|---|---|---|---|');
       lines.push(`| task dispatches/s, queue kept full by 16 submitters (each task a real run) | ${fmt(tasks.rate, 0)} | ${fmt(floorN.perSecond, 0)} req/s (Fastify + 1 insert) | ${fmt(tasks.rate / floorN.perSecond, 3)} |`);
+      const w = tasks.waits.map((x) => x.waitMs);
+      const queuedN = tasks.waits.filter((x) => x.queued).length;
       lines.push(
-        `| enqueue → start at half load (${fmt(tasks.half, 0)}/s), each task's own queueWaitMs (its body's start − its admission, taken by the host's sub-millisecond clock inside the host; HTTP not included): median / p99 ms | ${fmt(median(tasks.waits), 3)} / ${fmt(p99(tasks.waits), 3)} | | goal p99 ≤ 5 ms |`,
+        `| enqueue → start at half load: ${w.length} tasks paced at ${fmt(tasks.half, 0)}/s over ${fmt(tasks.pacedSeconds, 1)} s (${queuedN} found no free slot and queued); each task's own queueWaitMs = the host's sub-millisecond clock from its admission (the capacity check passed, before its creation is committed) to its dispatch (creation committed, a slot given, its start recorded; the body's run begins in the same turn); HTTP not included. p50 / p90 / p99 / max ms | ${fmt(quantile(w, 0.5), 3)} / ${fmt(quantile(w, 0.9), 3)} / ${fmt(p99(w), 3)} / ${fmt(Math.max(...w), 3)} | | goal p99 ≤ 5 ms |`,
       );
       note('webhooks');
       const hooks = await webhooksOverHttp(c, wfId, 10);

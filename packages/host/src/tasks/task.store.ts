@@ -39,7 +39,7 @@ export interface SaveOptions {
   /**
    * False when nobody is blocked on this write (a start time, an end whose slot is already
    * free): it may wait up to `LAZY_COMMIT_MS` to share a commit with other writes. Default true:
-   * committed in this turn of the event loop.
+   * committed in this turn of the event loop (on SQLite at once when it is the turn's first).
    */
   soon?: boolean;
 }
@@ -171,9 +171,12 @@ interface Waiter {
 }
 
 /**
- * The single-host store: one SQLite table. Writes are group-committed: the saves issued in one
- * turn of the event loop are committed together (the latest state of each task, one transaction,
- * with the end writers' rows), and each save resolves only after that commit (durable before anyone is told).
+ * The single-host store: one SQLite table. Writes are group-committed (the latest state of each
+ * task, one transaction, with the end writers' rows), and each save resolves only after its
+ * commit (durable before anyone is told). The first write someone waits on in a turn of the event
+ * loop is committed at once, with every write pending then (a submission's task can start in the
+ * callback that admitted it, not after the rest of the turn's I/O callbacks); the later ones of
+ * that turn share one commit at its end, as do writes nobody waits on (held ≤ `LAZY_COMMIT_MS`).
  */
 export class SqliteTaskStore implements TaskStore {
   private readonly db: Kysely<Tables>;
@@ -181,6 +184,11 @@ export class SqliteTaskStore implements TaskStore {
   private waiters: Waiter[] = [];
   private scheduled = false;
   private lazy: NodeJS.Timeout | undefined;
+  /** A write was committed at once in the current turn: the turn's later writes share its end's commit. */
+  private committedInTurn = false;
+  private readonly turnEnded = (): void => {
+    this.committedInTurn = false;
+  };
   /** Serialized inputs by task id while the task is live (they never change). */
   private readonly inputsJson = new Map<string, string>();
   private readonly endWriters = new Set<EndWriter>();
@@ -218,11 +226,22 @@ export class SqliteTaskStore implements TaskStore {
       this.waiters.push({ resolve, reject });
       if (options?.soon === false) {
         if (!this.scheduled && !this.lazy) this.lazy = setTimeout(() => void this.flush(), LAZY_COMMIT_MS);
+      } else if (!this.scheduled && this.commitsNow()) {
+        this.committedInTurn = true;
+        setImmediate(this.turnEnded);
+        void this.flush();
       } else if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
       }
     });
+  }
+
+  /** Whether a write someone waits on is committed at once: the turn's first, on SQLite, outside another transaction. */
+  private commitsNow(): boolean {
+    if (this.postgres || this.committedInTurn) return false;
+    const raw = rawOf(this.root);
+    return raw !== undefined && !raw.inTransaction;
   }
 
   saveWithin(t: TaskRecord): void {

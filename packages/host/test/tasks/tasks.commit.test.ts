@@ -319,4 +319,73 @@ describe('end writers (SQLite)', () => {
     expect((await store.get('t4'))?.state).toBe('completed');
     expect(seen).toEqual([]);
   });
+
+  it('commits the first write someone waits on in a turn at once, with the writes pending then; the turn’s later ones, and writes nobody waits on, at the turn’s end', async () => {
+    const o = await database();
+    const store = new SqliteTaskStore(o.db);
+    const stateOf = (id: string) => (o.raw.prepare('select state from bg_tasks where id = ?').get(id) as { state: string } | undefined)?.state;
+    // a write nobody waits on is pending: the turn's first awaited write takes it along
+    const lazy = store.save(record('a', { state: 'queued', startedMs: undefined }), { soon: false });
+    expect(stateOf('a')).toBeUndefined();
+    const first = store.save(record('b'));
+    expect(stateOf('a')).toBe('queued');
+    expect(stateOf('b')).toBe('running');
+    // later in the same turn: shares the commit at the turn's end
+    const later = store.save(record('c'));
+    expect(stateOf('c')).toBeUndefined();
+    await Promise.all([lazy, first, later]);
+    expect(stateOf('c')).toBe('running');
+    // a new turn: its first awaited write is committed at once again; a lone lazy write waits
+    await new Promise((r) => setImmediate(r));
+    const held = store.save(record('c', { state: 'completed', finishedMs: 1002 }), { soon: false });
+    expect(stateOf('c')).toBe('running');
+    await held;
+    expect(stateOf('c')).toBe('completed');
+    await new Promise((r) => setImmediate(r));
+    const again = store.save(record('d'));
+    expect(stateOf('d')).toBe('running');
+    await again;
+    // while a transaction holds the connection nothing is written inside it: the write waits for the turn's end
+    await new Promise((r) => setImmediate(r));
+    let insideTrx!: Promise<void>;
+    await o.db.transaction().execute(async (trx) => {
+      insideTrx = store.save(record('e'));
+      expect(stateOf('e')).toBeUndefined();
+      await trx.selectFrom('bg_tasks').select('id').execute();
+    });
+    await insideTrx;
+    expect(stateOf('e')).toBe('running');
+  });
+
+  it('starts a task submitted to a free slot in the callback that submitted it, before the turn’s later callbacks', async () => {
+    const db = await database();
+    let laterCallbackRan = false;
+    const seenAtStart: boolean[] = [];
+    const registry = new TaskRegistry({
+      store: new SqliteTaskStore(db.db),
+      policy: new FairQueue({ maxRunning: 2 }),
+      clock: { now: () => Date.now() },
+      logger: pino({ level: 'silent' }),
+      body: {
+        prepare: async () => ({ workflowVersion: 1, inputs: {} }),
+        run: async (): Promise<BodyOutcome> => {
+          seenAtStart.push(laterCallbackRan);
+          return { state: 'completed', text: '' };
+        },
+      },
+    });
+    // a callback of this turn queued before the submission (another request's work, say)
+    await new Promise((r) => setImmediate(r));
+    setImmediate(() => {
+      laterCallbackRan = true;
+    });
+    const submitted = await registry.submit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow' });
+    if (!submitted.ok) throw new Error('refused');
+    expect(submitted.task.state).toBe('running');
+    // committed (persisted before reported) and started without waiting for that callback
+    expect(db.raw.prepare('select state from bg_tasks where id = ?').get(submitted.task.id)).toEqual({ state: 'running' });
+    await until(() => seenAtStart.length === 1, 'the body');
+    expect(seenAtStart).toEqual([false]);
+    await registry.close();
+  });
 });

@@ -50,6 +50,16 @@ const SETTLED = Promise.resolve();
 const ANSWER_HEAD = '{"jsonrpc":"2.0","id":';
 const RESULT_KEY = '"result":';
 
+/**
+ * A request's line: the text `JSON.stringify` makes of `{jsonrpc, id, method, params}`, without
+ * making that object (no `params` key when it is undefined, as `JSON.stringify` leaves it out).
+ */
+export function requestLine(id: number, method: string, params: unknown): string {
+  const head = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)}`;
+  const body = params === undefined ? undefined : JSON.stringify(params);
+  return body === undefined ? `${head}}` : `${head},"params":${body}}`;
+}
+
 export class RpcConnection {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
@@ -94,7 +104,7 @@ export class RpcConnection {
         };
         this.pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress: options.onProgress });
       } else this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
-      this.write({ jsonrpc: '2.0', id, method, params });
+      this.writeLine(requestLine(id, method, params));
       options.onDispatch?.(id);
     });
   }
@@ -136,7 +146,11 @@ export class RpcConnection {
    * queued by the first of them (so a caller that yields once after sending has sent).
    */
   private write(message: unknown): void {
-    this.outbox.push(JSON.stringify(message));
+    this.writeLine(JSON.stringify(message));
+  }
+
+  private writeLine(line: string): void {
+    this.outbox.push(line);
     // a reaction on a settled promise: `queueMicrotask` would also make an AsyncResource and a bound function
     if (this.outbox.length === 1) SETTLED.then(this.flush);
   }

@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { RpcConnection } from '../../src/plugins/rpc-connection';
+import { RpcConnection, requestLine } from '../../src/plugins/rpc-connection';
 import { resultJsonOf } from '../../src/tools/result-json';
 
 /** A worker's stdin that records each write, and its stdout fed by the test. */
@@ -18,6 +18,19 @@ function wire() {
 }
 
 describe('RpcConnection writes', () => {
+  it("frames a request as JSON.stringify frames the request object, whatever its params", async () => {
+    const dated = { at: new Date(0), toJSON: () => ({ replaced: true }) };
+    const cases: unknown[] = [undefined, null, 0, 'a "quoted"\n\u2028 é 𝄞', [1, 'x', null], { a: { b: [undefined, () => 1] }, skip: undefined }, dated, { toJSON: () => undefined }, () => 1];
+    for (const [i, params] of cases.entries()) {
+      const method = i % 2 ? 'email_accounts_list' : 'odd "method"\u0007';
+      expect(requestLine(i + 1, method, params)).toBe(JSON.stringify({ jsonrpc: '2.0', id: i + 1, method, params }));
+    }
+    const w = wire();
+    void w.rpc.request('m', undefined);
+    await Promise.resolve();
+    expect(w.writes).toEqual(['{"jsonrpc":"2.0","id":1,"method":"m"}\n']);
+  });
+
   it('sends the requests of one tick in one write, before a caller that yields once goes on', async () => {
     const w = wire();
     const calls = [w.rpc.request('m', 1), w.rpc.request('m', 2), w.rpc.request('m', 3)];

@@ -182,13 +182,13 @@ export class StepRunner {
     const startedAt = r.now();
     const maxAttempts = tool && isRetrySafe(tool) ? (step.retry?.maxAttempts ?? 1) : 1;
     let delay = step.retry?.initialBackoffMs ?? 500;
-    const { events: startEvents, row: startRow } = this.startRecord(step, tool, args, startedAt);
     // A call that may take effect starts only once its start is durable (a host that dies during
     // it finds the step running, hence uncertain). A retry-safe call is made first and overlaps
     // the start's commit (a worker process starts on it while the start is written): its later
     // commits (retry, end) are queued after the start, in the same group commit or a later one,
     // and a failed start fails them (they are never written without it). Events the tool emits
-    // before the start's commit is queued are held until then.
+    // before the start's commit is queued are held until then. The start's record is made once
+    // the call has left (while the worker answers): it holds the arguments by reference either way.
     const overlap = tool !== undefined && isRetrySafe(tool);
     const held: HeldEvents | undefined = overlap ? { open: false, events: [] } : undefined;
     const turn = r.deps.events.turn;
@@ -196,6 +196,7 @@ export class StepRunner {
     const first = overlap && tool ? this.invoke(step, tool, args, approved, held) : undefined;
     // a worker's request leaves in a promise job queued as it is sent: let it go before the commit
     if (first) await Promise.resolve();
+    const { events: startEvents, row: startRow } = this.startRecord(step, tool, args, startedAt);
     // the start of a call that has left may wait for a later turn's commits (it holds no effect)
     const startWritten = first ? r.commitQueued(startEvents, { status: r.liveStatus() }, startRow, true) : r.commit(startEvents, { status: r.liveStatus() }, startRow);
     let startFailure: { err: unknown } | undefined;

@@ -348,12 +348,13 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
 
   /**
    * Saves the task as it is now; once committed it becomes what is reported. `soon: false` when
-   * nothing waits on the write (it shares the next commit, at most `LAZY_COMMIT_MS` later).
+   * nothing waits on the write (it shares the next commit, at most `LAZY_COMMIT_MS` later);
+   * `starts` when its body starts once it is committed (committed at once).
    */
-  private persist(entry: Live, soon = true): Promise<void> {
+  private persist(entry: Live, soon = true, starts = false): Promise<void> {
     const r = entry.record;
     const copy = copyRecord(r);
-    return this.deps.store.save(r, { soon }).then(() => {
+    return this.deps.store.save(r, starts ? { soon, starts } : { soon }).then(() => {
       entry.view = copy;
     });
   }
@@ -377,7 +378,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const admitted = this.admit(prepared);
     if (!admitted.ok) return admitted;
     const { entry, starts } = admitted;
-    entry.persisted = this.persist(entry);
+    // its body starts once this commit is done: committed at once, not at the turn's end
+    entry.persisted = this.persist(entry, true, starts);
     try {
       await entry.persisted;
     } catch (err) {

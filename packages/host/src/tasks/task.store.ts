@@ -42,6 +42,12 @@ export interface SaveOptions {
    * committed in this turn of the event loop (on SQLite at once when it is the turn's first).
    */
   soon?: boolean;
+  /**
+   * A body starts once this write is committed (a submission given a free slot): on SQLite it is
+   * committed at once even after other commits of the turn, so the start never waits for the rest
+   * of the turn's callbacks.
+   */
+  starts?: boolean;
 }
 
 /** The longest a write nobody waits on is held back to share a commit. */
@@ -174,9 +180,10 @@ interface Waiter {
  * The single-host store: one SQLite table. Writes are group-committed (the latest state of each
  * task, one transaction, with the end writers' rows), and each save resolves only after its
  * commit (durable before anyone is told). The first write someone waits on in a turn of the event
- * loop is committed at once, with every write pending then (a submission's task can start in the
- * callback that admitted it, not after the rest of the turn's I/O callbacks); the later ones of
- * that turn share one commit at its end, as do writes nobody waits on (held ≤ `LAZY_COMMIT_MS`).
+ * loop is committed at once, with every write pending then, and so is every write a body's start
+ * waits on (a submission's task starts in the callback that admitted it, not after the rest of the
+ * turn's I/O callbacks); the turn's other waited writes share one commit at its end, and writes
+ * nobody waits on wait ≤ `LAZY_COMMIT_MS` to share one.
  */
 export class SqliteTaskStore implements TaskStore {
   private readonly db: Kysely<Tables>;
@@ -226,9 +233,11 @@ export class SqliteTaskStore implements TaskStore {
       this.waiters.push({ resolve, reject });
       if (options?.soon === false) {
         if (!this.scheduled && !this.lazy) this.lazy = setTimeout(() => void this.flush(), LAZY_COMMIT_MS);
-      } else if (!this.scheduled && this.commitsNow()) {
-        this.committedInTurn = true;
-        setImmediate(this.turnEnded);
+      } else if (this.commitsNow(options?.starts === true)) {
+        if (!this.committedInTurn) {
+          this.committedInTurn = true;
+          setImmediate(this.turnEnded);
+        }
         void this.flush();
       } else if (!this.scheduled) {
         this.scheduled = true;
@@ -237,9 +246,9 @@ export class SqliteTaskStore implements TaskStore {
     });
   }
 
-  /** Whether a write someone waits on is committed at once: the turn's first, on SQLite, outside another transaction. */
-  private commitsNow(): boolean {
-    if (this.postgres || this.committedInTurn) return false;
+  /** Whether a write someone waits on is committed at once: the turn's first or one a start waits on, on SQLite, outside another transaction. */
+  private commitsNow(starts: boolean): boolean {
+    if (this.postgres || (this.committedInTurn && !starts)) return false;
     const raw = rawOf(this.root);
     return raw !== undefined && !raw.inTransaction;
   }

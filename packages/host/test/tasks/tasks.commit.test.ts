@@ -320,7 +320,7 @@ describe('end writers (SQLite)', () => {
     expect(seen).toEqual([]);
   });
 
-  it('commits the first write someone waits on in a turn at once, with the writes pending then; the turn’s later ones, and writes nobody waits on, at the turn’s end', async () => {
+  it('commits at once the first write someone waits on in a turn and every write a start waits on, with the writes pending then; the turn’s other writes at its end', async () => {
     const o = await database();
     const store = new SqliteTaskStore(o.db);
     const stateOf = (id: string) => (o.raw.prepare('select state from bg_tasks where id = ?').get(id) as { state: string } | undefined)?.state;
@@ -330,11 +330,16 @@ describe('end writers (SQLite)', () => {
     const first = store.save(record('b'));
     expect(stateOf('a')).toBe('queued');
     expect(stateOf('b')).toBe('running');
-    // later in the same turn: shares the commit at the turn's end
+    // later in the same turn: shares the commit at the turn's end, unless a body's start waits on it
     const later = store.save(record('c'));
     expect(stateOf('c')).toBeUndefined();
-    await Promise.all([lazy, first, later]);
+    const starting = store.save(record('s'), { starts: true });
+    expect(stateOf('s')).toBe('running');
     expect(stateOf('c')).toBe('running');
+    const last = store.save(record('t'));
+    expect(stateOf('t')).toBeUndefined();
+    await Promise.all([lazy, first, later, starting, last]);
+    expect(stateOf('t')).toBe('running');
     // a new turn: its first awaited write is committed at once again; a lone lazy write waits
     await new Promise((r) => setImmediate(r));
     const held = store.save(record('c', { state: 'completed', finishedMs: 1002 }), { soon: false });
@@ -357,7 +362,7 @@ describe('end writers (SQLite)', () => {
     expect(stateOf('e')).toBe('running');
   });
 
-  it('starts a task submitted to a free slot in the callback that submitted it, before the turn’s later callbacks', async () => {
+  it('starts each task submitted to a free slot in the callback that submitted it, before the turn’s later callbacks', async () => {
     const db = await database();
     let laterCallbackRan = false;
     const seenAtStart: boolean[] = [];
@@ -379,13 +384,16 @@ describe('end writers (SQLite)', () => {
     setImmediate(() => {
       laterCallbackRan = true;
     });
-    const submitted = await registry.submit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow' });
-    if (!submitted.ok) throw new Error('refused');
-    expect(submitted.task.state).toBe('running');
-    // committed (persisted before reported) and started without waiting for that callback
-    expect(db.raw.prepare('select state from bg_tasks where id = ?').get(submitted.task.id)).toEqual({ state: 'running' });
-    await until(() => seenAtStart.length === 1, 'the body');
-    expect(seenAtStart).toEqual([false]);
+    // two submissions in the same turn, both to free slots
+    const both = await Promise.all([1, 2].map(() => registry.submit({ ownerId: 'o', workflowId: 'w', priority: 'interactive', kind: 'workflow' })));
+    for (const submitted of both) {
+      if (!submitted.ok) throw new Error('refused');
+      expect(submitted.task.state).toBe('running');
+      // committed (persisted before reported) and started without waiting for that callback
+      expect(db.raw.prepare('select state from bg_tasks where id = ?').get(submitted.task.id)).toEqual({ state: 'running' });
+    }
+    await until(() => seenAtStart.length === 2, 'the bodies');
+    expect(seenAtStart).toEqual([false, false]);
     await registry.close();
   });
 });

@@ -158,12 +158,17 @@ export interface RunTiming {
   stepTs: number[];
 }
 
+/** POST /api/agent/run with a supplied workflow (full access, plan approval off unless asked): its run id. */
+async function startRun(c: Client, workflow: unknown, maxConcurrency: number, planApproval = false): Promise<string> {
+  const res = await c.call('POST', '/api/agent/run', { workflow, config: { planApproval, permissionMode: 'full-access', maxConcurrency } });
+  if (res.status !== 200) throw new Error(`run refused: ${res.status} ${JSON.stringify(res.body)}`);
+  return (res.body as { runId: string }).runId;
+}
+
 /** POST /api/agent/run with a supplied workflow, then watch its SSE stream until `complete`. */
 export async function runWorkflow(c: Client, workflow: unknown, maxConcurrency = 8): Promise<RunTiming> {
   const t0 = performance.now();
-  const res = await c.call('POST', '/api/agent/run', { workflow, config: { planApproval: false, permissionMode: 'full-access', maxConcurrency } });
-  if (res.status !== 200) throw new Error(`run refused: ${res.status} ${JSON.stringify(res.body)}`);
-  const runId = (res.body as { runId: string }).runId;
+  const runId = await startRun(c, workflow, maxConcurrency);
   const stepRecv: number[] = [];
   const stepTs: number[] = [];
   return new Promise((resolve, reject) => {
@@ -197,9 +202,7 @@ export async function runWorkflow(c: Client, workflow: unknown, maxConcurrency =
  */
 export async function runWatched(c: Client, workflow: unknown, maxConcurrency = 8): Promise<RunTiming & { approvedAt: number }> {
   const t0 = performance.now();
-  const res = await c.call('POST', '/api/agent/run', { workflow, config: { planApproval: true, permissionMode: 'full-access', maxConcurrency } });
-  if (res.status !== 200) throw new Error(`run refused: ${res.status} ${JSON.stringify(res.body)}`);
-  const runId = (res.body as { runId: string }).runId;
+  const runId = await startRun(c, workflow, maxConcurrency, true);
   const stepRecv: number[] = [];
   const stepTs: number[] = [];
   let approvedAt = Number.NaN;
@@ -238,9 +241,7 @@ export async function runWatched(c: Client, workflow: unknown, maxConcurrency = 
  */
 export async function runToEnd(c: Client, workflow: unknown, maxConcurrency = 8): Promise<number> {
   const t0 = performance.now();
-  const res = await c.call('POST', '/api/agent/run', { workflow, config: { planApproval: false, permissionMode: 'full-access', maxConcurrency } });
-  if (res.status !== 200) throw new Error(`run refused: ${res.status} ${JSON.stringify(res.body)}`);
-  const runId = (res.body as { runId: string }).runId;
+  const runId = await startRun(c, workflow, maxConcurrency);
   const stream = await c.call('GET', `/api/agent/stream?runId=${runId}`, undefined, { accept: 'text/event-stream' });
   const text = String(stream.body);
   if (stream.status !== 200 || !text.includes('\nevent: complete\n')) throw new Error(`run did not complete: ${stream.status} ${text.slice(-300)}`);

@@ -1,6 +1,7 @@
 import ExcelJS, { type Row } from 'exceljs';
 import Column from 'exceljs/lib/doc/column.js';
 import { excelError } from './errors';
+import { patchZipEnd } from './zip-end';
 
 /**
  * Streaming access to a workbook's sheets (exceljs `WorkbookReader`): rows arrive one at a
@@ -41,6 +42,7 @@ interface ReaderSheet {
 /** Yields each sheet of the workbook; consume its rows before asking for the next one. */
 export async function* openSheets(path: string, options: { styles?: boolean; signal?: AbortSignal } = {}): AsyncGenerator<SheetHandle> {
   patchColumnWidths();
+  patchZipEnd();
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(path, {
     worksheets: 'emit',
     sharedStrings: 'cache',

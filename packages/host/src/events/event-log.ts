@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
-import { type StoredEvent, frame, payloadJson } from './frames';
+import { type StoredEvent, frame, frameParts, payloadJson, writeFrame } from './frames';
 import { LoopTurn } from './turn';
 
 export { payloadJson };
@@ -430,8 +430,10 @@ export class EventLog {
       this.dropRecent(e.runId, entry);
       return;
     }
-    const text = frame(e);
-    const size = Buffer.byteLength(text);
+    // the frame's bytes are written from its pieces; its text is made only when it has no stored payload text
+    const parts = frameParts(e);
+    const text = parts ? undefined : frame(e);
+    const size = parts ? parts.size : Buffer.byteLength(text as string);
     if (entry.bytes + size > RECENT_RUN_BYTES) {
       this.dropRecent(e.runId, entry);
       return;
@@ -441,7 +443,8 @@ export class EventLog {
       entry.buf.copy(grown, 0, 0, entry.bytes);
       entry.buf = grown;
     }
-    entry.buf.write(text, entry.bytes, 'utf8');
+    if (parts) writeFrame(parts, entry.buf, entry.bytes);
+    else entry.buf.write(text as string, entry.bytes, 'utf8');
     entry.bytes += size;
     entry.types.push(e.type);
     entry.ends.push(entry.bytes);

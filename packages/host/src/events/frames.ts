@@ -32,9 +32,57 @@ export function frame(e: RunEvent): string {
   return text;
 }
 
-/** The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts }. */
+/** The frame's text before the payload's members: its id and event lines, the data's opening and type. */
+const frameHead = (type: string, seq: number) => `id: ${seq}\nevent: ${type}\ndata: {"type":${JSON.stringify(type)},`;
+/** The frame's text after the payload's members: the envelope's other keys, the data's end, the blank line. */
+const frameTail = (runId: string, seq: number, ts: string) => `"runId":${JSON.stringify(runId)},"seq":${seq},"ts":${JSON.stringify(ts)}}\n\n`;
+
+/**
+ * The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts },
+ * i.e. the head, the payload's members followed by a comma (none for `{}`), the tail.
+ */
 function frameOf(type: string, payload: string, runId: string, seq: number, ts: string): string {
-  return `id: ${seq}\nevent: ${type}\ndata: {"type":${JSON.stringify(type)},${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}"runId":${JSON.stringify(runId)},"seq":${seq},"ts":${JSON.stringify(ts)}}\n\n`;
+  return `${frameHead(type, seq)}${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}${frameTail(runId, seq, ts)}`;
+}
+
+/** The frame of an event in the pieces `frameOf` joins, with its size in UTF-8 bytes. */
+export interface FrameParts {
+  head: string;
+  payload: string;
+  tail: string;
+  size: number;
+}
+
+/**
+ * The frame of a written event in pieces, to be written as bytes (`writeFrame`) without making its
+ * text: the payload's stored JSON text is written as it is. Undefined when the log kept no such
+ * text for the event, or its frame text is already made: then `frame(e)` is the frame.
+ */
+export function frameParts(e: RunEvent): FrameParts | undefined {
+  const payload = payloadJson.get(e);
+  if (payload === undefined || frames.has(e)) return undefined;
+  const head = frameHead(e.type, e.seq);
+  const tail = frameTail(e.runId, e.seq, e.ts);
+  // the payload's braces are not written; a comma follows its members when it has any
+  const size = Buffer.byteLength(head) + (payload.length > 2 ? Buffer.byteLength(payload) - 1 : 0) + Buffer.byteLength(tail);
+  return { head, payload, tail, size };
+}
+
+/**
+ * Writes a frame's pieces as UTF-8 at `at` (`size` bytes; `buf` must have room): the payload is
+ * written over the head's last byte and its own braces are then overwritten by the commas.
+ */
+export function writeFrame(p: FrameParts, buf: Buffer, at: number): void {
+  const h = buf.write(p.head, at, 'utf8');
+  let end = at + h;
+  if (p.payload.length > 2) {
+    const n = buf.write(p.payload, end - 1, 'utf8');
+    buf[end - 1] = 0x2c;
+    end += n - 2;
+    buf[end] = 0x2c;
+    end += 1;
+  }
+  buf.write(p.tail, end, 'utf8');
 }
 
 /** Keys of the envelope: a stored payload that may hold one at its top level is parsed first. */

@@ -264,7 +264,9 @@ describe('SQLite fast path of the event log and run rows', () => {
     await log.commit('m', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('m'), trx));
     const events = [
       { type: 'step_start', stepId: 's1', index: 1, title: 's1', tool: 'echo', arguments: { v: '\u2028' } },
+      { type: 'cancel_requested' },
       { type: 'audit', kind: 'hook', runId: 'spoofed', ts: 'spoofed' },
+      { type: 'step_complete', stepId: 's0', index: 0, status: 'done', result: { text: '第0步 ✓' }, attempts: 1, durationMs: 1 },
       { type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: { ts: 'nested', seq: 9 }, attempts: 1, durationMs: 1 },
     ];
     await log.commitGrouped('m', events as never, undefined, undefined, true);

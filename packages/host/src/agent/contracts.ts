@@ -24,6 +24,8 @@ export interface PlanRequest {
 export interface Planner {
   /** True when a chat backend is configured for this owner (and `backend`, if named). */
   available(owner: string, backend?: string): Promise<boolean>;
+  /** The answer of `available` when it is at hand without a lookup (the owner's settings already read); else undefined. */
+  availableNow?(owner: string, backend?: string): boolean | undefined;
   /** Drafts a plan. The host validates it; `repair` is called once with the problems if invalid. */
   draft(req: PlanRequest): Promise<unknown>;
   repair(req: PlanRequest, draft: unknown, problems: string[]): Promise<unknown>;

@@ -1,5 +1,5 @@
 import type { AgentPlan, RunStatus } from '@fengyu/protocol';
-import type { NewEvent } from '../events/event-log';
+import { type NewEvent, presetJson } from '../events/event-log';
 import { runResult } from './decide';
 import type { RunOutcome } from './run-reducer';
 import type { StepHost } from './run-types';
@@ -20,8 +20,12 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
   if (outcome === 'completed') {
     const plan = run.plan as AgentPlan;
     const result = runResult(plan.steps, run.results);
+    const resultJson = JSON.stringify(result ?? null);
     const summary = await summarize(run, plan, held);
-    await write([{ type: 'complete', result, summary }], { finished_at: run.now(), gate: null, status: 'completed', summary, result: JSON.stringify(result ?? null) });
+    // the result is serialized once: the row's text, and the event's payload made from it
+    const complete: NewEvent = { type: 'complete', result, summary };
+    presetJson.set(complete, `{"result":${resultJson},"summary":${JSON.stringify(summary)}}`);
+    await write([complete], { finished_at: run.now(), gate: null, status: 'completed', summary, result: resultJson });
     return 'completed';
   }
   const end = { finished_at: run.now(), gate: null };
@@ -51,7 +55,8 @@ async function summarize(run: FinishingRun, plan: AgentPlan, held?: HeldEnd): Pr
     try {
       if (held && !held.written) {
         // without a chat backend there is no model summary: the plain one follows at once
-        if (!(await planner.available(run.owner, run.config.backend))) return plainSummary(run, plan);
+        const available = planner.availableNow?.(run.owner, run.config.backend) ?? (await planner.available(run.owner, run.config.backend));
+        if (!available) return plainSummary(run, plan);
         void held.write();
       }
       const text = await planner.summarize({

@@ -15,6 +15,8 @@ export interface McpSourceDeps extends Omit<ConnectionDeps, 'logger'> {
   logger: Logger;
   /** The owner's `mcpServers` section. */
   servers: (owner: string) => Promise<McpServersSettings>;
+  /** Whether the owner's `mcpServers` section names any server, when the settings are already read; else undefined. */
+  hasServersNow?: (owner: string) => boolean | undefined;
 }
 
 interface Entry {
@@ -74,6 +76,13 @@ export class McpToolSource implements ToolSource {
     const conns = await this.connections(owner);
     await Promise.all(conns.map((c) => c.ensure().catch(() => {})));
     return conns.filter((c) => c.state === 'ready').flatMap((c) => c.tools.map((def) => this.tool(owner, c, def.name)));
+  }
+
+  /** An owner with no server configured lists no tools at once (a server just removed is closed, as `list` does). */
+  listNow(owner: string): readonly Tool[] | undefined {
+    if (this.deps.hasServersNow?.(owner) !== false) return undefined;
+    this.sync(owner, {});
+    return [];
   }
 
   /** Per-server detail for `GET /api/mcp/servers` (connects lazily, like a catalog snapshot). */

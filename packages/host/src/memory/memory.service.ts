@@ -31,12 +31,17 @@ export interface MemoryView {
 export class MemoryService {
   constructor(
     private readonly repo: MemoryRepository,
-    private readonly settings: { memory(owner: string): Promise<MemorySettings> },
+    private readonly settings: { memory(owner: string): Promise<MemorySettings>; memoryNow?(owner: string): MemorySettings | undefined },
     private readonly clock: Clock,
   ) {}
 
   async enabled(owner: string): Promise<boolean> {
     return (await this.settings.memory(owner)).enabled;
+  }
+
+  /** The answer of `enabled` when the owner's settings are already read; else undefined. */
+  enabledNow(owner: string): boolean | undefined {
+    return this.settings.memoryNow?.(owner)?.enabled;
   }
 
   async remember(owner: string, content: string): Promise<MemoryView> {

@@ -88,4 +88,9 @@ export class MemoryToolSource implements ToolSource {
   async list(owner: string): Promise<Tool[]> {
     return (await this.svc.enabled(owner)) ? this.tools : [];
   }
+
+  listNow(owner: string): readonly Tool[] | undefined {
+    const enabled = this.svc.enabledNow(owner);
+    return enabled === undefined ? undefined : enabled ? this.tools : [];
+  }
 }

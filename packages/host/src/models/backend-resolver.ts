@@ -12,6 +12,8 @@ import type { SecretStore } from './secret-store';
 export interface BackendSettingsReader {
   backends(owner: string): Promise<BackendConfig[]>;
   defaultBackend(owner: string): Promise<string | null>;
+  /** What `backends` would answer, when the owner's settings are already read; else undefined. */
+  backendsNow?(owner: string): BackendConfig[] | undefined;
 }
 
 export interface ResolvedBackend {
@@ -34,6 +36,17 @@ export class BackendResolver {
     if (backendId) return list.find((b) => b.id === backendId);
     const preferred = await this.settings.defaultBackend(owner);
     return list.find((b) => b.id === preferred) ?? list[0];
+  }
+
+  /**
+   * Whether `pick` would find a backend, when the owner's settings are at hand (read from them each
+   * time: a saved change applies to the next call); else undefined.
+   */
+  pickableNow(owner: string, backendId?: string): boolean | undefined {
+    const list = this.settings.backendsNow?.(owner);
+    if (list === undefined) return undefined;
+    // without a named backend, `pick` finds the default or the first one: any configured backend
+    return backendId ? list.some((b) => b.id === backendId) : list.length > 0;
   }
 
   /** Resolves a usable model or throws `no_chat_backend` / `unknown_backend` / `backend_key_missing`. */

@@ -52,11 +52,12 @@ export function createModelsDomain(deps: ModelsDeps): ModelsDomain {
     {
       backends: (owner) => deps.settings.section<BackendConfig[]>(owner, 'backends'),
       defaultBackend: (owner) => deps.settings.section<string | null>(owner, 'defaultBackend'),
+      backendsNow: (owner) => deps.settings.sectionNow<BackendConfig[]>(owner, 'backends'),
     },
     secrets,
     deps.config.env,
   );
-  const memory = new MemoryService(new MemoryRepository(deps.db), { memory: (owner) => deps.settings.section<MemorySettings>(owner, 'memory') }, deps.clock);
+  const memory = new MemoryService(new MemoryRepository(deps.db), { memory: (owner) => deps.settings.section<MemorySettings>(owner, 'memory'), memoryNow: (owner) => deps.settings.sectionNow<MemorySettings>(owner, 'memory') }, deps.clock);
   const conversations = new ConversationRepository(deps.db);
   const chatGates = new ChatGates();
   const chat = new ChatService({

@@ -22,7 +22,11 @@ export class ModelPlanner implements Planner {
   constructor(private readonly deps: PlannerDeps) {}
 
   async available(owner: string, backend?: string): Promise<boolean> {
-    return (await this.deps.resolver.pick(owner, backend)) !== undefined;
+    return this.availableNow(owner, backend) ?? (await this.deps.resolver.pick(owner, backend)) !== undefined;
+  }
+
+  availableNow(owner: string, backend?: string): boolean | undefined {
+    return this.deps.resolver.pickableNow(owner, backend);
   }
 
   async draft(req: PlanRequest): Promise<unknown> {

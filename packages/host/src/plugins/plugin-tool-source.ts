@@ -14,6 +14,8 @@ import type { WorkerManager, WorkerTarget } from './worker-manager';
 
 export interface PluginToolDeps {
   plugins: () => Promise<InstalledPlugin[]>;
+  /** The list `plugins` would answer, when it is already read and unchanged since; else undefined. */
+  pluginsNow?: () => InstalledPlugin[] | undefined;
   /** The plugin as installed now (a run's snapshot may outlive a disable or an upgrade). */
   current?: (pluginId: string) => Promise<InstalledPlugin | undefined>;
   /**
@@ -103,9 +105,17 @@ export class PluginToolSource implements ToolSource {
   constructor(private readonly deps: PluginToolDeps) {}
 
   async list(_owner: string): Promise<Tool[]> {
-    const plugins = await this.deps.plugins();
+    return [...this.toolsOf(await this.deps.plugins())];
+  }
+
+  listNow(): readonly Tool[] | undefined {
+    const plugins = this.deps.pluginsNow?.();
+    return plugins ? this.toolsOf(plugins) : undefined;
+  }
+
+  private toolsOf(plugins: InstalledPlugin[]): readonly Tool[] {
     if (this.memo?.from !== plugins) this.memo = { from: plugins, tools: plugins.flatMap((p) => (p.manifest.aiTools ?? []).map((ai) => pluginTool(p, ai, this.deps, p.enabled))) };
-    return [...this.memo.tools];
+    return this.memo.tools;
   }
 
   async status(): Promise<SourceStatus[]> {

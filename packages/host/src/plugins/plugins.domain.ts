@@ -93,7 +93,7 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
     otherToolNames: () => otherToolNames(core.catalog),
   });
   core.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
+    new PluginToolSource({ plugins: () => repo.list(), pluginsNow: () => repo.listNow(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
   );
   const resolveFiles: FilesResolver = async (owner, runId, entries) => {
     const grants = await resolveRunFiles(core, owner, runId, entries as RunFileEntry[]);

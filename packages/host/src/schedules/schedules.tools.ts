@@ -43,6 +43,7 @@ export const TASK_SCHEDULE_SCHEMA: JsonSchema = {
 export class ScheduleToolSource implements ToolSource {
   readonly kind = 'builtin' as const;
   private readonly tool: Tool;
+  private readonly tools: readonly Tool[];
 
   constructor(service: ScheduleService) {
     this.tool = {
@@ -60,9 +61,14 @@ export class ScheduleToolSource implements ToolSource {
         return { scheduleId: row.id, schedule: toView(row) };
       },
     };
+    this.tools = [this.tool];
   }
 
   async list(): Promise<Tool[]> {
     return [this.tool];
+  }
+
+  listNow(): readonly Tool[] {
+    return this.tools;
   }
 }

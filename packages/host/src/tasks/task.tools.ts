@@ -133,5 +133,5 @@ export function taskTools(registry: TaskExecutor): Tool[] {
 
 export function taskToolSource(registry: TaskExecutor): ToolSource {
   const tools = taskTools(registry);
-  return { kind: 'builtin', list: async () => tools };
+  return { kind: 'builtin', list: async () => tools, listNow: () => tools };
 }

@@ -65,8 +65,15 @@ export class ToolCatalog {
   /** Every registered source's tools for `owner`; sources of the kind `skip` are not asked. */
   async snapshot(owner: string, skip?: ToolSourceKind): Promise<CatalogSnapshot> {
     const asked = skip === undefined ? this.sources : this.sources.filter((s) => s.kind !== skip);
-    const lists = await Promise.all(asked.map((s) => s.list(owner).catch(() => [] as Tool[])));
-    const all = lists.flat();
+    // the sources that answer at once are not awaited; a failing source contributes no tools
+    let waits = false;
+    const lists = asked.map((s) => {
+      const now = listedNow(s, owner);
+      if (now) return now;
+      waits = true;
+      return s.list(owner).catch(() => [] as Tool[]);
+    });
+    const all = (waits ? await Promise.all(lists) : (lists as Array<readonly Tool[]>)).flat();
     if (skip !== undefined) return new CatalogSnapshot(all);
     const last = this.last;
     if (last && sameTools(last.from, all) && last.snapshot.availabilityRead.every(([t, was]) => t.available === was)) return last.snapshot;
@@ -78,6 +85,15 @@ export class ToolCatalog {
   async status(): Promise<SourceStatus[]> {
     const all = await Promise.all(this.sources.map((s) => (s.status ? s.status().catch(() => []) : Promise.resolve([]))));
     return all.flat();
+  }
+}
+
+/** A source's `listNow`; a source that throws there lists no tools, as when its `list` fails. */
+function listedNow(source: ToolSource, owner: string): readonly Tool[] | undefined {
+  try {
+    return source.listNow?.(owner);
+  } catch {
+    return [];
   }
 }
 

@@ -76,6 +76,11 @@ export interface ToolSource {
   readonly kind: ToolSourceKind;
   /** Current tools for `owner`. Must not throw for a broken backend: report it via `status`. */
   list(owner: string): Promise<Tool[]>;
+  /**
+   * What `list` would answer, when that is at hand without a lookup or a wait (the owner's settings
+   * already read, nothing to connect); else undefined and `list` is asked. Read afresh on each call.
+   */
+  listNow?(owner: string): readonly Tool[] | undefined;
   /** Optional health of the source's backends (e.g. MCP servers that failed to start). */
   status?(): Promise<SourceStatus[]>;
 }

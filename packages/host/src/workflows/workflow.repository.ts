@@ -115,6 +115,11 @@ export class WorkflowRepository {
   }
 
   /** Rows of every published workflow of the owner, each with its active version. */
+  /** What `published` would answer, when it is cached (SQLite, no write since it was read); else undefined. */
+  publishedNow(owner: string): ReadonlyArray<{ row: WorkflowRow; version: VersionRow }> | undefined {
+    return this.publishedCache?.get(owner);
+  }
+
   async published(owner: string): Promise<Array<{ row: WorkflowRow; version: VersionRow }>> {
     const hit = this.publishedCache?.get(owner);
     if (hit) return hit;

@@ -77,6 +77,11 @@ export class WorkflowToolSource implements ToolSource {
 
   constructor(private readonly deps: WorkflowToolDeps) {}
 
+  /** An owner with no published workflow lists no tools at once; published ones are made from a snapshot (`list`). */
+  listNow(owner: string): readonly Tool[] | undefined {
+    return this.deps.repo.publishedNow?.(owner)?.length === 0 ? [] : undefined;
+  }
+
   async list(owner: string): Promise<Tool[]> {
     const published = await this.deps.repo.published(owner);
     if (published.length === 0) return [];

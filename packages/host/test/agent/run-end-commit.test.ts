@@ -56,6 +56,24 @@ describe("the last step's end and the run's end", () => {
     expect(detail.executions.find((x: { stepId: string }) => x.stepId === 'a').status).toBe('done');
   });
 
+  it("store the run's result once serialized: the row's text is the complete event's result, for one sink and eight", async () => {
+    for (const sinks of [1, 8]) {
+      const steps = Array.from({ length: sinks }, (_, i) => ({ id: `s${i}`, tool: 'echo', arguments: { value: { i, text: `第${i} "q"\n`, list: [i, null, true] } } }));
+      const runId = await start(t, steps);
+      const seen = await t.stream(runId);
+      const complete = seen.at(-1);
+      expect(complete?.type).toBe('complete');
+      const row = await t.host.ctx.db.selectFrom('runs').select(['result', 'summary']).where('id', '=', runId).executeTakeFirstOrThrow();
+      const stored = await t.host.ctx.db.selectFrom('run_events').select('data').where('run_id', '=', runId).where('type', '=', 'complete').executeTakeFirstOrThrow();
+      expect(JSON.parse(stored.data)).toEqual({ result: JSON.parse(row.result as string), summary: row.summary });
+      expect(complete?.data.result).toEqual(JSON.parse(row.result as string));
+      const stepResult = (id: string) => seen.find((e) => e.type === 'step_complete' && e.data.stepId === id)?.data.result;
+      const want = sinks === 1 ? stepResult('s0') : Object.fromEntries(steps.map((s) => [s.id, stepResult(s.id)]));
+      expect(JSON.stringify(want)).toContain('"list":[');
+      expect(JSON.parse(row.result as string)).toEqual(want);
+    }
+  });
+
   it('are one commit for the last step of a chain only; an earlier step ends before the next starts', async () => {
     const runId = await start(t, [
       { id: 'a', tool: 'echo', arguments: { value: 1 } },

@@ -39,6 +39,9 @@ export class BrowserToolSource implements ToolSource {
   async list(): Promise<Tool[]> {
     return [...this.tools];
   }
+  listNow(): readonly Tool[] {
+    return this.tools;
+  }
 }
 
 export interface BrowserAssembly {

@@ -33,7 +33,7 @@ export function builtinSource(ctx: Pick<CoreServices, 'config' | 'settings' | 'o
   const tools: Tool[] = [
     createExecuteCommandTool({ home: ctx.config.home, env: ctx.config.env, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)), isolation: hostOwnerIsolation(ctx) }),
   ];
-  return { kind: 'builtin', list: async () => tools };
+  return { kind: 'builtin', list: async () => tools, listNow: () => tools };
 }
 
 /** How this host isolates the commands of owners other than the primary one. */

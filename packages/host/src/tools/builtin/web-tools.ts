@@ -43,6 +43,9 @@ export class WebToolSource implements ToolSource {
   async list(): Promise<Tool[]> {
     return [...this.tools];
   }
+  listNow(): readonly Tool[] {
+    return this.tools;
+  }
 }
 
 /** Registers the sections and the source on a host (called by the MCP/web domain registrar). */

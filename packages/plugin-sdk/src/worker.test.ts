@@ -77,6 +77,22 @@ describe('worker runtime', () => {
     expect(answers).toEqual(['{"jsonrpc":"2.0","id":11,"result":{"sum":2}}', '{"jsonrpc":"2.0","id":"x\\"1","result":{"sum":4}}', '{"jsonrpc":"2.0","id":12}']);
   });
 
+  it('writes any id of a result line as JSON.stringify writes it (odd numbers included)', async () => {
+    const h = harness();
+    h.send('{"jsonrpc":"2.0","id":1e400,"method":"add","params":{"a":1,"b":0}}\n');
+    h.send('{"jsonrpc":"2.0","id":-0,"method":"add","params":{"a":2,"b":0}}\n');
+    h.send('{"jsonrpc":"2.0","id":1.5,"method":"add","params":{"a":3,"b":0}}\n');
+    h.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"add","params":{"a":4,"b":0}}\n');
+    await h.next((m) => (m.result as { sum?: number } | undefined)?.sum === 4);
+    const answers = h.raw.filter((l) => l.includes('"result"'));
+    expect(answers).toEqual([
+      '{"jsonrpc":"2.0","id":null,"result":{"sum":1}}',
+      '{"jsonrpc":"2.0","id":0,"result":{"sum":2}}',
+      '{"jsonrpc":"2.0","id":1.5,"result":{"sum":3}}',
+      '{"jsonrpc":"2.0","id":9007199254740992,"result":{"sum":4}}',
+    ]);
+  });
+
   it('reads lines split across chunks, and answers the synchronous calls of one chunk in one write', async () => {
     const h = harness();
     const one = JSON.stringify({ jsonrpc: '2.0', id: 21, method: 'nothing', params: {} });

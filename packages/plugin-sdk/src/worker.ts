@@ -10,6 +10,7 @@ import {
   type RpcError,
   type RpcRequest,
 } from './wire';
+import { directWriter } from './stdout';
 
 /**
  * The worker runtime: register typed methods, then `start()` to serve newline-delimited
@@ -73,6 +74,8 @@ export interface WorkerIo {
   exit: (code: number) => void;
 }
 
+const SETTLED = Promise.resolve();
+
 export class Worker {
   private readonly methods = new Map<string, Registered>();
   private readonly inflight = new Map<number | string, CallState>();
@@ -104,7 +107,7 @@ export class Worker {
   start(io: Partial<WorkerIo> = {}): void {
     const full: WorkerIo = {
       input: io.input ?? process.stdin,
-      write: io.write ?? ((line) => void process.stdout.write(line)),
+      write: io.write ?? directWriter(process.stdout, 1),
       env: io.env ?? process.env,
       argv: io.argv ?? process.argv,
       exit: io.exit ?? ((code) => process.exit(code)),
@@ -149,22 +152,27 @@ export class Worker {
 
   /** Queues one message; everything queued in the same tick is written with one syscall. */
   private send(message: Record<string, unknown>): void {
-    this.outbox.push(JSON.stringify({ jsonrpc: '2.0', ...message }));
-    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+    this.queue(JSON.stringify({ jsonrpc: '2.0', ...message }));
   }
 
-  private flush(): void {
+  /** The first line queued schedules the write as a promise job (a reaction on a settled promise: `queueMicrotask` would also make an AsyncResource and a bound function). */
+  private queue(line: string): void {
+    this.outbox.push(line);
+    if (this.outbox.length === 1) SETTLED.then(this.flush);
+  }
+
+  private readonly flush = (): void => {
     const lines = this.outbox;
     this.outbox = [];
     if (lines.length > 0) this.io?.write(`${lines.join('\n')}\n`);
-  }
+  };
 
   /** A call's result, its line made with one `JSON.stringify` of the result (the same bytes as `send`). */
   private answer(id: number | string, result: unknown): void {
     const json = JSON.stringify(result);
     if (json === undefined) return this.send({ id, result });
-    this.outbox.push(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`);
-    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+    // an integer id is written as `String` writes it, the same text as `JSON.stringify`
+    this.queue(`{"jsonrpc":"2.0","id":${Number.isSafeInteger(id) ? String(id) : JSON.stringify(id)},"result":${json}}`);
   }
 
   private fail(id: RpcRequest['id'], error: RpcError): void {

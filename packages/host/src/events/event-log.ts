@@ -4,7 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Clock } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
-import { type StoredEvent, frame, frameParts, payloadJson, writeFrame } from './frames';
+import { type StoredEvent, frame, frameSize, payloadJson, runPieceBytes, writeFrame } from './frames';
 import { LoopTurn } from './turn';
 
 export { payloadJson };
@@ -50,8 +50,8 @@ interface Queued {
  */
 export const presetJson = new WeakMap<NewEvent, string>();
 
-const ENVELOPE = ['type', 'runId', 'seq', 'ts'];
-const keepsEnvelope = (payload: object) => !ENVELOPE.some((k) => Object.hasOwn(payload, k));
+/** Whether a payload holds none of the envelope's keys (`type`, `runId`, `seq`, `ts`); no closure per call. */
+const keepsEnvelope = (payload: object) => !(Object.hasOwn(payload, 'type') || Object.hasOwn(payload, 'runId') || Object.hasOwn(payload, 'seq') || Object.hasOwn(payload, 'ts'));
 
 /**
  * Bounds of the committed events kept in memory for a stream's replay: the runs most recently
@@ -70,6 +70,8 @@ interface RecentRun {
   buf: Buffer;
   /** Bytes of `buf` in use. */
   bytes: number;
+  /** The run's piece of its frames (`runPieceBytes`). */
+  run: Buffer;
 }
 
 /**
@@ -424,16 +426,16 @@ export class EventLog {
     let entry = this.recent.get(e.runId);
     if (!entry) {
       if (e.seq !== 1) return;
-      entry = { types: [], ends: [], buf: Buffer.allocUnsafe(RECENT_FIRST_BYTES), bytes: 0 };
+      entry = { types: [], ends: [], buf: Buffer.allocUnsafe(RECENT_FIRST_BYTES), bytes: 0, run: runPieceBytes(e.runId) };
       this.recent.set(e.runId, entry);
     } else if (e.seq !== entry.types.length + 1) {
       this.dropRecent(e.runId, entry);
       return;
     }
     // the frame's bytes are written from its pieces; its text is made only when it has no stored payload text
-    const parts = frameParts(e);
-    const text = parts ? undefined : frame(e);
-    const size = parts ? parts.size : Buffer.byteLength(text as string);
+    const measured = frameSize(e, entry.run);
+    const text = measured === undefined ? frame(e) : undefined;
+    const size = measured ?? Buffer.byteLength(text as string);
     if (entry.bytes + size > RECENT_RUN_BYTES) {
       this.dropRecent(e.runId, entry);
       return;
@@ -443,8 +445,8 @@ export class EventLog {
       entry.buf.copy(grown, 0, 0, entry.bytes);
       entry.buf = grown;
     }
-    if (parts) writeFrame(parts, entry.buf, entry.bytes);
-    else entry.buf.write(text as string, entry.bytes, 'utf8');
+    if (text === undefined) writeFrame(e, entry.run, entry.buf, entry.bytes);
+    else entry.buf.write(text, entry.bytes, 'utf8');
     entry.bytes += size;
     entry.types.push(e.type);
     entry.ends.push(entry.bytes);

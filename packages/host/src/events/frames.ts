@@ -32,57 +32,90 @@ export function frame(e: RunEvent): string {
   return text;
 }
 
-/** The frame's text before the payload's members: its id and event lines, the data's opening and type. */
-const frameHead = (type: string, seq: number) => `id: ${seq}\nevent: ${type}\ndata: {"type":${JSON.stringify(type)},`;
-/** The frame's text after the payload's members: the envelope's other keys, the data's end, the blank line. */
-const frameTail = (runId: string, seq: number, ts: string) => `"runId":${JSON.stringify(runId)},"seq":${seq},"ts":${JSON.stringify(ts)}}\n\n`;
-
 /**
- * The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts },
- * i.e. the head, the payload's members followed by a comma (none for `{}`), the tail.
+ * The frame's text in pieces: `id: `, the seq, the type's piece, the payload's members followed by a
+ * comma (none for `{}`), the run's piece, the seq again, the timestamp's piece. `frameOf` joins them
+ * as text; `frameSize` and `writeFrame` write the same bytes without making the text.
  */
+const typePiece = (type: string) => `\nevent: ${type}\ndata: {"type":${JSON.stringify(type)},`;
+const runPiece = (runId: string) => `"runId":${JSON.stringify(runId)},"seq":`;
+const tsPiece = (ts: string) => `,"ts":${JSON.stringify(ts)}}\n\n`;
+
+/** The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts }. */
 function frameOf(type: string, payload: string, runId: string, seq: number, ts: string): string {
-  return `${frameHead(type, seq)}${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}${frameTail(runId, seq, ts)}`;
+  return `id: ${seq}${typePiece(type)}${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}${runPiece(runId)}${seq}${tsPiece(ts)}`;
 }
 
-/** The frame of an event in the pieces `frameOf` joins, with its size in UTF-8 bytes. */
-export interface FrameParts {
-  head: string;
-  payload: string;
-  tail: string;
-  size: number;
+/** A run's piece of its frames as bytes, made once per run by whoever writes its frames. */
+export const runPieceBytes = (runId: string): Buffer => Buffer.from(runPiece(runId), 'utf8');
+
+const ID = Buffer.from('id: ', 'latin1');
+/** The type pieces as bytes (the types are a small fixed set) and the last timestamp's (a commit's events share it). */
+const typeBytes = new Map<string, Buffer>();
+let lastTs = { ts: '', bytes: Buffer.alloc(0) };
+
+function typeBytesOf(type: string): Buffer {
+  let b = typeBytes.get(type);
+  if (b === undefined) {
+    b = Buffer.from(typePiece(type), 'utf8');
+    if (typeBytes.size < 256) typeBytes.set(type, b);
+  }
+  return b;
+}
+
+function tsBytesOf(ts: string): Buffer {
+  if (lastTs.ts !== ts) lastTs = { ts, bytes: Buffer.from(tsPiece(ts), 'utf8') };
+  return lastTs.bytes;
+}
+
+function digits(n: number): number {
+  let count = 1;
+  for (let v = n; v >= 10; v = Math.floor(v / 10)) count++;
+  return count;
+}
+
+function writeDigits(buf: Buffer, at: number, n: number, count: number): void {
+  for (let i = at + count - 1, v = n; i >= at; i--, v = Math.floor(v / 10)) buf[i] = 48 + (v % 10);
 }
 
 /**
- * The frame of a written event in pieces, to be written as bytes (`writeFrame`) without making its
- * text: the payload's stored JSON text is written as it is. Undefined when the log kept no such
- * text for the event, or its frame text is already made: then `frame(e)` is the frame.
+ * The size in UTF-8 bytes of the frame of a written event, when the log kept its payload's text
+ * and its text is not made yet (`writeFrame` writes it); else undefined, and `frame(e)` is the frame.
  */
-export function frameParts(e: RunEvent): FrameParts | undefined {
+export function frameSize(e: RunEvent, run: Buffer): number | undefined {
   const payload = payloadJson.get(e);
-  if (payload === undefined || frames.has(e)) return undefined;
-  const head = frameHead(e.type, e.seq);
-  const tail = frameTail(e.runId, e.seq, e.ts);
-  // the payload's braces are not written; a comma follows its members when it has any
-  const size = Buffer.byteLength(head) + (payload.length > 2 ? Buffer.byteLength(payload) - 1 : 0) + Buffer.byteLength(tail);
-  return { head, payload, tail, size };
+  if (payload === undefined || frames.has(e) || !Number.isSafeInteger(e.seq) || e.seq < 0) return undefined;
+  const members = payload.length > 2 ? Buffer.byteLength(payload) - 1 : 0;
+  return ID.length + 2 * digits(e.seq) + typeBytesOf(e.type).length + members + run.length + tsBytesOf(e.ts).length;
 }
 
-/**
- * Writes a frame's pieces as UTF-8 at `at` (`size` bytes; `buf` must have room): the payload is
- * written over the head's last byte and its own braces are then overwritten by the commas.
- */
-export function writeFrame(p: FrameParts, buf: Buffer, at: number): void {
-  const h = buf.write(p.head, at, 'utf8');
-  let end = at + h;
-  if (p.payload.length > 2) {
-    const n = buf.write(p.payload, end - 1, 'utf8');
+/** Writes the frame `frameSize` measured at `at` (`buf` must have room for it); returns the bytes written. */
+export function writeFrame(e: RunEvent, run: Buffer, buf: Buffer, at: number): number {
+  const payload = payloadJson.get(e) as string;
+  const n = digits(e.seq);
+  let end = at;
+  buf.set(ID, end);
+  end += ID.length;
+  writeDigits(buf, end, e.seq, n);
+  end += n;
+  const type = typeBytesOf(e.type);
+  buf.set(type, end);
+  end += type.length;
+  if (payload.length > 2) {
+    // the payload is written over the type piece's last byte (a comma), then its own braces become commas
+    const written = buf.write(payload, end - 1, 'utf8');
     buf[end - 1] = 0x2c;
-    end += n - 2;
+    end += written - 2;
     buf[end] = 0x2c;
     end += 1;
   }
-  buf.write(p.tail, end, 'utf8');
+  buf.set(run, end);
+  end += run.length;
+  writeDigits(buf, end, e.seq, n);
+  end += n;
+  const ts = tsBytesOf(e.ts);
+  buf.set(ts, end);
+  return end + ts.length - at;
 }
 
 /** Keys of the envelope: a stored payload that may hold one at its top level is parsed first. */

@@ -288,6 +288,25 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(log.recentAfter('m', 10)?.bytes.toString('utf8')).toBe(all.slice(10).map(storedFrame).join(''));
   });
 
+  it('the replay memory writes the same bytes for runs committed in one group, timestamps that change, and seqs of every width', async () => {
+    let now = Date.parse('2026-03-01T00:00:00Z');
+    const log = new EventLog(opened.db, { now: () => now });
+    for (const id of ['g1', 'g2']) await log.commit(id, [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow(id), trx));
+    for (let i = 0; i < 120; i++) {
+      now += i % 3 === 0 ? 1 : 0;
+      const a = log.commitGrouped('g1', [{ type: 'step_complete', stepId: `s${i}`, index: i, status: 'done', result: { i, text: `第${i}` }, attempts: 1, durationMs: 1 } as never], undefined);
+      const b = log.commitGrouped('g2', [i % 2 ? ({ type: 'cancel_requested' } as never) : ({ type: 'audit', kind: 'note', reason: `r${i} "q"` } as never)], undefined);
+      await Promise.all([a, b]);
+    }
+    for (const id of ['g1', 'g2']) {
+      const rows = await log.readRows(id, 0);
+      expect(rows).toHaveLength(121);
+      expect(new Set(rows.map((r) => r.ts)).size).toBeGreaterThan(1);
+      expect(log.recentAfter(id, 0)?.bytes.toString('utf8')).toBe(rows.map(storedFrame).join(''));
+      expect(log.recentAfter(id, 99)?.bytes.toString('utf8')).toBe(rows.slice(99).map(storedFrame).join(''));
+    }
+  });
+
   it('an event whose payload text its caller made is stored as that text, and reads back as the event', async () => {
     const log = new EventLog(opened.db, clock);
     await log.commit('p', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('p'), trx));

@@ -124,7 +124,7 @@ export class EventLog {
       apply?.(raw);
       return this.appendRaw(raw, runId, events);
     })();
-    for (const e of written) this.publish(e);
+    this.publishInOrder(written);
     return written;
   }
 
@@ -133,8 +133,9 @@ export class EventLog {
    * turn of the event loop) is written at once, alone, when no commit is queued and no other run
    * has committed in this turn: a lone serial run never waits for a turn to end. Any other commit
    * is queued and written with every commit queued in the same turn (any run) in one SQLite
-   * transaction at the end of that turn. Each caller's promise settles after the write, and its
-   * events are published then. Commits keep their queue order (a run's events keep theirs). When
+   * transaction at the end of that turn. A group's events are published, and its callers' promises
+   * settled, in the next turn (`afterWrite`); a commit written alone is published at once. Commits
+   * keep their queue order (a run's events keep theirs). When
    * a group fails, each commit is retried alone, so a failing one fails only its own caller and
    * the commits of its run queued after it (a run's log never skips a transition). `slow` is the same
    * change through Kysely: used when the database is not SQLite, while a Kysely transaction holds
@@ -149,7 +150,7 @@ export class EventLog {
    */
   commitGrouped(runId: string, events: NewEvent[], raw: RawWrite | undefined, slow?: (trx: Trx) => Promise<void>, solo = false, held = false): Promise<RunEvent[]> {
     if (!this.raw) return this.commit(runId, events, slow);
-    if (solo && !held && this.queued.length === 0 && this.publishing === 0 && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
+    if (solo && !held && this.queued.length === 0 && this.publishing === 0 && !this.unpublished && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
       if (this.turnRun === undefined) {
         this.turnRun = runId;
         this.turn.atEnd(this.endTurn);
@@ -234,6 +235,7 @@ export class EventLog {
   /** Writes the queued group commits now (a shutdown does, before it records its own events). */
   flush(): void {
     if (this.queued.length) this.flushQueued();
+    if (this.unpublished) this.publishWritten();
   }
 
   private queued: Queued[] = [];
@@ -266,12 +268,16 @@ export class EventLog {
       for (const [runId, seq] of seqs) seq === undefined ? this.seqs.delete(runId) : this.seqs.set(runId, seq);
     }
     if (written) {
-      for (const events of written) for (const e of events) this.publish(e);
-      fast.forEach((item, i) => item.resolve(written[i] as RunEvent[]));
-      return;
+      const done = written;
+      return this.afterWrite(() => {
+        for (const events of done) for (const e of events) this.publish(e);
+        fast.forEach((item, i) => item.resolve(done[i] as RunEvent[]));
+      });
     }
-    // a run's later commits of the group follow its failed one: its log never skips a transition
+    // A run's later commits of the group follow its failed one: its log never skips a transition.
+    // A failure is told at once (its run stops before its next turn); what was written, as above.
     const failed = new Map<string, unknown>();
+    const settle: Array<() => void> = [];
     for (const item of fast) {
       let one: RunEvent[];
       try {
@@ -282,10 +288,47 @@ export class EventLog {
         item.reject(err);
         continue;
       }
-      for (const e of one) this.publish(e);
-      item.resolve(one);
+      settle.push(() => {
+        for (const e of one) this.publish(e);
+        item.resolve(one);
+      });
+    }
+    if (settle.length) this.afterWrite(() => settle.forEach((fn) => fn()));
+  };
+
+  /**
+   * A group commit's publication and its callers' settling, in commit order: in the next turn of
+   * the event loop, not in the turn of its transaction (I/O waiting meanwhile, a health check or
+   * a new request, is served between the two). While one is pending, every later commit is
+   * published after it (a run's events reach subscribers in order).
+   */
+  private unpublished?: Array<() => void>;
+
+  private afterWrite(fn: () => void): void {
+    if (this.unpublished) return void this.unpublished.push(fn);
+    this.unpublished = [fn];
+    setImmediate(this.publishWritten);
+  }
+
+  private readonly publishWritten = (): void => {
+    const fns = this.unpublished;
+    if (!fns) return;
+    // what a listener publishes meanwhile is appended, and published after what came before it
+    let i = 0;
+    try {
+      for (; i < fns.length; i++) (fns[i] as () => void)();
+    } finally {
+      this.unpublished = undefined;
+      // one that threw is not run again; the rest keep their order
+      for (const fn of fns.slice(i + 1)) this.afterWrite(fn);
     }
   };
+
+  /** Publishes written events now, or after the group commits written before them. */
+  private publishInOrder(written: RunEvent[]): void {
+    if (this.unpublished) this.unpublished.push(() => written.forEach((e) => this.publish(e)));
+    else for (const e of written) this.publish(e);
+  }
 
   private writeRaw(raw: Database.Database, item: Queued): RunEvent[] {
     item.raw?.(raw);
@@ -373,7 +416,7 @@ export class EventLog {
       if (apply) await apply(trx as Trx);
       return this.appendIn(trx as Trx, runId, events);
     });
-    for (const e of written) this.publish(e);
+    this.publishInOrder(written);
     return written;
   }
 

@@ -212,6 +212,11 @@ describe('SQLite fast path of the event log and run rows', () => {
       await Promise.resolve();
       expect(other).toBe(false);
       expect(seen).toEqual([2, 3, 4]);
+      // the group is written at the end of the turn, and published (its callers told) in the next
+      vi.runOnlyPendingTimers();
+      await Promise.resolve();
+      expect(other).toBe(false);
+      expect(seen).toEqual([2, 3, 4]);
       vi.runOnlyPendingTimers();
       await pending;
       expect((await mine)[0]?.seq).toBe(5);
@@ -224,16 +229,17 @@ describe('SQLite fast path of the event log and run rows', () => {
     const log = new EventLog(opened.db, clock);
     await log.commit('r', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => new RunRepository(opened.db).insert(runRow('r'), trx));
     const order: string[] = [];
+    let nested: Promise<unknown> | undefined;
     log.subscribe('r', (e) => {
       order.push(`publish ${e.seq}`);
-      if (e.seq === 2) void log.commitGrouped('r', [{ type: 'audit', kind: 'from a listener' } as never], undefined, undefined, true).then(() => order.push('nested written'));
+      if (e.seq === 2) nested = log.commitGrouped('r', [{ type: 'audit', kind: 'from a listener' } as never], undefined, undefined, true).then(() => order.push('nested written'));
     });
     const grouped = log.commitGrouped('r', [{ type: 'audit', kind: 'grouped' } as never], undefined);
     await Promise.resolve();
     expect(order).toEqual([]);
     await grouped;
     expect(order).toEqual(['publish 2']);
-    await new Promise((r) => setImmediate(r));
+    await nested;
     expect(order).toEqual(['publish 2', 'publish 3', 'nested written']);
   });
 

@@ -1,0 +1,156 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RunEvent } from '@fengyu/protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type RunRow, RunRepository } from '../../src/agent/run.repository';
+import { EventLog, type NewEvent } from '../../src/events/event-log';
+import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/database';
+import { auto, startTestHost } from '../support/host';
+
+/**
+ * A group commit's transaction and its publication are two turns of the event loop: what waits
+ * for the loop meanwhile (a request's bytes) is served between them. Its events are still
+ * published only once written, a run's events in order, every subscriber seeing each once.
+ */
+
+const clock = { now: () => Date.parse('2026-03-01T00:00:00Z') };
+const at = '2026-03-01T00:00:00.000Z';
+const audit = (n: number) => ({ type: 'audit', kind: 'test', n }) as unknown as NewEvent;
+
+function runRow(id: string): RunRow {
+  return { id, owner: 'alice', goal: 'g', status: 'running', plan: null, config: '{}', inputs: '{}', files: null, gate: null, summary: null, error: null, result: null, parent_run_id: null, origin: 'api', sandbox: 'none', workflow_id: null, workflow_version: null, last_seq: 0, created_at: at, updated_at: at, finished_at: null };
+}
+
+let home: string;
+let opened: OpenedSqlite;
+let log: EventLog;
+const published: string[] = [];
+
+beforeEach(async () => {
+  home = mkdtempSync(join(tmpdir(), 'fengyu-publish-'));
+  opened = openDatabase(home);
+  await migrate(opened.db);
+  log = new EventLog(opened.db, clock);
+  const repo = new RunRepository(opened.db);
+  published.length = 0;
+  for (const id of ['a', 'b']) {
+    await log.commit(id, [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow(id), trx));
+    log.subscribe(id, (e: RunEvent) => published.push(`${e.runId}${e.seq}`));
+  }
+});
+
+afterEach(async () => {
+  log.flush();
+  await opened.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+/** The stored events after run_created, as run + seq, read at once. */
+const stored = () => (opened.raw.prepare('select run_id, seq from run_events where seq > 1 order by rowid').all() as { run_id: string; seq: number }[]).map((r) => `${r.run_id}${r.seq}`);
+
+/** A connected pair of loopback sockets (the far end's bytes reach the near end in the next poll). */
+async function socketPair(): Promise<{ server: Server; near: Socket; far: Socket }> {
+  const server = createServer();
+  const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const far = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve) => far.once('connect', resolve));
+  return { server, near: await accepted, far };
+}
+
+describe('a group commit', () => {
+  it('is published in a later turn than its transaction, after I/O that arrived meanwhile', async () => {
+    const { server, near, far } = await socketPair();
+    try {
+      const seen: { storedAtEnd?: string[]; publishedAtEnd?: string[]; publishedAtIo?: string[] } = {};
+      near.once('data', () => {
+        seen.publishedAtIo = [...published];
+      });
+      const settled: string[] = [];
+      const first = log.commitGrouped('a', [audit(1), audit(2)], undefined).then((w) => settled.push(...w.map((e) => `${e.runId}${e.seq}`)));
+      const second = log.commitGrouped('b', [audit(3)], undefined).then((w) => settled.push(...w.map((e) => `${e.runId}${e.seq}`)));
+      // registered after the group's own turn end: runs right after its transaction
+      log.turn.atEnd(() => {
+        seen.storedAtEnd = stored();
+        seen.publishedAtEnd = [...published];
+        far.write('x');
+      });
+      await Promise.all([first, second]);
+      expect(seen.storedAtEnd).toEqual(['a2', 'a3', 'b2']);
+      expect(seen.publishedAtEnd).toEqual([]);
+      // the bytes written after the transaction were read before the group was published
+      expect(seen.publishedAtIo).toEqual([]);
+      expect(published).toEqual(['a2', 'a3', 'b2']);
+      expect(settled).toEqual(['a2', 'a3', 'b2']);
+    } finally {
+      far.destroy();
+      near.destroy();
+      server.close();
+    }
+  });
+
+  it('is published before a commit of its run made while its publication is pending, even one that could be written alone', async () => {
+    let later: Promise<RunEvent[]> | undefined;
+    const first = log.commitGrouped('a', [audit(1), audit(2)], undefined);
+    log.turn.atEnd(() => {
+      // written, not yet published: a solo commit of the same run waits for the next turn's group
+      later = log.commitGrouped('a', [audit(3)], undefined, undefined, true);
+      expect(stored()).toEqual(['a2', 'a3']);
+    });
+    await first;
+    expect((await (later as Promise<RunEvent[]>)).map((e) => e.seq)).toEqual([4]);
+    expect(stored()).toEqual(['a2', 'a3', 'a4']);
+    expect(published).toEqual(['a2', 'a3', 'a4']);
+    // nothing pending any more: a solo commit is written and published at once again
+    const alone = log.commitGrouped('b', [audit(4)], undefined, undefined, true);
+    expect(published).toEqual(['a2', 'a3', 'a4', 'b2']);
+    await alone;
+  });
+
+  it('written but not yet published is published by a flush (a shutdown), and only once', async () => {
+    const first = log.commitGrouped('a', [audit(1)], undefined);
+    let atFlush: string[] = [];
+    log.turn.atEnd(() => {
+      log.flush();
+      atFlush = [...published];
+    });
+    await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(atFlush).toEqual(['a2']);
+    expect(published).toEqual(['a2']);
+  });
+});
+
+describe('a host running chains side by side', () => {
+  it('streams every event of every run once, in order, to subscribers connected before and during the run', async () => {
+    const t = await startTestHost();
+    try {
+      const steps = Array.from({ length: 40 }, (_, i) => ({ id: `s${i}`, tool: 'echo', arguments: { value: i }, ...(i ? { dependsOn: [`s${i - 1}`] } : {}) }));
+      const runs = await Promise.all(
+        Array.from({ length: 8 }, async (_, k) => {
+          const res = await t.api('POST', '/api/agent/run', { workflow: { steps }, config: auto });
+          expect(res.status, JSON.stringify(res.body)).toBe(200);
+          const runId = res.body.runId as string;
+          // half the subscribers attach at once, half after a few steps have been committed
+          if (k % 2) await t.waitFor(runId, 'step_complete');
+          const [early, late] = await Promise.all([t.stream(runId), t.stream(runId)]);
+          return { runId, early, late };
+        }),
+      );
+      for (const { runId, early, late } of runs) {
+        const rows = await t.host.ctx.db.selectFrom('run_events').select(['seq', 'type']).where('run_id', '=', runId).orderBy('seq').execute();
+        expect(rows.at(-1)?.type).toBe('complete');
+        for (const seen of [early, late]) {
+          expect(seen.map((e) => Number(e.id))).toEqual(rows.map((r) => r.seq));
+          expect(seen.map((e) => e.type)).toEqual(rows.map((r) => r.type));
+        }
+        expect(early.filter((e) => e.type === 'step_complete')).toHaveLength(40);
+      }
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+});

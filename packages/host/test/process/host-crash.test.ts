@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,11 @@ const root = join(import.meta.dirname, '../../../..');
 const base = mkdtempSync(join(tmpdir(), 'fengyu-host-crash-'));
 const hosts: ChildProcess[] = [];
 const bwrapHere = Boolean(detectSandbox('auto', process.env).bwrapPath);
-const TAGS = ['30.4711', '30.4712', '30.4713'];
+// Sleep durations unique to this run (fixed width, so one never contains another): another copy of
+// this file running at the same time (another checkout, CI beside a developer's run) has its own
+// commands, which this run must neither wait for nor kill.
+const RUN = String(randomInt(1e9)).padStart(9, '0');
+const TAGS = [1, 2, 3].map((i) => `30.${RUN}${i}`);
 
 /** Pids of live processes whose command line contains `tag` (a unique sleep duration). */
 function pidsWith(tag: string): number[] {

@@ -1,4 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +133,24 @@ async function healthWhile(c: Client, busy: Promise<unknown> | undefined, probes
     lat.push(performance.now() - t);
   }
   return lat;
+}
+
+/** A `GET /api/health` prober in its own process (bench/health-prober.mjs), probing until `stop`. */
+async function startProber(host: RealHost): Promise<{ stop(): Promise<number[]> }> {
+  const child = fork(join(import.meta.dirname, 'health-prober.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await once(child, 'spawn');
+  child.send({ url: host.url, token: host.token });
+  return {
+    async stop() {
+      const answer = once(child, 'message') as Promise<[{ latencies: number[]; statuses: Record<string, number> }]>;
+      child.send({ stop: true });
+      const [{ latencies, statuses }] = await answer;
+      await once(child, 'exit');
+      const bad = Object.keys(statuses).filter((s) => s !== '200');
+      if (bad.length) throw new Error(`health answered ${JSON.stringify(statuses)}`);
+      return latencies;
+    },
+  };
 }
 
 /** The host's heap as its preloaded probe (bench/heap-probe.cjs) reports it, MB; undefined without the probe. */
@@ -415,12 +434,17 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
           for (let i = 0; i < (quick ? 2 : 5); i++) await runWorkflow(c, chainOf(BUILTIN, 40));
         }))
       : undefined;
+    // two probes at once: one from a process of its own (the goal's: a monitor is a separate program),
+    // one from the bench's process, whose loop also serves the 8 chains' stream clients
+    const prober = busy ? await startProber(host) : undefined;
     const busyHealth = busy ? await healthWhile(c, busy, 0) : [];
     await busy;
+    const apart = prober ? await prober.stop() : [];
     lines.push('', '| `GET /api/health` | answers | median ms | p99 ms | goal |', '|---|---|---|---|---|');
     lines.push(`| idle host | ${idleHealth.length} | ${stats(idleHealth)} | |`);
-    lines.push(`| while 8 clients run 40-step chains back to back | ${busyHealth.length} | ${stats(busyHealth)} | p99 ≤ 20 ms |`);
-    ratios.health_p99_busy_vs_idle = p99(busyHealth) / p99(idleHealth);
+    lines.push(`| while 8 clients run 40-step chains back to back, probed from a process of its own | ${apart.length} | ${stats(apart)} | p99 ≤ 20 ms |`);
+    lines.push(`| the same, probed at the same time from the bench's process (its loop also serves the chains' stream clients; not a goal) | ${busyHealth.length} | ${stats(busyHealth)} | |`);
+    ratios.health_p99_busy_vs_idle = p99(apart) / p99(idleHealth);
     lines.push('', `SSE: share of a 40-step built-in run's step time seen live (span of step_complete as received ÷ as committed, server timestamps in whole ms), median of ${live.length} runs:`);
     lines.push(`- subscriber connected before the first step (plan approval on: POST, subscribe, approve): ${fmt(median(live) * 100, 0)}% (goal ≥ 50%)`);
     lines.push(`- subscriber connecting after the POST's answer (planApproval false, the chains above; not a goal): ${fmt(median(raced) * 100, 0)}%`);

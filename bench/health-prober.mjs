@@ -1,0 +1,45 @@
+// `GET /api/health` probed from a process of its own, as a monitor probes a service: the 8 chains'
+// stream clients in the bench's process do not delay this client's timers or reads. Started with
+// fork(); the message { url, token } starts sequential probes (each sent when the previous one was
+// answered) over one kept-alive loopback connection; { stop: true } ends them and is answered with
+// { latencies, statuses } (latency: request written → answer read, ms).
+import { Agent, request } from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+let stopping = false;
+let running;
+
+function probe(url, token) {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: url.hostname, port: url.port, path: '/api/health', method: 'GET', headers: { 'x-fengyu-token': token } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function loop({ url: href, token }) {
+  const url = new URL(href);
+  const latencies = [];
+  const statuses = {};
+  while (!stopping) {
+    const t = performance.now();
+    const status = await probe(url, token);
+    latencies.push(performance.now() - t);
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  }
+  return { latencies, statuses };
+}
+
+process.on('message', async (msg) => {
+  if (msg.stop) {
+    stopping = true;
+    const result = await running;
+    process.send(result, () => process.exit(0));
+    return;
+  }
+  running = loop(msg);
+});

@@ -226,8 +226,12 @@ export class EventLog {
     return this.raw !== undefined && !this.raw.inTransaction;
   }
 
-  /** Whether a commit of another run than `runId`, queued in this turn, waits for its group commit. */
+  /**
+   * Whether a commit of another run than `runId` waits for its group commit: queued in this turn,
+   * or written and its caller not yet told (that run takes its next step in the next turn).
+   */
   queuedByOthers(runId: string): boolean {
+    if (this.untold.size > (this.untold.has(runId) ? 1 : 0)) return true;
     for (let i = this.carried; i < this.queued.length; i++) if ((this.queued[i] as Queued).runId !== runId) return true;
     return false;
   }
@@ -269,6 +273,7 @@ export class EventLog {
     }
     if (written) {
       const done = written;
+      for (const item of fast) this.untold.add(item.runId);
       return this.afterWrite(() => {
         for (const events of done) for (const e of events) this.publish(e);
         fast.forEach((item, i) => item.resolve(done[i] as RunEvent[]));
@@ -288,6 +293,7 @@ export class EventLog {
         item.reject(err);
         continue;
       }
+      this.untold.add(item.runId);
       settle.push(() => {
         for (const e of one) this.publish(e);
         item.resolve(one);
@@ -303,6 +309,8 @@ export class EventLog {
    * published after it (a run's events reach subscribers in order).
    */
   private unpublished?: Array<() => void>;
+  /** The runs with a group commit written and its caller not yet told (`queuedByOthers`). */
+  private readonly untold = new Set<string>();
 
   private afterWrite(fn: () => void): void {
     if (this.unpublished) return void this.unpublished.push(fn);
@@ -319,6 +327,7 @@ export class EventLog {
       for (; i < fns.length; i++) (fns[i] as () => void)();
     } finally {
       this.unpublished = undefined;
+      this.untold.clear();
       // one that threw is not run again; the rest keep their order
       for (const fn of fns.slice(i + 1)) this.afterWrite(fn);
     }

@@ -110,6 +110,19 @@ describe('a group commit', () => {
     await alone;
   });
 
+  it('written and not yet told counts as another run\'s commit waiting (a run alone in the next turn is paced by it)', async () => {
+    const first = log.commitGrouped('b', [audit(1)], undefined);
+    expect(log.queuedByOthers('a')).toBe(true);
+    const seen: boolean[] = [];
+    log.turn.atEnd(() => {
+      // written, its caller not told yet: run a is not alone, run b is
+      seen.push(log.queuedByOthers('a'), log.queuedByOthers('b'));
+    });
+    await first;
+    expect(seen).toEqual([true, false]);
+    expect(log.queuedByOthers('a')).toBe(false);
+  });
+
   it('written but not yet published is published by a flush (a shutdown), and only once', async () => {
     const first = log.commitGrouped('a', [audit(1)], undefined);
     let atFlush: string[] = [];

@@ -1,8 +1,10 @@
 // `GET /api/health` probed from a process of its own, as a monitor probes a service: the 8 chains'
 // stream clients in the bench's process do not delay this client's timers or reads. Started with
-// fork(); the message { url, token } starts sequential probes (each sent when the previous one was
-// answered) over one kept-alive loopback connection; { stop: true } ends them and is answered with
-// { latencies, statuses } (latency: request written → answer read, ms).
+// fork(); { url, token } makes one warm-up probe and answers { ready: true } (so the process has
+// booted and its connection is open before the measured phase); { start: true } starts sequential
+// probes (each sent when the previous one was answered) over that kept-alive loopback connection;
+// { stop: true } ends them and is answered with { latencies, statuses } (latency: request written →
+// answer read, ms).
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
@@ -21,8 +23,7 @@ function probe(url, token) {
   });
 }
 
-async function loop({ url: href, token }) {
-  const url = new URL(href);
+async function loop({ url, token }) {
   const latencies = [];
   const statuses = {};
   while (!stopping) {
@@ -34,12 +35,17 @@ async function loop({ url: href, token }) {
   return { latencies, statuses };
 }
 
+let target;
 process.on('message', async (msg) => {
-  if (msg.stop) {
+  if (msg.url) {
+    target = { url: new URL(msg.url), token: msg.token };
+    const status = await probe(target.url, target.token);
+    process.send({ ready: true, status });
+  } else if (msg.start) {
+    running = loop(target);
+  } else if (msg.stop) {
     stopping = true;
     const result = await running;
     process.send(result, () => process.exit(0));
-    return;
   }
-  running = loop(msg);
 });

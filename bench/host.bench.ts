@@ -135,12 +135,17 @@ async function healthWhile(c: Client, busy: Promise<unknown> | undefined, probes
   return lat;
 }
 
-/** A `GET /api/health` prober in its own process (bench/health-prober.mjs), probing until `stop`. */
-async function startProber(host: RealHost): Promise<{ stop(): Promise<number[]> }> {
+/** A `GET /api/health` prober in its own process (bench/health-prober.mjs): booted and connected, probing from `start` until `stop`. */
+async function startProber(host: RealHost): Promise<{ start(): void; stop(): Promise<number[]> }> {
   const child = fork(join(import.meta.dirname, 'health-prober.mjs'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  await once(child, 'spawn');
+  const ready = once(child, 'message') as Promise<[{ ready: boolean; status: number }]>;
   child.send({ url: host.url, token: host.token });
+  const [{ status }] = await ready;
+  if (status !== 200) throw new Error(`health ${status}`);
   return {
+    start() {
+      child.send({ start: true });
+    },
     async stop() {
       const answer = once(child, 'message') as Promise<[{ latencies: number[]; statuses: Record<string, number> }]>;
       child.send({ stop: true });
@@ -429,14 +434,16 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     ratios.runs_per_second_vs_floor = rps.perSecond / floorN.perSecond;
 
     note('health under load');
-    const busy = want('health')
+    // two probes at once: one from a process of its own (the goal's: a monitor is a separate program;
+    // booted and connected before the chains start), one from the bench's process, whose loop also
+    // serves the 8 chains' stream clients
+    const prober = want('health') ? await startProber(host) : undefined;
+    const busy = prober
       ? Promise.all(Array.from({ length: 8 }, async () => {
-          for (let i = 0; i < (quick ? 2 : 5); i++) await runWorkflow(c, chainOf(BUILTIN, 40));
+          for (let i = 0; i < (quick ? 2 : 10); i++) await runWorkflow(c, chainOf(BUILTIN, 40));
         }))
       : undefined;
-    // two probes at once: one from a process of its own (the goal's: a monitor is a separate program),
-    // one from the bench's process, whose loop also serves the 8 chains' stream clients
-    const prober = busy ? await startProber(host) : undefined;
+    prober?.start();
     const busyHealth = busy ? await healthWhile(c, busy, 0) : [];
     await busy;
     const apart = prober ? await prober.stop() : [];

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { RunEvent } from '@fengyu/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type RunRow, RunRepository } from '../../src/agent/run.repository';
-import { EventLog, HOLD_MS, type NewEvent } from '../../src/events/event-log';
+import { EventLog, HOLD_MS } from '../../src/events/event-log';
 import { SLICE_MS } from '../../src/events/turn';
-import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/database';
+import type { OpenedSqlite } from '../../src/storage/database';
+import { audit, clock, openTwoRunLog, type TwoRunLog } from '../support/two-run-log';
 
 /**
  * Held commits (the transitions of a retry-safe call that has left) may wait past their turn for
@@ -14,38 +11,18 @@ import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/data
  * timer once the oldest has waited `holdMs`, in queue order, and published only once written.
  */
 
-const clock = { now: () => Date.parse('2026-03-01T00:00:00Z') };
-const at = '2026-03-01T00:00:00.000Z';
-const audit = (n: number) => ({ type: 'audit', kind: 'test', n }) as unknown as NewEvent;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-function runRow(id: string): RunRow {
-  return { id, owner: 'alice', goal: 'g', status: 'running', plan: null, config: '{}', inputs: '{}', files: null, gate: null, summary: null, error: null, result: null, parent_run_id: null, origin: 'api', sandbox: 'none', workflow_id: null, workflow_version: null, last_seq: 0, created_at: at, updated_at: at, finished_at: null };
-}
-
-let home: string;
 let opened: OpenedSqlite;
 let log: EventLog;
+let fixture: TwoRunLog;
 const published: string[] = [];
 
 beforeEach(async () => {
-  home = mkdtempSync(join(tmpdir(), 'fengyu-held-'));
-  opened = openDatabase(home);
-  await migrate(opened.db);
-  log = new EventLog(opened.db, clock);
-  const repo = new RunRepository(opened.db);
-  published.length = 0;
-  for (const id of ['a', 'b']) {
-    await log.commit(id, [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow(id), trx));
-    log.subscribe(id, (e: RunEvent) => published.push(`${e.runId}${e.seq}`));
-  }
+  fixture = await openTwoRunLog('fengyu-held-', published);
+  ({ opened, log } = fixture);
 });
 
-afterEach(async () => {
-  log.flush();
-  await opened.close();
-  rmSync(home, { recursive: true, force: true });
-});
+afterEach(() => fixture.close());
 
 /** The stored events after run_created, as run + seq. */
 async function stored(): Promise<string[]> {

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+
 import { createServer, type Server, type Socket, connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { RunEvent } from '@fengyu/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type RunRow, RunRepository } from '../../src/agent/run.repository';
-import { EventLog, type NewEvent } from '../../src/events/event-log';
-import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/database';
+import type { EventLog } from '../../src/events/event-log';
+import type { OpenedSqlite } from '../../src/storage/database';
+import { audit, openTwoRunLog, type TwoRunLog } from '../support/two-run-log';
 import { auto, startTestHost } from '../support/host';
 
 /**
@@ -15,37 +13,17 @@ import { auto, startTestHost } from '../support/host';
  * published only once written, a run's events in order, every subscriber seeing each once.
  */
 
-const clock = { now: () => Date.parse('2026-03-01T00:00:00Z') };
-const at = '2026-03-01T00:00:00.000Z';
-const audit = (n: number) => ({ type: 'audit', kind: 'test', n }) as unknown as NewEvent;
-
-function runRow(id: string): RunRow {
-  return { id, owner: 'alice', goal: 'g', status: 'running', plan: null, config: '{}', inputs: '{}', files: null, gate: null, summary: null, error: null, result: null, parent_run_id: null, origin: 'api', sandbox: 'none', workflow_id: null, workflow_version: null, last_seq: 0, created_at: at, updated_at: at, finished_at: null };
-}
-
-let home: string;
 let opened: OpenedSqlite;
 let log: EventLog;
+let fixture: TwoRunLog;
 const published: string[] = [];
 
 beforeEach(async () => {
-  home = mkdtempSync(join(tmpdir(), 'fengyu-publish-'));
-  opened = openDatabase(home);
-  await migrate(opened.db);
-  log = new EventLog(opened.db, clock);
-  const repo = new RunRepository(opened.db);
-  published.length = 0;
-  for (const id of ['a', 'b']) {
-    await log.commit(id, [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow(id), trx));
-    log.subscribe(id, (e: RunEvent) => published.push(`${e.runId}${e.seq}`));
-  }
+  fixture = await openTwoRunLog('fengyu-publish-', published);
+  ({ opened, log } = fixture);
 });
 
-afterEach(async () => {
-  log.flush();
-  await opened.close();
-  rmSync(home, { recursive: true, force: true });
-});
+afterEach(() => fixture.close());
 
 /** The stored events after run_created, as run + seq, read at once. */
 const stored = () => (opened.raw.prepare('select run_id, seq from run_events where seq > 1 order by rowid').all() as { run_id: string; seq: number }[]).map((r) => `${r.run_id}${r.seq}`);

@@ -135,9 +135,14 @@ describe('webhook caches over HTTP', () => {
 /** A repository whose trigger reads can be held after they read the row (a read in flight). */
 class HeldReads extends WebhookRepository {
   hold?: Promise<void>;
+  /** Called once a held read has its row (before it waits on the hold). */
+  onRead?: () => void;
   override async trigger(id: string): Promise<TriggerRow | undefined> {
     const row = await super.trigger(id);
-    if (this.hold) await this.hold;
+    if (this.hold) {
+      this.onRead?.();
+      await this.hold;
+    }
     return row;
   }
 }
@@ -169,8 +174,13 @@ describe.each(testDialects())('the trigger cache on %s', (dialect) => {
     repo.hold = new Promise((r) => {
       release = r;
     });
-    // this read has the old row and is still in flight when the secret is replaced
+    // this read has the old row and is still in flight when the secret is replaced (the rotation
+    // starts once the read has its row: a query's order against another is not promised)
+    const read = new Promise<void>((r) => {
+      repo.onRead = r;
+    });
     const inFlight = s.authenticate(trigger.id, secret);
+    await read;
     const rotated = await s.rotate('alice', 'wf1', trigger.id);
     repo.hold = undefined;
     release();

@@ -1,9 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packProbe } from '../plugins/helpers';
+import { BOOT_MS, serveBin } from '../support/serve-bin';
 
 /**
  * A real `fengyu serve` is SIGKILLed in the middle of a chain of plugin read steps whose
@@ -13,7 +14,6 @@ import { packProbe } from '../plugins/helpers';
  * step between the read steps) happened once, with its step's start in the log.
  */
 
-const root = join(import.meta.dirname, '../../../..');
 const base = mkdtempSync(join(tmpdir(), 'fengyu-held-crash-'));
 const hosts: ChildProcess[] = [];
 
@@ -21,25 +21,6 @@ afterAll(() => {
   for (const h of hosts) if (h.exitCode === null && h.signalCode === null) h.kill('SIGKILL');
   rmSync(base, { recursive: true, force: true });
 });
-
-async function serve(home: string): Promise<{ child: ChildProcess; base: string; token: string }> {
-  const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', home], {
-    cwd: root,
-    env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'auto' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  hosts.push(child);
-  let out = '';
-  child.stdout?.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const m = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    child.stdout?.on('data', () => {
-      const hit = out.match(/(http:\/\/127\.0\.0\.1:\d+)\/#token=(\S+)/);
-      if (hit) resolve(hit);
-    });
-    child.on('exit', () => reject(new Error(`serve exited: ${out}`)));
-  });
-  return { child, base: m[1] as string, token: m[2] as string };
-}
 
 interface Frame {
   seq: number;
@@ -65,7 +46,7 @@ describe('a host killed while a plugin chain holds transitions', () => {
   it('loses no reported event, keeps the log in order, and makes no effect happen twice or without its start', async () => {
     const home = join(base, 'home');
     const effects = join(base, 'effects.txt');
-    const first = await serve(home);
+    const first = await serveBin(home, hosts);
     const headers = { 'x-fengyu-token': first.token };
     const form = new FormData();
     form.append('file', new Blob([new Uint8Array(readFileSync(await packProbe()))]), 'probe.fyp');
@@ -106,7 +87,7 @@ describe('a host killed while a plugin chain holds transitions', () => {
     expect(seen.filter((f) => f.type === 'step_complete').length).toBeGreaterThanOrEqual(30);
     expect(seen.some((f) => f.type === 'complete')).toBe(false);
 
-    const second = await serve(home);
+    const second = await serveBin(home, hosts);
     const replay = await fetch(`${second.base}/api/agent/stream?runId=${runId}`, { headers: { 'x-fengyu-token': second.token, accept: 'text/event-stream' } });
     const log = frames(await replay.text());
 
@@ -137,5 +118,5 @@ describe('a host killed while a plugin chain holds transitions', () => {
     expect(((await detail.json()) as { status: string }).status).toBe('interrupted');
     second.child.kill('SIGTERM');
     await new Promise((r) => second.child.once('exit', r));
-  }, 120_000);
+  }, 120_000 + 2 * BOOT_MS); // two boots, budgeted apart from the checks
 });

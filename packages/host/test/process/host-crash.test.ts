@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectSandbox } from '../../src/plugins/sandbox';
 import { alive, waitUntil } from '../support/processes';
+import { BOOT_MS, serveBin } from '../support/serve-bin';
 
 /**
  * Commands a run started die with the host: a real `fengyu serve` is SIGKILLed while a workflow's
@@ -14,7 +15,6 @@ import { alive, waitUntil } from '../support/processes';
  * `interrupted`, not running again.
  */
 
-const root = join(import.meta.dirname, '../../../..');
 const base = mkdtempSync(join(tmpdir(), 'fengyu-host-crash-'));
 const hosts: ChildProcess[] = [];
 const bwrapHere = Boolean(detectSandbox('auto', process.env).bwrapPath);
@@ -44,25 +44,6 @@ afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
-async function serve(home: string): Promise<{ child: ChildProcess; base: string; token: string }> {
-  const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', home], {
-    cwd: root,
-    env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'auto' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  hosts.push(child);
-  let out = '';
-  child.stdout?.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const m = await new Promise<RegExpMatchArray>((resolve, reject) => {
-    child.stdout?.on('data', () => {
-      const hit = out.match(/(http:\/\/127\.0\.0\.1:\d+)\/#token=(\S+)/);
-      if (hit) resolve(hit);
-    });
-    child.on('exit', () => reject(new Error(`serve exited: ${out}`)));
-  });
-  return { child, base: m[1] as string, token: m[2] as string };
-}
-
 async function api(h: { base: string }, token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${h.base}${path}`, { method, headers: { 'x-fengyu-token': token, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
   return { status: res.status, body: (await res.json()) as any };
@@ -76,7 +57,7 @@ function workflow(dir: string, tag: string) {
 describe('a SIGKILLed host takes its commands with it', () => {
   it('kills the primary owner\'s command and a sandboxed owner\'s command; the marker never appears; the run is interrupted after restart', async () => {
     const home = join(base, 'home');
-    const first = await serve(home);
+    const first = await serveBin(home, hosts);
     const runs: Array<{ runId: string; token: string; dir: string; tag: string }> = [];
     const primaryDir = mkdtempSync(join(base, 'primary-'));
     const p = await api(first, first.token, 'POST', '/api/agent/run', workflow(primaryDir, TAGS[0] as string));
@@ -99,7 +80,7 @@ describe('a SIGKILLed host takes its commands with it', () => {
     for (const r of runs) expect(pidsWith(r.tag)).toEqual([]);
     for (const r of runs) expect(existsSync(join(r.dir, 'marker'))).toBe(false);
 
-    const second = await serve(home);
+    const second = await serveBin(home, hosts);
     for (const r of runs) {
       const detail = (await api(second, r.token, 'GET', `/api/agent/runs/${r.runId}`)).body;
       expect(detail.status).toBe('interrupted');
@@ -117,5 +98,5 @@ describe('a SIGKILLed host takes its commands with it', () => {
     await new Promise((r) => second.child.once('exit', r));
     expect(await waitUntil(() => running.every((pid) => !alive(pid)), 10_000)).toBe(true);
     expect(existsSync(join(cleanDir, 'marker'))).toBe(false);
-  }, 120_000);
+  }, 120_000 + 2 * BOOT_MS); // two boots, budgeted apart from the checks
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
+import { isoTime } from '../clock';
 import type { NewEvent, RawWrite, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
@@ -138,7 +139,7 @@ export class ActiveRun implements StepHost {
   }
 
   now(): string {
-    return new Date(this.deps.clock.now()).toISOString();
+    return isoTime(this.deps.clock.now());
   }
 
   /**

@@ -1,7 +1,7 @@
 import { type RunEvent, type RunEventPayloads, type RunEventType, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type Database from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
-import type { Clock } from '../clock';
+import { type Clock, isoTime } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
 import { type StoredEvent, frame, frameSize, payloadJson, runPieceBytes, writeFrame } from './frames';
@@ -378,7 +378,7 @@ export class EventLog {
     if (events.length === 0) return [];
     let seq = this.seqs.get(runId) ?? Number((statement(raw, 'select max(seq) as m from run_events where run_id = ?').get(runId) as { m: number | null }).m ?? 0);
     const start = seq;
-    const ts = new Date(this.clock.now()).toISOString();
+    const ts = isoTime(this.clock.now());
     const insert = statement(raw, 'insert into run_events (run_id, seq, type, data, ts) values (?, ?, ?, ?, ?)');
     const out: RunEvent[] = [];
     try {
@@ -434,7 +434,7 @@ export class EventLog {
     if (events.length === 0) return [];
     let seq = this.seqs.get(runId) ?? (await this.loadSeq(trx, runId));
     const start = seq;
-    const ts = new Date(this.clock.now()).toISOString();
+    const ts = isoTime(this.clock.now());
     const rows = events.map((e) => {
       seq += 1;
       const { type, ...payload } = e;

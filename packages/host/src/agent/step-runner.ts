@@ -287,7 +287,7 @@ export class StepRunner {
     }
     if (outcome.ok) {
       const json = jsonOf(outcome.result);
-      if (json === undefined || Buffer.byteLength(json) > MAX_RESULT_BYTES) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
+      if (json === undefined || tooLarge(json)) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };
       else outcome.json = json;
     }
     return outcome;
@@ -385,6 +385,11 @@ function withResult(event: { type: 'tool' | 'step_complete'; [k: string]: unknow
     presetJson.set(full, `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"result":${outcome.json}}`);
   }
   return full;
+}
+
+/** Whether a result's JSON text exceeds `MAX_RESULT_BYTES` in UTF-8 (a code unit takes at most 3 bytes: short texts are not measured). */
+function tooLarge(json: string): boolean {
+  return json.length > MAX_RESULT_BYTES / 3 && Buffer.byteLength(json) > MAX_RESULT_BYTES;
 }
 
 function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): NewEvent {

@@ -41,9 +41,36 @@ const typePiece = (type: string) => `\nevent: ${type}\ndata: {"type":${JSON.stri
 const runPiece = (runId: string) => `"runId":${JSON.stringify(runId)},"seq":`;
 const tsPiece = (ts: string) => `,"ts":${JSON.stringify(ts)}}\n\n`;
 
+/**
+ * The pieces as text, each made once: by type (a small fixed set), and for the last run and the
+ * last timestamp (a group commit's events share its timestamp, a run's events its run).
+ */
+const typeTexts = new Map<string, string>();
+let lastRunText = { runId: '', text: runPiece('') };
+let lastTsText = { ts: '', text: tsPiece('') };
+
+function typeText(type: string): string {
+  let t = typeTexts.get(type);
+  if (t === undefined) {
+    t = typePiece(type);
+    if (typeTexts.size < 256) typeTexts.set(type, t);
+  }
+  return t;
+}
+
+function runText(runId: string): string {
+  if (lastRunText.runId !== runId) lastRunText = { runId, text: runPiece(runId) };
+  return lastRunText.text;
+}
+
+function tsText(ts: string): string {
+  if (lastTsText.ts !== ts) lastTsText = { ts, text: tsPiece(ts) };
+  return lastTsText.text;
+}
+
 /** The frame of an event from its payload's JSON text: the JSON of { type, ...payload, runId, seq, ts }. */
 function frameOf(type: string, payload: string, runId: string, seq: number, ts: string): string {
-  return `id: ${seq}${typePiece(type)}${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}${runPiece(runId)}${seq}${tsPiece(ts)}`;
+  return `id: ${seq}${typeText(type)}${payload.length > 2 ? `${payload.slice(1, -1)},` : ''}${runText(runId)}${seq}${tsText(ts)}`;
 }
 
 /** A run's piece of its frames as bytes, made once per run by whoever writes its frames. */

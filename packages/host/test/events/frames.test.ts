@@ -1,0 +1,33 @@
+import type { RunEvent } from '@fengyu/protocol';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { frame, payloadJson } from '../../src/events/frames';
+
+/**
+ * A run event's SSE frame made from its payload's stored text is the frame of the JSON of
+ * `{ type, ...payload, runId, seq, ts }`, whatever the order in which runs, types and timestamps
+ * follow one another (the pieces kept for the last run and timestamp are switched, never stale).
+ * (Payload keys here are not integer-like: JSON.stringify puts those first, the frame keeps `type` first.)
+ */
+
+const plain = (e: RunEvent): string => `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+
+const text = fc.oneof(fc.constantFrom('a', 'b', 'run"1', 'ü\\n', ''), fc.string({ maxLength: 6 }));
+
+describe('an SSE frame from stored payload text', () => {
+  it('equals the frame of the whole event for any sequence of runs, types, timestamps and payloads', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ type: fc.constantFrom('audit', 'tool', 'step_complete', 'x"y'), runId: text, seq: fc.nat({ max: 100_000 }), ts: text, payload: fc.dictionary(fc.string({ maxLength: 4 }).map((k) => `k${k}`), fc.jsonValue(), { maxKeys: 3 }) }), { minLength: 1, maxLength: 12 }),
+        (list) => {
+          for (const { type, runId, seq, ts, payload } of list) {
+            const e = { type, ...payload, runId, seq, ts } as unknown as RunEvent;
+            payloadJson.set(e, JSON.stringify(payload));
+            expect(frame(e)).toBe(plain(e));
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+});

@@ -21,23 +21,23 @@ beforeAll(async () => {
   t = await startTestHost();
   const raw = rawOf(t.host.ctx.db);
   if (!raw) throw new Error('the test host runs on SQLite');
-  const original = raw.transaction.bind(raw);
-  raw.transaction = ((fn: (...a: unknown[]) => unknown) => {
-    const tx = original(fn);
-    return (...args: unknown[]) => {
-      const before = (raw.prepare('select coalesce(max(rowid), 0) as m from run_events').get() as { m: number }).m;
-      let out: unknown;
-      try {
-        out = tx(...args);
-      } catch (err) {
-        failedTransactions += 1;
-        throw err;
-      }
-      const rows = raw.prepare('select run_id as run, type from run_events where rowid > ? order by rowid').all(before) as Array<{ run: string; type: string }>;
-      if (rows.length) transactions.push(rows);
-      return out;
-    };
-  }) as typeof raw.transaction;
+  // every prepared-statement commit of the event log runs in its transaction function (made once per log)
+  const log = t.host.ctx.events as unknown as { transaction?: (work: () => unknown) => unknown };
+  const original = log.transaction;
+  if (!original) throw new Error('the event log has no SQLite transaction function');
+  log.transaction = (work) => {
+    const before = (raw.prepare('select coalesce(max(rowid), 0) as m from run_events').get() as { m: number }).m;
+    let out: unknown;
+    try {
+      out = original(work);
+    } catch (err) {
+      failedTransactions += 1;
+      throw err;
+    }
+    const rows = raw.prepare('select run_id as run, type from run_events where rowid > ? order by rowid').all(before) as Array<{ run: string; type: string }>;
+    if (rows.length) transactions.push(rows);
+    return out;
+  };
 });
 
 afterAll(async () => {

@@ -8,8 +8,14 @@ const root = join(import.meta.dirname, '../../../..');
 const home = mkdtempSync(join(tmpdir(), 'fengyu-cli-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
+/**
+ * What one `fengyu run` may take (it boots the host, through tsx in CI: 13–30 s at load 12–15). A
+ * test that runs the command n times has n times this budget, not the default one for all of them.
+ */
+const CLI_MS = 60_000;
+
 function fengyu(args: string[], input = '') {
-  return spawnSync(process.execPath, [join(root, 'bin/fengyu.mjs'), ...args], { cwd: root, env: { ...process.env, FENGYU_HOME: home, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off' }, input, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(process.execPath, [join(root, 'bin/fengyu.mjs'), ...args], { cwd: root, env: { ...process.env, FENGYU_HOME: home, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off' }, input, encoding: 'utf8', timeout: CLI_MS });
 }
 
 describe('fengyu run', () => {
@@ -49,7 +55,7 @@ describe('fengyu run', () => {
     const missing = fengyu(['run', file, '--yes']);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/who/);
-  });
+  }, 3 * CLI_MS);
 
   it('exits 1 when a step fails', () => {
     const file = join(home, 'fail.json');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import { afterAll, describe, expect, it } from 'vitest';
 import { childApi, killChildHosts, startChildHost } from '../support/child-host';
+import { BOOT_MS } from '../support/serve-bin';
 
 const home = mkdtempSync(join(tmpdir(), 'fengyu-crash-'));
 
@@ -70,7 +71,7 @@ describe('durability across a SIGKILL', () => {
     expect(afterResume.some((e) => e.type === 'step_start' && e.data.stepId === 'b')).toBe(true);
     expect(afterResume.at(-1)?.data.result.echoed).toBe('kept');
     second.child.kill('SIGTERM');
-  });
+  }, 60_000 + 2 * BOOT_MS); // two boots through tsx (9–11 s each at load 13), budgeted apart from the checks
 
   it('marks a run that was waiting at a gate when the host died as interrupted', async () => {
     const first = await start();
@@ -85,5 +86,5 @@ describe('durability across a SIGKILL', () => {
     expect(detail.events.at(-1).type).toBe('interrupted');
     expect((await api(second, 'POST', `/api/agent/${runId}/approve`)).status).not.toBe(200);
     second.child.kill('SIGTERM');
-  });
+  }, 60_000 + 2 * BOOT_MS); // two boots through tsx (9–11 s each at load 13), budgeted apart from the checks
 });

@@ -79,6 +79,7 @@ export class AgentService {
   private readonly modelSteps?: ModelStepRunner;
   private readonly filesResolver?: FilesResolver;
   private readonly checks = new Map<string, (step: PlanStep) => Problem[]>();
+  private posture?: { of: SandboxPosture; text: string };
 
   constructor(private readonly deps: AgentServiceDeps) {
     this.planner = deps.planner;
@@ -221,15 +222,15 @@ export class AgentService {
       status: w.status,
       plan: p.plan ? JSON.stringify(p.plan) : null,
       config: JSON.stringify(p.config),
-      inputs: JSON.stringify(req.inputs ?? {}),
-      files: JSON.stringify(w.grants),
+      inputs: req.inputs ? JSON.stringify(req.inputs) : '{}',
+      files: w.grants.length ? JSON.stringify(w.grants) : '[]',
       gate: null,
       summary: null,
       error: null,
       result: null,
       parent_run_id: w.parentRunId ?? null,
       origin: req.origin ?? 'api',
-      sandbox: JSON.stringify(this.deps.posture()),
+      sandbox: this.postureJson(),
       workflow_id: req.workflowId ?? null,
       workflow_version: req.workflowVersion ?? null,
       last_seq: 0,
@@ -237,6 +238,13 @@ export class AgentService {
       updated_at: now,
       finished_at: null,
     };
+  }
+
+  /** The posture's JSON text, made again only when `posture()` answers another object (read at each call, as before). */
+  private postureJson(): string {
+    const posture = this.deps.posture();
+    if (this.posture?.of !== posture) this.posture = { of: posture, text: JSON.stringify(posture) };
+    return this.posture.text;
   }
 
   private track(run: ActiveRun): void {

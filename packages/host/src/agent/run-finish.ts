@@ -20,7 +20,7 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
   if (outcome === 'completed') {
     const plan = run.plan as AgentPlan;
     const result = runResult(plan.steps, run.results);
-    const resultJson = JSON.stringify(result ?? null);
+    const resultJson = heldResultJson(run, held, result) ?? JSON.stringify(result ?? null);
     const summary = await summarize(run, plan, held);
     // the result is serialized once: the row's text, and the event's payload made from it
     const complete: NewEvent = { type: 'complete', result, summary };
@@ -36,6 +36,17 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
   }
   await write([{ type: 'cancelled' }], { ...end, status: 'cancelled' });
   return 'cancelled';
+}
+
+/**
+ * The run's result as JSON text when it is the result of the step whose end is held (a run with
+ * one sink ending with that step): the text the step's row stores, made once for that row and its
+ * events, instead of serializing the same value again.
+ */
+function heldResultJson(run: FinishingRun, held: HeldEnd | undefined, result: unknown): string | undefined {
+  const row = held?.row;
+  if (row?.status !== 'done' || row.result === null || !run.results.has(row.step_id)) return undefined;
+  return run.results.get(row.step_id) === result ? row.result : undefined;
 }
 
 export async function runEndHooks(run: FinishingRun, status: 'completed' | 'failed'): Promise<void> {

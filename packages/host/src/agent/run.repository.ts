@@ -170,12 +170,12 @@ export class RunRepository {
     statement(raw, `update runs set ${keys.map((k) => `${k} = ?`).join(', ')} where id = ?`).run(...values, id);
   }
 
-  /** `insert` inside a synchronous SQLite transaction. */
+  /** `insert` inside a synchronous SQLite transaction: every column of the row, one statement prepared once. */
   insertRaw(raw: Database.Database, row: RunRow): void {
-    const r: Record<string, unknown> = this.hostId ? { ...row, host_id: this.hostId } : { ...row };
-    const keys = Object.keys(r).filter((k) => r[k] !== undefined);
-    for (const k of keys) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a column: ${k}`);
-    statement(raw, `insert into runs (${keys.join(', ')}) values (${keys.map(() => '?').join(', ')})`).run(...keys.map((k) => r[k] ?? null));
+    const r = row as unknown as Record<string, unknown>;
+    const values = RUN_COLUMNS.map((k) => r[k] ?? null);
+    values.push(this.hostId ?? row.host_id ?? null);
+    statement(raw, INSERT_RUN).run(values);
   }
 
   /** `get` through a prepared statement on SQLite when no Kysely transaction is open. */
@@ -215,6 +215,10 @@ export class RunRepository {
     return rows.map(toExecution);
   }
 }
+
+/** The columns of a run's row as it is created (`host_id` follows them: the executing host on a shared database, otherwise null). */
+const RUN_COLUMNS: readonly Exclude<keyof RunRow, 'host_id'>[] = ['id', 'owner', 'goal', 'status', 'plan', 'config', 'inputs', 'files', 'gate', 'summary', 'error', 'result', 'parent_run_id', 'origin', 'sandbox', 'workflow_id', 'workflow_version', 'last_seq', 'created_at', 'updated_at', 'finished_at'];
+const INSERT_RUN = `insert into runs (${RUN_COLUMNS.join(', ')}, host_id) values (${RUN_COLUMNS.map(() => '?').join(', ')}, ?)`;
 
 const STEP_COLUMNS = ['run_id', 'step_id', 'status', 'attempts', 'result', 'error', 'started_at', 'finished_at', 'duration_ms', 'fingerprint', 'reused'];
 // Same effect as `upsertStep`: on conflict every column takes the new row's value.

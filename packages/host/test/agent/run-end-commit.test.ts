@@ -74,6 +74,26 @@ describe("the last step's end and the run's end", () => {
     }
   });
 
+  it("store the sink step's own result text as the run's result (a 1-step run, a chain's last step, a DAG's one sink), never another step's", async () => {
+    const value = (i: number) => ({ z: i, a: `第${i} "q"\n`, nested: { list: [i, null, true, 1.5e-7] } });
+    const shapes = [
+      [{ id: 'only', tool: 'echo', arguments: { value: value(0) } }],
+      [0, 1, 2].map((i) => ({ id: `c${i}`, tool: 'echo', arguments: { value: value(i) }, ...(i ? { dependsOn: [`c${i - 1}`] } : {}) })),
+      [...[0, 1, 2].map((i) => ({ id: `w${i}`, tool: 'echo', arguments: { value: value(10 + i) } })), { id: 'sink', tool: 'echo', arguments: { value: value(99) }, dependsOn: ['w0', 'w1', 'w2'] }],
+    ];
+    for (const steps of shapes) {
+      const runId = await start(t, steps);
+      expect((await t.stream(runId)).at(-1)?.type).toBe('complete');
+      const sink = (steps.at(-1) as { id: string }).id;
+      const row = await t.host.ctx.db.selectFrom('runs').select('result').where('id', '=', runId).executeTakeFirstOrThrow();
+      const step = await t.host.ctx.db.selectFrom('step_executions').select('result').where('run_id', '=', runId).where('step_id', '=', sink).executeTakeFirstOrThrow();
+      expect(row.result).toBe(step.result);
+      expect(JSON.parse(row.result as string)).toMatchObject({ echoed: (steps.at(-1) as { arguments: { value: unknown } }).arguments.value });
+      const stored = await t.host.ctx.db.selectFrom('run_events').select('data').where('run_id', '=', runId).where('type', '=', 'complete').executeTakeFirstOrThrow();
+      expect(stored.data.startsWith(`{"result":${step.result},"summary":`)).toBe(true);
+    }
+  });
+
   it('are one commit for the last step of a chain only; an earlier step ends before the next starts', async () => {
     const runId = await start(t, [
       { id: 'a', tool: 'echo', arguments: { value: 1 } },

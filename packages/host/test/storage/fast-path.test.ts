@@ -79,6 +79,21 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect(await snapshot('fast')).toEqual(await snapshot('slow'));
   });
 
+  it("writes a new run's row as the Kysely insert does, every column (null, numbers, text), with and without an executing host", async () => {
+    const full: RunRow = { ...runRow('x'), goal: null, plan: '{"steps":[]}', files: '[]', gate: '{"id":"g"}', summary: 's', error: 'e', result: '{"n":1}', parent_run_id: 'p', workflow_id: 'w', workflow_version: 3, last_seq: 7, finished_at: 'f' };
+    const read = (id: string) => opened.raw.prepare('select * from runs where id = ?').get(id) as Record<string, unknown>;
+    for (const [repo, hostId] of [[new RunRepository(opened.db), null], [new RunRepository(opened.db, 'host-1'), 'host-1']] as const) {
+      for (const row of [runRow(`plain-${hostId}`), { ...full, id: `full-${hostId}` }]) {
+        await repo.insert({ ...row, id: `kysely-${row.id}` });
+        opened.raw.transaction(() => repo.insertRaw(opened.raw, { ...row, id: `raw-${row.id}` }))();
+        const raw = read(`raw-${row.id}`);
+        expect({ ...raw, id: row.id }).toEqual({ ...read(`kysely-${row.id}`), id: row.id });
+        expect(raw.host_id).toBe(hostId);
+        expect(Object.keys(raw).sort()).toEqual([...Object.keys(row), 'host_id'].sort());
+      }
+    }
+  });
+
   it('stands aside while a Kysely transaction is open on the connection', async () => {
     const log = new EventLog(opened.db, clock);
     await new RunRepository(opened.db).insert(runRow('r'));

@@ -1,6 +1,6 @@
 import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
-import type { Clock } from '../clock';
+import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
 import type { EventLog, NewEvent } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
@@ -214,7 +214,7 @@ export class AgentService {
 
   /** The row of a new run, as its creating commit inserts it. */
   private newRow(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, w: { goal?: string; status: RunStatus; grants: FileGrant[]; parentRunId?: string }): RunRow {
-    const now = new Date(this.deps.clock.now()).toISOString();
+    const now = isoTime(this.deps.clock.now());
     return {
       id: p.runId,
       owner: req.owner,
@@ -320,7 +320,7 @@ export class AgentService {
     const uncertain = executions.filter((e) => e.status === 'uncertain').map((e) => e.stepId);
     const catalog = await this.deps.catalog.snapshot(owner);
     await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.keys()] }], (trx) =>
-      this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: new Date(this.deps.clock.now()).toISOString() }, trx),
+      this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: isoTime(this.deps.clock.now()) }, trx),
     );
     const run = new ActiveRun(
       { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, uncertain },

@@ -4,6 +4,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { type Clock, isoTime } from '../clock';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
+import { attached } from './attached';
 import { type StoredEvent, frame, frameSize, payloadJson, runPieceBytes, writeFrame } from './frames';
 import { LoopTurn } from './turn';
 
@@ -46,9 +47,9 @@ interface Queued {
 /**
  * The payload's JSON text of a new event, made by its caller from parts it had already serialized
  * (a step's result): written instead of a second JSON.stringify of the same payload. It must be
- * the JSON of the event without `type`, and hold no envelope key.
+ * the JSON of the event without `type`, and hold no envelope key. Attached to the event (see `attached`).
  */
-export const presetJson = new WeakMap<NewEvent, string>();
+export const presetJson = attached<NewEvent, string>();
 
 /** Whether a payload holds none of the envelope's keys (`type`, `runId`, `seq`, `ts`); no closure per call. */
 const keepsEnvelope = (payload: object) => !(Object.hasOwn(payload, 'type') || Object.hasOwn(payload, 'runId') || Object.hasOwn(payload, 'seq') || Object.hasOwn(payload, 'ts'));

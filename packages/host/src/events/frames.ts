@@ -1,4 +1,5 @@
 import type { RunEvent } from '@fengyu/protocol';
+import { attached } from './attached';
 
 /** A run event as stored: its payload (the event without type, runId, seq and ts) as JSON text. */
 export type StoredEvent = { run_id: string; seq: number; type: string; data: string; ts: string };
@@ -13,22 +14,26 @@ export type StoredEvent = { run_id: string; seq: number; type: string; data: str
 /**
  * The payload of a written event as the JSON text stored in the log (the event without type,
  * runId, seq and ts), kept so that the SSE frame is not made by a second JSON.stringify. Absent
- * when the payload itself holds one of those keys.
+ * when the payload itself holds one of those keys. Attached to the event (a WeakMap entry per
+ * written event cost more than making its frame).
  */
-export const payloadJson = new WeakMap<RunEvent, string>();
+export const payloadJson = attached<RunEvent, string>();
 
-const frames = new WeakMap<RunEvent, string>();
+/**
+ * The last event framed and its frame: every subscriber of a live event asks for its frame in
+ * turn, in one publication, so the first makes it and the others get it from here.
+ */
+let lastFrame: { e?: RunEvent; text: string } = { text: '' };
 
 export function frame(e: RunEvent): string {
-  const hit = frames.get(e);
-  if (hit !== undefined) return hit;
+  if (lastFrame.e === e) return lastFrame.text;
   const payload = payloadJson.get(e);
   let text: string;
   if (payload === undefined) {
     const { type, ...rest } = e;
     text = `id: ${e.seq}\nevent: ${type}\ndata: ${JSON.stringify({ type, ...rest })}\n\n`;
   } else text = frameOf(e.type, payload, e.runId, e.seq, e.ts);
-  frames.set(e, text);
+  lastFrame = { e, text };
   return text;
 }
 
@@ -111,7 +116,7 @@ function writeDigits(buf: Buffer, at: number, n: number, count: number): void {
  */
 export function frameSize(e: RunEvent, run: Buffer): number | undefined {
   const payload = payloadJson.get(e);
-  if (payload === undefined || frames.has(e) || !Number.isSafeInteger(e.seq) || e.seq < 0) return undefined;
+  if (payload === undefined || lastFrame.e === e || !Number.isSafeInteger(e.seq) || e.seq < 0) return undefined;
   const members = payload.length > 2 ? Buffer.byteLength(payload) - 1 : 0;
   return ID.length + 2 * digits(e.seq) + typeBytesOf(e.type).length + members + run.length + tsBytesOf(e.ts).length;
 }

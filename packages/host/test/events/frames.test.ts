@@ -30,4 +30,16 @@ describe('an SSE frame from stored payload text', () => {
       { numRuns: 400 },
     );
   });
+
+  it('is the same text each time an event is framed, whatever was framed in between', () => {
+    const a = { type: 'tool', phase: 'result', stepId: 's1', runId: 'r', seq: 3, ts: 't1' } as unknown as RunEvent;
+    const b = { type: 'audit', kind: 'note', runId: 'r', seq: 4, ts: 't1' } as unknown as RunEvent;
+    const c = { type: 'cancel_requested', runId: 'q', seq: 1, ts: 't2' } as unknown as RunEvent;
+    payloadJson.set(a, '{"phase":"result","stepId":"s1"}');
+    payloadJson.set(b, '{"kind":"note"}');
+    const first = [a, b, c].map(frame);
+    expect(first).toEqual([a, b, c].map(plain));
+    // a second subscriber of each event in turn, then the events again in another order
+    for (const e of [a, a, b, b, c, c, c, a, b, a]) expect(frame(e)).toBe(plain(e));
+  });
 });

@@ -4,8 +4,9 @@
  * as a private field of the object itself instead. A WeakMap entry whose key dies young costs V8
  * ephemeron work at every young-generation collection: ≈ 0.5–0.9 µs per entry against ≈ 20 ns for
  * the field (Node 20, objects allocated and dropped as a run's events are). Each `attached()` is
- * its own private name. An object that takes no new field (non-extensible, where V8 refuses it)
- * keeps its value in a WeakMap made for it.
+ * its own private name (a class of its own): make one per purpose, once, at module level, not per
+ * instance (objects would then take a new field, and their code new inline caches, per call). A
+ * non-extensible object takes no new field: it keeps its value in a WeakMap made for it.
  */
 export interface Attached<K extends object, V> {
   get(o: K): V | undefined;

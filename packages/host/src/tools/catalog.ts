@@ -57,6 +57,8 @@ export class ToolCatalog {
    * would make, and is handed out again (it is immutable).
    */
   private last?: { from: Tool[]; snapshot: CatalogSnapshot };
+  /** The sources' answers the last snapshot was made from, when every source answered at once. */
+  private lastLists?: ReadonlyArray<readonly Tool[]>;
 
   register(source: ToolSource): void {
     this.sources.push(source);
@@ -73,10 +75,14 @@ export class ToolCatalog {
       waits = true;
       return s.list(owner).catch(() => [] as Tool[]);
     });
-    const all = (waits ? await Promise.all(lists) : (lists as Array<readonly Tool[]>)).flat();
-    if (skip !== undefined) return new CatalogSnapshot(all);
+    const answered = waits ? await Promise.all(lists) : (lists as Array<readonly Tool[]>);
+    if (skip !== undefined) return new CatalogSnapshot(answered.flat());
     const last = this.last;
-    if (last && sameTools(last.from, all) && last.snapshot.availabilityRead.every(([t, was]) => t.available === was)) return last.snapshot;
+    // the very same answers as last time (a listNow array never changes): the same tools, not flattened again
+    if (last && !waits && sameLists(this.lastLists, answered) && stillAvailable(last.snapshot)) return last.snapshot;
+    this.lastLists = waits ? undefined : answered;
+    const all = answered.flat();
+    if (last && sameTools(last.from, all) && stillAvailable(last.snapshot)) return last.snapshot;
     const snapshot = new CatalogSnapshot(all);
     this.last = { from: all, snapshot };
     return snapshot;
@@ -95,6 +101,22 @@ function listedNow(source: ToolSource, owner: string): readonly Tool[] | undefin
   } catch {
     return [];
   }
+}
+
+/** Each tool whose availability chose between two of one name is as available as then. */
+function stillAvailable(snapshot: CatalogSnapshot): boolean {
+  return snapshot.availabilityRead.every(([t, was]) => t.available === was);
+}
+
+/** The same answer from each source: the same array, or two empty ones. */
+function sameLists(a: ReadonlyArray<readonly Tool[]> | undefined, b: ReadonlyArray<readonly Tool[]>): boolean {
+  if (a?.length !== b.length) return false;
+  for (let i = 0; i < b.length; i++) {
+    const x = a[i] as readonly Tool[];
+    const y = b[i] as readonly Tool[];
+    if (x !== y && (x.length !== 0 || y.length !== 0)) return false;
+  }
+  return true;
 }
 
 /** The same tool objects in the same order. */

@@ -79,6 +79,7 @@ export interface ToolSource {
   /**
    * What `list` would answer, when that is at hand without a lookup or a wait (the owner's settings
    * already read, nothing to connect); else undefined and `list` is asked. Read afresh on each call.
+   * An array answered here is never changed afterwards: another list is another array.
    */
   listNow?(owner: string): readonly Tool[] | undefined;
   /** Optional health of the source's backends (e.g. MCP servers that failed to start). */

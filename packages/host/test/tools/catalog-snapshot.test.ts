@@ -73,6 +73,64 @@ describe('catalog snapshots', () => {
     expect(after.tools).toEqual([disabled]);
   });
 
+  it('made from the same answers at once are handed out again; another answer, or a changed availability, makes a new one', async () => {
+    const a = tool('a', 'builtin:a');
+    const b = tool('b', 'plugin:b');
+    let bAvailable = true;
+    const b2 = tool('b', 'plugin2:b', () => bAvailable);
+    let aNow: readonly Tool[] = [a];
+    let bNow: readonly Tool[] | undefined = [b, b2];
+    const catalog = new ToolCatalog();
+    catalog.register({ kind: 'builtin', list: async () => [...aNow], listNow: () => aNow });
+    catalog.register({ kind: 'plugin', list: async () => [b, b2], listNow: () => bNow });
+    // an empty answer is a new array each time, as MCP's and the workflows' are
+    catalog.register({ kind: 'mcp', list: async () => [], listNow: () => [] });
+    const first = await catalog.snapshot('default');
+    expect(first.tools).toEqual([a, b]);
+    expect(await catalog.snapshot('default')).toBe(first);
+    // another array of the same tools: the same snapshot
+    aNow = [a];
+    expect(await catalog.snapshot('default')).toBe(first);
+    // another tool: a new snapshot, then handed out again
+    const c = tool('c', 'builtin:c');
+    aNow = [a, c];
+    const second = await catalog.snapshot('default');
+    expect(second.tools).toEqual([a, c, b]);
+    expect(await catalog.snapshot('default')).toBe(second);
+    // the tool that lost the choice between two of one name is still read: its availability cannot change the choice while the first is available
+    bAvailable = false;
+    expect(await catalog.snapshot('default')).toBe(second);
+    // a source that must be awaited once, then answers at once again
+    bNow = undefined;
+    expect(await catalog.snapshot('default')).toBe(second);
+    bNow = [b2];
+    const third = await catalog.snapshot('default');
+    expect(third.get('b')).toBe(b2);
+    aNow = [];
+    const fourth = await catalog.snapshot('default');
+    expect(fourth.tools).toEqual([b2]);
+    expect(fourth.get('a')).toBeUndefined();
+  });
+
+  it('made from the same answers at once choose again when the availability that chose has changed', async () => {
+    let firstAvailable = false;
+    const disabled = tool('dup', 'p1:dup', () => firstAvailable);
+    const enabled = tool('dup', 'p2:dup', true);
+    const answer: readonly Tool[] = [disabled, enabled];
+    const catalog = new ToolCatalog();
+    catalog.register({ kind: 'plugin', list: async () => [...answer], listNow: () => answer });
+    const before = await catalog.snapshot('default');
+    expect(before.get('dup')).toBe(enabled);
+    expect(await catalog.snapshot('default')).toBe(before);
+    firstAvailable = true;
+    const after = await catalog.snapshot('default');
+    expect(after).not.toBe(before);
+    expect(after.get('dup')).toBe(disabled);
+    expect(await catalog.snapshot('default')).toBe(after);
+    firstAvailable = false;
+    expect((await catalog.snapshot('default')).get('dup')).toBe(enabled);
+  });
+
   it('leave out a skipped kind of source, and a failing source, every time', async () => {
     const a = tool('a', 'builtin:a');
     const w = tool('w', 'workflow:w');

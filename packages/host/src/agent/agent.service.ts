@@ -7,7 +7,7 @@ import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import { interruptOrphan } from './orphans';
-import { redactPlan } from './run-text';
+import { planReadyEvent } from './run-text';
 import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
@@ -172,7 +172,7 @@ export class AgentService {
     const reuse = extra.reuse ?? new Map<string, Execution>();
     const announced = plan !== undefined && (config.planApproval || reuse.size === 0);
     const events: NewEvent[] = [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }];
-    if (announced && plan) events.push({ type: 'plan_ready', plan: redactPlan(plan, catalog) });
+    if (announced && plan) events.push(planReadyEvent(plan, catalog, row.plan));
     // On SQLite the creating commit is queued for the end of this turn and the run begins at once:
     // its commits queued in this turn (the first steps' starts; a call that may take effect is
     // still made only after its start is written) join that one transaction. The run is answered

@@ -1,12 +1,32 @@
 import { hash } from 'node:crypto';
 import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, secretFields } from '@fengyu/protocol';
+import { type NewEvent, presetJson } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 
 /** How a run's plan, step identity and errors are written into events and rows. */
 
 /** The plan as events and the API show it: secret tool arguments replaced (the row keeps them). */
 export function redactPlan(plan: AgentPlan, catalog: CatalogSnapshot): AgentPlan {
-  return { ...plan, steps: plan.steps.map((s) => (s.tool && s.arguments ? { ...s, arguments: redactSecrets(s.arguments, catalog.get(s.tool)?.inputSchema) } : s)) };
+  return { ...plan, steps: plan.steps.map((s) => redactStep(s, catalog)) };
+}
+
+/** A step as shown: the same step object when none of its arguments is secret. */
+function redactStep(s: PlanStep, catalog: CatalogSnapshot): PlanStep {
+  if (!s.tool || !s.arguments) return s;
+  const args = redactSecrets(s.arguments, catalog.get(s.tool)?.inputSchema);
+  return args === s.arguments ? s : { ...s, arguments: args };
+}
+
+/**
+ * A plan's `plan_ready` event. When nothing in it is redacted (every step shown is the plan's own),
+ * its payload is `{"plan":…}` around `planJson`, the plan's text as its row stores it, instead of
+ * serializing the same plan again; `JSON.stringify({ plan })` makes the same bytes.
+ */
+export function planReadyEvent(plan: AgentPlan, catalog: CatalogSnapshot, planJson: string | null): NewEvent {
+  const shown = redactPlan(plan, catalog);
+  const event: NewEvent = { type: 'plan_ready', plan: shown };
+  if (planJson !== null && shown.steps.every((s, i) => s === plan.steps[i])) presetJson.set(event, `{"plan":${planJson}}`);
+  return event;
 }
 
 /** An edited plan sent back from a review carries `[redacted]` where a secret was: keep the original. */

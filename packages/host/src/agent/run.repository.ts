@@ -172,10 +172,13 @@ export class RunRepository {
 
   /** `insert` inside a synchronous SQLite transaction: every column of the row, one statement prepared once. */
   insertRaw(raw: Database.Database, row: RunRow): void {
-    const r = row as unknown as Record<string, unknown>;
-    const values = RUN_COLUMNS.map((k) => r[k] ?? null);
-    values.push(this.hostId ?? row.host_id ?? null);
-    statement(raw, INSERT_RUN).run(values);
+    // the values as arguments in RUN_COLUMNS' order, then host_id (bound from the arguments: no array read back element by element)
+    const r = row;
+    statement(raw, INSERT_RUN).run(
+      r.id ?? null, r.owner ?? null, r.goal ?? null, r.status ?? null, r.plan ?? null, r.config ?? null, r.inputs ?? null, r.files ?? null, r.gate ?? null, r.summary ?? null, r.error ?? null,
+      r.result ?? null, r.parent_run_id ?? null, r.origin ?? null, r.sandbox ?? null, r.workflow_id ?? null, r.workflow_version ?? null, r.last_seq ?? null, r.created_at ?? null, r.updated_at ?? null, r.finished_at ?? null,
+      this.hostId ?? r.host_id ?? null,
+    );
   }
 
   /** `get` through a prepared statement on SQLite when no Kysely transaction is open. */

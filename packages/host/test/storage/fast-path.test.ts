@@ -80,7 +80,8 @@ describe('SQLite fast path of the event log and run rows', () => {
   });
 
   it("writes a new run's row as the Kysely insert does, every column (null, numbers, text), with and without an executing host", async () => {
-    const full: RunRow = { ...runRow('x'), goal: null, plan: '{"steps":[]}', files: '[]', gate: '{"id":"g"}', summary: 's', error: 'e', result: '{"n":1}', parent_run_id: 'p', workflow_id: 'w', workflow_version: 3, last_seq: 7, finished_at: 'f' };
+    // every column a value of its own: a value bound to another column shows
+    const full: RunRow = { ...runRow('x'), goal: null, status: 'completed', plan: '{"steps":[]}', config: '{"c":1}', inputs: '{"i":2}', files: '[]', gate: '{"id":"g"}', summary: 's', error: 'e', result: '{"n":1}', parent_run_id: 'p', origin: 'fork', sandbox: '{"mode":"x"}', workflow_id: 'w', workflow_version: 3, last_seq: 7, created_at: '2026-01-01T00:00:00.001Z', updated_at: '2026-01-01T00:00:00.002Z', finished_at: 'f' };
     const read = (id: string) => opened.raw.prepare('select * from runs where id = ?').get(id) as Record<string, unknown>;
     for (const [repo, hostId] of [[new RunRepository(opened.db), null], [new RunRepository(opened.db, 'host-1'), 'host-1']] as const) {
       for (const row of [runRow(`plain-${hostId}`), { ...full, id: `full-${hostId}` }]) {

@@ -163,11 +163,10 @@ export class RunRepository {
   /** `update` inside a synchronous SQLite transaction (prepared once per set of columns). */
   updateRaw(raw: Database.Database, id: string, given: Partial<RunRow>): void {
     const patch = this.hostId && given.status && LIVE_STATUSES.includes(given.status) ? { ...given, host_id: this.hostId } : given;
-    const keys = Object.keys(patch).sort();
+    const keys = Object.keys(patch);
     if (keys.length === 0) return;
-    for (const k of keys) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a column: ${k}`);
     const values = keys.map((k) => (patch as Record<string, unknown>)[k] ?? null);
-    statement(raw, `update runs set ${keys.map((k) => `${k} = ?`).join(', ')} where id = ?`).run(...values, id);
+    statement(raw, updateText(keys)).run(...values, id);
   }
 
   /** `insert` inside a synchronous SQLite transaction: every column of the row, one statement prepared once. */
@@ -222,6 +221,25 @@ export class RunRepository {
 /** The columns of a run's row as it is created (`host_id` follows them: the executing host on a shared database, otherwise null). */
 const RUN_COLUMNS: readonly Exclude<keyof RunRow, 'host_id'>[] = ['id', 'owner', 'goal', 'status', 'plan', 'config', 'inputs', 'files', 'gate', 'summary', 'error', 'result', 'parent_run_id', 'origin', 'sandbox', 'workflow_id', 'workflow_version', 'last_seq', 'created_at', 'updated_at', 'finished_at'];
 const INSERT_RUN = `insert into runs (${RUN_COLUMNS.join(', ')}, host_id) values (${RUN_COLUMNS.map(() => '?').join(', ')}, ?)`;
+
+/** The update statements' texts by the patch's keys in order (joined by commas), each made once its keys are checked. */
+const UPDATE_TEXTS = new Map<string, { text: string; keys: number }>();
+const UPDATE_SHAPES_KEPT = 64;
+
+/**
+ * `update runs set <key> = ?, … where id = ?` for `keys` in their order; a key that is not a plain
+ * column name throws. A kept text's keys hold no comma, so as many keys joined to the same string
+ * are the same keys.
+ */
+function updateText(keys: string[]): string {
+  const shape = keys.join(',');
+  const kept = UPDATE_TEXTS.get(shape);
+  if (kept?.keys === keys.length) return kept.text;
+  for (const k of keys) if (!/^[a-z_]+$/.test(k)) throw new Error(`not a column: ${k}`);
+  const text = `update runs set ${keys.map((k) => `${k} = ?`).join(', ')} where id = ?`;
+  if (UPDATE_TEXTS.size < UPDATE_SHAPES_KEPT) UPDATE_TEXTS.set(shape, { text, keys: keys.length });
+  return text;
+}
 
 const STEP_COLUMNS = ['run_id', 'step_id', 'status', 'attempts', 'result', 'error', 'started_at', 'finished_at', 'duration_ms', 'fingerprint', 'reused'];
 // Same effect as `upsertStep`: on conflict every column takes the new row's value.

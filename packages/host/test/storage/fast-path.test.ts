@@ -77,6 +77,14 @@ describe('SQLite fast path of the event log and run rows', () => {
     });
     expect(published).toEqual([2, 3, 4]);
     expect(await snapshot('fast')).toEqual(await snapshot('slow'));
+    // the same keys in another order, and a shape written before: the same row
+    const row = (id: string) => ({ ...(opened.raw.prepare('select * from runs where id = ?').get(id) as object), id: 'x' });
+    for (const id of ['fast', 'slow']) opened.raw.transaction(() => repo.updateRaw(opened.raw, id, id === 'fast' ? { summary: 'again', status: 'failed', error: 'e' } : { error: 'e', status: 'failed', summary: 'again' }))();
+    expect(row('fast')).toEqual(row('slow'));
+    expect(row('fast')).toMatchObject({ summary: 'again', status: 'failed', error: 'e', result: '1' });
+    for (const id of ['fast', 'slow']) opened.raw.transaction(() => repo.updateRaw(opened.raw, id, { status: 'completed', summary: 'ok', result: '2', updated_at: 'end2' }))();
+    expect(row('fast')).toEqual(row('slow'));
+    expect(row('fast')).toMatchObject({ summary: 'ok', status: 'completed', error: 'e', result: '2', updated_at: 'end2' });
   });
 
   it("writes a new run's row as the Kysely insert does, every column (null, numbers, text), with and without an executing host", async () => {
@@ -117,6 +125,10 @@ describe('SQLite fast path of the event log and run rows', () => {
       }),
     ).toThrow();
     expect(() => repo.updateRaw(opened.raw, 'r', { 'status = 1; --': 'x' } as never)).toThrow(/not a column/);
+    // the keys of a shape already written, joined differently, are checked again
+    repo.updateRaw(opened.raw, 'r', { summary: 'a', error: 'b' });
+    expect(() => repo.updateRaw(opened.raw, 'r', { 'summary,error': 'x' } as never)).toThrow(/not a column/);
+    expect(() => repo.updateRaw(opened.raw, 'r', { summary: 'c', 'error,summary': 'x' } as never)).toThrow(/not a column/);
     const snap = await snapshot('r');
     expect((snap.run as { status: string }).status).toBe('running');
     expect(snap.events).toHaveLength(1);

@@ -49,7 +49,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     if (ended) return;
     ended = true;
     unsubscribe();
-    clearInterval(beat);
+    if (beat) clearInterval(beat);
     if (gapTimer) clearTimeout(gapTimer);
     res.end();
   };
@@ -104,7 +104,11 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     },
     afterSeq,
   );
-  const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  // the heartbeat starts once the replay leaves the stream open (a replay that ends it makes none)
+  let beat: NodeJS.Timeout | undefined;
+  const keepAlive = () => {
+    if (!ended) beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  };
   request.raw.on('close', end);
   try {
     // a terminal event in the replay may be followed by a resume: the end is decided below
@@ -135,8 +139,10 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   if (afterSeq === 0 && early.size === 0) {
     // every event up to `last` was sent: the run has ended when the last of them to end or resume it ended it
     if (mark && mark !== 'resumed') end();
+    keepAlive();
     return;
   }
   const after = await log.finished(runId);
   if (after && last >= after.endSeq) end();
+  keepAlive();
 }

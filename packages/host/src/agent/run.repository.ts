@@ -33,6 +33,15 @@ export interface RunRow {
 }
 
 const LIVE_STATUSES: RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval'];
+/**
+ * `status` is live, as the condition of SQLite's partial index `runs_live` (migration 130) states
+ * it: comparisons with constants in its order. SQLite reads that index only for a query holding
+ * this same condition (not for an IN list, nor for bound values).
+ */
+const IS_LIVE = sql<boolean>`(${sql.join(
+  LIVE_STATUSES.map((s) => sql`status = ${sql.lit(s)}`),
+  sql` or `,
+)})`;
 
 export interface StepRow {
   run_id: string;
@@ -143,7 +152,7 @@ export class RunRepository {
 
   /** Live runs; with `hosts`, only those executed by the named hosts (and, with `unowned`, by none). */
   async listNonTerminal(hosts?: { ids: string[]; unowned?: boolean }): Promise<RunRow[]> {
-    let q = this.db.selectFrom('runs').selectAll().where('status', 'in', LIVE_STATUSES);
+    let q = this.db.selectFrom('runs').selectAll().where(IS_LIVE);
     if (hosts) {
       const { ids, unowned } = hosts;
       q = q.where((eb) => eb.or([...(ids.length ? [eb('host_id', 'in', ids)] : []), ...(unowned ? [eb('host_id', 'is', null)] : [])]));

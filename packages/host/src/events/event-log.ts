@@ -31,9 +31,10 @@ export type Trx = Transaction<any>;
  * A projection change written through prepared statements. `supersedes`: a key saying that a
  * later change with the same key, queued in the same group commit, rewrites everything this one
  * writes (a step row upserted at its start and again at its end): within one transaction only the
- * last of them is written.
+ * last of them is written. `creates`: it inserts the run's row, so the run has no event before
+ * this commit's (a stored event references its run's row, and the insert fails on an existing id).
  */
-export type RawWrite = ((db: Database.Database) => void) & { supersedes?: string };
+export type RawWrite = ((db: Database.Database) => void) & { supersedes?: string; creates?: true };
 
 interface Queued {
   runId: string;
@@ -368,7 +369,7 @@ export class EventLog {
 
   private writeRaw(raw: Database.Database, item: Queued): RunEvent[] {
     item.raw?.(raw);
-    return this.appendRaw(raw, item.runId, item.events);
+    return this.appendRaw(raw, item.runId, item.events, item.raw?.creates);
   }
 
   /**
@@ -385,7 +386,7 @@ export class EventLog {
     return items.map((item, i) => {
       const key = item.raw?.supersedes;
       if (key === undefined || last.get(key) === i) item.raw?.(raw);
-      return this.appendRaw(raw, item.runId, item.events);
+      return this.appendRaw(raw, item.runId, item.events, key === undefined ? item.raw?.creates : undefined);
     });
   }
 
@@ -401,9 +402,10 @@ export class EventLog {
       });
   }
 
-  private appendRaw(raw: Database.Database, runId: string, events: NewEvent[]): RunEvent[] {
+  /** `created`: the run's row was inserted by this commit (its log is empty: nothing to read). */
+  private appendRaw(raw: Database.Database, runId: string, events: NewEvent[], created?: true): RunEvent[] {
     if (events.length === 0) return [];
-    let seq = this.seqs.get(runId) ?? Number((statement(raw, 'select max(seq) as m from run_events where run_id = ?').get(runId) as { m: number | null }).m ?? 0);
+    let seq = this.seqs.get(runId) ?? (created ? 0 : Number((statement(raw, 'select max(seq) as m from run_events where run_id = ?').get(runId) as { m: number | null }).m ?? 0));
     const start = seq;
     const ts = isoTime(this.clock.now());
     const insert = statement(raw, 'insert into run_events (run_id, seq, type, data, ts) values (?, ?, ?, ?, ?)');

@@ -4,6 +4,7 @@ import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fen
 import { isoTime } from '../clock';
 import type { NewEvent, RawWrite, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
+import { Stop } from '../tools/call-scope';
 import type { FileGrant } from '../tools/tool';
 import type { GateOutcome, OpenGate } from './gates';
 import { draftPlan } from './plan-draft';
@@ -51,7 +52,8 @@ export class ActiveRun implements StepHost {
   readonly results = new Map<string, unknown>();
   readonly ended: Promise<RunStatus>;
   private readonly errors = new Map<string, string>();
-  private readonly abort = new AbortController();
+  /** Cancel, shutdown or a failed creation: tells the run's calls; a real signal only when one is read. */
+  readonly stop = new Stop();
   private readonly pending = new Map<string, PendingGate>();
   private readonly steps: StepRunner;
   private state: RunState;
@@ -109,7 +111,7 @@ export class ActiveRun implements StepHost {
   }
 
   get signal(): AbortSignal {
-    return this.abort.signal;
+    return this.stop.signal;
   }
 
   cancelRequested(): boolean {
@@ -450,7 +452,7 @@ export class ActiveRun implements StepHost {
   private abandon(): void {
     this.closed = true;
     this.state = { ...this.state, phase: 'ended' };
-    this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
+    this.stop.abort(new FengYuError('tool_cancelled', { name: 'run' }));
     for (const key of [...this.pending.keys()]) this.settleGate(key, { kind: 'cancelled' });
     this.resolveEnd('failed');
   }
@@ -461,7 +463,7 @@ export class ActiveRun implements StepHost {
     if (this.heldEnd && !this.heldEnd.written) void this.heldEnd.write().catch(() => undefined);
     this.closed = true;
     this.state = { ...this.state, phase: 'ended' };
-    this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
+    this.stop.abort(new FengYuError('tool_cancelled', { name: 'run' }));
     for (const key of [...this.pending.keys()]) this.settleGate(key, { kind: 'cancelled' });
     this.resolveEnd('interrupted');
   }
@@ -469,7 +471,7 @@ export class ActiveRun implements StepHost {
   async cancel(): Promise<void> {
     if (this.state.cancelRequested || this.state.phase === 'ended') return;
     const written = this.commit([{ type: 'cancel_requested' }]);
-    this.abort.abort(new FengYuError('tool_cancelled', { name: 'run' }));
+    this.stop.abort(new FengYuError('tool_cancelled', { name: 'run' }));
     this.dispatch({ type: 'cancel' });
     await written;
   }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { EventLog, NewEvent, Trx } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
+import type { Stop } from '../tools/call-scope';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import type { ModelStepRunner, Planner } from './contracts';
@@ -78,6 +79,8 @@ export interface StepHost {
   readonly inputs: Record<string, unknown>;
   readonly grants: FileGrant[];
   readonly deps: RunDeps;
+  /** The run's cancellation, watched without a signal; `signal` is its real signal, made when read. */
+  readonly stop: Stop;
   readonly signal: AbortSignal;
   readonly results: ReadonlyMap<string, unknown>;
   stepIds(): readonly string[];

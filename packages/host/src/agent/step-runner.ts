@@ -1,7 +1,7 @@
 import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
 import { type NewEvent, presetJson } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
-import { CallScope } from '../tools/call-scope';
+import { type AbortWatch, CallScope } from '../tools/call-scope';
 import { resultJsonOf } from '../tools/result-json';
 import type { Tool, ToolContext } from '../tools/tool';
 import { needsStepGate } from './decide';
@@ -167,7 +167,8 @@ export class StepRunner {
   private async check(step: PlanStep, tool: Tool, args: Record<string, unknown>): Promise<GuardDecision> {
     const r = this.active;
     const call: ToolCall = { tool, arguments: args, owner: r.owner, permissionMode: r.config.permissionMode, caller: 'runner', runId: r.id, stepId: step.id };
-    const decision = await r.deps.guard().check(call, r.signal);
+    // the run's stop, not its signal: a signal is made only when a hook runs
+    const decision = await r.deps.guard().check(call, r.stop);
     const audits: NewEvent[] = (decision.audits ?? []).map((a) => ({ type: 'audit', stepId: step.id, tool: tool.name, kind: 'hook', ...a }) as NewEvent);
     audits.push({ type: 'audit', kind: 'permission', stepId: step.id, tool: tool.name, decision: decision.decision, source: decision.source, ...(decision.rule ? { rule: decision.rule } : {}), reason: decision.reason });
     // Denials and gates are reported at once; an allowed call's audit rides with its step_start.
@@ -222,7 +223,7 @@ export class StepRunner {
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
       await r.commit([...tail, { type: 'step_retry', stepId: step.id, attempt: attempt + 1, delayMs: delay, error: outcome.error }]);
       tail = [];
-      if (!(await sleep(delay, r.signal))) break;
+      if (!(await sleep(delay, r.stop))) break;
       delay *= 2;
     }
     // The end is queued, whether the answer came at once (a built-in tool) or in a later turn (a
@@ -250,7 +251,7 @@ export class StepRunner {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     // no AbortController unless the tool reads `signal`: a worker's call is told through `abort`
-    const call = new CallScope(r.signal, seconds * 1000);
+    const call = new CallScope(r.stop, seconds * 1000);
     const record = (e: NewEvent) => {
       if (held && !held.open) held.events.push(e);
       else void r.commit([e]);
@@ -279,8 +280,8 @@ export class StepRunner {
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
       } else outcome = { ok: true, result: result ?? null };
     } catch (err) {
-      if (call.timedOut && !r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
-      else if (r.signal.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
+      if (call.timedOut && !r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
+      else if (r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
       else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
     } finally {
       call.dispose();
@@ -407,18 +408,18 @@ function jsonOf(v: unknown): string | undefined {
   }
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+/** Waits `ms`: true, or false at once when `stop` aborts first. */
+function sleep(ms: number, stop: AbortWatch): Promise<boolean> {
   return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
+    if (stop.aborted) return resolve(false);
     const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+      detach();
       resolve(true);
     }, ms);
-    const onAbort = () => {
+    const detach = stop.onAbort(() => {
       clearTimeout(t);
       resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
   });
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
+import { signalOf } from '../tools/call-scope';
 import type { HookVerdict } from './decide';
 import { evaluateCall } from './evaluate';
 import { type HookConfig, type HookEvent, hookMatches } from './hook-config';
@@ -154,10 +155,12 @@ export function createGuard(deps: GuardDeps): Guard {
     return outcomes;
   }
 
-  async function checkWithLookups(call: ToolCall, signal?: AbortSignal): Promise<GuardDecision> {
+  async function checkWithLookups(call: ToolCall, stop?: AbortSignal | { readonly signal: AbortSignal }): Promise<GuardDecision> {
     const audits: HookOutcome[] = [];
     let verdict: HookVerdict | undefined;
+    let signal: AbortSignal | undefined;
     for (const target of await targets(call.owner, 'pre_tool_use', call.tool.name)) {
+      signal ??= signalOf(stop);
       if (signal?.aborted) break;
       const outcome = await deps.hooks.run(target, { ...envelope('pre_tool_use', call), hook: target.name }, signal);
       audits.push(outcome);

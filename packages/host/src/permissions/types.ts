@@ -69,7 +69,8 @@ export interface PluginHookProvider {
 }
 
 export interface PermissionGuard {
-  check(call: ToolCall, signal?: AbortSignal): Promise<GuardDecision>;
+  /** `signal`: an abort signal, or a stop whose `signal` is read only when a hook runs. */
+  check(call: ToolCall, signal?: AbortSignal | { readonly signal: AbortSignal }): Promise<GuardDecision>;
   /** post_tool_use / post_tool_use_failure hooks; returns audit records. */
   observe?(call: ToolCall, outcome: ToolOutcome): Promise<Array<Record<string, unknown>>>;
   /** run_complete / run_error hooks; returns audit records. */

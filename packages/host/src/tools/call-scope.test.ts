@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallScope, Deadlines } from './call-scope';
+import { CallScope, Deadlines, Stop, signalOf } from './call-scope';
 
 const fired = (label: string, log: string[]) => {
   let done!: () => void;
@@ -68,9 +68,9 @@ describe('Deadlines', () => {
 
 describe('CallScope', () => {
   it('is aborted by its run, tells its subscribers once and makes its signal already aborted', () => {
-    const run = new AbortController();
+    const run = new Stop();
     const d = new Deadlines();
-    const scope = new CallScope(run.signal, 60_000, d);
+    const scope = new CallScope(run, 60_000, d);
     const told: string[] = [];
     scope.onAbort(() => told.push('one'));
     const detach = scope.onAbort(() => told.push('detached'));
@@ -92,45 +92,97 @@ describe('CallScope', () => {
   });
 
   it('aborts a signal read before the abort, and times out with a TimeoutError', async () => {
-    const run = new AbortController();
-    const scope = new CallScope(run.signal, 5, new Deadlines());
+    const run = new Stop();
+    const scope = new CallScope(run, 5, new Deadlines());
     const signal = scope.signal;
     await new Promise<void>((r) => scope.onAbort(r));
     expect(signal.aborted).toBe(true);
     expect((signal.reason as DOMException).name).toBe('TimeoutError');
     expect(scope.timedOut).toBe(true);
-    expect(run.signal.aborted).toBe(false);
+    expect(run.aborted).toBe(false);
   });
 
   it('a disposed call is not aborted by its run or its deadline', async () => {
-    const run = new AbortController();
+    const run = new Stop();
     const d = new Deadlines();
-    const done = new CallScope(run.signal, 1, d);
+    const done = new CallScope(run, 1, d);
     const told: string[] = [];
     done.onAbort(() => told.push('done'));
     done.dispose();
     expect(d.size).toBe(0);
-    const live = new CallScope(run.signal, 60_000, d);
+    const live = new CallScope(run, 60_000, d);
     live.onAbort(() => told.push('live'));
-    run.abort();
+    run.abort(new Error('stop'));
     expect(told).toEqual(['live']);
     expect(done.aborted).toBe(false);
     // later calls of the same (aborted) run start aborted
-    const after = new CallScope(run.signal, 60_000, d);
+    const after = new CallScope(run, 60_000, d);
     expect(after.aborted).toBe(true);
     expect(d.size).toBe(0);
   });
 
-  it('one run signal serves many calls; each call of another run stays untouched', () => {
-    const a = new AbortController();
-    const b = new AbortController();
+  it('one run stop serves many calls; each call of another run stays untouched', () => {
+    const a = new Stop();
+    const b = new Stop();
     const d = new Deadlines();
-    const scopes = Array.from({ length: 5 }, () => new CallScope(a.signal, 60_000, d));
-    const other = new CallScope(b.signal, 60_000, d);
-    a.abort();
+    const scopes = Array.from({ length: 5 }, () => new CallScope(a, 60_000, d));
+    const other = new CallScope(b, 60_000, d);
+    a.abort(new Error('stop'));
     expect(scopes.every((s) => s.aborted)).toBe(true);
     expect(other.aborted).toBe(false);
     other.dispose();
     expect(d.size).toBe(0);
+  });
+
+  it('tells every call of a run, each once, though each call leaves the run as it aborts', () => {
+    const run = new Stop();
+    const d = new Deadlines();
+    const scopes = Array.from({ length: 4 }, () => new CallScope(run, 60_000, d));
+    const told: number[] = [];
+    scopes.forEach((s, i) => s.onAbort(() => told.push(i)));
+    // a call that settled before the abort is not told
+    scopes[2]?.dispose();
+    run.abort(new Error('stop'));
+    expect(told).toEqual([0, 1, 3]);
+    expect(scopes.map((s) => s.aborted)).toEqual([true, true, false, true]);
+    expect(d.size).toBe(0);
+  });
+});
+
+describe('Stop', () => {
+  it('makes no AbortController until its signal is read; a signal read before or after the abort is aborted with its reason', () => {
+    const early = new Stop();
+    const late = new Stop();
+    expect((early as unknown as { controller?: unknown }).controller).toBeUndefined();
+    const signal = early.signal;
+    let heard = 0;
+    signal.addEventListener('abort', () => heard++);
+    const told: string[] = [];
+    early.onAbort(() => told.push('watch'));
+    early.abort(new Error('first'));
+    early.abort(new Error('second'));
+    expect(heard).toBe(1);
+    expect(told).toEqual(['watch']);
+    expect(signal.aborted).toBe(true);
+    expect((signal.reason as Error).message).toBe('first');
+    expect((early.reason as Error).message).toBe('first');
+    late.abort(new Error('gone'));
+    expect((late as unknown as { controller?: unknown }).controller).toBeUndefined();
+    expect(late.signal.aborted).toBe(true);
+    expect((late.signal.reason as Error).message).toBe('gone');
+  });
+
+  it('a detached watcher is not told; signalOf gives a signal as it is and reads a stop\'s', () => {
+    const stop = new Stop();
+    const told: string[] = [];
+    const detach = stop.onAbort(() => told.push('gone'));
+    stop.onAbort(() => told.push('kept'));
+    detach();
+    stop.abort(new Error('x'));
+    expect(told).toEqual(['kept']);
+    const c = new AbortController();
+    expect(signalOf(c.signal)).toBe(c.signal);
+    expect(signalOf(undefined)).toBeUndefined();
+    expect(signalOf(stop)).toBe(stop.signal);
   });
 });

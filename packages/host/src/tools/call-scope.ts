@@ -3,11 +3,11 @@
  * ≈ 10 µs on Node 20, a timer and two signal listeners a few more), and the timeouts of many
  * calls on one timer.
  *
- * A `CallScope` is aborted when its run's signal aborts or when its deadline passes. Code that
- * needs a real `AbortSignal` (a `fetch`, a child process) reads `signal`, made on first read and
- * aborted with the scope; code that only needs to be told (the worker manager, the runner's race)
- * subscribes with `onAbort`, which costs an array push. A run's signal gets one listener for all
- * of its calls, added by the first of them.
+ * A run's cancellation is a `Stop`; a `CallScope` is aborted when its run's stop aborts or when
+ * its deadline passes. Code that needs a real `AbortSignal` (a `fetch`, a child process) reads
+ * `signal`, made on first read and aborted with the stop; code that only needs to be told (the
+ * worker manager, the runner's race, the run's calls) subscribes with `onAbort`, which costs an
+ * array push.
  */
 
 /** Told when a call is aborted: `onAbort` runs `fn` once (at once when already aborted) and returns its detach. */
@@ -82,55 +82,18 @@ export class Deadlines {
 /** The host's call timeouts (one timer for all of them). */
 export const callDeadlines = new Deadlines();
 
-/** The active scopes of each run signal, aborted by that signal's one listener. */
-const scopesOf = new WeakMap<AbortSignal, Set<CallScope>>();
-
-function watchRun(run: AbortSignal, scope: CallScope): Set<CallScope> {
-  let scopes = scopesOf.get(run);
-  if (!scopes) {
-    const set = new Set<CallScope>();
-    scopes = set;
-    scopesOf.set(run, set);
-    run.addEventListener(
-      'abort',
-      () => {
-        for (const s of [...set]) s.abort(run.reason, false);
-        set.clear();
-      },
-      { once: true },
-    );
-  }
-  scopes.add(scope);
-  return scopes;
-}
-
-export class CallScope implements AbortWatch {
+/**
+ * A cancellation, told once to whoever watches it. Watchers subscribe with `onAbort` (an array
+ * push); a real `AbortSignal` (for a `fetch`, a child process, a tool that reads `ctx.signal`) is
+ * made only when `signal` is read, and is aborted with it (already aborted when read after it).
+ */
+export class Stop implements AbortWatch {
   aborted = false;
   reason: unknown;
-  /** Aborted because its deadline passed (not by its run). */
-  timedOut = false;
   private controller?: AbortController;
   private listeners?: Array<() => void>;
-  private deadline?: Deadline;
-  private scopes?: Set<CallScope>;
-  private deadlines?: Deadlines;
 
-  /** A call of the run whose signal is `run`, failing with a `TimeoutError` after `ms`. */
-  constructor(run: AbortSignal, ms: number, deadlines: Deadlines = callDeadlines) {
-    if (run.aborted) {
-      this.aborted = true;
-      this.reason = run.reason;
-      return;
-    }
-    this.scopes = watchRun(run, this);
-    this.deadline = deadlines.add(ms, () => {
-      this.deadline = undefined;
-      this.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'), true);
-    });
-    this.deadlines = deadlines;
-  }
-
-  /** A real signal, made on first read, aborted with the scope. */
+  /** A real signal, made on first read, aborted with this stop. */
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
@@ -148,33 +111,82 @@ export class CallScope implements AbortWatch {
     this.listeners = listeners;
     listeners.push(fn);
     return () => {
+      // once aborted (or forgotten) the list is being told or gone: nothing to detach from
+      if (this.listeners !== listeners) return;
       const i = listeners.indexOf(fn);
       if (i >= 0) listeners.splice(i, 1);
     };
   }
 
-  abort(reason: unknown, timedOut: boolean): void {
+  /** Aborts once (a later call changes nothing): the signal if made, then every watcher. */
+  abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.timedOut = timedOut;
     this.reason = reason;
-    this.release();
+    this.stopped();
     this.controller?.abort(reason);
     const listeners = this.listeners ?? [];
     this.listeners = undefined;
     for (const fn of listeners) fn();
   }
 
+  /** Forgets every watcher (nothing is told any more). */
+  protected forget(): void {
+    this.listeners = undefined;
+  }
+
+  /** Runs as the stop aborts, before its signal and watchers are told. */
+  protected stopped(): void {}
+}
+
+/** The signal of `s`: itself, or the signal of a stop (made then). */
+export function signalOf(s: AbortSignal | { readonly signal: AbortSignal } | undefined): AbortSignal | undefined {
+  return s === undefined || s instanceof AbortSignal ? s : s.signal;
+}
+
+export class CallScope extends Stop {
+  /** Aborted because its deadline passed (not by its run). */
+  timedOut = false;
+  private deadline?: Deadline;
+  private detachRun?: () => void;
+  private deadlines?: Deadlines;
+
+  /** A call of the run whose stop is `run`, failing with a `TimeoutError` after `ms`. */
+  constructor(run: AbortWatch, ms: number, deadlines: Deadlines = callDeadlines) {
+    super();
+    if (run.aborted) {
+      this.aborted = true;
+      this.reason = run.reason;
+      return;
+    }
+    this.detachRun = run.onAbort(() => this.abort(run.reason, false));
+    this.deadline = deadlines.add(ms, () => {
+      this.deadline = undefined;
+      this.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'), true);
+    });
+    this.deadlines = deadlines;
+  }
+
+  abort(reason: unknown, timedOut = false): void {
+    if (this.aborted) return;
+    this.timedOut = timedOut;
+    super.abort(reason);
+  }
+
   /** The call settled: its deadline and its place among its run's calls are released. */
   dispose(): void {
     this.release();
-    this.listeners = undefined;
+    this.forget();
+  }
+
+  protected stopped(): void {
+    this.release();
   }
 
   private release(): void {
     if (this.deadline) this.deadlines?.remove(this.deadline);
     this.deadline = undefined;
-    this.scopes?.delete(this);
-    this.scopes = undefined;
+    this.detachRun?.();
+    this.detachRun = undefined;
   }
 }

@@ -4,7 +4,7 @@ import { isFengYuError } from '@fengyu/protocol';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { extractPackage } from '../../src/plugins/package-reader';
-import { CallScope } from '../../src/tools/call-scope';
+import { CallScope, Stop } from '../../src/tools/call-scope';
 import { detectSandbox, type SandboxBackend } from '../../src/plugins/sandbox';
 import { type InvokeRequest, WorkerManager, type WorkerTarget } from '../../src/plugins/worker-manager';
 import { packProbe, tempDir } from './helpers';
@@ -109,10 +109,10 @@ describe.each(backends)('worker manager (%s)', (_name, backend) => {
 
   it("forwards a cancellation told without a signal (a run's call scope), and leaves another run's call alone", async () => {
     const m = manager();
-    const run = new AbortController();
-    const scope = new CallScope(run.signal, 60_000);
-    const other = new CallScope(new AbortController().signal, 60_000);
-    const p = call(m, 'slow', { ms: 60_000 }, { abort: scope, onProgress: () => run.abort() });
+    const run = new Stop();
+    const scope = new CallScope(run, 60_000);
+    const other = new CallScope(new Stop(), 60_000);
+    const p = call(m, 'slow', { ms: 60_000 }, { abort: scope, onProgress: () => run.abort(new Error('cancelled')) });
     expect((await failure(p)).code).toBe('tool_cancelled');
     // a call of another run is not cancelled, and no AbortController was made for either scope
     expect(await call(m, 'echo', { value: 'other run' }, { abort: other })).toMatchObject({ value: 'other run' });

@@ -22,6 +22,36 @@ export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 type Outcome = { ok: true; result: unknown; json?: string } | { ok: false; error: string };
 
 /**
+ * The context of a step's tool call. A class, so that every call's context has one shape and its
+ * `signal` getter lives on the prototype (an object literal with a getter defines the accessor
+ * anew per call): the real signal is made only when a tool reads it.
+ */
+class StepCallContext implements ToolContext {
+  readonly owner: string;
+  readonly runId: string;
+  readonly permissionMode: ToolContext['permissionMode'];
+  readonly grants: ToolContext['grants'];
+
+  constructor(
+    readonly abort: CallScope,
+    run: StepHost,
+    readonly stepId: string,
+    readonly approved: boolean,
+    readonly emit: NonNullable<ToolContext['emit']>,
+    readonly progress: NonNullable<ToolContext['progress']>,
+  ) {
+    this.owner = run.owner;
+    this.runId = run.id;
+    this.permissionMode = run.config.permissionMode;
+    this.grants = run.grants;
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+}
+
+/**
  * A step's end (its events and its execution row), built when the step settled and committed
  * once, by `write`: the run executor writes it alone, or, when it is the run's last transition
  * before the run's end, together with that end in one transaction.
@@ -65,6 +95,9 @@ export class HeldEnd {
 export type StepEnd = ({ kind: 'settled'; written: Promise<unknown>; end: HeldEnd } & Outcome) | { kind: 'parked' };
 
 const PARKED: StepEnd = { kind: 'parked' };
+
+/** The `written` of a step whose transitions before its end need no commit of their own. */
+const WRITTEN: Promise<unknown> = Promise.resolve();
 
 /** Events a call emits before its step's start is committed: written right after the start. */
 interface HeldEvents {
@@ -217,7 +250,7 @@ export class StepRunner {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
         if (attempt > 1) calledIn = turn.ended;
         outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
-        tail = [outcome.ok ? withResult({ type: 'tool', phase: 'result', stepId: step.id, name: tool.name }, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
+        tail = [outcome.ok ? toolResult(step.id, tool.name, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
@@ -231,9 +264,9 @@ export class StepRunner {
     // chain's steps of one slice share one transaction), and the next step's call (when
     // retry-safe) leaves before that commit is written. The end of a retry-safe call answered in
     // a later turn is held: the next answers, each in its own turn, join it for up to a slice.
-    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, overlap && turn.ended !== calledIn ? 'held' : 'turn');
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, overlap && turn.ended !== calledIn ? 'held' : 'turn', startWritten);
     if (tool) await this.observe(step, tool, args, outcome, end.end);
-    return { ...end, written: startWritten };
+    return end;
   }
 
   /** A step's start: its events (the allowed call's audits, step_start, the call) and its running row. */
@@ -256,20 +289,7 @@ export class StepRunner {
       if (held && !held.open) held.events.push(e);
       else void r.commit([e]);
     };
-    const ctx: ToolContext = {
-      get signal() {
-        return call.signal;
-      },
-      abort: call,
-      owner: r.owner,
-      runId: r.id,
-      stepId: step.id,
-      permissionMode: r.config.permissionMode,
-      approved,
-      grants: r.grants,
-      emit: (type, payload) => record({ type, stepId: step.id, ...payload } as NewEvent),
-      progress: (p) => record({ type: 'audit', kind: 'progress', stepId: step.id, tool: tool.name, ...p }),
-    };
+    const ctx = new StepCallContext(call, r, step.id, approved, (type, payload) => record({ type, stepId: step.id, ...payload } as NewEvent), (p) => record({ type: 'audit', kind: 'progress', stepId: step.id, tool: tool.name, ...p }));
     let outcome: Outcome;
     try {
       // a run stopped while the permission check ran never starts the call
@@ -278,7 +298,7 @@ export class StepRunner {
       if (result && typeof result === 'object' && (result as { success?: unknown }).success === false) {
         const e = (result as { error?: unknown }).error;
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
-      } else outcome = { ok: true, result: result ?? null };
+      } else outcome = { ok: true, result: result ?? null, json: undefined };
     } catch (err) {
       if (call.timedOut && !r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
       else if (r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
@@ -343,7 +363,7 @@ export class StepRunner {
    * a row of its own. `queue`: the end goes to the group commit at the end of the turn it is
    * written in, or (`held`) possibly of a later one (see `commitQueued`).
    */
-  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = [], queue?: 'turn' | 'held'): StepEnd & { kind: 'settled' } {
+  private settle(step: PlanStep, outcome: Outcome, attempts: number, started: number, startedAt: string, before: NewEvent[] = [], queue?: 'turn' | 'held', written: Promise<unknown> = WRITTEN): StepEnd & { kind: 'settled' } {
     const r = this.active;
     const durationMs = this.clock() - started;
     const status = outcome.ok ? 'done' : 'failed';
@@ -351,7 +371,7 @@ export class StepRunner {
       ...this.take(step.id),
       ...before,
       outcome.ok
-        ? withResult({ type: 'step_complete', stepId: step.id, index: this.index(step), status, attempts, durationMs }, outcome)
+        ? stepComplete(step.id, this.index(step), attempts, durationMs, outcome)
         : { type: 'step_complete', stepId: step.id, index: this.index(step), status, error: outcome.error, attempts, durationMs },
     ];
     const row: StepRow = {
@@ -370,22 +390,32 @@ export class StepRunner {
     const end = new HeldEnd(r, events, row, queue);
     // an end that cannot end the run is written at once; the run's last end waits for the run's end
     if (!r.endsRun(step.id, outcome.ok)) void end.write();
-    return { kind: 'settled', ...outcome, written: Promise.resolve(), end };
+    // one shape per kind of outcome (a spread of the outcome would make one per outcome's shape)
+    return outcome.ok ? { kind: 'settled', ok: true, result: outcome.result, json: outcome.json, written, end } : { kind: 'settled', ok: false, error: outcome.error, written, end };
   }
 }
 
 /**
- * The event with the step's result as its last field; when the result's JSON text was already made
- * (once per result), the event's payload text is made from it instead of serializing the result again.
+ * The events carrying a step's result, with the result as their last member. When the result's JSON
+ * text was already made (once per result), the event's payload text (the event without `type`) is
+ * made from it and the JSON of the members before it, instead of serializing the result again.
+ * Each is one object literal (one shape), its members before the result written out twice.
  */
-function withResult(event: { type: 'tool' | 'step_complete'; [k: string]: unknown }, outcome: Outcome & { ok: true }): NewEvent {
-  const full = { ...event, result: outcome.result } as NewEvent;
-  if (outcome.json !== undefined) {
-    const { type: _, ...rest } = event;
-    const head = JSON.stringify(rest);
-    presetJson.set(full, `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"result":${outcome.json}}`);
-  }
-  return full;
+function toolResult(stepId: string, name: string, outcome: Outcome & { ok: true }): NewEvent {
+  const event: NewEvent = { type: 'tool', phase: 'result', stepId, name, result: outcome.result };
+  if (outcome.json !== undefined) presetJson.set(event, withResultText(JSON.stringify({ phase: 'result', stepId, name }), outcome.json));
+  return event;
+}
+
+function stepComplete(stepId: string, index: number, attempts: number, durationMs: number, outcome: Outcome & { ok: true }): NewEvent {
+  const event: NewEvent = { type: 'step_complete', stepId, index, status: 'done', attempts, durationMs, result: outcome.result };
+  if (outcome.json !== undefined) presetJson.set(event, withResultText(JSON.stringify({ stepId, index, status: 'done', attempts, durationMs }), outcome.json));
+  return event;
+}
+
+/** The JSON text of an object's members (`head`, the JSON of the object without them) followed by `"result":` and the result's text. */
+function withResultText(head: string, json: string): string {
+  return `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"result":${json}}`;
 }
 
 /** Whether a result's JSON text exceeds `MAX_RESULT_BYTES` in UTF-8 (a code unit takes at most 3 bytes: short texts are not measured). */

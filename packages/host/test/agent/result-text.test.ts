@@ -58,4 +58,31 @@ describe('a result parsed from known text', () => {
     const echoed = streamed.find((e) => e.type === 'step_complete' && e.data.stepId === 'e');
     expect(echoed?.data.result.echoed).toBe('café');
   });
+
+  it('a result the host serializes: the payloads of the events carrying it and their frames are byte for byte the events\' JSON', async () => {
+    const value = { text: 'a "quoted" line\nand café', n: 2.5, none: null, list: [1, 'x'] };
+    const res = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 's', tool: 'echo', arguments: { value } }] }, config: auto });
+    expect(res.status).toBe(200);
+    const runId = res.body.runId as string;
+    const raw = await fetch(`${t.host.url}/api/agent/stream?runId=${runId}`, { headers: { 'x-fengyu-token': t.host.token, accept: 'text/event-stream' } });
+    const text = await raw.text();
+    // the stream's own headers
+    expect(raw.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(raw.headers.get('cache-control')).toBe('no-cache, no-transform');
+    expect(raw.headers.get('x-accel-buffering')).toBe('no');
+    const db = t.host.ctx.db;
+    const stored = (await sql<{ seq: number; type: string; data: string; ts: string }>`select seq, type, data, ts from run_events where run_id = ${runId} order by seq`.execute(db)).rows;
+    const result = { echoed: value, args: { value } };
+    const toolResult = stored.find((e) => e.type === 'tool' && e.data.includes('"phase":"result"'));
+    expect(toolResult?.data).toBe(JSON.stringify({ phase: 'result', stepId: 's', name: 'echo', result }));
+    const complete = stored.find((e) => e.type === 'step_complete');
+    const durationMs = JSON.parse(complete?.data ?? '{}').durationMs;
+    expect(complete?.data).toBe(JSON.stringify({ stepId: 's', index: 1, status: 'done', attempts: 1, durationMs, result }));
+    // each event's frame is the JSON of { type, ...payload, runId, seq, ts }
+    for (const e of [toolResult, complete]) {
+      if (!e) throw new Error('missing event');
+      const frame = `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify({ type: e.type, ...JSON.parse(e.data), runId, seq: e.seq, ts: e.ts })}\n\n`;
+      expect(text).toContain(frame);
+    }
+  });
 });

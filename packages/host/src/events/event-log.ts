@@ -551,9 +551,15 @@ export class EventLog {
    */
   recentAfter(runId: string, afterSeq: number): { first: number; types: string[]; bytes: Buffer } | undefined {
     const entry = this.recent.get(runId);
-    const top = entry ? this.prepared('select max(seq) as m from run_events where run_id = ?') : undefined;
-    if (!entry || !top) return undefined;
-    if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.types.length) return undefined;
+    if (!entry) return undefined;
+    // When the last seq this process gave the run (its appends number from it, as the run's one
+    // writer) is the last one remembered, every event written is remembered: no read is needed.
+    // A commit written and not yet published, or no such seq, asks the database.
+    if (this.seqs.get(runId) !== entry.types.length) {
+      const top = this.prepared('select max(seq) as m from run_events where run_id = ?');
+      if (!top) return undefined;
+      if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.types.length) return undefined;
+    }
     const from = Math.max(0, Math.min(afterSeq, entry.types.length));
     return { first: from + 1, types: entry.types.slice(from), bytes: entry.buf.subarray(from === 0 ? 0 : entry.ends[from - 1], entry.bytes) };
   }

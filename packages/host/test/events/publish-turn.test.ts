@@ -115,6 +115,27 @@ describe('a group commit', () => {
   });
 });
 
+describe("a run's replay memory", () => {
+  it('answers only while every event written of the run is published: not between a transaction and its publication', async () => {
+    const before = log.recentAfter('a', 0);
+    expect(before?.types).toEqual(['run_created']);
+    const first = log.commitGrouped('a', [audit(1), audit(2)], undefined);
+    let between: unknown = 'not asked';
+    log.turn.atEnd(() => {
+      expect(stored()).toEqual(['a2', 'a3']);
+      between = log.recentAfter('a', 0);
+    });
+    await first;
+    // written and not yet published: the stream reads the rows instead
+    expect(between).toBeUndefined();
+    const after = log.recentAfter('a', 0);
+    expect(after?.types).toEqual(['run_created', 'audit', 'audit']);
+    expect(log.recentAfter('a', 1)?.first).toBe(2);
+    // a run with nothing written since: answered too
+    expect(log.recentAfter('b', 0)?.types).toEqual(['run_created']);
+  });
+});
+
 describe('a host running chains side by side', () => {
   it('streams every event of every run once, in order, to subscribers connected before and during the run', async () => {
     const t = await startTestHost();

@@ -53,6 +53,16 @@ interface Queued {
 export const presetJson = attached<NewEvent, string>();
 
 /** Whether a payload holds none of the envelope's keys (`type`, `runId`, `seq`, `ts`); no closure per call. */
+/** The most event rows one insert statement writes (a commit's events: 1–3 for most). */
+const EVENT_ROWS = 8;
+const EVENT_INSERTS = Array.from({ length: EVENT_ROWS }, (_, i) => `insert into run_events (run_id, seq, type, data, ts) values ${Array.from({ length: i + 1 }, () => '(?, ?, ?, ?, ?)').join(', ')}`);
+
+/** Inserts the event rows whose values (five per row, in column order) `values` holds, and empties it. */
+function insertEvents(raw: Database.Database, values: unknown[]): void {
+  statement(raw, EVENT_INSERTS[values.length / 5 - 1] as string).run(...values);
+  values.length = 0;
+}
+
 const keepsEnvelope = (payload: object) => !(Object.hasOwn(payload, 'type') || Object.hasOwn(payload, 'runId') || Object.hasOwn(payload, 'seq') || Object.hasOwn(payload, 'ts'));
 
 /**
@@ -408,8 +418,10 @@ export class EventLog {
     let seq = this.seqs.get(runId) ?? (created ? 0 : Number((statement(raw, 'select max(seq) as m from run_events where run_id = ?').get(runId) as { m: number | null }).m ?? 0));
     const start = seq;
     const ts = isoTime(this.clock.now());
-    const insert = statement(raw, 'insert into run_events (run_id, seq, type, data, ts) values (?, ?, ?, ?, ?)');
     const out: RunEvent[] = [];
+    // the rows' values in order, written by one statement per EVENT_ROWS rows (each run of a
+    // statement has its own fixed cost: binding, its program's start, its result object)
+    const values: unknown[] = [];
     try {
       for (const e of events) {
         seq += 1;
@@ -422,11 +434,13 @@ export class EventLog {
           data = JSON.stringify(payload);
           framed = keepsEnvelope(payload);
         }
-        insert.run(runId, seq, e.type, data, ts);
+        values.push(runId, seq, e.type, data, ts);
+        if (values.length === EVENT_ROWS * 5) insertEvents(raw, values);
         const written = envelope(e, runId, seq, ts);
         if (framed) payloadJson.set(written, data);
         out.push(written);
       }
+      if (values.length > 0) insertEvents(raw, values);
     } catch (err) {
       this.seqs.set(runId, start);
       throw err;

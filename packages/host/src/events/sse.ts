@@ -44,8 +44,6 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   const res = openSseResponse(reply);
   let last = afterSeq;
   let ended = false;
-  // live frames not yet written (see `sendText`)
-  let pending: string[] | undefined;
   const buffered: RunEvent[] = [];
   let replaying = true;
   const end = () => {
@@ -54,10 +52,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     unsubscribe();
     if (beat) clearInterval(beat);
     if (gapTimer) clearTimeout(gapTimer);
-    const rest = pending;
-    pending = undefined;
-    if (rest) res.end(rest.length === 1 ? rest[0] : rest.join(''));
-    else res.end();
+    res.end();
   };
   // the last terminal or `resumed` event sent: with the whole log replayed, it says whether the run has ended
   let mark: string | undefined;
@@ -67,26 +62,13 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
     if (batch?.length && !ended) res.write(batch.length === 1 ? batch[0] : batch.join(''));
     batch = undefined;
   };
-  // Live frames sent in one turn (the log publishes a commit's events in one synchronous pass)
-  // are written together in the microtask after it: one chunk and one write per publication, not
-  // one per event. The order holds: the replay is written before any live frame is sent, the
-  // heartbeat is a timer (it runs after the microtask), and the stream's end writes what is pending.
-  const writePending = () => {
-    const p = pending;
-    pending = undefined;
-    if (p && !ended) res.write(p.length === 1 ? p[0] : p.join(''));
-  };
   const sendText = (seq: number, type: string, text: string, skipEnd: boolean) => {
     if (ended || seq <= last) return;
     last = seq;
     const ends = (STREAM_END_EVENTS as readonly string[]).includes(type);
     if (ends || type === 'resumed') mark = type;
     if (batch) batch.push(text);
-    else if (pending) pending.push(text);
-    else {
-      pending = [text];
-      queueMicrotask(writePending);
-    }
+    else res.write(text);
     if (!skipEnd && ends) end();
   };
   const send = (e: RunEvent, skipEnd: boolean) => {

@@ -110,6 +110,17 @@ interface RecentRun {
  */
 export const HOLD_MS = 8;
 
+/**
+ * How many turns of the event loop, and how long (ms), a group commit that must be written may
+ * wait for more commits while runs arrive side by side (the group holds commits of more than one
+ * run, one of them creating its run): each further turn's I/O (other clients' requests) adds its
+ * new runs' commits to the same transaction, whose WAL pages and lock are paid once per group. It
+ * waits only while each turn brings more commits. Steps of runs already going never make it wait
+ * (they wait for this very group, so a later turn would bring nothing), nor does a lone run.
+ */
+export const GATHER_TURNS = 8;
+export const GATHER_MS = 2;
+
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;
 /** A hole in a run's sequence read from a shared database is waited for this long, then skipped. */
@@ -197,6 +208,9 @@ export class EventLog {
     }
     return new Promise<RunEvent[]>((resolve, reject) => {
       if (this.queued.length === 0) this.queuedAt = performance.now();
+      else if (!this.mixed && (this.queued[0] as Queued).runId !== runId) this.mixed = true;
+      if (!this.mixed && this.turnRun !== undefined && this.turnRun !== runId) this.mixed = true;
+      if (raw?.creates) this.arriving = true;
       this.queued.push({ runId, events, raw, slow, resolve, reject });
       if (!held) this.urgent = true;
       if (!this.endArmed) {
@@ -218,11 +232,41 @@ export class EventLog {
   /** How long held commits may wait (ms): `HOLD_MS`; a test makes it long to see what a group holds. */
   holdMs = HOLD_MS;
 
+  /** Whether commits of more than one run were queued (or one was written alone) since the last group. */
+  private mixed = false;
+  /** Whether a run's creating commit was queued since the last group. */
+  private arriving = false;
+  /** Turn ends the queue has waited for more commits (`gathers`), its length then, since when. */
+  private gathered = 0;
+  private gatheredLength = 0;
+  private gatherStart = 0;
+  /** Turn ends a group may wait for more commits: `GATHER_TURNS`; a test makes it 0 to see one turn's group. */
+  gatherTurns = GATHER_TURNS;
+  /** How long (ms) a group may wait for more commits: `GATHER_MS`; a test makes it long to count turns. */
+  gatherMs = GATHER_MS;
+
+  /**
+   * Whether a group due now waits for the next turn's end instead: while runs arrive side by side
+   * (`mixed` and `arriving`), for at most `gatherTurns` turn ends and `gatherMs`, and only as long as each
+   * turn brought more commits (a quiet turn writes the group at once).
+   */
+  private gathers(): boolean {
+    const length = this.queued.length;
+    if (!this.mixed || !this.arriving || this.gathered >= this.gatherTurns) return false;
+    if (this.gathered === 0) this.gatherStart = performance.now();
+    else if (length === this.gatheredLength || performance.now() - this.gatherStart >= this.gatherMs) return false;
+    this.gathered += 1;
+    this.gatheredLength = length;
+    this.endArmed = true;
+    this.turn.atEnd(this.atTurnEnd);
+    return true;
+  }
+
   private readonly atTurnEnd = (): void => {
     this.endArmed = false;
     if (this.queued.length === 0) return;
     const left = this.holdMs - (performance.now() - this.queuedAt);
-    if (this.urgent || left <= 0) return this.flushQueued();
+    if (this.urgent || left <= 0) return this.gathers() ? undefined : this.flushQueued();
     this.carried = this.queued.length;
     this.holdTimer ??= setTimeout(this.flushQueued, Math.ceil(left));
   };
@@ -289,6 +333,9 @@ export class EventLog {
     this.queued = [];
     this.urgent = false;
     this.carried = 0;
+    this.mixed = false;
+    this.arriving = false;
+    this.gathered = 0;
     if (this.holdTimer) {
       clearTimeout(this.holdTimer);
       this.holdTimer = undefined;

@@ -2,7 +2,7 @@ import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTer
 import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
-import type { EventLog, NewEvent, RawWrite } from '../events/event-log';
+import type { EventLog, NewEvent } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
@@ -178,12 +178,10 @@ export class AgentService {
     // still made only after its start is written) join that one transaction. The run is answered
     // only once the creating commit is written; if it fails, the run stops having written nothing.
     const joined = this.deps.events.groupsTurn();
-    const insert: RawWrite = (raw) => repo.insertRaw(raw, row);
-    insert.creates = true;
     const created = this.deps.events.commitGrouped(
       runId,
       events,
-      insert,
+      repo.rawWrite({ runId, insert: row }),
       (trx) => repo.insert(row, trx),
       !joined,
     );

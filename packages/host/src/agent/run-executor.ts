@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type Database from 'better-sqlite3';
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
 import { isoTime } from '../clock';
-import type { NewEvent, RawWrite, Trx } from '../events/event-log';
+import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { Stop } from '../tools/call-scope';
 import type { FileGrant } from '../tools/tool';
@@ -189,15 +188,7 @@ export class ActiveRun implements StepHost {
     };
     const solo = !queue && this.inFlight <= 1;
     if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
-    const raw: RawWrite | undefined =
-      row || more
-        ? (db: Database.Database) => {
-            if (row) repo.updateRaw(db, this.id, row);
-            if (more) repo.upsertStepRaw(db, more);
-          }
-        : undefined;
-    // a step row alone: its upsert sets every column, so a later one of the same group replaces it
-    if (raw && more && !row) raw.supersedes = `${more.run_id}\u0000${more.step_id}`;
+    const raw = row || more ? repo.rawWrite({ runId: this.id, patch: row, steps: more ? [more] : undefined }) : undefined;
     return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo, queue === 'held');
   }
 

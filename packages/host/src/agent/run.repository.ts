@@ -1,7 +1,8 @@
 import type { AgentPlan, RunStatus } from '@fengyu/protocol';
 import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
-import type { Trx } from '../events/event-log';
+import { attached } from '../events/attached';
+import type { RawWrite, Trx } from '../events/event-log';
 import { type Db, preparedOf, statement } from '../storage/database';
 
 /** Run and step-execution rows: projections of the event log, written inside its commits. */
@@ -92,6 +93,17 @@ export function toExecution(r: StepRow): Execution {
   };
 }
 
+/** A run's projection change in one commit: its row inserted or patched, and step rows upserted (every column). */
+export interface RowChange {
+  runId: string;
+  insert?: RunRow;
+  patch?: Partial<RunRow>;
+  steps?: StepRow[];
+}
+
+/** The change a raw write made by `rawWrite` writes. */
+const changeOf = attached<RawWrite, RowChange>();
+
 export interface ListQuery {
   owner: string;
   q?: string;
@@ -120,9 +132,7 @@ export class RunRepository {
   }
 
   async update(id: string, patch: Partial<RunRow>, trx?: Trx): Promise<void> {
-    // a run that becomes live again (a resume) is executed by this host
-    const owned = this.hostId && patch.status && LIVE_STATUSES.includes(patch.status) ? { ...patch, host_id: this.hostId } : patch;
-    await this.t(trx).updateTable('runs').set(owned).where('id', '=', id).execute();
+    await this.t(trx).updateTable('runs').set(this.owned(patch)).where('id', '=', id).execute();
   }
 
   /** Applies `patch` only while the run is still live; false when it already ended (or was swept). */
@@ -169,9 +179,38 @@ export class RunRepository {
       .execute();
   }
 
+  /**
+   * The change as a group commit's raw write. Two changes of one run in one group fold into one
+   * (`RawWrite.fold`): the run's row inserted or updated once, with the later patch over the
+   * earlier row or patch; each step's row upserted once, as its later row (an upsert sets every
+   * column). A later insert does not fold (it is the run's first change).
+   */
+  rawWrite(change: RowChange): RawWrite {
+    const write: RawWrite = (raw) => this.writeChange(raw, change);
+    if (change.insert) write.creates = true;
+    write.fold = (later) => {
+      const next = changeOf.get(later);
+      if (!next || next.insert || next.runId !== change.runId) return undefined;
+      return this.rawWrite(folded(change, next.patch && this.owned(next.patch), next.steps));
+    };
+    changeOf.set(write, change);
+    return write;
+  }
+
+  private writeChange(raw: Database.Database, c: RowChange): void {
+    if (c.insert) this.insertRaw(raw, c.insert);
+    else if (c.patch) this.updateRaw(raw, c.runId, c.patch);
+    if (c.steps) for (const step of c.steps) this.upsertStepRaw(raw, step);
+  }
+
+  /** The patch with this host's id when it makes the run live (a resume: this host executes it). */
+  private owned(patch: Partial<RunRow>): Partial<RunRow> {
+    return this.hostId && patch.status && LIVE_STATUSES.includes(patch.status) ? { ...patch, host_id: this.hostId } : patch;
+  }
+
   /** `update` inside a synchronous SQLite transaction (prepared once per set of columns). */
   updateRaw(raw: Database.Database, id: string, given: Partial<RunRow>): void {
-    const patch = this.hostId && given.status && LIVE_STATUSES.includes(given.status) ? { ...given, host_id: this.hostId } : given;
+    const patch = this.owned(given);
     const keys = Object.keys(patch);
     if (keys.length === 0) return;
     const values = keys.map((k) => (patch as Record<string, unknown>)[k] ?? null);
@@ -253,6 +292,25 @@ function updateText(keys: string[]): string {
 const STEP_COLUMNS = ['run_id', 'step_id', 'status', 'attempts', 'result', 'error', 'started_at', 'finished_at', 'duration_ms', 'fingerprint', 'reused'];
 // Same effect as `upsertStep`: on conflict every column takes the new row's value.
 const UPSERT_STEP = `insert into step_executions (${STEP_COLUMNS.join(', ')}) values (${STEP_COLUMNS.map(() => '?').join(', ')}) on conflict (run_id, step_id) do update set ${STEP_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+/** `first` then `patch` and `steps` of a later change of its run, as one change. */
+function folded(first: RowChange, patch: Partial<RunRow> | undefined, steps: StepRow[] | undefined): RowChange {
+  const out: RowChange = { runId: first.runId };
+  if (first.insert) out.insert = patch ? { ...first.insert, ...patch } : first.insert;
+  else out.patch = patch ? { ...first.patch, ...patch } : first.patch;
+  if (!steps?.length) out.steps = first.steps;
+  else if (!first.steps?.length) out.steps = steps;
+  else {
+    const rows = [...first.steps];
+    for (const step of steps) {
+      const same = rows.findIndex((r) => r.step_id === step.step_id && r.run_id === step.run_id);
+      if (same < 0) rows.push(step);
+      else rows[same] = step;
+    }
+    out.steps = rows;
+  }
+  return out;
+}
 
 export function parsePlan(row: RunRow): AgentPlan | undefined {
   return row.plan ? (JSON.parse(row.plan) as AgentPlan) : undefined;

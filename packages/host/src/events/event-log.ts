@@ -28,13 +28,15 @@ export type Listener = (event: RunEvent) => void;
 export type Trx = Transaction<any>;
 
 /**
- * A projection change written through prepared statements. `supersedes`: a key saying that a
- * later change with the same key, queued in the same group commit, rewrites everything this one
- * writes (a step row upserted at its start and again at its end): within one transaction only the
- * last of them is written. `creates`: it inserts the run's row, so the run has no event before
- * this commit's (a stored event references its run's row, and the insert fails on an existing id).
+ * A projection change written through prepared statements. `creates`: it inserts the run's row, so
+ * the run has no event before this commit's (a stored event references its run's row, and the
+ * insert fails on an existing id). `fold`: this change and a later one of its run, queued in the
+ * same group commit, as one change writing each row once with its last values (undefined when
+ * the two do not fold). A change with `fold` writes only rows of its own run: the group writes the
+ * folded change where the first one was, before the later one's events, and nothing for the later
+ * one; a group that fails is written again commit by commit, each change unfolded.
  */
-export type RawWrite = ((db: Database.Database) => void) & { supersedes?: string; creates?: true };
+export type RawWrite = ((db: Database.Database) => void) & { creates?: true; fold?: (later: RawWrite) => RawWrite | undefined };
 
 interface Queued {
   runId: string;
@@ -430,20 +432,26 @@ export class EventLog {
   }
 
   /**
-   * The commits of a group, inside its transaction, in queue order; a projection change that a
-   * later change of the group supersedes is skipped.
+   * The commits of a group, inside its transaction, in queue order; a run's projection change that
+   * folds into its earlier one of the group (`RawWrite.fold`) is written with it, where it was.
    */
   private writeGroup(raw: Database.Database, items: Queued[]): RunEvent[][] {
-    const last = new Map<string, number>();
+    const writes = items.map((item) => item.raw);
+    // the position of each run's last change not folded into an earlier one
+    const open = new Map<string, number>();
     items.forEach((item, i) => {
-      const key = item.raw?.supersedes;
-      if (key !== undefined) last.set(key, i);
+      const w = item.raw;
+      if (!w) return;
+      const at = open.get(item.runId);
+      const folded = at === undefined ? undefined : writes[at]?.fold?.(w);
+      if (folded && at !== undefined) {
+        writes[at] = folded;
+        writes[i] = undefined;
+      } else open.set(item.runId, i);
     });
-    if (last.size === 0) return items.map((item) => this.writeRaw(raw, item));
     return items.map((item, i) => {
-      const key = item.raw?.supersedes;
-      if (key === undefined || last.get(key) === i) item.raw?.(raw);
-      return this.appendRaw(raw, item.runId, item.events, key === undefined ? item.raw?.creates : undefined);
+      writes[i]?.(raw);
+      return this.appendRaw(raw, item.runId, item.events, item.raw?.creates);
     });
   }
 

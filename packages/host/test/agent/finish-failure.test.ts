@@ -49,7 +49,9 @@ describe('a run whose end cannot be written', () => {
   });
 
   it('ends failed when its end is refused by the run row (the projection, not the log)', async () => {
+    // the row refuses its end whether it is updated to it or, its changes folded in one commit, inserted with it
     await sql`create trigger refuse_row before update of status on runs when new.status = 'completed' begin select raise(abort, 'the row refused the end'); end`.execute(db);
+    await sql`create trigger refuse_row_insert before insert on runs when new.status = 'completed' begin select raise(abort, 'the row refused the end'); end`.execute(db);
     try {
       const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: chain(2) });
       const runId = res.body.runId as string;
@@ -61,6 +63,7 @@ describe('a run whose end cannot be written', () => {
       expect(String(body.error)).toContain('the row refused the end');
     } finally {
       await sql`drop trigger refuse_row`.execute(db);
+      await sql`drop trigger refuse_row_insert`.execute(db);
     }
   });
 

@@ -164,52 +164,75 @@ describe('SQLite fast path of the event log and run rows', () => {
     expect((a.steps[0] as { status: string }).status).toBe('done');
   });
 
-  it('a step row superseded in the same group is written once, as the later row', async () => {
+  it("a run's row and step rows changed in one group are written once each, with their last values", async () => {
     const log = new EventLog(opened.db, clock);
     const repo = new RunRepository(opened.db);
-    await log.commit('a', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('a'), trx));
     const writes: string[] = [];
-    const stepWrite = (row: StepRow, key?: string): RawWrite => {
-      const w: RawWrite = (raw) => {
-        writes.push(`${row.step_id}:${row.status}`);
-        repo.upsertStepRaw(raw, row);
+    // each change written through a wrapper that records it; a fold is the wrapped changes' own
+    const wrapped = new WeakMap<RawWrite, RawWrite>();
+    const counted = (w: RawWrite, label: string): RawWrite => {
+      const fold = w.fold;
+      const c: RawWrite = (raw) => {
+        writes.push(label);
+        w(raw);
       };
-      if (key) w.supersedes = key;
-      return w;
+      if (w.creates) c.creates = true;
+      if (fold) c.fold = (later) => {
+        const f = fold(wrapped.get(later) ?? later);
+        return f && counted(f, `${label}+`);
+      };
+      wrapped.set(c, w);
+      return c;
     };
+    const complete = { type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never;
     await Promise.all([
-      log.commitGrouped('a', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], stepWrite(stepRow('a'), 'a/s1')),
-      log.commitGrouped('a', [{ type: 'step_start', stepId: 's2', index: 2, attempt: 1 } as never], stepWrite(stepRow('a', { step_id: 's2' }), 'a/s2')),
-      log.commitGrouped('a', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never], stepWrite(stepRow('a', { status: 'done', result: '1' }), 'a/s1')),
+      log.commitGrouped('a', [{ type: 'run_created', status: 'running', origin: 'api' } as never], counted(repo.rawWrite({ runId: 'a', insert: runRow('a') }), 'create a')),
+      log.commitGrouped('b', [{ type: 'run_created', status: 'running', origin: 'api' } as never], counted(repo.rawWrite({ runId: 'b', insert: runRow('b') }), 'create b')),
+      log.commitGrouped('a', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], counted(repo.rawWrite({ runId: 'a', steps: [stepRow('a')] }), 'start a/s1')),
+      log.commitGrouped('a', [{ type: 'step_start', stepId: 's2', index: 2, attempt: 1 } as never], counted(repo.rawWrite({ runId: 'a', steps: [stepRow('a', { step_id: 's2' })] }), 'start a/s2')),
+      log.commitGrouped('b', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], counted(repo.rawWrite({ runId: 'b', steps: [stepRow('b')] }), 'start b/s1')),
+      log.commitGrouped('a', [complete, { type: 'complete', result: 1, summary: 's' } as never], counted(repo.rawWrite({ runId: 'a', patch: { status: 'completed', summary: 's', result: '1', updated_at: 'end' }, steps: [stepRow('a', { status: 'done', result: '1' })] }), 'end a')),
     ]);
-    // s1's start row is replaced by its end row in the same transaction; s2's start row is its only one
-    expect(writes).toEqual(['s2:running', 's1:done']);
+    // each run's changes folded into its first one of the group (its creation), written there once
+    expect(writes).toEqual(['create a+++', 'create b+']);
     const a = await snapshot('a');
-    expect(a.events.map((e) => (e as { type: string }).type)).toEqual(['run_created', 'step_start', 'step_start', 'step_complete']);
+    expect(a.events.map((e) => (e as { type: string }).type)).toEqual(['run_created', 'step_start', 'step_start', 'step_complete', 'complete']);
+    expect(a.run).toEqual({ status: 'completed', summary: 's', result: '1', updated_at: 'end' });
     expect(a.steps.map((r) => [(r as StepRow).step_id, (r as StepRow).status, (r as StepRow).result])).toEqual([
       ['s1', 'done', '1'],
       ['s2', 'running', null],
     ]);
+    expect((await snapshot('b')).steps.map((r) => (r as StepRow).status)).toEqual(['running']);
+    // a change without `fold` is written as it is, and nothing folds across it
+    writes.length = 0;
+    const plain: RawWrite = (raw) => {
+      writes.push('plain');
+      repo.updateRaw(raw, 'a', { summary: 'plain' });
+    };
+    await Promise.all([
+      log.commitGrouped('a', [{ type: 'audit', kind: '1' } as never], counted(repo.rawWrite({ runId: 'a', patch: { summary: 'first' } }), 'first')),
+      log.commitGrouped('a', [{ type: 'audit', kind: '2' } as never], plain),
+      log.commitGrouped('a', [{ type: 'audit', kind: '3' } as never], counted(repo.rawWrite({ runId: 'a', patch: { result: '2' } }), 'third')),
+    ]);
+    expect(writes).toEqual(['first', 'plain', 'third']);
+    expect(((await snapshot('a')).run as RunRow).summary).toBe('plain');
   });
 
-  it('a superseded step row is still written when the group fails and its commit is written alone', async () => {
+  it('a folded change is unfolded when the group fails: each commit is written alone with its own rows', async () => {
     const log = new EventLog(opened.db, clock);
     const repo = new RunRepository(opened.db);
     await log.commit('a', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('a'), trx));
     await log.commit('b', [{ type: 'run_created', status: 'running', origin: 'api' } as never], (trx) => repo.insert(runRow('b'), trx));
-    const start: RawWrite = (raw) => repo.upsertStepRaw(raw, stepRow('a'));
-    start.supersedes = 'a/s1';
-    // the later row of the same key fails: the group rolls back, each commit is retried alone
-    const end: RawWrite = (raw) => repo.upsertStepRaw(raw, stepRow('missing-run'));
-    end.supersedes = 'a/s1';
+    // the later change of run a fails (a step row of a missing run): the group rolls back, each commit is retried alone
     const settled = await Promise.allSettled([
-      log.commitGrouped('a', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], start),
+      log.commitGrouped('a', [{ type: 'step_start', stepId: 's1', index: 1, attempt: 1 } as never], repo.rawWrite({ runId: 'a', patch: { summary: 'started' }, steps: [stepRow('a')] })),
       log.commitGrouped('b', [{ type: 'audit', kind: 'other run' } as never], undefined),
-      log.commitGrouped('a', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never], end),
+      log.commitGrouped('a', [{ type: 'step_complete', stepId: 's1', index: 1, status: 'done', result: 1, attempts: 1, durationMs: 1 } as never], repo.rawWrite({ runId: 'a', patch: { summary: 'ended' }, steps: [stepRow('missing-run', { status: 'done' })] })),
     ]);
     expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
     const a = await snapshot('a');
     expect(a.events.map((e) => (e as { type: string }).type)).toEqual(['run_created', 'step_start']);
+    expect((a.run as RunRow).summary).toBe('started');
     expect(a.steps.map((r) => (r as StepRow).status)).toEqual(['running']);
   });
 

@@ -18,8 +18,11 @@ export { frame, storedFrame };
 
 const HEARTBEAT_MS = 15_000;
 
-/** Takes over a reply as an SSE response (headers set by hooks are kept) and says hello. */
-export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
+const HELLO = ': connected\n\n';
+const HELLO_BYTES = Buffer.from(HELLO, 'latin1');
+
+/** Takes over a reply as an SSE response: its status line and headers (those set by hooks kept). */
+function startSse(reply: FastifyReply): FastifyReply['raw'] {
   reply.hijack();
   const res = reply.raw;
   // a shallow copy of the reply's headers (Fastify's documented answer), completed in place
@@ -30,8 +33,24 @@ export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
   headers.connection = 'keep-alive';
   headers['x-accel-buffering'] = 'no';
   res.writeHead(200, headers);
-  res.write(': connected\n\n');
   return res;
+}
+
+/** Takes over a reply as an SSE response (headers set by hooks are kept) and says hello. */
+export function openSseResponse(reply: FastifyReply): FastifyReply['raw'] {
+  const res = startSse(reply);
+  res.write(HELLO);
+  return res;
+}
+
+/** True when the last of `types` that ends or resumes a run ends it: a whole log like that is of a run ended for good. */
+function endsRun(types: readonly string[]): boolean {
+  for (let i = types.length - 1; i >= 0; i--) {
+    const type = types[i] as string;
+    if (type === 'resumed') return false;
+    if ((STREAM_END_EVENTS as readonly string[]).includes(type)) return true;
+  }
+  return false;
 }
 
 export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -39,6 +58,14 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   const done = afterSeq > 0 ? await log.finished(runId) : undefined;
   if (done && afterSeq >= done.lastSeq) {
     await reply.code(204).send();
+    return;
+  }
+  // From here to the subscription nothing awaits: the frames kept now are those the replay sends.
+  const kept = log.recentAfter(runId, afterSeq);
+  // A whole log that ends the run: the hello and the replay are the whole answer, in one write
+  // (nothing can follow, so there is nothing to subscribe to)
+  if (kept && afterSeq === 0 && endsRun(kept.types)) {
+    startSse(reply).end(Buffer.concat([HELLO_BYTES, kept.bytes], HELLO_BYTES.length + kept.bytes.length));
     return;
   }
   const res = openSseResponse(reply);
@@ -113,7 +140,6 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   request.raw.on('close', end);
   try {
     // a terminal event in the replay may be followed by a resume: the end is decided below
-    const kept = log.recentAfter(runId, last);
     if (kept) {
       // the frames as kept, in one write; the types tell where the replay leaves the run
       kept.types.forEach((type, i) => {

@@ -22,7 +22,7 @@ interface Frame {
  * A real EventSource that keeps reading until the *server* ends the response (the client never
  * closes on a terminal event itself). Rejects when the server keeps the stream open.
  */
-function untilServerEnds(t: TestHost, runId: string, lastEventId?: number): Promise<Frame[]> {
+function untilServerEnds(t: TestHost, runId: string, lastEventId?: number, onFrame?: (f: Frame) => void): Promise<Frame[]> {
   return new Promise((resolve, reject) => {
     const url = `${t.host.url}/api/agent/stream?runId=${runId}&token=${encodeURIComponent(t.host.token)}${lastEventId !== undefined ? `&lastEventId=${lastEventId}` : ''}`;
     const es = new EventSource(url);
@@ -32,7 +32,12 @@ function untilServerEnds(t: TestHost, runId: string, lastEventId?: number): Prom
       reject(new Error(`the stream of ${runId} stayed open; got ${got.map((g) => g.type).join(',')}`));
     }, 15_000);
     // a connection error is also dispatched as `error`; a run's `error` frame carries data
-    for (const type of TYPES) es.addEventListener(type, (m: MessageEvent) => typeof m.data === 'string' && got.push({ type, seq: Number(m.lastEventId) }));
+    for (const type of TYPES)
+      es.addEventListener(type, (m: MessageEvent) => {
+        if (typeof m.data !== 'string') return;
+        got.push({ type, seq: Number(m.lastEventId) });
+        onFrame?.({ type, seq: Number(m.lastEventId) });
+      });
     es.onerror = () => {
       clearTimeout(guard);
       es.close();
@@ -117,5 +122,29 @@ describe('SSE stream end of a finished run', () => {
     const tail = await untilServerEnds(b, runId, interruptedSeq - 1);
     expect(tail[0]).toEqual({ type: 'interrupted', seq: interruptedSeq });
     expect(tail.at(-1)?.type).toBe('complete');
+  });
+
+  it('in the host that ran it, a cancelled run resumed and waiting replays its cancel and resume and stays open until the real end', async () => {
+    const t = await startTestHost();
+    hosts.push(t);
+    const started = await t.api('POST', '/api/agent/run', { config: { permissionMode: 'full-access' }, workflow: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 'x' } }] } });
+    const runId = started.body.runId as string;
+    await t.waitFor(runId, 'plan_approval_requested');
+    expect((await t.api('POST', `/api/agent/${runId}/cancel`)).status).toBe(200);
+    for (let i = 0; i < 500 && (await t.api('GET', `/api/agent/runs/${runId}`)).body.status !== 'cancelled'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await t.api('POST', `/api/agent/runs/${runId}/resume`)).status).toBe(200);
+    for (let i = 0; i < 500 && (await t.api('GET', `/api/agent/runs/${runId}`)).body.status !== 'awaiting_plan_approval'; i++) await new Promise((r) => setTimeout(r, 20));
+    // the whole log so far is a replay that ends in a cancel, then a resume: the stream stays open
+    // for the plan's approval, given once the replay has shown the resumed run's gate
+    let gates = 0;
+    const all = await untilServerEnds(t, runId, undefined, (f) => {
+      if (f.type === 'plan_approval_requested' && ++gates === 2) void t.api('POST', `/api/agent/${runId}/approve`, {});
+    });
+    const types = all.map((f) => f.type);
+    expect(types.indexOf('cancelled')).toBeGreaterThan(-1);
+    expect(types.indexOf('cancelled')).toBeLessThan(types.indexOf('resumed'));
+    expect(types.at(-1)).toBe('complete');
+    const detail = await t.api('GET', `/api/agent/runs/${runId}`);
+    expect(all.map((f) => f.seq)).toEqual(detail.body.events.filter((e: { type: string }) => TYPES.includes(e.type)).map((e: { seq: number }) => e.seq));
   });
 });

@@ -8,7 +8,8 @@ import { OwnerRepository } from './owner.repository';
 /**
  * Tokens and owners. The primary token lives in `$FENGYU_HOME/token` (0600) and maps
  * to the owner `default`; additional owners' tokens are stored only as SHA-256 digests.
- * Verification compares digests in constant time: the one place tokens are checked.
+ * Verification compares in constant time (the primary token's bytes, an owner's digest): the one
+ * place tokens are checked.
  */
 
 export const DEFAULT_OWNER = 'default';
@@ -39,11 +40,12 @@ export function loadPrimaryToken(home: string, fixed?: string): string {
 
 export class TokenVerifier {
   private readonly owners: OwnerRepository;
+  /** The primary token as UTF-8 bytes. */
   private readonly primary: Buffer;
 
   constructor(db: Db, primaryToken: string) {
     this.owners = new OwnerRepository(db);
-    this.primary = Buffer.from(digest(primaryToken), 'hex');
+    this.primary = Buffer.from(primaryToken, 'utf8');
   }
 
   /**
@@ -52,10 +54,13 @@ export class TokenVerifier {
    */
   ownerOf(token: string | undefined): string | undefined | Promise<string | undefined> {
     if (!token || token.length > 512) return undefined;
-    // one-shot digest (no Hash object per request); the same SHA-256 as `digest`, as bytes
-    const d = hash('sha256', token, 'buffer');
-    if (timingSafeEqual(d, this.primary)) return DEFAULT_OWNER;
-    return this.owners.idByTokenDigest(d.toString('hex'));
+    // The primary token's bytes are compared in constant time, with no digest to make: a token of
+    // another length is compared as the primary token itself (the same work), and does not match.
+    const bytes = Buffer.from(token, 'utf8');
+    const sameLength = bytes.length === this.primary.length;
+    if (timingSafeEqual(sameLength ? bytes : this.primary, this.primary) && sameLength) return DEFAULT_OWNER;
+    // one-shot digest (no Hash object per request); the same SHA-256 as `digest`
+    return this.owners.idByTokenDigest(hash('sha256', bytes, 'hex'));
   }
 
   /** Creates an owner with a fresh token (returned once, stored as a digest). */

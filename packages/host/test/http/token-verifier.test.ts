@@ -36,6 +36,8 @@ describe('TokenVerifier.ownerOf', () => {
     const v = new TokenVerifier(opened.db, 'primary-token-of-enough-length');
     expect(await v.ownerOf('primary-token-of-enough-lengtH')).toBeUndefined();
     expect(await v.ownerOf('primary-token-of-enough-length ')).toBeUndefined();
+    expect(await v.ownerOf('primary-token-of-enough-lengt')).toBeUndefined();
+    expect(await v.ownerOf('primary-token-of-enough-lengħ')).toBeUndefined();
     expect(await v.ownerOf('')).toBeUndefined();
     expect(await v.ownerOf(undefined)).toBeUndefined();
     expect(await v.ownerOf('x'.repeat(513))).toBeUndefined();

@@ -165,6 +165,21 @@ describe('query and body limits are 400s, never 500s', () => {
     }
   });
 
+  it('a __proto__ key is a 400 on a route with no key check of its own, and nothing is created', async () => {
+    const runs = async () => {
+      const res = await rawRequest(port, { method: 'GET', target: '/api/agent/runs', headers: auth() });
+      expect(res.status).toBe(200);
+      return res.json;
+    };
+    const before = await runs();
+    for (const body of ['{"__proto__":{"x":1},"workflow":{"steps":[{"id":"a","tool":"echo"}]}}', '{"workflow":{"steps":[{"id":"a","tool":"echo","arguments":{"\\u005f_proto__":{}}}]}}']) {
+      const res = await rawRequest(port, { method: 'POST', target: '/api/agent/run', headers: { ...auth(), 'content-type': 'application/json' }, body });
+      expect(res.status, body).toBe(400);
+      expect(res.json.error.code).toBe('forbidden_key');
+    }
+    expect(await runs()).toEqual(before);
+  });
+
   it('malformed JSON is a 400 in Chinese too', async () => {
     const res = await rawRequest(port, { method: 'PATCH', target: '/api/settings', headers: { ...auth(), 'content-type': 'application/json', 'accept-language': 'zh-CN' }, body: '{"a":' });
     expect(res.status).toBe(400);

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { type Db, migrate, type OpenedSqlite, openDatabase } from '../packages/host/src/storage/database';
-import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type QueuePolicy, type QueueTask } from '../packages/host/src/tasks/fair-queue';
+import { type Admission, DEFAULT_LIMITS, FairQueue, type QueuePolicy, type QueueTask } from '../packages/host/src/tasks/fair-queue';
 import { SqliteTaskStore, type TaskRecord } from '../packages/host/src/tasks/task.store';
 import { type BodyOutcome, type TaskBody, TaskRegistry } from '../packages/host/src/tasks/task-registry';
-import type { TaskPriority } from '../packages/host/src/tasks/task-submitter';
+import type { TaskCapacity, TaskPriority } from '@fengyu/protocol';
 import { fineClock } from '../packages/host/src/tasks/tasks.domain';
 import { loadAverage } from './real-host';
 import { fmt, median, p99 } from './stats';
@@ -69,7 +69,7 @@ class FifoPolicy implements QueuePolicy {
   isRunning(id: string): boolean {
     return this.running.has(id);
   }
-  capacity(): CapacityView {
+  capacity(): TaskCapacity {
     throw new Error('unused');
   }
 }

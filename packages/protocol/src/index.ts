@@ -29,3 +29,5 @@ export * from './workflow';
 export * from './plan-graph';
 // Graph diagnostics, diffs and fingerprints.
 export * from './graph-check';
+// Background tasks and webhook triggers as the API answers them.
+export * from './tasks';

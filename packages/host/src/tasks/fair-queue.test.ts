@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, PRIORITIES, type QueuePolicy, type QueueTask } from './fair-queue';
+import { TASK_PRIORITIES, type TaskCapacity } from '@fengyu/protocol';
+import { type Admission, DEFAULT_LIMITS, FairQueue, type QueuePolicy, type QueueTask } from './fair-queue';
 import type { TaskPriority } from './task-submitter';
 
 /**
@@ -46,7 +47,7 @@ class FifoPolicy implements QueuePolicy {
   isRunning(id: string): boolean {
     return this.running.has(id);
   }
-  capacity(): CapacityView {
+  capacity(): TaskCapacity {
     throw new Error('not used');
   }
 }
@@ -135,7 +136,7 @@ class Sim {
 }
 
 const ownerArb = fc.constantFrom('a', 'b', 'c');
-const prioArb = fc.constantFrom<TaskPriority>(...PRIORITIES);
+const prioArb = fc.constantFrom<TaskPriority>(...TASK_PRIORITIES);
 const opArb = fc.oneof(
   { weight: 6, arbitrary: fc.record({ op: fc.constant('submit' as const), owner: ownerArb, priority: prioArb }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('finish' as const), pick: fc.nat() }) },
@@ -178,7 +179,7 @@ const sharesHold = (make: Make) =>
   fc.property(
     fc.integer({ min: 1, max: 3 }),
     fc.array(fc.record({ owner: ownerArb, priority: prioArb }), { minLength: 100, maxLength: 200 }),
-    fc.shuffledSubarray<TaskPriority>([...PRIORITIES], { minLength: 3, maxLength: 3 }),
+    fc.shuffledSubarray<TaskPriority>([...TASK_PRIORITIES], { minLength: 3, maxLength: 3 }),
     (ownerCount, prefill, order) => {
       const owners = ['a', 'b', 'c'].slice(0, ownerCount);
       const sim = new Sim(make);
@@ -226,7 +227,7 @@ const fifoPerLaneHolds = (make: Make) =>
     }
     while (sim.running.size) sim.finishOne();
     for (const o of ['a', 'b', 'c'])
-      for (const p of PRIORITIES) {
+      for (const p of TASK_PRIORITIES) {
         const expected = sim.submitOrder.filter((t) => t.owner === o && t.priority === p && !withdrawn.has(t.id)).map((t) => t.id);
         const actual = sim.started.filter((t) => t.owner === o && t.priority === p).map((t) => t.id);
         if (expected.join() !== actual.join()) return false;

@@ -1,3 +1,4 @@
+import { TASK_PRIORITIES, type TaskCapacity } from '@fengyu/protocol';
 import type { CapacityScope, TaskPriority } from './task-submitter';
 
 /**
@@ -44,8 +45,6 @@ export const POLICY_NAME = 'owner-round-robin-weighted-priority';
 /** One owner's class cycle: four interactive, two normal and one batch turn, interleaved. */
 export const PRIORITY_CYCLE: readonly TaskPriority[] = Object.freeze(['interactive', 'normal', 'interactive', 'batch', 'interactive', 'normal', 'interactive'] as TaskPriority[]);
 
-export const PRIORITIES: readonly TaskPriority[] = Object.freeze(['interactive', 'normal', 'batch'] as TaskPriority[]);
-
 export interface QueueTask {
   id: string;
   owner: string;
@@ -56,28 +55,6 @@ export type Admission =
   | { kind: 'start' }
   | { kind: 'queue' }
   | { kind: 'refuse'; capacityScope: CapacityScope; capacityPriority?: 'batch' | 'normal' };
-
-export interface CapacityView {
-  policy: string;
-  maxRunning: number;
-  running: number;
-  maxQueued: number;
-  queued: number;
-  saturated: boolean;
-  activeOwners: number;
-  byPriority: Record<TaskPriority, { running: number; queued: number }>;
-  oldestQueueWaitMs: number;
-  oldestInteractiveQueueWaitMs: number;
-  oldestNormalQueueWaitMs: number;
-  oldestBatchQueueWaitMs: number;
-  batchLimit: { owner: number; global: number; ownerCount: number; globalCount: number };
-  nonInteractiveLimit: { owner: number; global: number; ownerCount: number; globalCount: number };
-  ownerQueueLimit: number;
-  ownedQueued: number;
-  ownedRunning: number;
-  ownedQueueAvailable: number;
-  ownerSaturated: boolean;
-}
 
 /** What every admission/dispatch policy offers (the fair queue, and simpler ones to compare with). */
 export interface QueuePolicy {
@@ -90,7 +67,7 @@ export interface QueuePolicy {
   /** When a queued task was queued (epoch ms), or undefined when it is not queued. */
   queuedAt(id: string): number | undefined;
   isRunning(id: string): boolean;
-  capacity(now: number, owner?: string): CapacityView;
+  capacity(now: number, owner?: string): TaskCapacity;
 }
 
 interface Waiting {
@@ -307,11 +284,11 @@ export class FairQueue implements QueuePolicy {
     return this.running.has(id);
   }
 
-  capacity(now: number, ownerId?: string): CapacityView {
+  capacity(now: number, ownerId?: string): TaskCapacity {
     const L = this.limits;
     const oldest = zeroByPriority();
     for (const o of this.owners.values()) {
-      for (const p of PRIORITIES) {
+      for (const p of TASK_PRIORITIES) {
         const head = o.lanes[p].peek();
         if (head) oldest[p] = Math.max(oldest[p], now - head.at);
       }

@@ -1,10 +1,10 @@
-import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import { FengYuError, type PermissionMode, type TaskCapacity } from '@fengyu/protocol';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { type Db, loadPg } from '../storage/database';
 import { CancelSlot } from './canceller';
-import { type Admission, type CapacityView, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
+import { type Admission, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
 import { type LiveRow, SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
@@ -526,15 +526,15 @@ export class SharedTaskRegistry implements TaskSubmitter {
   // ── capacity, listeners, lifecycle ─────────────────────────────────────────────────────────
 
   /** Queue pressure across all hosts, as of the last round (at most a few polls old). */
-  capacity(ownerId: string): CapacityView {
+  capacity(ownerId: string): TaskCapacity {
     return this.viewOf(ownerId);
   }
 
-  globalCapacity(): CapacityView {
+  globalCapacity(): TaskCapacity {
     return this.viewOf();
   }
 
-  private viewOf(ownerId?: string): CapacityView {
+  private viewOf(ownerId?: string): TaskCapacity {
     const v = this.view.capacity(this.now(), ownerId);
     return { ...v, maxRunning: this.limits.maxRunning, saturated: v.running >= this.limits.maxRunning };
   }

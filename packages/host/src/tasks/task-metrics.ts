@@ -1,7 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { CapacityView } from './fair-queue';
-import { PRIORITIES } from './fair-queue';
+import { TASK_PRIORITIES, type TaskCapacity } from '@fengyu/protocol';
 import type { TaskMetricsSink } from './task-registry';
 import type { CapacityScope, TaskPriority } from './task-submitter';
 
@@ -20,7 +19,7 @@ export class TaskMetrics implements TaskMetricsSink {
   private readonly rejectedTotal: Counter<'priority' | 'scope'>;
   private readonly wait: Histogram<'priority' | 'outcome'>;
 
-  constructor(capacity: () => CapacityView) {
+  constructor(capacity: () => TaskCapacity) {
     const registers = [this.registry];
     this.dispatchedTotal = new Counter({ name: 'fengyu_bg_tasks_dispatched_total', help: 'Background tasks whose body started, by priority.', labelNames: ['priority'], registers });
     this.rejectedTotal = new Counter({ name: 'fengyu_bg_tasks_rejected_total', help: 'Background task submissions refused for capacity, by priority and limiting scope.', labelNames: ['priority', 'scope'], registers });
@@ -38,7 +37,7 @@ export class TaskMetrics implements TaskMetricsSink {
       registers,
       collect() {
         const c = capacity();
-        for (const p of PRIORITIES) this.set({ priority: p }, c.byPriority[p].queued);
+        for (const p of TASK_PRIORITIES) this.set({ priority: p }, c.byPriority[p].queued);
       },
     });
     new Gauge({
@@ -55,7 +54,7 @@ export class TaskMetrics implements TaskMetricsSink {
     });
     collectDefaultMetrics({ register: this.registry });
     // every labelled series exists from the start (a scraper sees zeros, not gaps)
-    for (const p of PRIORITIES) {
+    for (const p of TASK_PRIORITIES) {
       this.dispatchedTotal.inc({ priority: p }, 0);
       for (const o of ['executed', 'cancelled']) this.wait.zero({ priority: p, outcome: o });
     }

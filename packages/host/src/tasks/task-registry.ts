@@ -1,8 +1,8 @@
-import { FengYuError, type PermissionMode } from '@fengyu/protocol';
+import { FengYuError, PERMISSION_MODES, type PermissionMode, TASK_KINDS, TASK_PRIORITIES, type TaskCapacity } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
-import { type CapacityView, PRIORITIES, type QueuePolicy } from './fair-queue';
+import type { QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';
 import { newTaskId } from './task-id';
 import type {
@@ -14,7 +14,6 @@ import type {
   SubmitResult,
   SubmitTaskRequest,
   SubmitWithin,
-  TaskKind,
   TaskPriority,
   TaskSnapshot,
   TaskState,
@@ -36,9 +35,6 @@ export const FINISHED_KEPT = 100;
 /** Kill escalation: cooperative grace, then SIGTERM grace, then SIGKILL grace (each ≤ 5 s). */
 export const KILL_GRACES_MS = { cooperative: 2000, term: 2000, kill: 1000 } as const;
 
-export const TASK_PRIORITIES: readonly TaskPriority[] = PRIORITIES;
-export const TASK_KINDS: readonly TaskKind[] = ['workflow', 'workflow-schedule', 'workflow-webhook'];
-export const PERMISSION_MODES: readonly PermissionMode[] = ['ask', 'approve-for-me', 'full-access'];
 const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 export interface BodyHooks {
@@ -648,11 +644,11 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     return this.snapshot(this.reported(entry));
   }
 
-  capacity(ownerId: string): CapacityView {
+  capacity(ownerId: string): TaskCapacity {
     return this.deps.policy.capacity(this.now(), ownerId);
   }
 
-  globalCapacity(): CapacityView {
+  globalCapacity(): TaskCapacity {
     return this.deps.policy.capacity(this.now());
   }
 

@@ -1,4 +1,6 @@
-import type { PermissionMode } from '@fengyu/protocol';
+import type { PermissionMode, TaskKind, TaskPriority, TaskSnapshot, TaskState } from '@fengyu/protocol';
+
+export type { TaskKind, TaskPriority, TaskSnapshot, TaskState };
 
 /**
  * The seam between background-task producers (the REST route, the task tools, schedules,
@@ -6,36 +8,7 @@ import type { PermissionMode } from '@fengyu/protocol';
  * to another store (a shared database with a job engine) without touching them.
  */
 
-export type TaskPriority = 'interactive' | 'normal' | 'batch';
-export type TaskKind = 'workflow' | 'workflow-schedule' | 'workflow-webhook';
-export type TaskState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 export type CapacityScope = 'owner' | 'global' | 'owner-priority' | 'global-priority';
-
-/** One snapshot shape for REST, tools and the UI. Times are ISO-8601 UTC. */
-export interface TaskSnapshot {
-  id: string;
-  ownerId: string;
-  kind: TaskKind;
-  priority: TaskPriority;
-  state: TaskState;
-  /** True while the task waits for a running slot. */
-  queued: boolean;
-  workflowId: string;
-  workflowVersion: number;
-  runId?: string;
-  scheduleId?: string;
-  triggerId?: string;
-  submittedAt: string;
-  startedAt?: string;
-  finishedAt?: string;
-  /** Time spent queued; advances while the task waits. */
-  queueWaitMs: number;
-  /** Time since the body started; advances while it runs. */
-  runDurationMs?: number;
-  /** The run's summary and final result as text, capped at 64 KiB. */
-  output: { text: string; truncated: boolean };
-  error?: { code: string; message: string };
-}
 
 export interface SubmitTaskRequest {
   ownerId: string;

@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { checkInputs, inputChecker, inputContract, type JsonSchema, type Problem } from '@fengyu/protocol';
+import { checkInputs, type DeliveryState, inputChecker, inputContract, type JsonSchema, type Problem, type TriggerState } from '@fengyu/protocol';
 import type { TaskSnapshot, TaskState } from '../tasks/task-submitter';
 
 /**
@@ -21,7 +21,7 @@ export const CLAIM_PRUNE_BATCH = 100;
 const SECRET_BYTES = 32;
 const SECRET_PREFIX = 'fywh_';
 
-export type DeliveryState = 'CLAIMED' | 'QUEUED' | 'SUBMITTED' | 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'INTERRUPTED';
+export type { DeliveryState, TriggerState };
 export const OPEN_STATES: readonly DeliveryState[] = ['CLAIMED', 'QUEUED', 'SUBMITTED'];
 
 export function sha256Hex(text: string): string {
@@ -187,8 +187,6 @@ export function deliveryStateOf(task: Pick<TaskSnapshot, 'state' | 'queued'>): D
 export function isTerminal(state: DeliveryState): boolean {
   return !OPEN_STATES.includes(state);
 }
-
-export type TriggerState = 'active' | 'paused' | 'disabled';
 
 /**
  * A trigger created while plugins ran sandboxed is paused whenever they no longer do, and

@@ -1,4 +1,4 @@
-import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem } from '@fengyu/protocol';
+import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem, type WebhookDeliveryView, type WebhookTriggerView } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock, SandboxPosture } from '../context';
 import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type EndedTask, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
@@ -23,7 +23,6 @@ import {
   digestBytes,
   secretMatches,
   sha256Hex,
-  type TriggerState,
   unbindableInputs,
 } from './webhook-rules';
 
@@ -68,29 +67,6 @@ export interface WebhookServiceDeps {
   afterClaim?: () => void;
   /** How often expired event-id claims are pruned, and how many per statement (tests shorten them). */
   claimPrune?: { everyMs: number; batch: number };
-}
-
-export interface TriggerView {
-  id: string;
-  workflowId: string;
-  name: string;
-  defaults: Record<string, unknown>;
-  permissionMode: PermissionMode;
-  state: TriggerState;
-  pausedReason?: 'sandbox_weakened';
-  createdAt: string;
-  lastDeliveryAt?: string;
-}
-
-export interface DeliveryView {
-  id: string;
-  state: DeliveryRow['state'];
-  acceptedAt: string;
-  completedAt?: string;
-  durationMs?: number;
-  taskId?: string;
-  idempotencyKeySupplied: boolean;
-  error?: { code: string; message: string };
 }
 
 export interface DeliveryAnswer {
@@ -206,7 +182,7 @@ export class WebhookService {
     return this.deps.posture().mode === 'sandboxed';
   }
 
-  view(row: TriggerRow): TriggerView {
+  view(row: TriggerRow): WebhookTriggerView {
     const s = effectiveState(row.state, row.created_sandboxed === 1, this.sandboxedNow());
     return {
       id: row.id,
@@ -224,7 +200,7 @@ export class WebhookService {
   // ---- triggers -------------------------------------------------------------------------------
 
   /** Creates a trigger on a published workflow; the secret is returned once and kept as a digest. */
-  async create(owner: string, workflowId: string, body: CreateTriggerBody): Promise<{ trigger: TriggerView; secret: string }> {
+  async create(owner: string, workflowId: string, body: CreateTriggerBody): Promise<{ trigger: WebhookTriggerView; secret: string }> {
     const active = await this.deps.workflows.active(owner, workflowId);
     const unbindable = unbindableInputs(active.inputSchema);
     if (unbindable.length > 0) throw new FengYuError('webhook_inputs_unbindable', { fields: fieldsOf(unbindable) }, unbindable);
@@ -249,7 +225,7 @@ export class WebhookService {
     return { trigger: this.view(row), secret };
   }
 
-  async list(owner: string, workflowId: string): Promise<{ items: TriggerView[] }> {
+  async list(owner: string, workflowId: string): Promise<{ items: WebhookTriggerView[] }> {
     await this.deps.workflows.exists(owner, workflowId);
     return { items: (await this.deps.repo.listTriggers(owner, workflowId)).map((r) => this.view(r)) };
   }
@@ -291,7 +267,7 @@ export class WebhookService {
   }
 
   /** One page of a trigger's audit, newest first (≤ 100 rows). */
-  async deliveries(owner: string, workflowId: string, id: string, limit = 50, cursor?: string): Promise<{ items: DeliveryView[]; nextCursor?: string }> {
+  async deliveries(owner: string, workflowId: string, id: string, limit = 50, cursor?: string): Promise<{ items: WebhookDeliveryView[]; nextCursor?: string }> {
     await this.owned(owner, workflowId, id);
     const before = decodeCursor(cursor);
     if (before === 'invalid') throw new FengYuError('webhook_cursor_invalid');
@@ -664,7 +640,7 @@ export class WebhookService {
   }
 }
 
-function deliveryView(r: DeliveryRow): DeliveryView {
+function deliveryView(r: DeliveryRow): WebhookDeliveryView {
   return {
     id: r.id,
     state: r.state,

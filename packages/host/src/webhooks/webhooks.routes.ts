@@ -1,4 +1,4 @@
-import { FengYuError } from '@fengyu/protocol';
+import { FengYuError, PERMISSION_MODES } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { isLoopbackHost } from '../http/auth';
@@ -30,7 +30,6 @@ declare module 'fastify' {
  * authenticates; loopback peer and Host only; 256 KiB body limit enforced while reading).
  */
 
-const PERMISSION_MODES = ['ask', 'approve-for-me', 'full-access'] as const;
 const tags = ['webhooks'];
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
 const triggerParams = { type: 'object', required: ['id', 'triggerId'], properties: { id: { type: 'string' }, triggerId: { type: 'string' } } } as const;

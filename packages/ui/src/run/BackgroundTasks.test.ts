@@ -6,11 +6,12 @@ import { SERVICES } from '../app/services';
 import { createUiI18n } from '../i18n/index';
 import { createUiRouter } from '../router';
 import BackgroundTasks from './BackgroundTasks.vue';
-import type { Capacity, Task } from './tasks.api';
+import type { TaskCapacity, TaskSnapshot } from '@fengyu/protocol';
 
 /** The capacity view: utilization, the class mix, warnings naming the aging class, live task rows. */
 
-const capacity: Capacity = {
+const capacity: TaskCapacity = {
+  policy: 'owner-round-robin-weighted-priority',
   maxRunning: 16,
   running: 16,
   maxQueued: 128,
@@ -22,13 +23,15 @@ const capacity: Capacity = {
   oldestInteractiveQueueWaitMs: 0,
   oldestNormalQueueWaitMs: 12_000,
   oldestBatchQueueWaitMs: 61_000,
+  batchLimit: { owner: 16, global: 64, ownerCount: 0, globalCount: 0 },
+  nonInteractiveLimit: { owner: 24, global: 96, ownerCount: 0, globalCount: 0 },
   ownerQueueLimit: 32,
   ownedQueued: 3,
   ownedRunning: 1,
   ownedQueueAvailable: 29,
   ownerSaturated: false,
 };
-const task: Task = { id: 'task_1', kind: 'workflow', priority: 'batch', state: 'queued', queued: true, workflowId: 'w', workflowVersion: 1, submittedAt: '2030-01-01T00:00:00Z', queueWaitMs: 5000, output: { text: '', truncated: false } };
+const task: TaskSnapshot = { id: 'task_1', ownerId: 'local', kind: 'workflow', priority: 'batch', state: 'queued', queued: true, workflowId: 'w', workflowVersion: 1, submittedAt: '2030-01-01T00:00:00Z', queueWaitMs: 5000, output: { text: '', truncated: false } };
 
 function mountView(locale: 'en' | 'zh-CN') {
   setActivePinia(createPinia());

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../api/client';
 import { busyRefusal, capacityWarnings, durationText, liveDurations, percent } from './capacity';
-import type { Capacity, Task } from './tasks.api';
+import type { TaskCapacity, TaskSnapshot } from '@fengyu/protocol';
 
-const idle: Capacity = {
+const idle: TaskCapacity = {
+  policy: 'owner-round-robin-weighted-priority',
   maxRunning: 16,
   running: 0,
   maxQueued: 128,
@@ -15,6 +16,8 @@ const idle: Capacity = {
   oldestInteractiveQueueWaitMs: 0,
   oldestNormalQueueWaitMs: 0,
   oldestBatchQueueWaitMs: 0,
+  batchLimit: { owner: 16, global: 64, ownerCount: 0, globalCount: 0 },
+  nonInteractiveLimit: { owner: 24, global: 96, ownerCount: 0, globalCount: 0 },
   ownerQueueLimit: 32,
   ownedQueued: 0,
   ownedRunning: 0,
@@ -49,7 +52,7 @@ describe('utilization and durations', () => {
     expect(percent(1, 0)).toBe(0);
   });
 
-  const task = (over: Partial<Task>): Task => ({ id: 't', kind: 'workflow', priority: 'normal', state: 'queued', queued: true, workflowId: 'w', workflowVersion: 1, submittedAt: '2026-01-01T00:00:00Z', queueWaitMs: 1000, output: { text: '', truncated: false }, ...over });
+  const task = (over: Partial<TaskSnapshot>): TaskSnapshot => ({ id: 't', ownerId: 'local', kind: 'workflow', priority: 'normal', state: 'queued', queued: true, workflowId: 'w', workflowVersion: 1, submittedAt: '2026-01-01T00:00:00Z', queueWaitMs: 1000, output: { text: '', truncated: false }, ...over });
 
   it('advances the queue wait of a queued task and the run duration of a running one', () => {
     expect(liveDurations(task({}), 10_000, 12_500)).toEqual({ queueWaitMs: 3500 });

@@ -1,5 +1,5 @@
 import { ApiError } from '../api/client';
-import { type Capacity, PRIORITIES, type Task, type TaskPriority } from './tasks.api';
+import { TASK_PRIORITIES, type TaskCapacity, type TaskPriority, type TaskSnapshot } from '@fengyu/protocol';
 
 /**
  * What the run panel's capacity view says about queue pressure, pure: warnings (a full queue
@@ -14,24 +14,24 @@ export type CapacityWarning =
   | { key: 'ownQueueFull'; params: { max: number } }
   | { key: 'aging'; params: { priority: TaskPriority; seconds: number } };
 
-const OLDEST: Record<TaskPriority, keyof Capacity> = {
+const OLDEST: Record<TaskPriority, keyof TaskCapacity> = {
   interactive: 'oldestInteractiveQueueWaitMs',
   normal: 'oldestNormalQueueWaitMs',
   batch: 'oldestBatchQueueWaitMs',
 };
 
 /** The oldest queue wait of one class (0 when it has nothing queued). */
-export function oldestWait(c: Capacity, priority: TaskPriority): number {
+export function oldestWait(c: TaskCapacity, priority: TaskPriority): number {
   const v = c[OLDEST[priority]];
   return typeof v === 'number' ? v : 0;
 }
 
 /** Warnings: either queue bound full; each class whose oldest queued task waited ≥ 30 s. */
-export function capacityWarnings(c: Capacity): CapacityWarning[] {
+export function capacityWarnings(c: TaskCapacity): CapacityWarning[] {
   const out: CapacityWarning[] = [];
   if (c.maxQueued > 0 && c.queued >= c.maxQueued) out.push({ key: 'globalQueueFull', params: { max: c.maxQueued } });
   if (c.ownerQueueLimit > 0 && (c.ownedQueueAvailable <= 0 || c.ownedQueued >= c.ownerQueueLimit)) out.push({ key: 'ownQueueFull', params: { max: c.ownerQueueLimit } });
-  for (const p of PRIORITIES) {
+  for (const p of TASK_PRIORITIES) {
     const wait = oldestWait(c, p);
     if (wait >= AGING_MS) out.push({ key: 'aging', params: { priority: p, seconds: Math.floor(wait / 1000) } });
   }
@@ -45,7 +45,7 @@ export function percent(used: number, max: number): number {
 }
 
 /** A task's queue wait and run duration at `now`, advanced from the snapshot read at `readAt`. */
-export function liveDurations(task: Task, readAt: number, now: number): { queueWaitMs: number; runDurationMs?: number } {
+export function liveDurations(task: TaskSnapshot, readAt: number, now: number): { queueWaitMs: number; runDurationMs?: number } {
   const since = Math.max(0, now - readAt);
   const active = task.state === 'queued' || task.state === 'running';
   const queueWaitMs = task.queueWaitMs + (active && task.queued ? since : 0);

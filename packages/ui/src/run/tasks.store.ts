@@ -1,9 +1,9 @@
-import type { PermissionMode } from '@fengyu/protocol';
+import type { PermissionMode, TaskCapacity, TaskPriority, TaskSnapshot } from '@fengyu/protocol';
 import { defineStore } from 'pinia';
 import { ref, shallowRef } from 'vue';
 import type { Services } from '../app/services';
 import { type BusyRefusal, busyRefusal } from './capacity';
-import { type Capacity, type Task, type TaskPriority, tasksApi } from './tasks.api';
+import { tasksApi } from './tasks.api';
 
 /**
  * The caller's background tasks and the host's capacity, refreshed while a view that shows them
@@ -12,11 +12,11 @@ import { type Capacity, type Task, type TaskPriority, tasksApi } from './tasks.a
 
 export const REFRESH_MS = 1500;
 
-export type SubmitOutcome = { ok: true; task: Task } | { ok: false; busy: BusyRefusal } | { ok: false; error: unknown };
+export type SubmitOutcome = { ok: true; task: TaskSnapshot } | { ok: false; busy: BusyRefusal } | { ok: false; error: unknown };
 
 export const useTasks = defineStore('tasks', () => {
-  const tasks = shallowRef<Task[]>([]);
-  const capacity = shallowRef<Capacity>();
+  const tasks = shallowRef<TaskSnapshot[]>([]);
+  const capacity = shallowRef<TaskCapacity>();
   /** When the snapshots were read (durations advance from here). */
   const readAt = ref(0);
   const error = ref<unknown>();

@@ -31,3 +31,5 @@ export * from './plan-graph';
 export * from './graph-check';
 // Background tasks and webhook triggers as the API answers them.
 export * from './tasks';
+// Schedules: recurrences and the schedule as answered.
+export * from './schedules';

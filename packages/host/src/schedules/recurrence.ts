@@ -1,3 +1,4 @@
+import type { Recurrence, Weekday } from '@fengyu/protocol';
 import { Temporal } from 'temporal-polyfill';
 
 /**
@@ -18,14 +19,7 @@ import { Temporal } from 'temporal-polyfill';
  * at or before the expiry fires, none after. A one-shot delay fires once at `anchor + delay`.
  */
 
-export type Weekday = 1 | 2 | 3 | 4 | 5 | 6 | 7;
-
-export type Recurrence =
-  | { kind: 'daily'; time: string; timeZone: string }
-  | { kind: 'weekly'; time: string; timeZone: string; weekdays: Weekday[] }
-  | { kind: 'monthly'; time: string; timeZone: string; day: number | 'last' }
-  | { kind: 'interval'; everySeconds: number }
-  | { kind: 'once'; delaySeconds: number };
+export type { Recurrence, Weekday };
 
 export type CalendarRecurrence = Extract<Recurrence, { time: string }>;
 

@@ -1,10 +1,11 @@
+import type { PermissionMode, ScheduleState } from '@fengyu/protocol';
 import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { Db } from '../storage/database';
 
 /** Schedule rows (table of migration 060). Every state change is one conditional write. */
 
-export type ScheduleState = 'active' | 'paused' | 'expired' | 'done' | 'disabled';
+export type { ScheduleState };
 
 export interface ScheduleRow {
   id: string;
@@ -12,7 +13,8 @@ export interface ScheduleRow {
   workflow_id: string;
   /** JSON of the Recurrence. */
   recurrence: string;
-  permission_mode: string;
+  /** Written only from a validated create body. */
+  permission_mode: PermissionMode;
   /** JSON object. */
   inputs: string;
   created_at: string;

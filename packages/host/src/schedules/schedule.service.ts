@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem } from '@fengyu/protocol';
+import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem, type ScheduleView } from '@fengyu/protocol';
 import type { Clock, SandboxPosture } from '../context';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -20,23 +20,7 @@ export const MAX_LIVE_SCHEDULES = 50;
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 100;
 
-/** The schedule as the API, the tool and the UI show it. */
-export interface ScheduleView {
-  id: string;
-  workflowId: string;
-  recurrence: Recurrence;
-  permissionMode: string;
-  inputs: Record<string, unknown>;
-  createdAt: string;
-  nextRunAt: string | null;
-  expiresAt?: string;
-  triggerCount: number;
-  missedFires: number;
-  lastError?: { code: string; message: string; at: string };
-  lastTaskId?: string;
-  state: ScheduleRow['state'];
-  pausedReason?: string;
-}
+export type { ScheduleView };
 
 export interface ScheduleServiceDeps {
   repo: ScheduleRepository;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { calendarStrip } from './calendar-strip';
 import { defaultForm, formFieldOf, formOf, validateForm } from './schedule-form';
-import type { Schedule } from './schedules.api';
+import type { ScheduleView } from '@fengyu/protocol';
 
 const schema = { type: 'object', required: ['who'], properties: { who: { type: 'string', maxLength: 5 }, count: { type: 'integer' } } };
 const ready = () => ({ ...defaultForm('Europe/Berlin'), workflowId: 'wf', permissionMode: 'full-access' as const, inputsText: '{"who":"ann"}' });
@@ -38,9 +38,9 @@ describe('schedule form', () => {
   });
 
   it('reads an existing schedule back into the form', () => {
-    const s = { id: 's', workflowId: 'wf', permissionMode: 'approve-for-me', inputs: { who: 'x' }, recurrence: { kind: 'interval', everySeconds: 5400 } } as unknown as Schedule;
+    const s = { id: 's', workflowId: 'wf', permissionMode: 'approve-for-me', inputs: { who: 'x' }, recurrence: { kind: 'interval', everySeconds: 5400 } } as unknown as ScheduleView;
     expect(formOf(s, 'UTC')).toMatchObject({ kind: 'interval', amount: 90, unit: 'minutes', permissionMode: 'approve-for-me' });
-    const m = { ...s, recurrence: { kind: 'monthly', time: '07:30', timeZone: 'Asia/Tokyo', day: 'last' } } as Schedule;
+    const m = { ...s, recurrence: { kind: 'monthly', time: '07:30', timeZone: 'Asia/Tokyo', day: 'last' } } as ScheduleView;
     expect(validateForm(formOf(m, 'UTC'), undefined).body?.recurrence).toEqual(m.recurrence);
   });
 

@@ -1,5 +1,5 @@
-import { checkInputs, inputContract, type JsonSchema, PERMISSION_MODES, type PermissionMode } from '@fengyu/protocol';
-import type { CreateSchedule, Recurrence, Schedule } from './schedules.api';
+import { checkInputs, inputContract, type JsonSchema, PERMISSION_MODES, type PermissionMode, type Recurrence, type ScheduleView, type Weekday } from '@fengyu/protocol';
+import type { CreateSchedule } from './schedules.api';
 
 /**
  * The schedule form as plain data, pure: defaults (daily at 09:00 in the browser's zone), reading
@@ -41,7 +41,7 @@ export function defaultForm(browserZone: string): ScheduleForm {
 }
 
 /** The form of an existing schedule (for editing); the permission mode is kept, being a deliberate choice already. */
-export function formOf(s: Schedule, browserZone: string): ScheduleForm {
+export function formOf(s: ScheduleView, browserZone: string): ScheduleForm {
   const f: ScheduleForm = { ...defaultForm(browserZone), workflowId: s.workflowId, kind: s.recurrence.kind, permissionMode: s.permissionMode, inputsText: JSON.stringify(s.inputs ?? {}, null, 2) };
   const r = s.recurrence;
   if (r.kind === 'interval' || r.kind === 'once') {
@@ -79,7 +79,7 @@ export function recurrenceOf(f: ScheduleForm): { recurrence?: Recurrence; errors
   }
   if (!CLOCK.test(f.time)) errors.time = { key: 'time' };
   if (!isTimeZone(f.timeZone)) errors.timeZone = { key: 'timeZone' };
-  const weekdays = [...new Set(f.weekdays)].filter((d) => Number.isInteger(d) && d >= 1 && d <= 7).sort((a, b) => a - b);
+  const weekdays = [...new Set(f.weekdays)].filter((d): d is Weekday => Number.isInteger(d) && d >= 1 && d <= 7).sort((a, b) => a - b);
   if (f.kind === 'weekly' && weekdays.length === 0) errors.weekdays = { key: 'weekdays' };
   if (Object.keys(errors).length) return { errors };
   const base = { time: f.time, timeZone: f.timeZone };

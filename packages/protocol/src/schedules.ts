@@ -1,0 +1,34 @@
+import type { PermissionMode } from './plan';
+
+/** Schedules of published workflows as the API answers them (the host and the UI share these shapes). */
+
+/** ISO weekdays: Monday = 1 … Sunday = 7. */
+export type Weekday = 1 | 2 | 3 | 4 | 5 | 6 | 7;
+
+/** When a schedule fires: at a clock time in a time zone (daily, weekly, monthly), every N seconds, or once after a delay. */
+export type Recurrence =
+  | { kind: 'daily'; time: string; timeZone: string }
+  | { kind: 'weekly'; time: string; timeZone: string; weekdays: Weekday[] }
+  | { kind: 'monthly'; time: string; timeZone: string; day: number | 'last' }
+  | { kind: 'interval'; everySeconds: number }
+  | { kind: 'once'; delaySeconds: number };
+
+export type ScheduleState = 'active' | 'paused' | 'expired' | 'done' | 'disabled';
+
+/** A schedule as the API, the schedule tools and the UI show it. Times are ISO-8601 UTC. */
+export interface ScheduleView {
+  id: string;
+  workflowId: string;
+  recurrence: Recurrence;
+  permissionMode: PermissionMode;
+  inputs: Record<string, unknown>;
+  createdAt: string;
+  nextRunAt: string | null;
+  expiresAt?: string;
+  triggerCount: number;
+  missedFires: number;
+  lastError?: { code: string; message: string; at: string };
+  lastTaskId?: string;
+  state: ScheduleState;
+  pausedReason?: string;
+}

@@ -33,3 +33,5 @@ export * from './graph-check';
 export * from './tasks';
 // Schedules: recurrences and the schedule as answered.
 export * from './schedules';
+// Installed plugins as answered, and the sandbox posture.
+export * from './plugin-view';

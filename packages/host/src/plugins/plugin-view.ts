@@ -1,24 +1,7 @@
-import { clampTimeout, supportsAi } from '@fengyu/protocol';
-import type { SandboxPosture } from './posture';
+import { clampTimeout, type PluginView, type SandboxPosture, supportsAi } from '@fengyu/protocol';
 import type { InstalledPlugin } from './plugin.repository';
 
-/** What `GET /api/plugins` shows of one installed plugin. */
-export interface PluginView {
-  id: string;
-  name: string;
-  version: string;
-  description: string;
-  enabled: boolean;
-  supportsAi: boolean;
-  bundled: boolean;
-  tools: Array<{ id: string; name: string; description: string; effect: string; idempotent: boolean; timeoutSeconds?: number; flowNode: boolean }>;
-  sandbox: SandboxPosture & { network: boolean };
-  hooks: { present: boolean; trusted: boolean };
-  /** The manifest's translations per UI language: name, description and each tool's description. */
-  i18n?: Record<string, { name?: string; description?: string; tools?: Record<string, string> }>;
-  installedAt: string;
-  updatedAt: string;
-}
+export type { PluginView };
 
 export function pluginView(p: InstalledPlugin, posture: SandboxPosture, hooks: { present: boolean; trusted: boolean }): PluginView {
   const nodes = new Set((p.manifest.flowNodes ?? []).map((n) => n.tool));

@@ -35,3 +35,5 @@ export * from './tasks';
 export * from './schedules';
 // Installed plugins as answered, and the sandbox posture.
 export * from './plugin-view';
+// The settings document's fixed choices (hook events, model providers).
+export * from './settings';

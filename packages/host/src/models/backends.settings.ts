@@ -1,4 +1,4 @@
-import { type Problem, REDACTED } from '@fengyu/protocol';
+import { PROVIDERS, type Problem, type ProviderKind, REDACTED } from '@fengyu/protocol';
 import { z } from 'zod';
 import type { SectionSpec } from '../settings/settings.store';
 import type { SecretStore } from './secret-store';
@@ -15,8 +15,7 @@ import type { SecretStore } from './secret-store';
 export const KEY_MARKER = REDACTED;
 const LEGACY_KEY_MARKER = '\u2022\u2022\u2022\u2022';
 
-export const PROVIDERS = ['openai-compatible', 'openai', 'anthropic'] as const;
-export type ProviderKind = (typeof PROVIDERS)[number];
+export { PROVIDERS, type ProviderKind };
 
 const httpUrl = z
   .string()

@@ -1,4 +1,4 @@
-import { FengYuError } from '@fengyu/protocol';
+import { FengYuError, HOOK_EVENTS, type HookEvent } from '@fengyu/protocol';
 import { z } from 'zod';
 import { globMatch } from './rules';
 
@@ -8,8 +8,7 @@ import { globMatch } from './rules';
  * domain validates it at install) and the tool-name matcher.
  */
 
-export const HOOK_EVENTS = ['pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'run_complete', 'run_error'] as const;
-export type HookEvent = (typeof HOOK_EVENTS)[number];
+export { HOOK_EVENTS, type HookEvent };
 
 export const HookSchema = z
   .object({

@@ -1,11 +1,11 @@
-import { REDACTED } from '@fengyu/protocol';
+import { type HookEvent, type ProviderKind, REDACTED } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
 /** Settings: the redacted document, merge-patch saves, the rule dry run, MCP server status. */
 
 export interface HookSetting {
   name: string;
-  event: string;
+  event: HookEvent;
   matcher?: string;
   type: 'command' | 'http';
   command?: string;
@@ -16,7 +16,7 @@ export interface HookSetting {
 
 export interface BackendSetting {
   id: string;
-  provider: 'openai-compatible' | 'openai' | 'anthropic';
+  provider: ProviderKind;
   baseURL?: string;
   model: string;
   apiKey?: string;
@@ -53,8 +53,6 @@ export interface McpServerView {
 
 /** The marker the host shows for a saved key (its one redaction marker); sending it back keeps the key. */
 export const KEY_MARKER = REDACTED;
-export const HOOK_EVENTS = ['pre_tool_use', 'post_tool_use', 'post_tool_use_failure', 'run_complete', 'run_error'] as const;
-export const PROVIDERS = ['openai-compatible', 'openai', 'anthropic'] as const;
 
 export function settingsApi(api: ApiClient) {
   return {

@@ -37,3 +37,5 @@ export * from './schedules';
 export * from './plugin-view';
 // The settings document's fixed choices (hook events, model providers).
 export * from './settings';
+// Chat conversations as answered.
+export * from './chat';

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ConversationSummary } from '@fengyu/protocol';
 import type { ModelMessage } from 'ai';
 import type { Kysely } from 'kysely';
 import type { Db } from '../storage/database';
@@ -10,14 +11,7 @@ type Tables = {
   chat_messages: { conversation_id: string; seq: number; role: string; text: string; message: string; created_at: string };
 };
 
-export interface ConversationSummary {
-  id: string;
-  title: string;
-  backend?: string;
-  model?: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { ConversationSummary };
 
 export interface StoredMessage {
   seq: number;

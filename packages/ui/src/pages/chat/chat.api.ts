@@ -1,18 +1,9 @@
-import type { PermissionMode } from '@fengyu/protocol';
+import type { ConversationSummary, PermissionMode } from '@fengyu/protocol';
 import type { ApiClient, ConnectionStatus } from '../../api/client';
 import { ApiError } from '../../api/client';
 import { createSseParser } from './sse-parser';
 
 /** AI Chat (models domain): conversations, the streamed answer of `POST /api/chat`, confirmation cards. */
-
-export interface ConversationSummary {
-  id: string;
-  title: string;
-  backend?: string;
-  model?: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 export interface FileEntry {
   name: string;

@@ -455,8 +455,11 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     lines.push(`| plugin read tool (${PLUGIN}, a worker process) | ${stats(totals(chains.plugin ?? []))} | ${fmt(p / 40, 3)} | ≤ 1.3× the built-in chain |`);
     lines.push('', '| plugin step | µs | floor: bare NDJSON echo over stdio (median / p99 µs) | ratio |', '|---|---|---|---|');
     lines.push(`| added per plugin step (plugin chain − built-in chain) ÷ 40 | ${fmt(addedUs, 0)} | ${fmt(median(echo), 1)} / ${fmt(p99(echo), 1)} | ${fmt(addedUs / median(echo), 1)}× (goal ≤ 1.5×) |`);
-    ratios.plugin_chain_vs_builtin_chain = p / b;
-    ratios.plugin_step_added_vs_echo = addedUs / median(echo);
+    // a section left out by BENCH_HOST_ONLY has no ratio (a NaN would read as a regression)
+    if (want('chains')) {
+      ratios.plugin_chain_vs_builtin_chain = p / b;
+      ratios.plugin_step_added_vs_echo = addedUs / median(echo);
+    }
 
     // Live SSE. The goal's figure: a subscriber connected before the first step (plan approval on,
     // the default: POST, subscribe, approve), as a person follows a run in the UI. Beside it, the
@@ -467,7 +470,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     if (want('chains')) for (let i = 0; i < reps; i++) watched.push(await runWatched(c, chainOf(BUILTIN, 40)));
     const live = watched.map(liveFraction).filter(Number.isFinite);
     const raced = (chains.builtin ?? []).map(liveFraction).filter(Number.isFinite);
-    ratios.sse_live_fraction = median(live);
+    if (want('chains')) ratios.sse_live_fraction = median(live);
 
     note('dag vs serial');
     const shapes = want('dag') ? await interleaved(c, { serial: chainOf(BUILTIN, 64), dag: dagOf(BUILTIN, 8, 8) }, quick ? 3 : Math.max(5, reps / 2)) : { serial: [], dag: [] };
@@ -476,7 +479,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     lines.push('', '| 64 steps, POST → `complete` | median ms | p99 ms | ratio to serial | goal |', '|---|---|---|---|---|');
     lines.push(`| serial chain of 64 | ${stats(totals(shapes.serial ?? []))} | 1.00 | |`);
     lines.push(`| DAG: 8 levels × 8 independent steps (maxConcurrency 8) | ${stats(totals(shapes.dag ?? []))} | ${fmt(dag / serial, 2)} | ≤ 0.6 |`);
-    ratios.dag_vs_serial = dag / serial;
+    if (want('dag')) ratios.dag_vs_serial = dag / serial;
     // The same shapes with the plugin read tool: steps that wait on another process, where overlap can pay.
     const pshapes = want('dag') && !quick ? await interleaved(c, { serial: chainOf(PLUGIN, 64), dag: dagOf(PLUGIN, 8, 8) }, Math.max(5, reps / 2)) : { serial: [], dag: [] };
     if ((pshapes.serial ?? []).length) {
@@ -512,7 +515,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
       `| the warm-up's first second (not a goal): floor ${fmt(rpsFloor.firstSecond, 0)}/s, 1-step runs ${fmt(rps.firstSecond, 0)}/s | | | | ${fmt(rps.firstSecond / rpsFloor.firstSecond, 3)} | |`,
     );
     lines.push(`| the same 1-step runs with an EventSource client (one \`EventSource\` object per run, 400 runs after the above; not a goal) | ${fmt(rpsEs.perSecond, 0)} | ${stats(rpsEs.latencies)} | ${fmt(rpsEs.perSecond / rpsFloor.perSecond, 3)} | |`);
-    ratios.runs_per_second_vs_floor = rps.perSecond / rpsFloor.perSecond;
+    if (want('rps')) ratios.runs_per_second_vs_floor = rps.perSecond / rpsFloor.perSecond;
 
     note('health under load');
     // two probes at once: one from a process of its own (the goal's: a monitor is a separate program;
@@ -532,7 +535,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     lines.push(`| idle host | ${idleHealth.length} | ${stats(idleHealth)} | |`);
     lines.push(`| while 8 clients run 40-step chains back to back, probed from a process of its own | ${apart.length} | ${stats(apart)} | p99 ≤ 20 ms |`);
     lines.push(`| the same, probed at the same time from the bench's process (its loop also serves the chains' stream clients; not a goal) | ${busyHealth.length} | ${stats(busyHealth)} | |`);
-    ratios.health_p99_busy_vs_idle = p99(apart) / p99(idleHealth);
+    if (want('health')) ratios.health_p99_busy_vs_idle = p99(apart) / p99(idleHealth);
     lines.push('', `SSE: share of a 40-step built-in run's step time seen live (span of step_complete as received ÷ as committed, server timestamps in whole ms), median of ${live.length} runs:`);
     lines.push(`- subscriber connected before the first step (plan approval on: POST, subscribe, approve): ${fmt(median(live) * 100, 0)}% (goal ≥ 50%)`);
     lines.push(`- subscriber connecting after the POST's answer (planApproval false, the chains above; not a goal): ${fmt(median(raced) * 100, 0)}%`);

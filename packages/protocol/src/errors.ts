@@ -54,6 +54,7 @@ export const ERRORS = {
   invalid_approval: spec(400),
   run_not_resumable: spec(409),
   run_not_finished: spec(409),
+  invalid_run_status: spec(400),
   sandbox_weakened: spec(409),
   invalid_keep_steps: spec(400),
   batch_size: spec(400),

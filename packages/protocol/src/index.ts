@@ -39,3 +39,5 @@ export * from './plugin-view';
 export * from './settings';
 // Chat conversations as answered.
 export * from './chat';
+// Run history as answered: list items, details, step executions.
+export * from './runs';

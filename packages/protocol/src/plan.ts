@@ -178,6 +178,9 @@ export type RunStatus =
   | 'cancelled'
   | 'interrupted';
 
+/** Every run status, in lifecycle order. */
+export const RUN_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'completed', 'failed', 'cancelled', 'interrupted'];
+
 /** The statuses at which a run stops; only a resume moves a failed, cancelled or interrupted run on. */
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'interrupted'];
 

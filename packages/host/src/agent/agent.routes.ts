@@ -1,4 +1,4 @@
-import { FengYuError, type RunStatus } from '@fengyu/protocol';
+import { FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
@@ -14,6 +14,16 @@ function encodeCursor(row: RunRow): string {
   return Buffer.from(`${row.created_at}|${row.id}`).toString('base64url');
 }
 
+/** The statuses of a list filter (comma-separated); an unknown one is refused, naming it. */
+function statusFilter(text: string | undefined): RunStatus[] | undefined {
+  const statuses = (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (statuses.length === 0) return undefined;
+  for (const status of statuses) {
+    if (!(RUN_STATUSES as readonly string[]).includes(status)) throw new FengYuError('invalid_run_status', { status, allowed: RUN_STATUSES.join(', ') });
+  }
+  return statuses as RunStatus[];
+}
+
 function decodeCursor(c: string | undefined): { createdAt: string; id: string } | undefined {
   if (!c) return undefined;
   const [createdAt, id] = Buffer.from(c, 'base64url').toString('utf8').split('|');
@@ -21,7 +31,7 @@ function decodeCursor(c: string | undefined): { createdAt: string; id: string } 
   return { createdAt, id };
 }
 
-function summaryOf(row: RunRow) {
+function summaryOf(row: RunRow): RunListItem {
   const plan = parsePlan(row);
   return {
     id: row.id,
@@ -40,7 +50,7 @@ function summaryOf(row: RunRow) {
   };
 }
 
-export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunRow) {
+export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunRow): Promise<RunDetail> {
   const [executions, events, catalog] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id), ctx.catalog.snapshot(row.owner)]);
   const plan = parsePlan(row);
   const config = JSON.parse(row.config) as Record<string, unknown>;
@@ -108,7 +118,7 @@ function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: Run
   api.get('/api/agent/runs', { schema: { summary: 'Run history, newest first', tags, querystring: listQuery } }, async (req) => {
     const q = req.query;
     const limit = q.limit ?? 50;
-    const rows = await repo.list({ owner: req.owner, q: q.q?.trim() || undefined, status: q.status ? (q.status.split(',') as RunStatus[]) : undefined, limit: limit + 1, cursor: decodeCursor(q.cursor) });
+    const rows = await repo.list({ owner: req.owner, q: q.q?.trim() || undefined, status: statusFilter(q.status), limit: limit + 1, cursor: decodeCursor(q.cursor) });
     const page = rows.slice(0, limit);
     return { runs: page.map(summaryOf), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1] as RunRow) : null };
   });

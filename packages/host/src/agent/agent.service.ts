@@ -12,7 +12,7 @@ import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
-import { type Execution, parsePlan, type RunRepository, type RunRow } from './run.repository';
+import { type StepExecution, parsePlan, type RunRepository, type RunRow } from './run.repository';
 
 /**
  * The agent's lifecycle API: start, approve, cancel, history, resume, fork, rewind, batch.
@@ -156,7 +156,7 @@ export class AgentService {
     return this.launch(req, p);
   }
 
-  async launch(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, extra: { parentRunId?: string; reuse?: Map<string, Execution>; forceReview?: boolean } = {}): Promise<string> {
+  async launch(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, extra: { parentRunId?: string; reuse?: Map<string, StepExecution>; forceReview?: boolean } = {}): Promise<string> {
     const { runId, config, catalog, plan } = p;
     let grants = req.grants ?? [];
     if (Array.isArray(req.files) && req.files.length > 0 && this.filesResolver) {
@@ -169,7 +169,7 @@ export class AgentService {
     const repo = this.deps.repo;
     // A supplied plan is announced in the transaction that creates the run, unless reused steps
     // must be recorded before it without a review (their events come first, then plan_ready).
-    const reuse = extra.reuse ?? new Map<string, Execution>();
+    const reuse = extra.reuse ?? new Map<string, StepExecution>();
     const announced = plan !== undefined && (config.planApproval || reuse.size === 0);
     const events: NewEvent[] = [{ type: 'run_created', goal, status, origin: row.origin, ...(extra.parentRunId ? { parentRunId: extra.parentRunId } : {}) }];
     if (announced && plan) events.push(planReadyEvent(plan, catalog, row.plan));
@@ -338,7 +338,7 @@ export class AgentService {
     const plan = parsePlan(row);
     if (!plan) throw new FengYuError('run_not_finished', { runId, status: `${row.status} (it has no plan)` });
     let steps = plan.steps;
-    let reuse = new Map<string, Execution>();
+    let reuse = new Map<string, StepExecution>();
     if (keep !== undefined) {
       if (!Number.isInteger(keep) || keep < 1 || keep > plan.steps.length) throw new FengYuError('invalid_keep_steps', { max: plan.steps.length });
       steps = plan.steps.slice(0, keep);

@@ -2,7 +2,7 @@ import type { AgentPlan, PlanStep } from '@fengyu/protocol';
 import type { NewEvent } from '../events/event-log';
 import { fingerprint } from './run-text';
 import type { RunInit, StepHost } from './run-types';
-import type { Execution } from './run.repository';
+import type { StepExecution } from './run.repository';
 
 /**
  * Completed executions carried into a run (resume, rewind): a step whose fingerprint is unchanged
@@ -11,7 +11,7 @@ import type { Execution } from './run.repository';
  * results into `run.results`.
  */
 export async function reuseSteps(run: StepHost & { results: Map<string, unknown> }, plan: AgentPlan, init: Pick<RunInit, 'reuse' | 'fresh'>): Promise<string[]> {
-  const done: Array<[PlanStep, Execution]> = [];
+  const done: Array<[PlanStep, StepExecution]> = [];
   for (const s of plan.steps) {
     const prior = init.reuse.get(s.id);
     if (prior?.status !== 'done' || prior.fingerprint !== fingerprint(s)) continue;

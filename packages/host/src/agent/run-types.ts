@@ -8,7 +8,7 @@ import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import type { ModelStepRunner, Planner } from './contracts';
 import type { GateOutcome } from './gates';
-import type { Execution, RunRepository, RunRow, StepRow } from './run.repository';
+import type { StepExecution, RunRepository, RunRow, StepRow } from './run.repository';
 
 /** The shapes shared by the agent service, the run executor and the step runner. */
 
@@ -51,7 +51,7 @@ export interface RunInit {
   grants: FileGrant[];
   catalog: CatalogSnapshot;
   /** Completed executions that may be reused (resume, rewind), by step id. */
-  reuse: Map<string, Execution>;
+  reuse: Map<string, StepExecution>;
   /** A new run (not a resume): announces its supplied plan and reused steps. */
   fresh: boolean;
   /**

@@ -1,4 +1,4 @@
-import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import type { AgentPlan, RunStatus, StepExecution } from '@fengyu/protocol';
 import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { attached } from '../events/attached';
@@ -64,21 +64,9 @@ type Tables = {
   step_executions: StepRow;
 }
 
-export interface Execution {
-  stepId: string;
-  /** `uncertain`: the host stopped while its non-idempotent tool ran (it may have taken effect). */
-  status: 'running' | 'done' | 'failed' | 'uncertain';
-  attempts: number;
-  result?: unknown;
-  error?: string;
-  startedAt?: string;
-  finishedAt?: string;
-  durationMs?: number;
-  fingerprint?: string;
-  reused: boolean;
-}
+export type { StepExecution };
 
-export function toExecution(r: StepRow): Execution {
+export function toExecution(r: StepRow): StepExecution {
   return {
     stepId: r.step_id,
     status: r.status,
@@ -260,7 +248,7 @@ export class RunRepository {
     await q.execute();
   }
 
-  async steps(runId: string): Promise<Execution[]> {
+  async steps(runId: string): Promise<StepExecution[]> {
     const rows = await this.db.selectFrom('step_executions').selectAll().where('run_id', '=', runId).execute();
     return rows.map(toExecution);
   }

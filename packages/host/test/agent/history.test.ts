@@ -31,7 +31,23 @@ describe('run history', () => {
     expect([...p1.runs, ...p2.runs, ...p3.runs].map((r: { id: string }) => r.id)).toEqual([...ids].reverse());
     expect(p3.nextCursor).toBeNull();
     const onlyFailed = (await t.api('GET', '/api/agent/runs?status=failed')).body.runs;
-    expect(onlyFailed.every((r: { status: string }) => r.status === 'failed')).toBe(true);
+    expect(onlyFailed.map((r: { id: string }) => r.id)).toEqual([failed.runId]);
+    const both = (await t.api('GET', '/api/agent/runs?status=failed,%20completed&limit=200')).body.runs;
+    expect(both.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining([failed.runId, ...ids]));
+  });
+
+  it('refuses a status filter naming an unknown status, in the caller\'s language, and lists nothing', async () => {
+    const bad = await t.api('GET', '/api/agent/runs?status=failed,finished');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_run_status');
+    expect(bad.body.error.message).toContain('"finished"');
+    expect(bad.body.error.message).toContain('awaiting_step_approval');
+    expect(bad.body).not.toHaveProperty('runs');
+    const zh = await t.api('GET', '/api/agent/runs?status=Failed', undefined, { 'accept-language': 'zh-CN' });
+    expect(zh.status).toBe(400);
+    expect(zh.body.error.message).toContain('未知的运行状态“Failed”');
+    // an empty filter is no filter
+    expect((await t.api('GET', '/api/agent/runs?status=')).status).toBe(200);
   });
 
   it('returns plan, executions, audit events and posture in run detail', async () => {

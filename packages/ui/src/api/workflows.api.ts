@@ -1,5 +1,4 @@
-import type { AgentConfig, CatalogEntry, WorkflowTemplate as ProtocolTemplate, WorkflowDefinition, WorkflowDraft, WorkflowVersionInfo } from '@fengyu/protocol';
-import type { RunListItem } from '../pages/runs/runs.api';
+import type { AgentConfig, CatalogEntry, WorkflowTemplate as ProtocolTemplate, RunListItem, WorkflowDefinition, WorkflowDraft, WorkflowVersionInfo } from '@fengyu/protocol';
 import type { ApiClient } from './client';
 
 /** The workflows API and the bits of the agent API the builder uses. */

@@ -1,7 +1,8 @@
 import type { RunEvent } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
 import { auditRows } from './audit';
-import { RUN_STATUSES, runActions } from './runs.api';
+import { RUN_STATUSES } from '@fengyu/protocol';
+import { runActions } from './runs.api';
 
 /** The run detail reads the contract's events: the audit trail and the actions a status offers. */
 

@@ -1,53 +1,8 @@
-import { type AgentPlan, type RunEvent, type RunStatus, TERMINAL_STATUSES } from '@fengyu/protocol';
+import { type RunDetail, type RunListItem, type RunStatus, TERMINAL_STATUSES } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
-/**
- * Run history: list with search, filters and paging; detail; resume / fork / rewind; batch.
- * The list item, detail and execution shapes are what the host answers (the contract package
- * declares no run-history types); statuses, plans and events are the contract's.
- */
+/** Run history: list with search, filters and paging; detail; resume / fork / rewind; batch. The shapes are the contract's. */
 
-export interface RunListItem {
-  id: string;
-  goal: string | null;
-  status: RunStatus;
-  summary: string | null;
-  error: string | null;
-  origin: string | null;
-  parentRunId: string | null;
-  workflowId: string | null;
-  workflowVersion: number | null;
-  stepCount: number;
-  createdAt: string;
-  updatedAt: string;
-  finishedAt: string | null;
-}
-
-export interface Execution {
-  stepId: string;
-  status?: string;
-  result?: unknown;
-  error?: string | null;
-  attempts?: number;
-  startedAt?: string | null;
-  finishedAt?: string | null;
-  durationMs?: number | null;
-  [k: string]: unknown;
-}
-
-export interface RunDetail extends RunListItem {
-  plan: AgentPlan | null;
-  config: Record<string, unknown>;
-  inputs: Record<string, unknown>;
-  result: unknown;
-  gate: unknown;
-  sandbox: { mode?: string; backend?: string } | null;
-  executions: Execution[];
-  /** The run's event log, without the plan's token stream. */
-  events: RunEvent[];
-}
-
-export const RUN_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'completed', 'failed', 'cancelled', 'interrupted'];
 export const PAGE_SIZE = 20;
 export const MAX_BATCH = 8;
 

@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { attached } from '../events/attached';
 import type { RawWrite, Trx } from '../events/event-log';
-import { type Db, preparedOf, statement } from '../storage/database';
+import { type Db, dialectOf, preparedOf, statement } from '../storage/database';
 
 /** Run and step-execution rows: projections of the event log, written inside its commits. */
 
@@ -133,19 +133,37 @@ export class RunRepository {
     return this.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /**
+   * An owner's runs, newest first (ties by id). A status filter without `completed` states the
+   * condition of `runs_owner_unsettled` word for word, so the planner may read that index; on
+   * SQLite each status is read as an ordered range of it and the lists merged (binary order, as
+   * SQLite's). Any other listing reads `runs_owner_created`.
+   */
   async list(query: ListQuery): Promise<RunRow[]> {
+    const statuses = query.status?.length ? [...new Set(query.status)] : undefined;
+    if (!statuses) return this.listed(query).execute();
+    if (statuses.includes('completed')) return this.listed(query).where('status', 'in', statuses).execute();
+    const unsettled = () => this.listed(query).where(sql<boolean>`status <> 'completed'`);
+    if (statuses.length === 1) return unsettled().where('status', '=', statuses[0] as RunStatus).execute();
+    if (dialectOf(this.base) === 'postgres') return unsettled().where('status', 'in', statuses).execute();
+    const lists: RunRow[][] = [];
+    for (const status of statuses) lists.push(await unsettled().where('status', '=', status).execute());
+    return lists.flat().sort(newestFirst).slice(0, query.limit);
+  }
+
+  /** The listing's query without its status filter: owner, text search, cursor, order and limit. */
+  private listed(query: ListQuery) {
     let q = this.db.selectFrom('runs').selectAll().where('owner', '=', query.owner);
     if (query.q) {
       // Case-insensitive on both engines (SQLite's like folds ASCII case; PostgreSQL's does not).
       const like = `%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
       q = q.where(sql<boolean>`(lower(goal) like lower(${like}) escape '\\' or lower(summary) like lower(${like}) escape '\\' or lower(error) like lower(${like}) escape '\\')`);
     }
-    if (query.status?.length) q = q.where('status', 'in', query.status);
     if (query.cursor) {
       const { createdAt, id } = query.cursor;
       q = q.where((eb) => eb.or([eb('created_at', '<', createdAt), eb.and([eb('created_at', '=', createdAt), eb('id', '<', id)])]));
     }
-    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+    return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit);
   }
 
   /** Live runs; with `hosts`, only those executed by the named hosts (and, with `unowned`, by none). */
@@ -302,4 +320,10 @@ function folded(first: RowChange, patch: Partial<RunRow> | undefined, steps: Ste
 
 export function parsePlan(row: RunRow): AgentPlan | undefined {
   return row.plan ? (JSON.parse(row.plan) as AgentPlan) : undefined;
+}
+
+/** Newest first, ties by id descending (the listing's order). */
+function newestFirst(a: RunRow, b: RunRow): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? 1 : -1;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }

@@ -112,6 +112,17 @@ describe.each(testDialects())('repositories on %s', (dialect) => {
     expect((await runs.list({ owner: 'alice', limit: 10, q: 'INVOICES' })).map((r) => r.id)).toEqual(['a']);
     expect((await runs.list({ owner: 'alice', limit: 10, q: '100%_' })).map((r) => r.id)).toEqual(['b']);
     expect((await runs.list({ owner: 'alice', limit: 10, q: '%' })).map((r) => r.id)).toEqual(['b']);
+    // status filters: one status, several without completed (read per status on SQLite and merged), with completed
+    await runs.insert(runRow('d', { status: 'failed', created_at: '2026-03-01T00:00:03.000Z' }));
+    await runs.insert(runRow('e', { status: 'cancelled', created_at: '2026-03-01T00:00:04.000Z' }));
+    await runs.insert(runRow('f', { status: 'completed', created_at: '2026-03-01T00:00:04.000Z' }));
+    await runs.insert(runRow('g', { status: 'failed', created_at: '2026-03-01T00:00:04.000Z' }));
+    const ids = async (status: RunRow['status'][], limit = 10) => (await runs.list({ owner: 'alice', status, limit })).map((r) => r.id);
+    expect(await ids(['failed'])).toEqual(['g', 'd']);
+    expect(await ids(['failed', 'cancelled', 'running'])).toEqual(['g', 'e', 'd', 'b', 'a']);
+    expect(await ids(['cancelled', 'failed'], 2)).toEqual(['g', 'e']);
+    expect(await ids(['failed', 'completed'])).toEqual(['g', 'f', 'd']);
+    expect(await ids(['interrupted'])).toEqual([]);
     await runs.upsertStep({ run_id: 'a', step_id: 's1', status: 'running', attempts: 1, result: null, error: null, started_at: 'x', finished_at: null, duration_ms: null, fingerprint: null, reused: 0 });
     await runs.upsertStep({ run_id: 'a', step_id: 's1', status: 'done', attempts: 1, result: '{"v":1}', error: null, started_at: 'x', finished_at: 'y', duration_ms: 12, fingerprint: 'f', reused: 0 });
     const [step] = await runs.steps('a');

@@ -8,7 +8,7 @@ import { type ListQuery, RunRepository } from '../../src/agent/run.repository';
 import { migrate, type OpenedSqlite, openDatabase, pendingMigrations } from '../../src/storage/database';
 
 /**
- * Migration 130 makes the secondary indexes of `runs` cheaper for every run's commits to write:
+ * Migrations 130 and 140, the secondary indexes of `runs`. Migration 130 makes the secondary indexes of `runs` cheaper for every run's commits to write:
  * `runs_status` becomes `runs_live` (live statuses only) and `runs_owner_created` ascending.
  * Started on a database of the previous schema (runs in every status, two owners, equal creation
  * times), it applies once, keeps every row, the reads give the same answers, and the reads that
@@ -102,7 +102,7 @@ afterEach(async () => {
 
 describe('migration 130: the indexes of runs that every run writes', () => {
   it('a fresh database has runs_live (live statuses only) and runs_owner_created ascending, not runs_status', () => {
-    expect(indexes()).toEqual(['runs_live', 'runs_owner_created']);
+    expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled']);
     const partial = opened.raw.prepare('pragma index_list(runs)').all() as Array<{ name: string; partial: number }>;
     expect(partial.find((i) => i.name === 'runs_live')?.partial).toBe(1);
     const columns = (opened.raw.prepare('pragma index_xinfo(runs_owner_created)').all() as Array<{ name: string | null; desc: number; key: number }>).filter((c) => c.key === 1);
@@ -116,14 +116,14 @@ describe('migration 130: the indexes of runs that every run writes', () => {
   it('applies once to a database of the previous schema, keeps every row, and the reads answer as before', async () => {
     previousSchema();
     seed();
-    expect(indexes()).toEqual(['runs_owner_created', 'runs_status']);
+    expect(indexes()).toEqual(['runs_owner_created', 'runs_owner_unsettled', 'runs_status']);
     const before = await answers();
     const rowsBefore = opened.raw.prepare('select * from runs order by id').all();
 
     expect(await pendingMigrations(opened.db)).toEqual([NAME]);
     expect(await migrate(opened.db)).toEqual([NAME]);
     expect(await migrate(opened.db)).toEqual([]);
-    expect(indexes()).toEqual(['runs_live', 'runs_owner_created']);
+    expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled']);
     expect(opened.raw.prepare('select * from runs order by id').all()).toEqual(rowsBefore);
 
     const after = await answers();
@@ -142,7 +142,7 @@ describe('migration 130: the indexes of runs that every run writes', () => {
     seed();
     await repo.listNonTerminal();
     expect(lastPlan()).toContain('USING INDEX runs_live');
-    for (const status of [undefined, ['failed'] as RunStatus[]]) {
+    for (const status of [undefined, ['completed', 'failed'] as RunStatus[]]) {
       await repo.list({ owner: 'default', ...(status ? { status } : {}), limit: 7, cursor: { createdAt: '2026-03-01T00:00:10.000Z', id: 'run_031' } });
       expect(lastPlan()).toContain('USING INDEX runs_owner_created');
       expect(lastPlan()).not.toContain('TEMP B-TREE');
@@ -158,5 +158,60 @@ describe('migration 130: the indexes of runs that every run writes', () => {
     opened.raw.prepare("update runs set status = 'running' where id = 'run_005'").run();
     expect(live()).toBe(48);
     expect(opened.raw.prepare('pragma integrity_check').get()).toEqual({ integrity_check: 'ok' });
+  });
+});
+
+/** Every run of `owner` in `statuses`, newest first and ties by id descending: the listing's order, computed apart. */
+function expected(owner: string, statuses: RunStatus[]): string[] {
+  const rows = opened.raw.prepare(`select id, created_at from runs where owner = ? and status in (${statuses.map(() => '?').join(', ')})`).all(owner, ...statuses) as Array<{ id: string; created_at: string }>;
+  return rows.sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1)).map((r) => r.id);
+}
+
+const FILTERS: RunStatus[][] = [['failed'], ['running', 'awaiting_step_approval'], ['failed', 'cancelled', 'interrupted'], ['interrupted', 'planning', 'failed', 'running'], ['completed'], ['completed', 'failed']];
+
+describe('migration 140: an owner\'s listing filtered by statuses other than completed', () => {
+  it('a fresh database has runs_owner_unsettled, partial: completed runs never enter it', () => {
+    seed();
+    const partial = opened.raw.prepare('pragma index_list(runs)').all() as Array<{ name: string; partial: number }>;
+    expect(partial.find((i) => i.name === 'runs_owner_unsettled')?.partial).toBe(1);
+    const entries = () => (opened.raw.prepare("select count(*) as n from runs indexed by runs_owner_unsettled where status <> 'completed'").get() as { n: number }).n;
+    expect(entries()).toBe(96 - 12);
+    opened.raw.prepare("update runs set status = 'completed' where id = 'run_002'").run();
+    expect(entries()).toBe(96 - 13);
+    opened.raw.prepare("update runs set status = 'running' where id = 'run_004'").run();
+    expect(entries()).toBe(96 - 12);
+    expect(opened.raw.prepare('pragma integrity_check').get()).toEqual({ integrity_check: 'ok' });
+  });
+
+  it('applies once to a database without it; every filtered listing answers the same, in order, over every page', async () => {
+    seed();
+    opened.raw.exec('drop index runs_owner_unsettled');
+    opened.raw.prepare('delete from schema_migrations where name = ?').run('140-run-unsettled-index');
+    const before = await Promise.all(FILTERS.map((f) => pages('default', f)));
+    expect(await migrate(opened.db)).toEqual(['140-run-unsettled-index']);
+    expect(await migrate(opened.db)).toEqual([]);
+    const after = await Promise.all(FILTERS.map((f) => pages('default', f)));
+    expect(after).toEqual(before);
+    // three runs per instant: the merge of several statuses' lists orders ties by id, as one query does
+    FILTERS.forEach((f, i) => expect(after[i]?.flat()).toEqual(expected('default', f)));
+    expect(after[3]?.flat().length).toBeGreaterThan(7);
+  });
+
+  it('reads a filter without completed through runs_owner_unsettled, each status an ordered range, and a filter with it through runs_owner_created', async () => {
+    seed();
+    const cursor = { createdAt: '2026-03-01T00:00:25.000Z', id: 'run_076' };
+    for (const status of [['failed'], ['failed', 'cancelled', 'interrupted']] as RunStatus[][]) {
+      const from = queries.length;
+      await repo.list({ owner: 'default', status, limit: 7, cursor });
+      const ran = queries.slice(from);
+      expect(ran).toHaveLength(status.length);
+      for (const q of ran) {
+        const plan = (opened.raw.prepare(`explain query plan ${q.sql}`).all(...q.parameters) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+        expect(plan).toContain('USING INDEX runs_owner_unsettled (owner=? AND status=?');
+        expect(plan).not.toContain('TEMP B-TREE');
+      }
+    }
+    await repo.list({ owner: 'default', status: ['completed', 'failed'], limit: 7, cursor });
+    expect(lastPlan()).toContain('USING INDEX runs_owner_created');
   });
 });

@@ -41,3 +41,5 @@ export * from './settings';
 export * from './chat';
 // Run history as answered: list items, details, step executions.
 export * from './runs';
+// Configured MCP servers as answered.
+export * from './mcp-view';

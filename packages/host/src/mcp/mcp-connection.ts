@@ -1,4 +1,4 @@
-import { FengYuError, isFengYuError } from '@fengyu/protocol';
+import { FengYuError, isFengYuError, type McpConnectionState } from '@fengyu/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
@@ -14,8 +14,6 @@ import { type McpCallResult, type McpToolDef, mapCallResult, TOOL_NAME } from '.
  * to start goes to `error` and is retried only after a back-off or a settings change.
  */
 
-export type ConnectionState = 'idle' | 'connecting' | 'ready' | 'error' | 'closed';
-
 export interface ConnectionDeps {
   logger: Logger;
   now: () => number;
@@ -29,7 +27,7 @@ export interface ConnectionDeps {
 export interface ConnectionSnapshot {
   name: string;
   transport: 'stdio' | 'http';
-  state: ConnectionState;
+  state: McpConnectionState;
   error?: string;
   tools: McpToolDef[];
 }
@@ -83,7 +81,7 @@ function stopChild(transport: Transport): void {
 }
 
 export class McpConnection {
-  state: ConnectionState = 'idle';
+  state: McpConnectionState = 'idle';
   error?: string;
   tools: McpToolDef[] = [];
   private client?: Client;

@@ -1,3 +1,4 @@
+import type { McpServerView } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
@@ -26,7 +27,7 @@ const serverView = {
   },
 } as const;
 
-function view(s: Awaited<ReturnType<McpToolSource['servers']>>[number]) {
+function view(s: Awaited<ReturnType<McpToolSource['servers']>>[number]): McpServerView {
   return {
     name: s.name,
     transport: s.transport,

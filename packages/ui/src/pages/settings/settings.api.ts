@@ -1,4 +1,4 @@
-import { type HookEvent, type ProviderKind, REDACTED } from '@fengyu/protocol';
+import { type HookEvent, type McpServerView, type ProviderKind, REDACTED } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
 /** Settings: the redacted document, merge-patch saves, the rule dry run, MCP server status. */
@@ -41,14 +41,6 @@ export interface CheckResult {
   source: string;
   rule?: string;
   reason: string;
-}
-
-export interface McpServerView {
-  name: string;
-  transport: 'stdio' | 'http';
-  state: string;
-  error?: string;
-  tools: Array<{ name: string; qualifiedName: string; description: string; effect: string }>;
 }
 
 /** The marker the host shows for a saved key (its one redaction marker); sending it back keeps the key. */

@@ -496,7 +496,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     // EventSource row beside it is the same runs with an `EventSource` object per run (a browser's
     // way), shown for comparison and not a goal: that client's own CPU per run is several times
     // the floor client's, on the same two cores.
-    const pace = quick ? { warmMs: 1500, windowMs: 1000, windows: 2 } : { warmMs: 4000, windowMs: 2000, windows: 3 };
+    const pace = quick ? { warmMs: 4000, windowMs: 1000, windows: 2 } : { warmMs: 4000, windowMs: 2000, windows: 3 };
     const paced = want('rps') ? await runsAgainstFloor(c, 'normal', pace) : undefined;
     const rps = paced?.host ?? { perSecond: Number.NaN, latencies: [] as number[], windows: [], firstSecond: Number.NaN };
     const rpsFloor = paced?.floor ?? { perSecond: Number.NaN, latencies: [] as number[], windows: [], firstSecond: Number.NaN };

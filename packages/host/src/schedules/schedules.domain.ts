@@ -9,7 +9,7 @@ import { ScheduleRepository } from './schedule.repository';
 import { ScheduleService } from './schedule.service';
 import { type CrashPoint, ScheduleLoop } from './schedule-loop';
 import { registerScheduleErrors } from './schedules.errors';
-import { ScheduleToolSource } from './schedules.tools';
+import { scheduleToolSource } from './schedules.tools';
 
 /**
  * The schedules domain's services: the repository, the fire loop, the service behind the routes
@@ -82,6 +82,6 @@ export function createSchedulesDomain(deps: SchedulesDeps): SchedulesDomain {
     const at = deps.clock.now();
     await repo.disableForWorkflow(trx, owner, workflowId, { code: 'schedule_workflow_deleted', params: {}, at: new Date(at).toISOString() }, at);
   });
-  deps.catalog.register(new ScheduleToolSource(service));
+  deps.catalog.register(scheduleToolSource(service));
   return { service, loop, repo, start: () => loop.start(), stop: () => loop.stop() };
 }

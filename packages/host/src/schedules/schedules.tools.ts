@@ -1,5 +1,5 @@
 import { type JsonSchema, stableHash } from '@fengyu/protocol';
-import type { Tool, ToolContext, ToolSource } from '../tools/tool';
+import { FixedToolSource, type Tool, type ToolContext } from '../tools/tool';
 import { type ScheduleService, toView } from './schedule.service';
 
 /**
@@ -40,35 +40,22 @@ export const TASK_SCHEDULE_SCHEMA: JsonSchema = {
   additionalProperties: false,
 };
 
-export class ScheduleToolSource implements ToolSource {
-  readonly kind = 'builtin' as const;
-  private readonly tool: Tool;
-  private readonly tools: readonly Tool[];
-
-  constructor(service: ScheduleService) {
-    this.tool = {
-      name: 'task_schedule',
-      description: 'Run a published workflow on a schedule (daily, weekly, monthly at a clock time, a fixed interval, or once after a delay). Returns the schedule.',
-      inputSchema: TASK_SCHEDULE_SCHEMA,
-      effect: 'external',
-      source: 'builtin',
-      id: 'builtin:task_schedule',
-      schemaRevision: stableHash(TASK_SCHEDULE_SCHEMA),
-      idempotent: false,
-      available: true,
-      invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
-        const row = await service.create(ctx.owner, args);
-        return { scheduleId: row.id, schedule: toView(row) };
-      },
-    };
-    this.tools = [this.tool];
-  }
-
-  async list(): Promise<Tool[]> {
-    return [this.tool];
-  }
-
-  listNow(): readonly Tool[] {
-    return this.tools;
-  }
+/** The `task_schedule` tool: a schedule of a published workflow, created as the caller. */
+export function scheduleToolSource(service: ScheduleService): FixedToolSource {
+  const tool: Tool = {
+    name: 'task_schedule',
+    description: 'Run a published workflow on a schedule (daily, weekly, monthly at a clock time, a fixed interval, or once after a delay). Returns the schedule.',
+    inputSchema: TASK_SCHEDULE_SCHEMA,
+    effect: 'external',
+    source: 'builtin',
+    id: 'builtin:task_schedule',
+    schemaRevision: stableHash(TASK_SCHEDULE_SCHEMA),
+    idempotent: false,
+    available: true,
+    invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
+      const row = await service.create(ctx.owner, args);
+      return { scheduleId: row.id, schedule: toView(row) };
+    },
+  };
+  return new FixedToolSource([tool]);
 }

@@ -110,3 +110,15 @@ export function toCatalogEntry(t: Tool): CatalogEntry {
     ...(t.flowNode ? { flowNode: t.flowNode } : {}),
   };
 }
+
+/** A source of built-in tools that are the same for every owner and never change. */
+export class FixedToolSource implements ToolSource {
+  readonly kind = 'builtin' as const;
+  constructor(private readonly tools: readonly Tool[]) {}
+  async list(): Promise<Tool[]> {
+    return [...this.tools];
+  }
+  listNow(): readonly Tool[] {
+    return this.tools;
+  }
+}

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../../context';
 import { FileRepository } from '../../files/file.repository';
 import { systemResolver } from '../../net/safe-fetch';
-import type { Tool, ToolContext, ToolSource } from '../tool';
+import { FixedToolSource, type Tool, type ToolContext } from '../tool';
 import type { WebFetchSettings } from '../builtin/web-fetch';
 import { findChromium } from './chromium';
 import { BrowserSessions, browserEnv } from './sessions';
@@ -31,17 +31,6 @@ export function registerBrowserErrors(): void {
     browser_bad_tab: errorSpecOf(400),
     browser_navigation_denied: errorSpecOf(403),
   });
-}
-
-export class BrowserToolSource implements ToolSource {
-  readonly kind = 'builtin' as const;
-  constructor(private readonly tools: readonly Tool[]) {}
-  async list(): Promise<Tool[]> {
-    return [...this.tools];
-  }
-  listNow(): readonly Tool[] {
-    return this.tools;
-  }
 }
 
 export interface BrowserAssembly {
@@ -105,6 +94,6 @@ export const registerBrowser: DomainRegistrar = (ctx: HostContext, _app: Fastify
   registerBrowserErrors();
   const { sessions, tools } = createBrowser(ctx);
   pools.set(ctx, sessions);
-  ctx.catalog.register(new BrowserToolSource(tools));
+  ctx.catalog.register(new FixedToolSource(tools));
   ctx.onClose(() => sessions.closeAll());
 };

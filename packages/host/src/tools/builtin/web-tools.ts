@@ -2,7 +2,7 @@ import type { CoreServices } from '../../services';
 import { createSafeFetch, type SafeFetch } from '../../net/safe-fetch';
 import { deniedWebHost, parseRuleLines, type RuleLines } from '../../permissions/rules';
 import type { SettingsStore } from '../../settings/settings.store';
-import type { Tool, ToolSource } from '../tool';
+import { FixedToolSource, type Tool } from '../tool';
 import { createWebFetchTool, WEB_FETCH_DEFAULTS, WebFetchSettings } from './web-fetch';
 import { createWebSearchTool, WebSearchSettings } from './web-search';
 
@@ -37,19 +37,8 @@ export function registerWebSettings(settings: Pick<SettingsStore, 'registerSecti
   settings.registerSection('webSearch', { schema: WebSearchSettings, defaultValue: null });
 }
 
-export class WebToolSource implements ToolSource {
-  readonly kind = 'builtin' as const;
-  constructor(private readonly tools: readonly Tool[]) {}
-  async list(): Promise<Tool[]> {
-    return [...this.tools];
-  }
-  listNow(): readonly Tool[] {
-    return this.tools;
-  }
-}
-
 /** Registers the sections and the source on a host (called by the MCP/web domain registrar). */
 export function registerWebTools(ctx: Pick<CoreServices, 'settings' | 'catalog'>, fetch?: SafeFetch): void {
   registerWebSettings(ctx.settings);
-  ctx.catalog.register(new WebToolSource(createWebTools({ settings: ctx.settings, fetch })));
+  ctx.catalog.register(new FixedToolSource(createWebTools({ settings: ctx.settings, fetch })));
 }

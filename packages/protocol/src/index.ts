@@ -43,3 +43,5 @@ export * from './chat';
 export * from './runs';
 // Configured MCP servers as answered.
 export * from './mcp-view';
+// The builder AI panel's edit proposal.
+export * from './assist';

@@ -4,7 +4,6 @@ import {
   diffGraphs,
   FengYuError,
   type GraphDiagnostic,
-  type GraphDiff,
   graphFingerprint,
   graphToPlan,
   inputContract,
@@ -13,6 +12,7 @@ import {
   type JsonSchema,
   localize,
   planToGraph,
+  type Proposal,
   startNode,
   type WorkflowGraph,
 } from '@fengyu/protocol';
@@ -20,6 +20,8 @@ import type { CatalogSnapshot } from '../tools/catalog';
 import type { Tool, ToolContext } from '../tools/tool';
 import { toolSchema, workflowEffect } from '../workflows/workflow.tools';
 import type { WorkflowContent } from '../workflows/workflow.repository';
+
+export type { Proposal };
 
 /**
  * The builder's AI panel binds four request-scoped tools to one chat turn, all over the canvas
@@ -53,18 +55,6 @@ export interface SavedFlow {
   revision: number;
   state: 'draft' | 'published';
   content: WorkflowContent;
-}
-
-/** An edit proposal, as the panel receives it in a `proposal` frame. */
-export interface Proposal {
-  proposalId: string;
-  mode: 'replace' | 'edit';
-  summary: string;
-  graph: WorkflowGraph;
-  diff: GraphDiff;
-  problems: Array<GraphDiagnostic & { message: string }>;
-  /** What the proposal was made against: the snapshot's fingerprint and revision. */
-  base: { fingerprint: string; workflowId?: string; revision?: number };
 }
 
 export interface AuthoringDeps {

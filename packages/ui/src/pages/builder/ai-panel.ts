@@ -1,4 +1,6 @@
-import { type CatalogEntry, type GraphDiagnostic, type GraphDiff, graphFingerprint, jsonCopy, parseGraph, type WorkflowGraph } from '@fengyu/protocol';
+import { type CatalogEntry, graphFingerprint, jsonCopy, parseGraph, type Proposal, type WorkflowGraph } from '@fengyu/protocol';
+
+export type { Proposal };
 import { syncWithCatalog } from '../../flow/catalog-nodes';
 
 /**
@@ -6,17 +8,6 @@ import { syncWithCatalog } from '../../flow/catalog-nodes';
  * the removed nodes and connections, each marked), whether a proposal is stale, and the graph an
  * applied proposal puts on the canvas (rehydrated through the live tool catalog).
  */
-
-/** An edit proposal as the host sends it in a `proposal` frame. */
-export interface Proposal {
-  proposalId: string;
-  mode: 'replace' | 'edit';
-  summary: string;
-  graph: WorkflowGraph;
-  diff: GraphDiff;
-  problems: Array<GraphDiagnostic & { message: string }>;
-  base: { fingerprint: string; workflowId?: string; revision?: number };
-}
 
 export type DiffMark = 'added' | 'changed' | 'removed';
 

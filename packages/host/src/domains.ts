@@ -11,6 +11,7 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'mcp', load: async () => (await import('./mcp/mcp.routes')).registerMcp },
   { name: 'browser', load: async () => (await import('./tools/browser/browser.source')).registerBrowser },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
+  { name: 'portability', load: async () => (await import('./portability/portability.routes')).registerPortability },
   { name: 'tasks', load: async () => (await import('./tasks/tasks.routes')).registerTasks },
   { name: 'webhooks', load: async () => (await import('./webhooks/webhooks.routes')).registerWebhooks },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },

@@ -27,6 +27,8 @@ export * from './reserved-tools';
 export * from './workflow';
 // The canvas graph and its translation to and from the plan.
 export * from './plan-graph';
+// Workflow export documents, imports and version diffs.
+export * from './portability';
 // Graph diagnostics, diffs and fingerprints.
 export * from './graph-check';
 // Background tasks and webhook triggers as the API answers them.

@@ -294,9 +294,14 @@ export interface DefinitionContext {
   tool: (name: string) => ToolInfo | undefined;
   /**
    * Drafts may keep steps whose tool exists but is currently unavailable (a disabled plugin);
-   * publishing and running may not. Unknown tools are rejected either way.
+   * publishing and running may not.
    */
   allowUnavailableTools?: boolean;
+  /**
+   * Drafts may also keep steps whose tool is not installed here at all (an imported workflow, a
+   * plugin not installed yet): saved, refused at publish and run (`step_unknown_tool`).
+   */
+  allowMissingTools?: boolean;
 }
 
 /**
@@ -358,6 +363,7 @@ export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext)
   if (!result.ok) {
     for (const p of result.problems) {
       if (p.code === 'step_unavailable_tool' && ctx.allowUnavailableTools) continue;
+      if (p.code === 'step_unknown_tool' && ctx.allowMissingTools) continue;
       const input = p.params?.input;
       if (p.code === 'ref_undeclared_input' && typeof input === 'string' && fileLike.has(input)) problems.push({ ...p, code: 'ref_file_input_as_value' });
       else problems.push(p.stepId || !p.field ? p : { ...p, field: planField(p.field) });

@@ -63,4 +63,25 @@ plugin
     process.exitCode = await installCommand(file, opts);
   });
 
+const workflows = program.command('workflows').description('workflow documents: export and import');
+workflows
+  .command('export [id]')
+  .description('export a workflow as a JSON document (stdout, or -o file); --all --dir writes one stable file per workflow')
+  .option('-o, --out <file>', 'output file')
+  .option('--all', 'export every workflow')
+  .option('--dir <dir>', 'with --all: the folder to write into')
+  .option('--home <dir>', 'data directory')
+  .action(async (id: string | undefined, opts: { out?: string; all?: boolean; dir?: string; home?: string }) => {
+    const { exportCommand } = await import('./workflow-commands');
+    process.exitCode = await exportCommand(id, opts);
+  });
+workflows
+  .command('import <file>')
+  .description('import an exported workflow document as a new draft')
+  .option('--home <dir>', 'data directory')
+  .action(async (file: string, opts: { home?: string }) => {
+    const { importCommand } = await import('./workflow-commands');
+    process.exitCode = await importCommand(file, opts);
+  });
+
 await program.parseAsync(process.argv);

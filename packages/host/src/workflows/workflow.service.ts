@@ -60,7 +60,7 @@ export class WorkflowService {
   /** Validates a draft body in full; throws `workflow_invalid` with every problem. */
   async checked(owner: string, body: unknown, strict = false): Promise<WorkflowContent> {
     const catalog = await this.deps.baseCatalog(owner);
-    const result = validateWorkflowDefinition(body, { tool: (n) => catalog.get(n), allowUnavailableTools: !strict });
+    const result = validateWorkflowDefinition(body, { tool: (n) => catalog.get(n), allowUnavailableTools: !strict, allowMissingTools: !strict });
     if (!result.ok) throw new FengYuError('workflow_invalid', { count: result.problems.length }, result.problems);
     const d = WorkflowDraftSchema.parse(body);
     return { name: d.name, description: d.description, inputSchema: d.inputSchema, plan: result.plan, graph: d.graph ?? null, layout: d.layout ?? null };

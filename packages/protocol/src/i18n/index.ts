@@ -4,6 +4,7 @@ import * as mcp from './mcp';
 import * as models from './models';
 import * as permissions from './permissions';
 import * as plugins from './plugins';
+import * as portability from './portability';
 import * as schedules from './schedules';
 import * as tasks from './tasks';
 import * as unattended from './unattended';
@@ -14,7 +15,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser];
+const tables = [core, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

@@ -2,6 +2,7 @@ import { HAPPY } from './corpus.benign';
 import { HOSTILE } from './corpus.chains';
 import { HIDDEN_CODE } from './corpus.hidden';
 import { GIT_EXEC, WRAPPED } from './corpus.programs';
+import { EXEC_OPAQUE, EXEC_WRAPPERS } from './corpus.wrappers';
 import { RULE_SEMANTICS, WEB_RULES } from './corpus.rules';
 import { type CorpusCase, rows } from './corpus.sets';
 import { TOOLS, toolCases } from './corpus.tools';
@@ -19,6 +20,7 @@ export const CORPUS: CorpusCase[] = [
   ...rows('hidden code in expansions', true, HIDDEN_CODE),
   ...rows('git exec features', true, GIT_EXEC),
   ...rows('programs that run programs', true, WRAPPED),
+  ...rows('wrappers that exec their arguments', true, [...EXEC_WRAPPERS, ...EXEC_OPAQUE]),
   ...rows('rule semantics', true, RULE_SEMANTICS),
   ...toolCases('tools', TOOLS),
   ...toolCases('web any-host deny', WEB_RULES),

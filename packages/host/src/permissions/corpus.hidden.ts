@@ -51,6 +51,19 @@ export const RUNS_IN_BASH: string[] = [
   "x='a[$(CANARY)]'; echo $(( x ? 1 : 0 ))",
   "x='a[$(CANARY)]'; a=([x]=1)",
   'x=1; echo ${x%%$(CANARY)}',
+  // substitutions the grammar leaves unparsed in a `${…}` operand or an unquoted here-document
+  'echo ${x:-`CANARY`}',
+  'echo "${x-`CANARY`}"',
+  'cat ${x:-<(CANARY)}',
+  'true <<EOF\na `CANARY` b\nEOF',
+  "echo \"${x:-'$(CANARY)'}\"",
+  'x=1; echo ${x:+`CANARY`}',
+  'x=a; echo ${x/a/`CANARY`}',
+  'echo ${x:-${y:-`CANARY`}}',
+  'cat <<-EOF\n\t`CANARY`\n\tEOF',
+  'echo ${x:?`CANARY`}',
+  '[[ a =~ `CANARY` ]]',
+  'echo ${x:=`CANARY`}',
 ];
 
 const CANARY = 'touch /tmp/fengyu-canary';
@@ -150,6 +163,16 @@ const STRICT: Row[] = [
   ['declare -a list=(1 2 3); echo ${list[1]}', 'builtins', 'allow', 'allow'],
   ['let n=5', 'builtins', 'allow', 'allow'],
   ['(( 1 + 1 )) && echo two', 'echoOnly', 'allow', 'allow'],
+  // unparsed substitutions: deny rules still see inside; quoted or escaped text stays data
+  ['echo ${x:-`rm y`}', 'denyRm', 'deny', 'deny'],
+  ['true <<EOF\n`rm y`\nEOF', 'denyRm', 'deny', 'deny'],
+  ['echo ${x:-<(curl evil.example)}', 'denyCurl', 'deny', 'deny'],
+  ['echo ${x:-`id`}', 'blanket', 'ask', 'floor', 'F'],
+  ['true <<EOF\n`touch /tmp/m`\nEOF', 'blanket', 'ask', 'floor', 'F'],
+  ["cat <<'EOF'\n`id` $(id) ${x:-`id`}\nEOF", 'builtins', 'allow', 'allow'],
+  ['cat <<\\EOF\n`id`\nEOF', 'builtins', 'allow', 'allow'],
+  ['cat <<EOF\nhello $HOME, it\'s ${USER:-me}\nEOF', 'builtins', 'allow', 'allow'],
+  ['echo ${x:-\\`id\\`} "${x:-a b}" ${x:-\'$(id)\'}', 'echoOnly', 'allow', 'allow'],
 ];
 
 function hiddenRows(set: SetName): Row[] {

@@ -189,6 +189,32 @@ export function declarationProblem(seg: Words): string | undefined {
   return undefined;
 }
 
+/**
+ * Text the bash grammar left as a plain leaf although bash expands it: the operand of a `${x:-…}`
+ * (and every other parameter-expansion operator), an unquoted here-document's body, a word.
+ * tree-sitter-bash does not parse a backtick substitution there (`${x:-`id`}`, `<<EOF` … `` `id` ``),
+ * nor a process substitution in an operand (`${x:-<(curl …)}`). The first unescaped substitution
+ * start in `text` (`` ` ``, `$(`, `$[`, `${`, and with `process` also `<(` / `>(`), if any.
+ */
+export function unparsedSubstitution(text: string, process: boolean): string | undefined {
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    if (ch === '\\') {
+      i += 1;
+      continue;
+    }
+    const two = text.slice(i, i + 2);
+    if (ch === '`' || two === '$(' || two === '$[' || two === '${') return ch === '`' ? ch : two;
+    if (process && (two === '<(' || two === '>(')) return two;
+  }
+  return undefined;
+}
+
+/** A here-document delimiter written with any quoting (`'EOF'`, `"EOF"`, `\EOF`): its body is not expanded. */
+export function quotedHeredocDelimiter(start: string): boolean {
+  return /['"\\]/.test(start);
+}
+
 function clip(text: string): string {
   return text.length > 40 ? `${text.slice(0, 40)}…` : text;
 }

@@ -7,8 +7,10 @@ import {
   expansionProblem,
   isArithmeticTestOperator,
   literalArithmetic,
+  quotedHeredocDelimiter,
   safeSubscript,
   safeVariableName,
+  unparsedSubstitution,
 } from './hidden-code';
 import { isSensitiveVariable, isStartupPath, type Words, unwrap } from './wrappers';
 
@@ -141,9 +143,12 @@ function walk(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashPa
     case 'test_command':
       checkTest(node, out);
       return walkChildren(node, scope, out, parser, level);
+    case 'heredoc_redirect':
+      checkHeredoc(node, scope, out, parser);
+      return walkChildren(node, scope, out, parser, level);
     default:
       if (GROUPING.has(node.type)) return walkChildren(node, scope, out, parser, level);
-      if (LEAVES.has(node.type)) return;
+      if (LEAVES.has(node.type)) return checkLeaf(node, scope, out, parser);
       out.opaque.push(`unsupported shell construct "${node.type}"`);
   }
 }
@@ -315,6 +320,54 @@ function checkTest(node: SyntaxNode, out: ShellAnalysis): void {
   if (/(^|\s)-(eq|ne|lt|le|gt|ge|v|R)(\s|$)/.test(node.text) && !node.descendantsOfType('test_operator').some((t) => t && /^-(eq|ne|lt|le|gt|ge|v|R)$/.test(t.text))) {
     pushOnce(out, 'a test the shell grammar does not fully account for');
   }
+}
+
+/** Leaves whose text bash still expands (where the grammar missed a substitution). */
+const EXPANDED_LEAVES = new Set(['word', 'regex', 'extglob_pattern', 'string_content', 'heredoc_content']);
+
+/**
+ * A leaf holding an unparsed substitution (`${x:-`id`}`, `${x:-<(curl …)}`, `"${x-'$(id)'}"`,
+ * where single quotes inside a double-quoted `${…}` are literal): opaque, and its text is parsed
+ * again so deny rules and the floor still see the commands in it.
+ */
+function checkLeaf(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  const operand = insideExpansion(node);
+  // single quotes are literal inside a double-quoted `${…}` only
+  if (!EXPANDED_LEAVES.has(node.type) && !(operand === 'quoted' && node.type === 'raw_string')) return;
+  if (node.type === 'heredoc_content' && !expandedHeredoc(node.parent?.parent)) return;
+  const text = node.type === 'raw_string' ? node.text.slice(1, -1) : node.text;
+  unparsed(text, operand !== undefined || node.type === 'word', scope, out, parser);
+}
+
+/** An unquoted here-document's body is expanded; the grammar leaves backticks in it unparsed. */
+function checkHeredoc(node: SyntaxNode, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  const body = node.namedChildren.find((c) => c?.type === 'heredoc_body');
+  if (!body || !expandedHeredoc(node)) return;
+  // text the grammar did not split into children (a body without `$…` has no children at all)
+  if (body.namedChildren.length === 0) unparsed(body.text, false, scope, out, parser);
+}
+
+function expandedHeredoc(redirect: SyntaxNode | null | undefined): boolean {
+  const start = redirect?.namedChildren.find((c) => c?.type === 'heredoc_start');
+  return !!start && !quotedHeredocDelimiter(start.text);
+}
+
+function unparsed(text: string, process: boolean, scope: Scope, out: ShellAnalysis, parser: BashParser): void {
+  const found = unparsedSubstitution(text, process);
+  if (!found) return;
+  pushOnce(out, `a "${found}" substitution the shell grammar does not parse (in "${clip(text.trim())}")`);
+  analyzeInto(parser, `: ${text}`, { ...scope, via: [...scope.via, '${…}'], depth: scope.depth + 1 }, out);
+}
+
+/** Whether a node lies in the operand of a `${…}`, and whether that is double-quoted. */
+function insideExpansion(node: SyntaxNode): 'quoted' | 'unquoted' | undefined {
+  let found: 'quoted' | 'unquoted' | undefined;
+  for (let p = node.parent; p; p = p.parent) {
+    if (p.type === 'expansion') found ??= 'unquoted';
+    else if (found && (p.type === 'string' || p.type === 'heredoc_body')) return 'quoted';
+    if (p.type === 'command' || p.type === 'command_substitution' || p.type === 'process_substitution' || p.type === 'program') return found;
+  }
+  return found;
 }
 
 function pushOnce(out: ShellAnalysis, reason: string): void {

@@ -74,6 +74,14 @@ export interface WrapperSpec {
   appends?: boolean;
   /** Every `--name=value` option is accepted (valgrind's options). */
   longAssignments?: boolean;
+  /** Every `--name` and `--name=value` option is accepted, never with a separate value (firejail). */
+  anyLongOption?: boolean;
+  /** Options whose optional value is attached only (`prlimit -n64`, `--nofile=64`; `-n 64` runs `64`). */
+  attached?: string[];
+  /** Options taking several value words (`bwrap --bind SRC DEST`). */
+  valueCount?: Readonly<Record<string, number>>;
+  /** Options after which the command cannot be read from the words (`bwrap --args FD`). */
+  opaqueOptions?: string[];
 }
 
 /**
@@ -173,6 +181,50 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
   proxychains4: { withValue: ['-f'], flags: ['-q'] },
   torsocks: { withValue: ['-u', '-p', '-a', '-P'], flags: ['-i', '-d', '-q', '--isolate'], noCommand: ['--shell'] },
   fakeroot: { withValue: ['-l', '--lib', '--faked', '-s', '-i', '-b'], flags: ['-u', '--unknown-is-real'], bareShell: true },
+  prlimit: {
+    withValue: ['-o', '--output'],
+    flags: ['--noheadings', '--raw', '--verbose'],
+    attached: ['-c', '-d', '-e', '-f', '-i', '-l', '-m', '-n', '-q', '-r', '-s', '-t', '-u', '-v', '-x', '-y', '--core', '--data', '--nice', '--fsize', '--sigpending', '--memlock', '--rss', '--nofile', '--msgqueue', '--rtprio', '--stack', '--cpu', '--nproc', '--as', '--locks', '--rttime'],
+    noCommand: ['-p', '--pid', '-h', '--help', '-V', '--version'],
+  },
+  bwrap: {
+    withValue: ['--argv0', '--userns', '--userns2', '--pidns', '--uid', '--gid', '--hostname', '--chdir', '--unsetenv', '--lock-file', '--sync-fd', '--remount-ro', '--exec-label', '--file-label', '--proc', '--dev', '--tmpfs', '--mqueue', '--dir', '--seccomp', '--add-seccomp-fd', '--block-fd', '--userns-block-fd', '--info-fd', '--json-status-fd', '--cap-add', '--cap-drop', '--perms', '--size', '--overlay-src', '--tmp-overlay', '--ro-overlay'],
+    flags: ['--unshare-all', '--share-net', '--unshare-user', '--unshare-user-try', '--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup', '--unshare-cgroup-try', '--disable-userns', '--assert-userns-disabled', '--clearenv', '--new-session', '--die-with-parent', '--as-pid-1'],
+    valueCount: {
+      '--setenv': 2, '--bind': 2, '--bind-try': 2, '--dev-bind': 2, '--dev-bind-try': 2, '--ro-bind': 2, '--ro-bind-try': 2, '--bind-fd': 2,
+      '--ro-bind-fd': 2, '--file': 2, '--bind-data': 2, '--ro-bind-data': 2, '--symlink': 2, '--chmod': 2, '--overlay': 3,
+    },
+    noCommand: ['--help', '--version'],
+    opaqueOptions: ['--args'],
+  },
+  setpriv: {
+    withValue: ['--ambient-caps', '--inh-caps', '--bounding-set', '--ruid', '--euid', '--rgid', '--egid', '--reuid', '--regid', '--groups', '--securebits', '--pdeathsig', '--selinux-label', '--apparmor-profile', '--landlock-access', '--landlock-rule', '--seccomp-filter'],
+    flags: ['--nnp', '--no-new-privs', '--clear-groups', '--keep-groups', '--init-groups', '--reset-env'],
+    noCommand: ['-d', '--dump', '--list-caps', '-h', '--help', '-V', '--version'],
+  },
+  firejail: { withValue: [], flags: [], anyLongOption: true, bareShell: true },
+  cpulimit: { withValue: ['-l', '--limit', '-c', '--cpu'], flags: ['-z', '--lazy', '-i', '--include-children', '-m', '--monitor-forks', '-q', '--quiet', '-v', '--verbose', '-r', '--restore'], noCommand: ['-p', '--pid', '-e', '--exe', '-P', '--path'] },
+  numactl: {
+    withValue: ['-N', '-m', '-C', '-i', '-p', '-w', '--cpunodebind', '--membind', '--physcpubind', '--interleave', '--preferred', '--preferred-many', '--weighted-interleave'],
+    flags: ['-a', '-b', '-l', '--all', '--balancing', '--localalloc', '--huge', '--touch', '--strict', '--offset', '--length', '--shmmode', '--shm', '--file', '-t', '-T', '--shmid'],
+    noCommand: ['-s', '--show', '-H', '--hardware'],
+  },
+  setarch: { withValue: [], flags: ['-R', '-L', '-B', '-X', '-Z', '-T', '-S', '-3', '-v', '--verbose', '--uname-2.6', '--addr-no-randomize', '--addr-compat-layout', '--read-implies-exec', '--32bit', '--fdpic-funcptrs', '--short-inode', '--whole-seconds', '--sticky-timeouts', '--3gb', '--4gb', '--mmap-page-zero'], positional: 1, bareShell: true },
+  linux32: { withValue: [], flags: ['-R', '-L', '-B', '-X', '-Z', '-T', '-S', '-3', '--addr-no-randomize', '--uname-2.6'], bareShell: true },
+  linux64: { withValue: [], flags: ['-R', '-L', '-B', '-X', '-Z', '-T', '-S', '-3', '--addr-no-randomize', '--uname-2.6'], bareShell: true },
+  cgexec: { withValue: ['-g'], flags: ['--sticky'] },
+  gosu: { withValue: [], flags: [], positional: 1 },
+  'su-exec': { withValue: [], flags: [], positional: 1 },
+  setuidgid: { withValue: [], flags: [], positional: 1 },
+  chpst: { withValue: ['-u', '-U', '-b', '-e', '-/', '-n', '-l', '-L', '-m', '-d', '-o', '-p', '-f', '-c', '-r', '-t'], flags: ['-P', '-0', '-1', '-2', '-v'] },
+  tini: { withValue: ['-e', '-p'], flags: ['-s', '-v', '-vv', '-vvv', '-w', '-g', '-l'] },
+  'dumb-init': { withValue: ['-r', '--rewrite'], flags: ['-c', '--single-child', '-v', '--verbose'] },
+  sshpass: { withValue: ['-p', '-f', '-d', '-P'], flags: ['-e', '-v'] },
+  'dbus-launch': { withValue: ['--config-file', '--autolaunch'], flags: ['--exit-with-session', '--exit-with-x11', '--sh-syntax', '--csh-syntax', '--binary-syntax', '--close-stderr'] },
+  'systemd-inhibit': { withValue: ['--what', '--who', '--why', '--mode'], flags: ['--no-pager', '--no-legend', '--no-ask-password'], noCommand: ['--list'] },
+  chronic: { withValue: [], flags: ['-e', '-v'] },
+  ifne: { withValue: [], flags: ['-n'] },
+  rlwrap: { withValue: [], flags: [], anyLongOption: true },
   'systemd-run': {
     withValue: ['-p', '--property', '-u', '--unit', '-E', '--setenv', '--description', '--slice', '--uid', '--gid', '--nice', '-M', '--machine', '-H', '--host', '--working-directory', '--on-active', '--on-boot', '--on-calendar'],
     flags: ['--user', '--system', '--scope', '--wait', '-P', '--pipe', '-q', '--quiet', '-t', '--pty', '-G', '--collect', '--no-block', '-r', '--remain-after-exit', '--same-dir', '--no-ask-password'],
@@ -232,6 +284,13 @@ function unwrapBySpec(seg: Words, name: string, spec: WrapperSpec): Unwrapped {
     }
     const key = w.includes('=') ? w.slice(0, w.indexOf('=')) : w;
     if (spec.noCommand?.includes(key)) return { kind: 'plain' };
+    if (spec.opaqueOptions?.includes(key)) return { kind: 'opaque', reason: `"${name} ${key}" reads its command from elsewhere` };
+    const count = spec.valueCount?.[key];
+    if (count !== undefined) {
+      if (seg.dynamic.slice(i + 1, i + 1 + count).some(Boolean)) return { kind: 'opaque', reason: `"${name}" has an argument known only at run time before its command` };
+      i += 1 + count;
+      continue;
+    }
     if (spec.shellOptions?.includes(key)) {
       const p = w.includes('=') ? i : i + 1;
       if (p >= seg.words.length) return { kind: 'opaque', reason: `"${name} ${key}" without a command` };
@@ -242,6 +301,8 @@ function unwrapBySpec(seg: Words, name: string, spec: WrapperSpec): Unwrapped {
     else if (spec.flags.includes(key)) i += 1;
     else if (spec.withValue.some((o) => o.length === 2 && w.startsWith(o))) i += 1;
     else if (spec.longAssignments && /^--[\w-]+=/.test(w)) i += 1;
+    else if (spec.anyLongOption && /^--[\w-]+(=|$)/.test(w)) i += 1;
+    else if (spec.attached?.some((o) => key === o || (o.length === 2 && w.startsWith(o)))) i += 1;
     else if (name === 'nice' && /^-\d+$/.test(w)) i += 1;
     else return { kind: 'opaque', reason: `unknown option "${w}" of "${name}"` };
   }

@@ -9,12 +9,15 @@ export * from './events';
 export { LOCALES, type Locale, localize, MESSAGES, pickLocale, renderTemplate } from './i18n/index';
 // The AgentPlan, its limits, per-run config and run statuses.
 export * from './plan';
+// Control flow in plans: step kinds, condition cases, ports, joins, forEach limits.
+export * from './control-flow';
 // The `{{…}}` / `@file:` reference grammar and its resolver.
 export * from './references';
 // JSON Schema checking of tool arguments and workflow inputs.
 export * from './schema-check';
 // Full plan validation (every problem at once).
 export * from './validate';
+export { compilePattern, regexParts } from './validate-flow';
 // The plugin manifest schema and its patterns.
 export * from './manifest';
 // Full manifest validation with coded problems.

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CaseSchema, JOIN_MODES, STEP_KINDS } from './control-flow';
 
 /**
  * The AgentPlan: the one execution format shared by model-drafted plans, caller-supplied
@@ -44,8 +45,10 @@ export const RetrySchema = z
   .strict();
 
 /**
- * One step of a plan: either a tool step (`tool` names a catalog tool, called with `arguments`)
- * or a model step (no `tool`; the model carries out `instruction`). Unknown keys are refused.
+ * One step of a plan. Its `kind` (see `stepKind`) says what it does: a tool step (`tool` names
+ * a catalog tool, called with `arguments`), a model step (no `tool`; the model carries out
+ * `instruction`), a condition (`cases`; picks a branch) or a forEach (`items` and a body of
+ * `steps`). Unknown keys are refused; which fields each kind takes is a rule of `validatePlan`.
  */
 export const StepSchema = z
   .object({
@@ -56,6 +59,11 @@ export const StepSchema = z
     id: z.string().regex(STEP_ID_PATTERN, 'must match ^[A-Za-z][A-Za-z0-9_-]{0,63}$'),
     /** A short human label for the step, at most 200 characters. Optional. */
     title: z.string().max(200).optional(),
+    /**
+     * What the step does: `tool`, `model`, `condition` or `forEach` (SPEC §8). Optional: the
+     * default is `tool` when `tool` is set, else `model`.
+     */
+    kind: z.enum(STEP_KINDS).optional(),
     /**
      * A catalog tool name (1..200 characters); omitted for a model step. The tool must exist in
      * the catalog the plan runs against (`step_unknown_tool`) and be available
@@ -80,7 +88,37 @@ export const StepSchema = z
      * acyclic (`plan_cycle`). A step may reference only results of its (transitive)
      * prerequisites.
      */
-    dependsOn: z.array(z.string()).optional(),
+    dependsOn: z.array(z.string().max(200)).optional(),
+    /**
+     * How the dependencies combine: `all` (default) runs when every one is satisfied and is
+     * skipped as soon as one is skipped; `any` runs once all are settled and at least one is
+     * satisfied, and is skipped when all are skipped. A dependency may name a port:
+     * `"check:big"`, `"check:else"`.
+     */
+    join: z.enum(JOIN_MODES).optional(),
+    /**
+     * A condition's cases, 1..20, tried in order: the first whose `when` holds is the branch
+     * taken (`else` when none holds). With `instruction` the model picks a case by its
+     * `description`. The step's result is `{"branch": "<name>"}`.
+     */
+    cases: z.array(CaseSchema).optional(),
+    /**
+     * A forEach's list: a string that is exactly one reference to an array, or a literal array.
+     * Inside the body `{{item}}` is the current element and `{{index}}` its 0-based position.
+     */
+    items: z.unknown().optional(),
+    /** forEach: iterations in flight at once, 1..8; default 1. */
+    concurrency: z.number().int().optional(),
+    /** forEach: the most items accepted (more fails the step before any iteration), 1..10000; default 1000. */
+    maxItems: z.number().int().optional(),
+    /**
+     * A forEach's body: 1..32 steps run once per item, ids unique across the whole plan. Body
+     * steps depend on each other only; they may reference the loop's prerequisites. A body holds
+     * no forEach.
+     */
+    get steps(): z.ZodOptional<z.ZodArray<typeof StepSchema>> {
+      return z.array(StepSchema).optional();
+    },
     /**
      * When true the run pauses for a person's approval before this step runs, in every
      * permission mode except `full-access`. Default false.

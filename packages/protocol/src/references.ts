@@ -5,6 +5,8 @@
  *   {{node.<id>.result<path>}} by step id
  *   {{last.result<path>}}      the latest (plan order) direct dependency
  *   {{inputs.<name><path>}}    workflow inputs
+ *   {{item<path>}}             inside a forEach body: the current element
+ *   {{index}}                  inside a forEach body: its 0-based position
  *   @file:<input>              a file input (a whole string), swapped for a resolved path
  *
  * A path is any mix of `.field` and `[index]`. A string that is exactly one placeholder keeps
@@ -24,7 +26,9 @@ export type Reference =
   | { kind: 'steps'; index: number; path: PathPart[]; raw: string }
   | { kind: 'node'; id: string; path: PathPart[]; raw: string }
   | { kind: 'last'; path: PathPart[]; raw: string }
-  | { kind: 'inputs'; name: string; path: PathPart[]; raw: string };
+  | { kind: 'inputs'; name: string; path: PathPart[]; raw: string }
+  | { kind: 'item'; path: PathPart[]; raw: string }
+  | { kind: 'index'; path: PathPart[]; raw: string };
 
 /** A placeholder that parsed, or one that is malformed (`raw` is the text to report). */
 export type ParsedToken = { ok: true; ref: Reference } | { ok: false; raw: string };
@@ -35,9 +39,9 @@ const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const IDENT = '[A-Za-z_$][A-Za-z0-9_$-]*';
 /** A reference path: any mix of `.field` and `[index]` parts. */
 const PATH = `(?:\\.${IDENT}|\\[\\d+\\])*`;
-/** The whole reference grammar (one of the four roots), surrounding spaces allowed. */
+/** The whole reference grammar (one of the six roots), surrounding spaces allowed. */
 const REF_RE = new RegExp(
-  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH}))\\s*$`,
+  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH})|item(${PATH})|(index))\\s*$`,
 );
 /** A whole `@file:<name>` string. */
 const FILE_RE = /^@file:([A-Za-z_][A-Za-z0-9_-]*)$/;
@@ -67,6 +71,8 @@ export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken
   if (m[1] !== undefined) return { ok: true, ref: { kind: 'steps', index: Number(m[1]), path: parsePath(m[2] ?? ''), raw } };
   if (m[3] !== undefined) return { ok: true, ref: { kind: 'node', id: m[3], path: parsePath(m[4] ?? ''), raw } };
   if (m[5] !== undefined) return { ok: true, ref: { kind: 'last', path: parsePath(m[5]), raw } };
+  if (m[8] !== undefined) return { ok: true, ref: { kind: 'item', path: parsePath(m[8]), raw } };
+  if (m[9] !== undefined) return { ok: true, ref: { kind: 'index', path: [], raw } };
   return { ok: true, ref: { kind: 'inputs', name: m[6] as string, path: parsePath(m[7] ?? ''), raw } };
 }
 
@@ -181,6 +187,8 @@ export interface ResolveScope {
   inputs: Readonly<Record<string, unknown>>;
   /** Swaps a file input name for the current tool's resolved value (a path). */
   file?: (name: string) => unknown;
+  /** Inside a forEach body: the current element (`{{item}}`) and its 0-based position (`{{index}}`). */
+  iteration?: { item: unknown; index: number };
 }
 
 /**
@@ -222,6 +230,14 @@ function lookup(ref: Reference, scope: ResolveScope): unknown {
     case 'inputs':
       found = Object.hasOwn(scope.inputs, ref.name);
       base = scope.inputs[ref.name];
+      break;
+    case 'item':
+      found = scope.iteration !== undefined;
+      base = scope.iteration?.item;
+      break;
+    case 'index':
+      found = scope.iteration !== undefined;
+      base = scope.iteration?.index;
       break;
   }
   const value = found ? getPath(base, ref.path) : undefined;

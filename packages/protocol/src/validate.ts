@@ -1,9 +1,11 @@
 import type { CatalogEntry } from './catalog';
 import { isRetrySafe } from './catalog';
 import type { Problem } from './errors';
+import { dependencyStep, parseDependency, stepKind, stepPorts } from './control-flow';
 import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep, StepSchema } from './plan';
 import { collectFileInputs, collectReferences, formatPath, type PathPart } from './references';
 import { checkSchema } from './schema-check';
+import { flowProblems, flowReferenceSites } from './validate-flow';
 
 /**
  * Plan validation: every rule, every problem reported at once, before any tool runs.
@@ -67,10 +69,11 @@ function stepIdAt(input: unknown, index: number): string | undefined {
 
 /**
  * Finds one dependency cycle, as a list of ids (first id repeated at the end), or undefined.
- * Unknown dependencies and self-dependencies are ignored here (they have their own codes).
+ * Ports are dropped (`check:big` is `check`). Unknown dependencies and self-dependencies are
+ * ignored here (they have their own codes).
  */
 export function findCycle(steps: readonly PlanStep[]): string[] | undefined {
-  const deps = new Map(steps.map((s) => [s.id, s.dependsOn ?? []]));
+  const deps = new Map(steps.map((s) => [s.id, (s.dependsOn ?? []).map(dependencyStep)]));
   const state = new Map<string, 1 | 2>();
   const stack: string[] = [];
   const visit = (id: string): string[] | undefined => {
@@ -99,10 +102,10 @@ export function findCycle(steps: readonly PlanStep[]): string[] | undefined {
 
 /**
  * Transitive prerequisites of every step, by id: the steps it depends on, directly or through
- * others. Unknown ids are ignored. Meant for acyclic plans (check `findCycle` first).
+ * others, ports dropped. Unknown ids are ignored. Meant for acyclic plans (check `findCycle` first).
  */
 export function prerequisites(steps: readonly PlanStep[]): Map<string, Set<string>> {
-  const deps = new Map(steps.map((s) => [s.id, s.dependsOn ?? []]));
+  const deps = new Map(steps.map((s) => [s.id, (s.dependsOn ?? []).map(dependencyStep)]));
   const memo = new Map<string, Set<string>>();
   const walk = (id: string, seen: Set<string>): Set<string> => {
     const hit = memo.get(id);
@@ -120,49 +123,115 @@ export function prerequisites(steps: readonly PlanStep[]): Map<string, Set<strin
   return memo;
 }
 
-const NONE: ReadonlySet<string> = new Set();
-
 /**
- * Reference problems of one step's `arguments` and `instruction`: malformed placeholders,
- * unknown `steps.N` / `node.<id>` targets, targets that are not prerequisites of the step,
- * `last` without any dependency, undeclared inputs, and `@file:` names that are not declared
- * file inputs. `field` is the string's location inside the step (`arguments.path`).
+ * Where every step of a plan sits. A step belongs to the top level or to one forEach's body
+ * (its scope): `dependsOn` names steps of the same scope; references reach the scope's
+ * prerequisites of the step and, from a body, the loop's own prerequisites.
  */
-function referenceProblems(step: PlanStep, steps: readonly PlanStep[], ids: ReadonlySet<string>, pre: () => ReadonlySet<string>, ctx: ValidationContext): Problem[] {
-  const problems: Problem[] = [];
-  const fileNames = ctx.fileInputNames ?? ctx.inputNames;
-  const scanned = [
+interface PlanIndex {
+  /** The top-level steps, in plan order (`steps.N` counts these). */
+  top: readonly PlanStep[];
+  /** Every step by id (first occurrence), with the forEach whose body holds it. */
+  located: Map<string, { step: PlanStep; loop?: PlanStep }>;
+  /** Ids of raw steps whose own shape is broken: a dependency on them is not reported as unknown. */
+  known: ReadonlySet<string>;
+  /** The steps of a scope by id (`undefined`: the top level). */
+  scope: (loop: PlanStep | undefined) => Map<string, PlanStep>;
+  /** Transitive prerequisites within a scope, made when a reference first needs them. */
+  pre: (loop: PlanStep | undefined) => Map<string, Set<string>>;
+}
+
+function indexPlan(top: readonly PlanStep[], knownIds: readonly string[] = []): PlanIndex {
+  const located = new Map<string, { step: PlanStep; loop?: PlanStep }>();
+  for (const step of top) if (!located.has(step.id)) located.set(step.id, { step });
+  for (const loop of top) for (const step of loop.steps ?? []) if (!located.has(step.id)) located.set(step.id, { step, loop });
+  const scopes = new Map<PlanStep | undefined, Map<string, PlanStep>>();
+  const pres = new Map<PlanStep | undefined, Map<string, Set<string>>>();
+  const members = (loop: PlanStep | undefined) => (loop ? (loop.steps ?? []) : top);
+  return {
+    top,
+    located,
+    known: new Set(knownIds),
+    scope: (loop) => {
+      let hit = scopes.get(loop);
+      if (!hit) {
+        hit = new Map();
+        for (const s of members(loop)) if (!hit.has(s.id)) hit.set(s.id, s);
+        scopes.set(loop, hit);
+      }
+      return hit;
+    },
+    pre: (loop) => {
+      let hit = pres.get(loop);
+      if (!hit) pres.set(loop, (hit = prerequisites(members(loop))));
+      return hit;
+    },
+  };
+}
+
+/** Every string of a step that may hold references: `arguments`, `instruction`, comparison sides, a forEach's `items`. */
+function referenceSites(step: PlanStep): ReturnType<typeof collectReferences> {
+  return [
     ...collectReferences(step.arguments ?? {}, ['arguments']),
     ...collectReferences(step.instruction ?? '', ['instruction']),
+    ...flowReferenceSites(step).flatMap((site) => collectReferences(site.value, site.at)),
   ];
-  for (const { token, at } of scanned) {
+}
+
+/**
+ * Whether `step` (in the body of `loop`, or top-level) may read `target`'s result: a step of
+ * another loop's body never (`ref_body_step`), a step of its own scope when it is a
+ * prerequisite, a top-level step from a body when it is a prerequisite of the loop.
+ */
+function targetProblem(step: PlanStep, loop: PlanStep | undefined, target: string, index: PlanIndex): { code: string; params: Record<string, unknown> } | undefined {
+  const where = index.located.get(target);
+  if (where?.loop && where.loop !== loop) return { code: 'ref_body_step', params: { target, loop: where.loop.id } };
+  const reachable = where?.loop === loop ? index.pre(loop).get(step.id) : index.pre(undefined).get(loop?.id ?? '');
+  return reachable?.has(target) ? undefined : { code: 'ref_not_prerequisite', params: { target } };
+}
+
+/**
+ * Reference problems of one step: malformed placeholders, unknown `steps.N` / `node.<id>`
+ * targets, targets the step may not read (see `targetProblem`), `last` without any dependency,
+ * undeclared inputs, `{{item}}`/`{{index}}` outside a forEach body, and `@file:` names that are
+ * not declared file inputs. `field` is the string's location inside the step (`arguments.path`).
+ */
+function referenceProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanIndex, ctx: ValidationContext): Problem[] {
+  const problems: Problem[] = [];
+  const fileNames = ctx.fileInputNames ?? ctx.inputNames;
+  for (const { token, at } of referenceSites(step)) {
     const field = formatPath(at as PathPart[]).slice(1);
+    const p = (code: string, params: Record<string, unknown>) => problems.push({ code, stepId: step.id, field, params: { stepId: step.id, ...params } });
     if (!token.ok) {
-      problems.push({ code: 'ref_malformed', stepId: step.id, field, params: { stepId: step.id, ref: token.raw } });
+      p('ref_malformed', { ref: token.raw });
       continue;
     }
     const ref = token.ref;
     let target: string | undefined;
     if (ref.kind === 'steps') {
-      target = steps[ref.index - 1]?.id;
+      target = index.top[ref.index - 1]?.id;
       if (!target) {
-        problems.push({ code: 'ref_unknown_step', stepId: step.id, field, params: { stepId: step.id, target: `steps.${ref.index}` } });
+        p('ref_unknown_step', { target: `steps.${ref.index}` });
         continue;
       }
     } else if (ref.kind === 'node') {
       target = ref.id;
-      if (!ids.has(target)) {
-        problems.push({ code: 'ref_unknown_step', stepId: step.id, field, params: { stepId: step.id, target } });
+      if (!index.located.has(target)) {
+        p('ref_unknown_step', { target });
         continue;
       }
     } else if (ref.kind === 'last') {
-      if ((step.dependsOn ?? []).length === 0) problems.push({ code: 'ref_last_without_dependency', stepId: step.id, field, params: { stepId: step.id } });
+      if ((step.dependsOn ?? []).length === 0) p('ref_last_without_dependency', {});
+      continue;
+    } else if (ref.kind === 'item' || ref.kind === 'index') {
+      if (!loop) p('ref_item_outside_loop', { ref: ref.raw });
       continue;
     } else {
-      if (!ctx.inputNames.has(ref.name)) problems.push({ code: 'ref_undeclared_input', stepId: step.id, field, params: { stepId: step.id, input: ref.name } });
+      if (!ctx.inputNames.has(ref.name)) p('ref_undeclared_input', { input: ref.name });
       continue;
     }
-    if (!pre().has(target)) problems.push({ code: 'ref_not_prerequisite', stepId: step.id, field, params: { stepId: step.id, target } });
+    const wrong = targetProblem(step, loop, target, index);
+    if (wrong) p(wrong.code, wrong.params);
   }
   for (const name of collectFileInputs(step.arguments ?? {})) {
     if (!fileNames.has(name)) problems.push({ code: 'ref_undeclared_file', stepId: step.id, field: 'arguments', params: { stepId: step.id, input: name } });
@@ -214,50 +283,81 @@ function literalArgumentProblems(step: PlanStep, tool: ToolInfo): Problem[] {
 }
 
 /**
- * One step's own rules: its tool is known and available, a model step has an instruction,
- * dependencies name other known steps, retries are in range and safe, read-only mode is kept,
- * literal arguments fit the tool's schema (pinned steps excepted), plus the caller's extra check.
+ * `dependsOn` problems: a step of the same scope (a forEach body depends on its own steps only;
+ * `foreach_body_dependency` when it crosses the body's edge), never the step itself, and a port
+ * the named step offers (`check:big` needs case `big`; `step_unknown_dependency` otherwise).
  */
-function stepProblems(step: PlanStep, ids: Map<string, number>, ctx: ValidationContext): Problem[] {
+function dependencyProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanIndex): Problem[] {
   const problems: Problem[] = [];
+  const siblings = index.scope(loop);
+  for (const entry of step.dependsOn ?? []) {
+    const p = (code: string) => problems.push({ code, stepId: step.id, field: 'dependsOn', params: { stepId: step.id, dependency: entry } });
+    const { stepId, port } = parseDependency(entry);
+    const sibling = siblings.get(stepId);
+    if (stepId === step.id) p('step_self_dependency');
+    else if (sibling) {
+      if (port !== undefined && !stepPorts(sibling).includes(port)) p('step_unknown_dependency');
+    } else if (index.located.has(stepId)) p('foreach_body_dependency');
+    else if (!index.known.has(stepId)) p('step_unknown_dependency');
+  }
+  return problems;
+}
+
+/**
+ * One step's own rules: the fields its kind takes and its control-flow rules, its tool is known
+ * and available, a model step has an instruction, dependencies are sound, retries are in range
+ * and safe, read-only mode is kept, literal arguments fit the tool's schema (pinned steps
+ * excepted), plus the caller's extra check.
+ */
+function stepProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanIndex, ctx: ValidationContext): Problem[] {
+  const problems: Problem[] = flowProblems(step, loop !== undefined);
   const p = (code: string, params: Record<string, unknown>, field?: string) =>
     problems.push({ code, stepId: step.id, field, params: { stepId: step.id, ...params } });
+  const kind = stepKind(step);
   const tool = step.tool ? ctx.tool(step.tool) : undefined;
   if (step.tool && !tool) p('step_unknown_tool', { tool: step.tool }, 'tool');
   if (tool && !tool.available) p('step_unavailable_tool', { tool: tool.name }, 'tool');
-  if (!step.tool && !step.instruction?.trim()) p('step_missing_instruction', {}, 'instruction');
-  for (const d of step.dependsOn ?? []) {
-    if (d === step.id) p('step_self_dependency', {}, 'dependsOn');
-    else if (!ids.has(d)) p('step_unknown_dependency', { dependency: d }, 'dependsOn');
-  }
+  if (kind === 'model' && !step.instruction?.trim()) p('step_missing_instruction', {}, 'instruction');
+  problems.push(...dependencyProblems(step, loop, index));
   const attempts = step.retry?.maxAttempts;
   if (attempts !== undefined && (attempts < 1 || attempts > MAX_ATTEMPTS)) p('retry_range', {}, 'retry.maxAttempts');
-  if (attempts !== undefined && attempts > 1) {
+  if (attempts !== undefined && attempts > 1 && (kind === 'tool' || kind === 'model')) {
     if (step.pinned) p('pinned_with_retry', {}, 'retry');
     if (!tool || !isRetrySafe(tool)) p('retry_unsafe', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'retry');
   }
-  if (ctx.readOnly && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
+  // structured conditions and loops have no effect of their own; a model condition is a model call
+  const effectFree = kind === 'forEach' || (kind === 'condition' && !step.instruction?.trim());
+  if (ctx.readOnly && !effectFree && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
   if (tool && step.arguments && !step.pinned) problems.push(...literalArgumentProblems(step, tool));
   if (ctx.extraStepCheck) problems.push(...ctx.extraStepCheck(step, tool));
   return problems;
 }
 
+/** Every step with the forEach whose body holds it (`undefined` for a top-level step), in plan order. */
+function everyStep(top: readonly PlanStep[]): { step: PlanStep; loop?: PlanStep }[] {
+  return top.flatMap((step) => [{ step }, ...(step.steps ?? []).map((inner) => ({ step: inner, loop: step }))]);
+}
+
 /**
- * Problems of the steps alone: unique ids (`step_duplicate_id`), each step's own rules, and
- * cycles (`plan_cycle`, naming the loop as `a → b → a`). `knownIds` are ids of steps whose own
- * shape is broken: dependencies on them are not reported as unknown.
+ * Problems of the steps alone: ids unique across the whole plan, bodies included
+ * (`step_duplicate_id`), each step's own rules, and cycles in each scope (`plan_cycle`,
+ * naming the loop as `a → b → a`). `knownIds` are ids of steps whose own shape is broken:
+ * dependencies on them are not reported as unknown.
  */
 function stepSetProblems(steps: readonly PlanStep[], knownIds: readonly string[], ctx: ValidationContext): Problem[] {
   const problems: Problem[] = [];
-  const ids = new Map<string, number>();
-  steps.forEach((s, i) => {
-    if (ids.has(s.id)) problems.push({ code: 'step_duplicate_id', stepId: s.id, field: 'id', params: { stepId: s.id } });
-    else ids.set(s.id, i);
-  });
-  for (const id of knownIds) if (!ids.has(id)) ids.set(id, -1);
-  for (const step of steps) problems.push(...stepProblems(step, ids, ctx));
-  const cycle = findCycle(steps);
-  if (cycle) problems.push({ code: 'plan_cycle', stepId: cycle[0], field: 'dependsOn', params: { cycle: cycle.join(' → ') } });
+  const seen = new Set<string>();
+  const all = everyStep(steps);
+  for (const { step: s } of all) {
+    if (seen.has(s.id)) problems.push({ code: 'step_duplicate_id', stepId: s.id, field: 'id', params: { stepId: s.id } });
+    seen.add(s.id);
+  }
+  const index = indexPlan(steps, knownIds);
+  for (const { step, loop } of all) problems.push(...stepProblems(step, loop, index, ctx));
+  for (const scope of [steps, ...steps.map((s) => s.steps ?? [])]) {
+    const cycle = findCycle(scope);
+    if (cycle) problems.push({ code: 'plan_cycle', stepId: cycle[0], field: 'dependsOn', params: { cycle: cycle.join(' → ') } });
+  }
   return problems;
 }
 
@@ -270,33 +370,42 @@ function salvagedProblems(input: unknown, ctx: ValidationContext): Problem[] {
   if (!Array.isArray(raw)) return [];
   const sound: PlanStep[] = [];
   const knownIds: string[] = [];
+  const idOf = (candidate: unknown) => (candidate as { id?: unknown } | null)?.id;
   for (const candidate of raw) {
     const parsed = StepSchema.safeParse(candidate);
     if (parsed.success) sound.push(parsed.data);
-    const id = (candidate as { id?: unknown } | null)?.id;
+    const id = idOf(candidate);
     if (typeof id === 'string') knownIds.push(id);
+    const body = (candidate as { steps?: unknown } | null)?.steps;
+    if (Array.isArray(body)) for (const inner of body) if (typeof idOf(inner) === 'string') knownIds.push(idOf(inner) as string);
   }
   return stepSetProblems(sound, knownIds, ctx);
 }
 
+/** Steps a plan counts against `MAX_STEPS`: each top-level step, and each body step once. */
+export function countSteps(plan: Pick<AgentPlan, 'steps'>): number {
+  return plan.steps.reduce((n, s) => n + 1 + (s.steps?.length ?? 0), 0);
+}
+
 /**
  * Validates a plan in full, before any tool runs. Returns the typed plan, or every problem
- * found: the shape (`plan_schema`, with the sound steps still checked), 1..`MAX_STEPS` steps,
- * unique ids, known and available tools, instructions of model steps, dependencies and
- * cycles, retry ranges and safety, read-only mode, literal arguments against each tool's input
- * schema, and every reference (well-formed, known target, a prerequisite, declared input).
+ * found: the shape (`plan_schema`, with the sound steps still checked), 1..`MAX_STEPS` steps
+ * (body steps counted once), unique ids, the fields of each step's kind, conditions (cases,
+ * comparisons, operators, regexes) and forEach loops (list, limits, body), known and available
+ * tools, instructions of model steps, dependencies, ports and cycles, retry ranges and safety,
+ * read-only mode, literal arguments against each tool's input schema, and every reference
+ * (well-formed, known target, readable from the step, declared input, `{{item}}` in a body).
  */
 export function validatePlan(input: unknown, ctx: ValidationContext): ValidationResult {
   const parsed = parsePlan(input);
   if (parsed.problems) return { ok: false, problems: [...parsed.problems, ...salvagedProblems(input, ctx)] };
   const { plan } = parsed;
   const problems: Problem[] = [];
+  const count = countSteps(plan);
   if (plan.steps.length === 0) problems.push({ code: 'plan_empty', params: {} });
-  if (plan.steps.length > MAX_STEPS) problems.push({ code: 'plan_too_many_steps', params: { count: plan.steps.length } });
+  if (count > MAX_STEPS) problems.push({ code: 'plan_too_many_steps', params: { count } });
   problems.push(...stepSetProblems(plan.steps, [], ctx));
-  const ids = new Set(plan.steps.map((s) => s.id));
-  // the transitive prerequisites are made only when a reference to a step needs them
-  let pre: Map<string, Set<string>> | undefined;
-  for (const step of plan.steps) problems.push(...referenceProblems(step, plan.steps, ids, () => (pre ??= prerequisites(plan.steps)).get(step.id) ?? NONE, ctx));
+  const index = indexPlan(plan.steps);
+  for (const { step, loop } of everyStep(plan.steps)) problems.push(...referenceProblems(step, loop, index, ctx));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, plan };
 }

@@ -19,7 +19,11 @@ import type { RunRow, StepRow } from './run.repository';
 export const MAX_RESULT_BYTES = 4 * 1024 * 1024;
 
 /** `json`: the result as JSON text, when already made (it is made once per result). */
-type Outcome = { ok: true; result: unknown; json?: string } | { ok: false; error: string };
+/**
+ * A failure may keep what the tool answered (`kept`: a failed command's whole result),
+ * stored in the step's execution though the step failed; `code` is the error's stable code.
+ */
+type Outcome = { ok: true; result: unknown; json?: string } | { ok: false; error: string; code?: string; kept?: unknown };
 
 /**
  * The context of a step's tool call. A class, so that every call's context has one shape and its
@@ -250,7 +254,7 @@ export class StepRunner {
         if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
         if (attempt > 1) calledIn = turn.ended;
         outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
-        tail = [outcome.ok ? toolResult(step.id, tool.name, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error }];
+        tail = [outcome.ok ? toolResult(step.id, tool.name, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error, ...keptField(outcome) }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
@@ -302,7 +306,7 @@ export class StepRunner {
     } catch (err) {
       if (call.timedOut && !r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
       else if (r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
-      else outcome = { ok: false, error: isFengYuError(err) ? errorText(err) : `${tool.name}: ${errorText(err)}` };
+      else outcome = isFengYuError(err) ? { ok: false, error: errorText(err), code: err.code, kept: keptResult(err) } : { ok: false, error: `${tool.name}: ${errorText(err)}` };
     } finally {
       call.dispose();
     }
@@ -379,7 +383,7 @@ export class StepRunner {
       step_id: step.id,
       status,
       attempts,
-      result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : null,
+      result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : keptJson(outcome),
       error: outcome.ok ? null : outcome.error,
       started_at: startedAt,
       finished_at: r.now(),
@@ -416,6 +420,23 @@ function stepComplete(stepId: string, index: number, attempts: number, durationM
 /** The JSON text of an object's members (`head`, the JSON of the object without them) followed by `"result":` and the result's text. */
 function withResultText(head: string, json: string): string {
   return `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"result":${json}}`;
+}
+
+/** The whole result a failed call kept (`details.result` of its error), when it has one. */
+function keptResult(err: { details?: unknown }): unknown {
+  const d = err.details;
+  return d && typeof d === 'object' && !Array.isArray(d) && 'result' in d ? (d as { result: unknown }).result : undefined;
+}
+
+function keptField(outcome: Outcome & { ok: false }): { result?: unknown } {
+  return outcome.kept === undefined ? {} : { result: outcome.kept };
+}
+
+/** The kept result of a failure as the execution stores it (null without one, or one too large to keep). */
+function keptJson(outcome: Outcome & { ok: false }): string | null {
+  if (outcome.kept === undefined) return null;
+  const json = jsonOf(outcome.kept);
+  return json === undefined || tooLarge(json) ? null : json;
 }
 
 /** Whether a result's JSON text exceeds `MAX_RESULT_BYTES` in UTF-8 (a code unit takes at most 3 bytes: short texts are not measured). */

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { localize } from '@fengyu/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectSandbox } from '../../plugins/sandbox';
 import type { FileGrant, ToolContext } from '../tool';
@@ -53,9 +54,28 @@ describe('execute_command', () => {
     expect(r).toMatchObject({ exitCode: 0, stdout: `hello\n${scratch}\n`, stderr: '', truncated: false, timedOut: false, cwd: scratch });
   });
 
-  it('returns a non-zero exit code as a result', async () => {
-    const r = await exec({ command: 'echo bad >&2; exit 3' });
-    expect(r).toMatchObject({ exitCode: 3, stderr: 'bad\n', timedOut: false });
+  it('fails on a non-zero exit: command_exit_nonzero with the exit code, the tail of stderr, and the whole result', async () => {
+    const err = await exec({ command: 'for i in $(seq 1 30); do echo line$i >&2; done; echo out; exit 3' }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'command_exit_nonzero', params: { exitCode: 3 } });
+    expect(err.details.result).toMatchObject({ exitCode: 3, stdout: 'out\n', timedOut: false });
+    expect(err.details.result.stderr.split('\n')).toHaveLength(31);
+    // the message ends with the last 20 lines of stderr, not the first ones
+    const text = localize(err.code, err.params);
+    expect(text.startsWith('The command exited with status 3.\n')).toBe(true);
+    expect(text.endsWith('line29\nline30')).toBe(true);
+    expect(text).not.toContain('line10\n');
+    expect(localize(err.code, err.params, 'zh-CN')).toContain('命令以状态码 3 退出');
+    // no stderr: the tail is stdout's; no output at all: the message alone
+    expect(localize('command_exit_nonzero', (await exec({ command: 'echo only-out; exit 1' }).catch((e) => e)).params)).toBe('The command exited with status 1.\nonly-out');
+    expect(localize('command_exit_nonzero', (await exec({ command: 'exit 7' }).catch((e) => e)).params)).toBe('The command exited with status 7.');
+    // `|| true` accepts a failure, as in any shell
+    expect(await exec({ command: 'false || true' })).toMatchObject({ exitCode: 0 });
+  });
+
+  it('fails a command killed by a signal from outside with command_killed', async () => {
+    const err = await exec({ command: 'echo dying >&2; kill -KILL $$' }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'command_killed', params: { signal: 'SIGKILL' } });
+    expect(err.details.result).toMatchObject({ exitCode: null, signal: 'SIGKILL', stderr: 'dying\n' });
   });
 
   it('uses a writable directory grant, and a cwd inside it', async () => {
@@ -74,12 +94,13 @@ describe('execute_command', () => {
     await expect(exec({ command: 'pwd', cwd: 'missing-dir' }, c)).rejects.toMatchObject({ code: 'command_cwd_not_granted' });
   });
 
-  it('times out: SIGTERM, then SIGKILL for a command that ignores it', async () => {
-    const r = await exec({ command: 'sleep 20', timeoutSeconds: 1 });
-    expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGTERM' });
-    const stubborn = await exec({ command: "trap '' TERM; sleep 20; echo never", timeoutSeconds: 1 });
-    expect(stubborn).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
-    expect(stubborn.stdout).toBe('');
+  it('times out with command_timeout: SIGTERM, then SIGKILL for a command that ignores it', async () => {
+    const err = await exec({ command: 'sleep 20', timeoutSeconds: 1 }).catch((e) => e);
+    expect(err).toMatchObject({ code: 'command_timeout', params: { seconds: 1 } });
+    expect(err.details.result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGTERM' });
+    const stubborn = await exec({ command: "trap '' TERM; sleep 20; echo never", timeoutSeconds: 1 }).catch((e) => e);
+    expect(stubborn).toMatchObject({ code: 'command_timeout' });
+    expect(stubborn.details.result).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL', stdout: '' });
   });
 
   it('cancels through ctx.signal and kills the whole process group', async () => {

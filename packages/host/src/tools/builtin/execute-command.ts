@@ -1,6 +1,6 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { FengYuError, stableHash } from '@fengyu/protocol';
+import { errorSpecOf, FengYuError, registerErrors, stableHash } from '@fengyu/protocol';
 import { isInside } from '../../files/grant-paths';
 import { type CommandMode, commandMode, type OwnerIsolation, scratchDir, shellSpec } from '../../process/owner-commands';
 import { defaultProcessGroups, type ProcessGroups, runBounded } from '../../process/spawn';
@@ -16,9 +16,22 @@ import type { Tool, ToolContext } from '../tool';
  * bubblewrap without FENGYU_HOME, or are refused where bubblewrap is unavailable.
  *
  * The permission guard has decided before `invoke` is called (the runner and chat call tools
- * only through it). A non-zero exit code is a result (`exitCode`), not a failure: the model
- * reads stderr and decides. Failing to start, a cwd outside the grants, or cancellation throw.
+ * only through it). A command that does not end with status 0 fails the call: a
+ * non-zero exit is `command_exit_nonzero` (`params.exitCode`), its own timeout `command_timeout`,
+ * a signal from outside `command_killed`; the message ends with the last lines of stderr (else
+ * stdout) and the error's `details.result` is the whole result, which the runner keeps in the
+ * step's execution. Failing to start, a cwd outside the grants, or cancellation throw too.
  */
+
+registerErrors({
+  command_exit_nonzero: errorSpecOf(422),
+  command_timeout: errorSpecOf(504, true),
+  command_killed: errorSpecOf(500),
+});
+
+/** How much of a failed command's output its error message ends with. */
+const TAIL_LINES = 20;
+const TAIL_CHARS = 2000;
 
 export interface ExecuteCommandDeps {
   /** FENGYU_HOME: scratch directories live under `runs/<runId>/work`. */
@@ -77,7 +90,7 @@ export function createExecuteCommandTool(deps: ExecuteCommandDeps): Tool {
   return {
     name: 'execute_command',
     description:
-      'Run a bash command line in the run\'s working directory and return its exit code, stdout and stderr (each capped at 256 KiB). A non-zero exit code is returned, not raised. Every command passes the permission rules; dangerous commands always need approval.',
+      'Run a bash command line in the run\'s working directory and return its stdout and stderr (each capped at 256 KiB). A non-zero exit status fails the call (the error ends with the last lines of stderr/stdout); append `|| true` to accept one. Every command passes the permission rules; dangerous commands always need approval.',
     inputSchema,
     outputSchema,
     effect: 'command',
@@ -146,5 +159,27 @@ async function run(deps: ExecuteCommandDeps, command: string, cwd: string, secon
   });
   if (r.spawnError) throw new FengYuError('command_spawn_failed', { reason: r.spawnError.message }, undefined, { cause: r.spawnError });
   if (r.cancelled && !r.timedOut) throw new FengYuError('tool_cancelled', { name: 'execute_command' });
-  return { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timedOut: r.timedOut, cwd };
+  const result: ExecuteCommandResult = { exitCode: r.exitCode, signal: r.signal, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated, timedOut: r.timedOut, cwd };
+  const failure = commandFailure(result, seconds);
+  if (failure) throw failure;
+  return result;
+}
+
+/** The failure of a command that did not end with status 0, or undefined when it did. */
+export function commandFailure(result: ExecuteCommandResult, seconds: number): FengYuError | undefined {
+  if (result.exitCode === 0 && !result.timedOut) return undefined;
+  const tail = outputTail(result);
+  const details = { result };
+  if (result.timedOut) return new FengYuError('command_timeout', { seconds, tail }, details);
+  if (result.exitCode === null) return new FengYuError('command_killed', { signal: result.signal ?? 'unknown', tail }, details);
+  return new FengYuError('command_exit_nonzero', { exitCode: result.exitCode, tail }, details);
+}
+
+/** The last lines of stderr, else of stdout, on a line of their own (empty when both are empty). */
+export function outputTail(result: Pick<ExecuteCommandResult, 'stdout' | 'stderr'>): string {
+  const text = (result.stderr.trim() ? result.stderr : result.stdout).trimEnd();
+  if (!text) return '';
+  let tail = text.split('\n').slice(-TAIL_LINES).join('\n');
+  if (tail.length > TAIL_CHARS) tail = `…${tail.slice(-TAIL_CHARS)}`;
+  return `\n${tail}`;
 }

@@ -1,0 +1,14 @@
+/** Messages of failure handling: failed commands, step timeouts, error workflows, retry. */
+export const en: Record<string, string> = {
+  command_exit_nonzero: 'The command exited with status {exitCode}.{tail}',
+  command_timeout: 'The command did not finish within {seconds} s and was stopped.{tail}',
+  command_killed: 'The command was killed by signal {signal}.{tail}',
+  step_timeout: 'Step "{stepId}" did not finish within its timeout of {timeoutMs} ms and was stopped.',
+};
+
+export const zhCN: Record<string, string> = {
+  command_exit_nonzero: '命令以状态码 {exitCode} 退出。{tail}',
+  command_timeout: '命令未能在 {seconds} 秒内完成，已被终止。{tail}',
+  command_killed: '命令被信号 {signal} 终止。{tail}',
+  step_timeout: '步骤 "{stepId}" 未能在超时时间 {timeoutMs} 毫秒内完成，已被终止。',
+};

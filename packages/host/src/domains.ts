@@ -12,6 +12,7 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'browser', load: async () => (await import('./tools/browser/browser.source')).registerBrowser },
   { name: 'workflows', load: async () => (await import('./workflows/workflows.routes')).registerWorkflows },
   { name: 'portability', load: async () => (await import('./portability/portability.routes')).registerPortability },
+  { name: 'mcp-server', load: async () => (await import('./mcp-server/mcp-server.routes')).registerMcpServer },
   { name: 'tasks', load: async () => (await import('./tasks/tasks.routes')).registerTasks },
   { name: 'webhooks', load: async () => (await import('./webhooks/webhooks.routes')).registerWebhooks },
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },

@@ -32,6 +32,8 @@ export * from './workflow';
 export * from './plan-graph';
 // Workflow export documents, imports and version diffs.
 export * from './portability';
+// Published workflows served over MCP: the setting and the tool names.
+export * from './mcp-serving';
 // Graph diagnostics, diffs and fingerprints.
 export * from './graph-check';
 // Background tasks and webhook triggers as the API answers them.

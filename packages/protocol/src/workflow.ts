@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { JsonSchema } from './catalog';
 import type { Problem } from './errors';
+import type { WorkflowMcp } from './mcp-serving';
 import { PROTOTYPE_KEYS } from './object-keys';
 import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
 import { collectReferences, getPath, parseReference } from './references';
@@ -132,6 +133,8 @@ export interface WorkflowDefinition {
    * nothing was published.
    */
   hasDraftChanges: boolean;
+  /** Whether the published version is served over MCP, and under which mode (see `WorkflowMcp`). */
+  mcp: WorkflowMcp;
   /** When the definition was created: ISO 8601 UTC. */
   createdAt: string;
   /** When the definition last changed: ISO 8601 UTC. */

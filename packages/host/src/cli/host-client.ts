@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { loadConfig } from '../config/config';
 import { createHost, type Host } from '../http/server';
 
@@ -22,7 +23,7 @@ async function alive(url: string, token: string): Promise<boolean> {
   }
 }
 
-export async function connectHost(home?: string): Promise<HostHandle> {
+export async function connectHost(home?: string, own: { logger?: Logger } = {}): Promise<HostHandle> {
   const config = loadConfig({ home });
   const file = join(config.home, 'host.json');
   const tokenFile = join(config.home, 'token');
@@ -31,7 +32,7 @@ export async function connectHost(home?: string): Promise<HostHandle> {
     const token = config.token ?? readFileSync(tokenFile, 'utf8').trim();
     if (await alive(info.url, token)) return { url: info.url, token, close: async () => {} };
   }
-  const host: Host = await createHost({ home, port: 0, logLevel: 'warn', writeHostFile: false });
+  const host: Host = await createHost({ home, port: 0, logLevel: 'warn', writeHostFile: false, ...(own.logger ? { logger: own.logger } : {}) });
   return { url: host.url, token: host.token, close: () => host.close() };
 }
 

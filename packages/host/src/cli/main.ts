@@ -84,4 +84,13 @@ workflows
     process.exitCode = await importCommand(file, opts);
   });
 
+program
+  .command('mcp')
+  .description('serve your published workflows to an MCP client over stdio (bridged to the running host)')
+  .option('--home <dir>', 'data directory')
+  .action(async (opts: { home?: string }) => {
+    const { mcpBridgeCommand } = await import('./mcp-bridge');
+    process.exitCode = await mcpBridgeCommand(opts);
+  });
+
 await program.parseAsync(process.argv);

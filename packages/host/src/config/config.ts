@@ -46,6 +46,8 @@ export interface HostConfig {
   uiDir: string;
   /** Default per-call tool timeout (seconds) when a tool declares none. */
   callTimeoutSeconds: number;
+  /** How long a call of the MCP server waits for its workflow run before answering with the run id. */
+  mcpCallPatienceMs: number;
   otlpMetricsEndpoint?: string;
   env: Readonly<Record<string, string | undefined>>;
 }
@@ -63,6 +65,7 @@ export interface ConfigOptions {
   bundledPluginDirs?: string[];
   uiDir?: string;
   callTimeoutSeconds?: number;
+  mcpCallPatienceMs?: number;
   env?: Record<string, string | undefined>;
 }
 
@@ -85,6 +88,7 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     bundledPluginDirs: options.bundledPluginDirs ?? [join(repoRoot, 'packages/plugins/excel/dist'), join(repoRoot, 'packages/plugins/email/dist')],
     uiDir: options.uiDir ?? join(repoRoot, 'packages/ui/dist'),
     callTimeoutSeconds: options.callTimeoutSeconds ?? 120,
+    mcpCallPatienceMs: options.mcpCallPatienceMs ?? 50_000,
     otlpMetricsEndpoint: parsed.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
     env,
   };

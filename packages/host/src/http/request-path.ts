@@ -108,7 +108,7 @@ export function isOwnOrigin(origin: string, port: number): boolean {
 /** True when a normalized path is in the token-protected space: `/api`, `/api/**` or `/metrics`, in any letter case. */
 export function isProtectedPath(segments: string[]): boolean {
   const first = segments[0]?.toLowerCase();
-  return first === 'api' || first === 'metrics';
+  return first === 'api' || first === 'metrics' || first === 'mcp';
 }
 
 /** True when the first segment is a protected name in the wrong letter case (`/API/…`, `/Metrics`). */

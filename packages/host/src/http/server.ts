@@ -46,7 +46,9 @@ export interface Host {
   close(): Promise<void>;
 }
 
-export const VERSION = '0.1.0';
+import { VERSION } from './version';
+
+export { VERSION };
 const BODY_LIMIT = 1024 * 1024;
 
 /** Assembles a real host: the services (`compose.ts`), then HTTP; listens on loopback. */

@@ -19,6 +19,8 @@ export interface WorkflowRow {
   published_version: number | null;
   created_at: string;
   updated_at: string;
+  /** The MCP serving setting as JSON (`WorkflowMcp`), or null when never set (migration 210). */
+  mcp?: string | null;
 }
 
 export interface VersionRow {

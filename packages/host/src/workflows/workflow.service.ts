@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FengYuError, planToGraph, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
+import { FengYuError, MCP_OFF, parseWorkflowMcp, planToGraph, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
 import type { Clock } from '../clock';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { TemplateStore } from './templates';
@@ -27,6 +27,13 @@ export type DeleteHook = (trx: WorkflowTrx, owner: string, workflowId: string) =
 export type PublishedListener = (owner: string, workflowId: string) => void;
 
 const newId = () => randomBytes(6).toString('hex');
+
+/** The MCP setting of a save body, or `workflow_invalid` naming what is wrong with it. */
+function mcpSetting(value: unknown) {
+  const r = parseWorkflowMcp(value);
+  if (!r.ok) throw new FengYuError('workflow_invalid', { count: r.problems.length }, r.problems);
+  return r.mcp;
+}
 
 export class WorkflowService {
   private readonly deleteHooks: DeleteHook[] = [];
@@ -88,6 +95,7 @@ export class WorkflowService {
       revision: row.revision,
       publishedVersion: row.published_version,
       hasDraftChanges: !!active && active.content_hash !== row.content_hash,
+      mcp: row.mcp ? JSON.parse(row.mcp) : MCP_OFF,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };
@@ -138,7 +146,8 @@ export class WorkflowService {
   async update(owner: string, id: string, body: Record<string, unknown>, revision: number): Promise<WorkflowDefinition> {
     await this.at(owner, id, revision);
     const content = await this.checked(owner, body);
-    const ok = await this.deps.repo.updateAt(owner, id, revision, { ...contentColumns(content), updated_at: this.now() });
+    const mcp = body.mcp === undefined ? {} : { mcp: JSON.stringify(mcpSetting(body.mcp)) };
+    const ok = await this.deps.repo.updateAt(owner, id, revision, { ...contentColumns(content), ...mcp, updated_at: this.now() });
     if (!ok) throw await this.staleAfterRace(owner, id, revision);
     return this.get(owner, id);
   }

@@ -16,6 +16,7 @@ const draftProperties = {
   plan: { type: 'object', description: 'The compiled AgentPlan.' },
   graph: { type: ['object', 'null'], description: 'The authored canvas graph, stored verbatim.' },
   layout: { type: 'object', description: 'Node positions by step id (used when no graph is saved).' },
+  mcp: { type: 'object', description: 'Serve the published version over MCP: {enabled, permissionMode?} (not versioned; takes effect at once).' },
 } as const;
 
 export const createBody = {

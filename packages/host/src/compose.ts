@@ -5,6 +5,7 @@ import { AgentService } from './agent/agent.service';
 import { RunRepository } from './agent/run.repository';
 import { type Clock, systemClock } from './clock';
 import { type ConfigOptions, type HostConfig, loadConfig } from './config/config';
+import { crashPointFor } from './config/crash-points';
 import type { HostContext } from './context';
 import { EventLog } from './events/event-log';
 import { createMcpDomain } from './mcp/mcp.domain';
@@ -64,12 +65,14 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
   await lease?.register();
   const closers: Array<() => Promise<void> | void> = [];
   const settings = new SettingsStore(database.db, clock);
+  const crashPoint = crashPointFor(config.crashAt);
   const core: CoreServices = {
     config,
+    ...(crashPoint ? { crashPoint } : {}),
     logger,
     clock,
     db: database.db,
-    events: new EventLog(database.db, clock),
+    events: new EventLog(database.db, clock, undefined, crashPoint),
     catalog: new ToolCatalog(),
     settings,
     runs: new RunRepository(database.db, lease?.id),
@@ -108,6 +111,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     modelSteps: models.modelSteps,
     filesResolver: plugins.resolveFiles,
     ...(lease ? { hostId: lease.id } : {}),
+    ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}),
   });
   const workflows = createWorkflowsDomain({ ...core, agent });
   const tasks = await createTasksDomain({ ...core, agent, workflows, ...(lease ? { hostId: lease.id } : {}) });

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { RunRepository } from './agent/run.repository';
 import type { Clock } from './clock';
 import type { HostConfig } from './config/config';
+import type { CrashPoint } from './config/crash-points';
 import type { EventLog } from './events/event-log';
 import type { SettingsStore } from './settings/settings.store';
 import type { Db } from './storage/database';
@@ -14,6 +15,8 @@ import type { ToolCatalog } from './tools/catalog';
  */
 export interface CoreServices {
   readonly config: HostConfig;
+  /** Crash tests: called at each labelled point (SPEC §13); undefined unless `FENGYU_CRASH_AT` is set. */
+  readonly crashPoint?: CrashPoint;
   readonly logger: Logger;
   readonly clock: Clock;
   /** The database; each repository narrows it with `withTables<>()`. */

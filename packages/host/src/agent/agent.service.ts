@@ -1,3 +1,4 @@
+import type { CrashPoint } from '../config/crash-points';
 import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
@@ -66,6 +67,8 @@ export interface AgentServiceDeps {
   filesResolver?: FilesResolver;
   /** This host process's id on a shared database: a graceful stop interrupts only its own runs. */
   hostId?: string;
+  /** Crash tests (SPEC §13): the host's crash points. */
+  crashPoint?: CrashPoint;
 }
 
 /** How many runs created here keep their owner in memory (`ownerOf`); the oldest is dropped first. */
@@ -98,6 +101,7 @@ export class AgentService {
       modelSteps: this.modelSteps,
       callTimeoutSeconds: this.deps.callTimeoutSeconds,
       validate: (plan, run) => this.validate(plan, run.catalog, run.config, this.checks.get(run.id)),
+      ...(this.deps.crashPoint ? { crashPoint: this.deps.crashPoint } : {}),
     };
   }
 

@@ -419,6 +419,7 @@ export class ActiveRun implements StepHost {
     } else {
       await this.commit([{ type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string }], { status: this.status, gate: null });
     }
+    this.deps.crashPoint?.('gate-answer');
     this.settleGate(key, outcome);
     this.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind });
     return gate;
@@ -429,6 +430,7 @@ export class ActiveRun implements StepHost {
     this.plan = plan;
     this.status = 'running';
     await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null });
+    this.deps.crashPoint?.('gate-answer');
     this.pending.delete(key);
     void reuseSteps(this, plan, this.init).then(
       (done) => this.dispatch({ type: 'plan_approved', key, steps: nodes(plan), done }),

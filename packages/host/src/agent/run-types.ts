@@ -1,3 +1,4 @@
+import type { CrashPoint } from '../config/crash-points';
 import type { AgentPlan, PermissionMode, RunStatus } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
@@ -39,6 +40,8 @@ export interface RunDeps {
   callTimeoutSeconds: number;
   /** Validates a plan against this run's snapshot; throws invalid_plan with every problem. */
   validate: (plan: unknown, run: { id: string; catalog: CatalogSnapshot; config: ResolvedConfig }) => AgentPlan;
+  /** Crash tests (SPEC §13): `gate-answer`. */
+  crashPoint?: CrashPoint;
 }
 
 export interface RunInit {

@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { type CrashAt, parseCrashAt } from './crash-points';
 
 /**
  * Host configuration, parsed once from the environment and explicit options. This is the only
@@ -22,6 +23,8 @@ const EnvSchema = z.object({
     .optional(),
   FENGYU_DB_SYNC: z.enum(['normal', 'full']).optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
+  // crash tests (SPEC §13): `<point>[:<n>]`, checked by parseCrashAt
+  FENGYU_CRASH_AT: z.string().optional(),
 });
 
 export interface HostConfig {
@@ -49,6 +52,8 @@ export interface HostConfig {
   /** How long a call of the MCP server waits for its workflow run before answering with the run id. */
   mcpCallPatienceMs: number;
   otlpMetricsEndpoint?: string;
+  /** Crash tests: the labelled point (and pass) at which the host SIGKILLs itself (`FENGYU_CRASH_AT`). */
+  crashAt?: CrashAt;
   env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -66,6 +71,7 @@ export interface ConfigOptions {
   uiDir?: string;
   callTimeoutSeconds?: number;
   mcpCallPatienceMs?: number;
+  crashAt?: CrashAt;
   env?: Record<string, string | undefined>;
 }
 
@@ -90,6 +96,13 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     callTimeoutSeconds: options.callTimeoutSeconds ?? 120,
     mcpCallPatienceMs: options.mcpCallPatienceMs ?? 50_000,
     otlpMetricsEndpoint: parsed.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
+    ...crashAtOf(options.crashAt, parsed.FENGYU_CRASH_AT),
     env,
   };
+}
+
+/** An unknown point stops start-up here, before anything is opened. */
+function crashAtOf(given: CrashAt | undefined, text: string | undefined): { crashAt?: CrashAt } {
+  if (given) return { crashAt: given };
+  return text ? { crashAt: parseCrashAt(text) } : {};
 }

@@ -2,6 +2,7 @@ import { type RunEvent, type RunEventPayloads, type RunEventType, STREAM_END_EVE
 import type Database from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import { type Clock, isoTime } from '../clock';
+import type { CrashPoint } from '../config/crash-points';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 import { performance } from 'node:perf_hooks';
 import { attached } from './attached';
@@ -145,6 +146,8 @@ export class EventLog {
     private readonly clock: Clock,
     /** The turns of the event loop the group commit and the runner's slices follow. */
     readonly turn: LoopTurn = new LoopTurn(),
+    /** Crash tests (SPEC §13): `run-event-append`, `step-commit`, `run-finish`; undefined otherwise. */
+    private readonly crash?: CrashPoint,
   ) {
     this.db = db.withTables<EventTables>();
     if (dialectOf(db) === 'postgres') this.shared = { delivered: new Map(), gaps: new Map(), chains: new Map() };
@@ -175,6 +178,7 @@ export class EventLog {
       apply?.(raw);
       return this.appendRaw(raw, runId, events);
     });
+    if (this.crash) this.committed(written);
     this.publishInOrder(written);
     return written;
   }
@@ -297,6 +301,7 @@ export class EventLog {
       seq === undefined ? this.seqs.delete(item.runId) : this.seqs.set(item.runId, seq);
       return Promise.reject(err);
     }
+    if (this.crash) this.committed(written);
     for (const e of written) this.publish(e);
     return Promise.resolve(written);
   }
@@ -360,6 +365,7 @@ export class EventLog {
     }
     if (written) {
       const done = written;
+      if (this.crash) for (const events of done) this.committed(events);
       for (const item of fast) this.untold.add(item.runId);
       return this.afterWrite(() => {
         for (const events of done) for (const e of events) this.publish(e);
@@ -375,6 +381,7 @@ export class EventLog {
       try {
         if (failed.has(item.runId)) throw failed.get(item.runId);
         one = this.atomic(() => this.writeRaw(raw, item));
+        if (this.crash) this.committed(one);
       } catch (err) {
         failed.set(item.runId, err);
         item.reject(err);
@@ -496,12 +503,22 @@ export class EventLog {
         out.push(written);
       }
       if (values.length > 0) insertEvents(raw, values);
+      this.crash?.('run-event-append');
     } catch (err) {
       this.seqs.set(runId, start);
       throw err;
     }
     this.seqs.set(runId, seq);
     return out;
+  }
+
+  /** Crash tests: the points between a commit and its publication (a step's end, a run's end). */
+  private committed(written: readonly RunEvent[]): void {
+    const crash = this.crash as CrashPoint;
+    for (const e of written) {
+      if (e.type === 'step_complete') crash('step-commit');
+      else if (e.type === 'complete' || e.type === 'error' || e.type === 'cancelled') crash('run-finish');
+    }
   }
 
   /** Appends `events` to the run's log and runs `apply` in one transaction, then publishes. */
@@ -523,6 +540,7 @@ export class EventLog {
       if (apply) await apply(trx as Trx);
       return this.appendIn(trx as Trx, runId, events);
     });
+    if (this.crash) this.committed(written);
     this.publishInOrder(written);
     return written;
   }
@@ -541,6 +559,7 @@ export class EventLog {
     this.seqs.set(runId, seq);
     try {
       await trx.insertInto('run_events').values(rows).execute();
+      this.crash?.('run-event-append');
     } catch (err) {
       this.seqs.set(runId, start);
       throw err;

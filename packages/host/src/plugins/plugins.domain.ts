@@ -73,13 +73,13 @@ function hookProvider(service: PluginService, logger: CoreServices['logger']): P
   };
 }
 
-type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose'>;
+type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose' | 'crashPoint'>;
 
 /** Builds the domain and installs the bundled plugins (leftovers of a crashed install removed first). */
 export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDomain> {
   const backend = sandboxFor(core.config);
   const logger = core.logger.child({ component: 'plugins' });
-  const workers = new WorkerManager({ backend, logger, env: core.config.env, groups: processGroupsFor(core.config, (fn) => core.onClose(fn)) });
+  const workers = new WorkerManager({ backend, logger, env: core.config.env, groups: processGroupsFor(core.config, (fn) => core.onClose(fn)), ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}) });
   core.onClose(() => workers.close());
   const repo = new PluginRepository(core.db);
   const service = new PluginService({

@@ -40,6 +40,8 @@ export interface ConnectionEvents {
   onGarbage?: (line: string) => void;
   /** The stream broke the protocol beyond repair (e.g. an oversized line). */
   onFatal?: (reason: string) => void;
+  /** Requests were written to the worker (crash tests: `plugin-call`, before any answer). */
+  onRequestWritten?: () => void;
 }
 
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
@@ -104,6 +106,7 @@ export class RpcConnection {
         };
         this.pending.set(id, { resolve: done(resolve), reject: done(reject), onProgress: options.onProgress });
       } else this.pending.set(id, { resolve, reject, onProgress: options.onProgress });
+      this.outboxRequests += 1;
       this.writeLine(requestLine(id, method, params));
       options.onDispatch?.(id);
     });
@@ -140,6 +143,8 @@ export class RpcConnection {
   }
 
   private outbox: string[] = [];
+  /** Requests among the outbox's lines. */
+  private outboxRequests = 0;
 
   /**
    * Queues one message; messages queued in the same tick go out in one write, as a promise job
@@ -157,13 +162,17 @@ export class RpcConnection {
 
   private readonly flush = (): void => {
     const lines = this.outbox;
+    const requests = this.outboxRequests;
     this.outbox = [];
+    this.outboxRequests = 0;
     if (lines.length === 0 || this.closed) return;
     try {
       this.input.write(`${lines.join('\n')}\n`);
     } catch (e) {
       this.close(`cannot write to the worker: ${(e as Error).message}`);
+      return;
     }
+    if (requests > 0) this.events.onRequestWritten?.();
   };
 
   private onData(chunk: string): void {

@@ -1,5 +1,6 @@
 import { FengYuError } from '@fengyu/protocol';
 import type { Logger } from 'pino';
+import type { CrashPoint } from '../config/crash-points';
 import { allowListedEnv } from '../process/env';
 import type { ProcessGroups } from '../process/spawn';
 import { type AbortWatch, callDeadlines } from '../tools/call-scope';
@@ -61,6 +62,8 @@ export interface WorkerManagerOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The host's process registry (workers die with the host and are stopped with it). */
   groups?: ProcessGroups;
+  /** Crash tests (SPEC §13): `plugin-call`. */
+  crashPoint?: CrashPoint;
 }
 
 export class WorkerManager {
@@ -152,6 +155,7 @@ export class WorkerManager {
       diesWithParent: Boolean(this.options.backend.bwrapPath),
       killGraceMs: this.options.killGraceMs,
       maxLineChars: this.options.maxLineChars,
+      ...(this.options.crashPoint ? { onRequestWritten: () => this.options.crashPoint?.('plugin-call') } : {}),
       onExit: (reason) => {
         if (this.workers.get(key) === worker) this.workers.delete(key);
         logger.info({ reason }, 'plugin worker stopped');

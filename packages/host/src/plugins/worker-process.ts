@@ -24,6 +24,8 @@ export interface WorkerProcessOptions {
   killGraceMs?: number;
   maxStderrLines?: number;
   onExit?: (reason: string) => void;
+  /** Crash tests: called once requests were written to the worker. */
+  onRequestWritten?: () => void;
 }
 
 const STDERR_TAIL = 4096;
@@ -50,6 +52,7 @@ export class WorkerProcess {
         log.error({ reason }, 'plugin worker broke the protocol; stopping it');
         void this.stop();
       },
+      ...(options.onRequestWritten ? { onRequestWritten: options.onRequestWritten } : {}),
     }, options.maxLineChars);
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (chunk: string) => this.onStderr(chunk));

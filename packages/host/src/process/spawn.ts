@@ -283,6 +283,8 @@ export interface BoundedLimits {
   killGraceMs?: number;
   /** Written to stdin, then stdin is closed (requires `stdin: 'pipe'`). */
   input?: string;
+  /** Called once the process group has started (crash tests: `command-running`). */
+  onStarted?: () => void;
 }
 
 export interface BoundedResult {
@@ -352,5 +354,6 @@ export function runBounded(groups: ProcessGroups, spec: SpawnSpec, limits: Bound
       });
     });
     if (limits.signal?.aborted) onAbort();
+    limits.onStarted?.();
   });
 }

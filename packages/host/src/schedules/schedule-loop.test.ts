@@ -184,7 +184,7 @@ describe('schedule loop', () => {
     const s = await insert({ kind: 'interval', everySeconds: 60 });
     const crashing = loop({
       crashPoint: (point) => {
-        if (point === 'after-claim') throw new Error('simulated crash right after the claim');
+        if (point === 'schedule-claim') throw new Error('simulated crash right after the claim');
       },
     });
     await crashing.start();
@@ -214,7 +214,7 @@ describe('schedule loop', () => {
     const s = await insert({ kind: 'interval', everySeconds: 60 });
     const crashing = loop({
       crashPoint: (point) => {
-        if (point === 'before-claim') throw new Error('simulated crash before the claim');
+        if (point === 'schedule-due') throw new Error('simulated crash before the claim');
       },
     });
     await crashing.start();

@@ -1,5 +1,6 @@
 import { isFengYuError } from '@fengyu/protocol';
 import type { Logger } from 'pino';
+import type { CrashPoint } from '../config/crash-points';
 import type { Clock, SandboxPosture } from '../context';
 import type { TaskSubmitter } from '../tasks/task-submitter';
 import { overdue, nextFire, type Recurrence } from './recurrence';
@@ -32,8 +33,6 @@ export const DEFAULT_MAX_WAIT_MS = 60_000;
 /** How often a loop without a task executor looks again. */
 const STARVED_WAIT_MS = 1_000;
 
-/** Test-only crash points around the claim (see `FENGYU_TEST_SCHEDULE_CRASH`). */
-export type CrashPoint = 'before-claim' | 'after-claim' | 'after-submit';
 
 export interface Timers {
   set(fn: () => void, ms: number): unknown;
@@ -58,8 +57,8 @@ export interface ScheduleLoopDeps {
   logger: Logger;
   timers?: Timers;
   maxWaitMs?: number;
-  /** Called at each labelled point of a fire (tests kill the process there). */
-  crashPoint?: (point: CrashPoint, scheduleId: string) => void;
+  /** Crash tests (SPEC §13): `schedule-due`, `schedule-claim`, `schedule-submit`. */
+  crashPoint?: CrashPoint;
 }
 
 export type FireOutcome =
@@ -195,10 +194,10 @@ export class ScheduleLoop {
     }
     const submitter = this.deps.submitter();
     if (!submitter) return { kind: 'skipped' };
-    this.deps.crashPoint?.('before-claim', row.id);
+    this.deps.crashPoint?.('schedule-due');
     const claimed = await repo.claim(row.id, due, { nextRunMs: next ?? null, state: next === undefined ? endState(rec) : 'active', missed: count - 1, claimMs: due, at: now });
     if (!claimed) return { kind: 'skipped' };
-    this.deps.crashPoint?.('after-claim', row.id);
+    this.deps.crashPoint?.('schedule-claim');
     try {
       const res = await submitter.submit({
         ownerId: row.owner,
@@ -209,7 +208,7 @@ export class ScheduleLoop {
         permissionMode: row.permission_mode as 'ask' | 'approve-for-me' | 'full-access',
         scheduleId: row.id,
       });
-      this.deps.crashPoint?.('after-submit', row.id);
+      this.deps.crashPoint?.('schedule-submit');
       const at = this.deps.clock.now();
       if (res.ok) {
         await repo.fired(row.id, res.task.id, at);

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { CrashPoint } from '../config/crash-points';
 import type { Clock, SandboxPosture } from '../context';
 import type { PermissionGuard } from '../permissions/types';
 import type { Db } from '../storage/database';
@@ -7,7 +8,7 @@ import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { WorkflowService } from '../workflows/workflow.service';
 import { ScheduleRepository } from './schedule.repository';
 import { ScheduleService } from './schedule.service';
-import { type CrashPoint, ScheduleLoop } from './schedule-loop';
+import { ScheduleLoop } from './schedule-loop';
 import { registerScheduleErrors } from './schedules.errors';
 import { scheduleToolSource } from './schedules.tools';
 
@@ -29,6 +30,8 @@ export interface SchedulesDeps {
   tasks: () => TaskSubmitter | undefined;
   guard: () => PermissionGuard;
   posture: () => SandboxPosture;
+  /** Crash tests (SPEC §13): the host's crash points. */
+  crashPoint?: CrashPoint;
 }
 
 export interface SchedulesDomain {
@@ -44,22 +47,10 @@ export function hostTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
-/**
- * Test-only: `FENGYU_TEST_SCHEDULE_CRASH=<point>` kills the host (SIGKILL, no cleanup) at that
- * labelled point of a fire, so restart tests can check the at-most-once claim.
- */
-function crashHook(env: Readonly<Record<string, string | undefined>>): ((point: CrashPoint) => void) | undefined {
-  const wanted = env.FENGYU_TEST_SCHEDULE_CRASH;
-  if (!wanted) return undefined;
-  return (point) => {
-    if (point === wanted) process.kill(process.pid, 'SIGKILL');
-  };
-}
-
 export function createSchedulesDomain(deps: SchedulesDeps): SchedulesDomain {
   registerScheduleErrors();
   const repo = new ScheduleRepository(deps.db);
-  const crashPoint = crashHook(deps.env);
+  const crashPoint = deps.crashPoint;
   const loop = new ScheduleLoop({
     repo,
     submitter: deps.tasks,

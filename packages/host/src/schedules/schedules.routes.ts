@@ -32,6 +32,7 @@ export const registerSchedules: DomainRegistrar = async (ctx, app) => {
     tasks: () => (app as unknown as { tasks?: TaskSubmitter }).tasks ?? (ctx as typeof ctx & { tasks?: TaskSubmitter }).tasks,
     guard: () => ctx.guard,
     posture: () => ctx.posture(),
+    ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}),
   });
   const { service } = domain;
   app.decorate('schedules', domain);

@@ -1,5 +1,6 @@
 import { FengYuError, PERMISSION_MODES, type PermissionMode, TASK_KINDS, TASK_PRIORITIES, type TaskCapacity } from '@fengyu/protocol';
 import type { Logger } from 'pino';
+import type { CrashPoint } from '../config/crash-points';
 import type { Clock } from '../clock';
 import { CancelSlot } from './canceller';
 import type { QueuePolicy } from './fair-queue';
@@ -82,6 +83,8 @@ export interface TaskRegistryDeps {
   /** Default mode when a request names none. */
   defaultPermissionMode?: PermissionMode;
   graces?: { cooperative: number; term: number; kill: number };
+  /** Crash tests (SPEC §13): `task-admit`, `task-start`. */
+  crashPoint?: CrashPoint;
 }
 
 interface Live {
@@ -382,6 +385,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
       this.undo(entry);
       throw err;
     }
+    this.deps.crashPoint?.('task-admit');
     // the body starts only once the task is durable, so a crash can never leave a run without its task
     if (starts) this.launch(entry, false);
     return { ok: true, task: this.snapshot(this.reported(entry)) };
@@ -427,6 +431,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   /** What a producer's commit or rollback does to a task admitted within it (made once, not per task). */
   private readonly withinOutcome: WithinOutcome = {
     committed: (entry, starts) => {
+      this.deps.crashPoint?.('task-admit');
       if (starts && !this.closing) this.launch(entry, false);
     },
     rolledBack: (entry) => this.undo(entry),
@@ -467,9 +472,11 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   }
 
   /**
-   * Starts a body in the slot the policy gave it (its creation is already committed). The start is
-   * recorded without holding the body back: a crash before that commit leaves the task queued or
-   * running in the store, and both come back interrupted, never run again.
+   * Starts a body in the slot the policy gave it (its creation is already committed). A task
+   * admitted straight into a slot was committed `running`: its body starts at once, the start time
+   * written later. A task leaving the queue starts its body only once `running` is committed: a
+   * task the store still holds `queued` has certainly not started, so a restart may submit it again
+   * (`resumeQueued`), while a `running` one comes back interrupted and is never run again.
    */
   private launch(entry: Live, fromQueue: boolean): void {
     const r = entry.record;
@@ -477,10 +484,12 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     r.startedMs = this.now();
     this.deps.metrics?.dispatched(r.priority);
     this.deps.metrics?.queueWait(r.priority, 'executed', (r.startedMs - r.submittedMs) / 1000);
-    // from the queue it is a state change (committed in this turn); otherwise only the start time
-    this.persist(entry, fromQueue).catch((err) => this.deps.logger.warn({ err, taskId: r.id }, 'could not record the start of a task'));
+    // from the queue it is a state change (committed before the body); otherwise only the start time
+    const started = this.persist(entry, fromQueue, fromQueue);
+    started.catch((err) => this.deps.logger.warn({ err, taskId: r.id }, 'could not record the start of a task'));
     const body = (async () => {
-      await entry.persisted;
+      await (fromQueue ? started : entry.persisted);
+      this.deps.crashPoint?.('task-start');
       return this.deps.body.run(r, {
         slot: entry.slot,
         onRun: async (runId) => {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
+import type { CrashPoint } from '../config/crash-points';
 import type { AgentService } from '../agent/agent.service';
 import { RunRepository } from '../agent/run.repository';
 import { type Clock, systemClock } from '../clock';
@@ -36,6 +37,8 @@ export interface TasksDeps {
   agent: AgentService;
   workflows: Pick<WorkflowsDomain, 'service' | 'runner' | 'base'>;
   onClose(fn: () => Promise<void> | void): void;
+  /** Crash tests (SPEC §13). */
+  crashPoint?: CrashPoint;
 }
 
 export interface TasksDomain {
@@ -101,7 +104,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     registry = shared;
   } else {
     const policy = new FairQueue();
-    registry = new TaskRegistry({ store: new SqliteTaskStore(ctx.db), policy, clock: ctx.clock === systemClock ? fineClock() : ctx.clock, logger, body, metrics, killProcesses });
+    registry = new TaskRegistry({ store: new SqliteTaskStore(ctx.db), policy, clock: ctx.clock === systemClock ? fineClock() : ctx.clock, logger, body, metrics, killProcesses, ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}) });
   }
   const executor = registry;
   capacity = () => executor.globalCapacity();

@@ -1,5 +1,6 @@
 import { FengYuError, isFengYuError, type JsonSchema, localize, type PermissionMode, type Problem, type WebhookDeliveryView, type WebhookTriggerView } from '@fengyu/protocol';
 import type { Logger } from 'pino';
+import type { CrashPoint } from '../config/crash-points';
 import type { Clock, SandboxPosture } from '../context';
 import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type EndedTask, type PreparedSubmission, type SubmitWithin, type TaskSnapshot, type TaskSubmitter } from '../tasks/task-submitter';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
@@ -61,10 +62,12 @@ export interface WebhookServiceDeps {
   logger: Logger;
   unattended?: UnattendedCheck;
   /**
-   * Runs right after a claim is written, before the task is submitted (crash tests); on SQLite's
-   * group path, once the claim, audit and task rows are written, before they commit.
+   * Crash tests (SPEC §13): `webhook-claim` right after a claim is written (on SQLite's group
+   * path, once the claim, audit and task rows are written, before they commit; elsewhere once the
+   * claim committed, before the task is submitted); `webhook-commit` once the delivery is
+   * committed, before its task starts and the sender is answered.
    */
-  afterClaim?: () => void;
+  crashPoint?: CrashPoint;
   /** How often expired event-id claims are pruned, and how many per statement (tests shorten them). */
   claimPrune?: { everyMs: number; batch: number };
 }
@@ -346,7 +349,7 @@ export class WebhookService {
       if (!claim.existing.task_id) throw new FengYuError('webhook_event_interrupted');
       return { taskId: claim.existing.task_id, deliveryId: claim.existing.delivery_id, duplicate: true };
     }
-    this.deps.afterClaim?.();
+    this.deps.crashPoint?.('webhook-claim');
     const eventClaim = eventSha256 ? { triggerId: trigger.id, eventSha256 } : undefined;
     let result: Awaited<ReturnType<TaskSubmitter['submit']>>;
     try {
@@ -372,6 +375,7 @@ export class WebhookService {
     }
     const task = result.task;
     await this.deps.repo.submitted(deliveryId, task.id, deliveryStateOf(task), eventClaim);
+    this.deps.crashPoint?.('webhook-commit');
     const early = this.earlyFinish.get(task.id);
     if (early) {
       this.earlyFinish.delete(task.id);
@@ -458,6 +462,7 @@ export class WebhookService {
       for (const p of batch) p.reject(err);
       return;
     }
+    this.deps.crashPoint?.('webhook-commit');
     for (const a of admitted) a.committed();
     for (const p of batch) {
       if (p.answer) p.resolve(p.answer);
@@ -485,7 +490,7 @@ export class WebhookService {
         admitted.push(result);
         const taskId = result.task.id;
         const seq = group.record({ id: p.deliveryId, triggerId, acceptedAt: this.iso(p.acceptedMs), acceptedMs: p.acceptedMs, eventSha256: p.eventSha256, taskId, state: deliveryStateOf(result.task) });
-        this.deps.afterClaim?.();
+        this.deps.crashPoint?.('webhook-claim');
         if (this.deliveryOfTask.size >= 10_000) this.deliveryOfTask.clear();
         this.deliveryOfTask.set(taskId, { seq, acceptedMs: p.acceptedMs });
         p.answer = { taskId, deliveryId: p.deliveryId, duplicate: false };

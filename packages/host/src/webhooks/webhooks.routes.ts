@@ -96,7 +96,6 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
   registerWebhookErrors();
   const domain = app.workflows;
   if (!domain) throw new Error('the webhooks domain needs the workflows domain');
-  const crashAfterClaim = ctx.config.env.FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM === '1';
   const service = new WebhookService({
     repo: new WebhookRepository(ctx.db),
     clock: ctx.clock,
@@ -105,8 +104,8 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
     posture: () => ctx.posture(),
     logger: ctx.logger.child({ component: 'webhooks' }),
     unattended: unattendedCheck(ctx, domain),
-    // test-only: die the hardest way right after a claim is written (before its commit on SQLite)
-    ...(crashAfterClaim ? { afterClaim: () => process.kill(process.pid, 'SIGKILL') } : {}),
+    // crash tests (SPEC §13): `webhook-claim`, `webhook-commit`
+    ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}),
   });
   domain.service.onDelete((trx, owner, workflowId) => service.disableForWorkflow(trx, owner, workflowId));
   app.addHook('onReady', async () => {

@@ -146,8 +146,8 @@ describe('webhook service', () => {
 
   it('marks a claim caught by a stop INTERRUPTED on start and never replays its event id', async () => {
     const first = service({
-      afterClaim: () => {
-        throw new Error('stopped');
+      crashPoint: (point) => {
+        if (point === 'webhook-claim') throw new Error('stopped');
       },
     });
     const { row } = await created(first);

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 /**
  * At most once across real crashes: the host runs as a child process on one home and is killed
- * with SIGKILL at labelled points around the claim (`FENGYU_TEST_SCHEDULE_CRASH`), then started
+ * with SIGKILL at labelled points around the claim (`FENGYU_CRASH_AT`), then started
  * again on the same home. The host's clock is shifted forward between runs so that interval
  * boundaries pass "while it is down". Counted: tasks carrying the schedule id — never more than
  * one per occurrence.
@@ -32,8 +32,8 @@ interface Running {
 
 /** Starts the fixture; resolves when it listens, or with `crashed` when it dies first. */
 function start(home: string, offsetMs: number, crash?: string, sandbox = 'off'): Promise<Running | { crashed: NodeJS.Signals | null }> {
-  const env = { ...process.env, ...(crash ? { FENGYU_TEST_SCHEDULE_CRASH: crash } : {}) };
-  if (!crash) delete env.FENGYU_TEST_SCHEDULE_CRASH;
+  const env = { ...process.env, ...(crash ? { FENGYU_CRASH_AT: crash } : {}) };
+  if (!crash) delete env.FENGYU_CRASH_AT;
   const child = spawn(process.execPath, ['--import', 'tsx', fixture, home, String(offsetMs), sandbox], { stdio: ['ignore', 'pipe', 'inherit'], env });
   children.push(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
@@ -107,7 +107,7 @@ describe('schedules across real crashes (kill -9)', () => {
     const a = await started(home, 0);
     const { scheduleId } = await setup(a);
     await stop(a);
-    const POINTS = ['before-claim', 'after-claim', 'after-submit'] as const;
+    const POINTS = ['schedule-due', 'schedule-claim', 'schedule-submit'] as const;
     const TRIALS = 2;
     let hours = 0;
     for (let trial = 0; trial < TRIALS; trial += 1) {
@@ -122,7 +122,7 @@ describe('schedules across real crashes (kill -9)', () => {
     const b = await started(home, hours * HOUR + 1_000);
     const tasks = await tasksOf(b, scheduleId);
     const s = (await api(b, 'GET', `/api/agent/schedules/${scheduleId}`)).body;
-    // each after-submit crash submitted one task (its claim is then reported), the last host one more
+    // each schedule-submit crash submitted one task (its claim is then reported), the last host one more
     expect(tasks.length).toBe(TRIALS + 1);
     expect(s.triggerCount).toBe(1);
     // every boundary is either fired or counted missed, exactly once
@@ -137,7 +137,7 @@ describe('schedules across real crashes (kill -9)', () => {
   it('a runImmediately fire killed right after its claim is reported after the restart, not replayed', async () => {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-sched-immediate-'));
     homes.push(home);
-    const crashing = await start(home, 0, 'after-claim');
+    const crashing = await start(home, 0, 'schedule-claim');
     if ('crashed' in crashing) throw new Error('the host died before the request');
     const made = await api(crashing, 'POST', '/api/workflows', { name: 'now', plan: { steps: [{ id: 'a', tool: 'echo', arguments: { text: 'now' } }] } });
     await api(crashing, 'POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision });

@@ -2,7 +2,7 @@
  * A real host in its own process for the schedule restart tests:
  *   node --import tsx schedule-fixture.ts <home> <clockOffsetMs> [sandbox]
  * The host's clock runs `clockOffsetMs` ahead of the wall clock (so a test can "be down" across
- * interval boundaries without waiting for them). `FENGYU_TEST_SCHEDULE_CRASH` in the environment
+ * interval boundaries without waiting for them). `FENGYU_CRASH_AT` in the environment
  * makes the host kill itself at that point of a fire. Prints one JSON line
  * {url, token, readyAt} once listening (`readyAt` by the host's clock).
  */

@@ -2,7 +2,7 @@
  * A real host in its own process, with the test tools, for crash tests:
  *   node --import tsx serve-fixture.ts <home>
  * Prints one JSON line {url, token} once listening. The host reads its configuration from the
- * environment the test passes (e.g. FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM=1 makes it SIGKILL itself
+ * environment the test passes (e.g. FENGYU_CRASH_AT=webhook-claim makes it SIGKILL itself
  * right after a webhook delivery's claim is written, inside its group transaction on SQLite).
  */
 import { createHost } from '../../src/http/server';

@@ -61,7 +61,7 @@ async function deliver(h: Running, triggerId: string, secret: string, eventId: s
 
 describe('webhook durability', () => {
   it('a SIGKILL inside the group commit leaves neither claim, audit row nor task; a committed claim with no task comes back INTERRUPTED and is never replayed; restarts keep triggers, audit and event ids', async () => {
-    const a = await start({ FENGYU_TEST_WEBHOOK_CRASH_AFTER_CLAIM: '1' });
+    const a = await start({ FENGYU_CRASH_AT: 'webhook-claim' });
     const def = await api(a, 'POST', '/api/workflows', { name: 'Hooked', description: '', inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } }, plan: { steps: [{ id: 'say', tool: 'echo', arguments: { value: '{{inputs.text}}' } }] } });
     expect((await api(a, 'POST', `/api/workflows/${def.body.id}/publish`, { revision: def.body.revision })).status).toBe(200);
     const created = await api(a, 'POST', `/api/workflows/${def.body.id}/webhooks`, { permissionMode: 'full-access', name: 'crash' });

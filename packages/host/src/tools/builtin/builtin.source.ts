@@ -19,7 +19,7 @@ import { createExecuteCommandTool } from './execute-command';
 const CommandsSection = z.object({ allowUnsandboxedOwners: z.boolean().default(false) }).strict();
 type CommandsSettings = z.infer<typeof CommandsSection>;
 
-export function builtinSource(ctx: Pick<CoreServices, 'config' | 'settings' | 'onClose'>): ToolSource {
+export function builtinSource(ctx: Pick<CoreServices, 'config' | 'settings' | 'onClose' | 'crashPoint'>): ToolSource {
   ctx.settings.registerSection<CommandsSettings>('commands', {
     schema: CommandsSection as unknown as z.ZodType<CommandsSettings>,
     defaultValue: { allowUnsandboxedOwners: false },
@@ -31,7 +31,7 @@ export function builtinSource(ctx: Pick<CoreServices, 'config' | 'settings' | 'o
     },
   });
   const tools: Tool[] = [
-    createExecuteCommandTool({ home: ctx.config.home, env: ctx.config.env, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)), isolation: hostOwnerIsolation(ctx) }),
+    createExecuteCommandTool({ home: ctx.config.home, env: ctx.config.env, groups: processGroupsFor(ctx.config, (fn) => ctx.onClose(fn)), isolation: hostOwnerIsolation(ctx), ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}) }),
   ];
   return { kind: 'builtin', list: async () => tools, listNow: () => tools };
 }

@@ -1,6 +1,7 @@
 import { mkdir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import { errorSpecOf, FengYuError, registerErrors, stableHash } from '@fengyu/protocol';
+import type { CrashPoint } from '../../config/crash-points';
 import { isInside } from '../../files/grant-paths';
 import { type CommandMode, commandMode, type OwnerIsolation, scratchDir, shellSpec } from '../../process/owner-commands';
 import { defaultProcessGroups, type ProcessGroups, runBounded } from '../../process/spawn';
@@ -46,6 +47,8 @@ export interface ExecuteCommandDeps {
   groups?: ProcessGroups;
   /** Owner isolation; when omitted every owner is treated as the primary one (tests of the tool alone). */
   isolation?: OwnerIsolation;
+  /** Crash tests (SPEC §13): `command-running`. */
+  crashPoint?: CrashPoint;
 }
 
 export interface ExecuteCommandResult {
@@ -156,6 +159,7 @@ async function run(deps: ExecuteCommandDeps, command: string, cwd: string, secon
     outputCap: deps.outputCap ?? 256 * 1024,
     signal: ctx.signal,
     killGraceMs: deps.killGraceMs ?? 2000,
+    ...(deps.crashPoint ? { onStarted: () => deps.crashPoint?.('command-running') } : {}),
   });
   if (r.spawnError) throw new FengYuError('command_spawn_failed', { reason: r.spawnError.message }, undefined, { cause: r.spawnError });
   if (r.cancelled && !r.timedOut) throw new FengYuError('tool_cancelled', { name: 'execute_command' });

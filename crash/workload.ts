@@ -1,0 +1,213 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ExcelJS from 'exceljs';
+import { type Api, apiOf, type Frame, type HostProc, recordStream, startHost } from './host';
+
+/**
+ * The mixed workload of one trial, and the template home it starts from (workflows published, a
+ * webhook trigger, an uploaded workbook: made once per campaign, copied per trial). Every command
+ * step appends a mark naming its run and step to `marks.log` in the trial's home, so the
+ * campaign counts from the outside how often each step really ran.
+ */
+
+export interface Template {
+  chainId: string;
+  hookId: string;
+  triggerId: string;
+  secret: string;
+  fileId: string;
+}
+
+export const MARKS = 'marks.log';
+
+const chainSchema = { type: 'object', required: ['tag'], properties: { tag: { type: 'string' } } };
+const hookSchema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } };
+
+/** A command step that appends `<tag>-<id>` to the marks file, then lingers a little (alive at a crash). */
+function markStep(marks: string, tag: string, id: string, dependsOn: string[] = []) {
+  return { id, title: `mark ${id}`, tool: 'execute_command', arguments: { command: `echo ${tag}-${id} >> ${marks}; sleep 0.15`, timeoutSeconds: 30 }, ...(dependsOn.length ? { dependsOn } : {}) };
+}
+
+export function chainPlan(marks: string, tag: string, n: number) {
+  return { steps: Array.from({ length: n }, (_, i) => markStep(marks, tag, `s${i + 1}`, i ? [`s${i}`] : [])) };
+}
+
+async function ok(r: Promise<{ status: number; body: any }>, what: string): Promise<any> {
+  const res = await r;
+  if (res.status >= 300) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+async function publish(api: Api, body: unknown): Promise<string> {
+  const wf = await ok(api('POST', '/api/workflows', body), 'create workflow');
+  await ok(api('POST', `/api/workflows/${wf.id}/publish`, { revision: wf.revision }), 'publish');
+  return wf.id as string;
+}
+
+/** Builds the template home: the workflows, the trigger, the workbook. Marks go to `<home>/marks.log` of each trial: the path is a workflow input. */
+export async function makeTemplate(home: string, token: string): Promise<Template> {
+  const h = await startHost(home, token);
+  try {
+    const api = apiOf(h);
+    const chainId = await publish(api, {
+      name: 'crash chain',
+      description: '',
+      inputSchema: { ...chainSchema, required: ['tag', 'marks'], properties: { ...chainSchema.properties, marks: { type: 'string' } } },
+      plan: { steps: [1, 2, 3].map((i) => ({ ...markStep('{{inputs.marks}}', '{{inputs.tag}}', `s${i}`, i > 1 ? [`s${i - 1}`] : []) })) },
+    });
+    const hookId = await publish(api, {
+      name: 'crash hook',
+      description: '',
+      inputSchema: { ...hookSchema, required: ['text', 'marks'], properties: { ...hookSchema.properties, marks: { type: 'string' } } },
+      plan: { steps: [{ id: 'h1', title: 'hook mark', tool: 'execute_command', arguments: { command: 'echo {{inputs.text}} >> {{inputs.marks}}' } }] },
+    });
+    const created = await ok(api('POST', `/api/workflows/${hookId}/webhooks`, { permissionMode: 'full-access', name: 'crash' }), 'trigger');
+    const wb = new ExcelJS.Workbook();
+    const sheet = wb.addWorksheet('Data');
+    sheet.addRow(['Region', 'Amount']);
+    for (let i = 0; i < 20; i++) sheet.addRow([['North', 'South', 'East'][i % 3], i * 10]);
+    const xlsx = join(home, 'crash.xlsx');
+    await wb.xlsx.writeFile(xlsx);
+    const form = new FormData();
+    const { readFileSync } = await import('node:fs');
+    form.append('file', new Blob([readFileSync(xlsx)]), 'crash.xlsx');
+    const up = await fetch(`${h.url}/api/files`, { method: 'POST', headers: { 'x-fengyu-token': token }, body: form });
+    if (up.status !== 201) throw new Error(`upload: ${up.status} ${await up.text()}`);
+    const fileId = ((await up.json()) as { id: string }).id;
+    return { chainId, hookId, triggerId: created.trigger.id, secret: created.secret, fileId };
+  } finally {
+    h.proc.kill('SIGTERM');
+    await h.exited;
+  }
+}
+
+/** A direct run the campaign streamed. */
+export interface DirectRun {
+  tag: string;
+  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin';
+  steps: string[];
+  runId?: string;
+  frames: Frame[];
+}
+
+export interface Delivery {
+  eventId: string;
+  text: string;
+  /** The answers received (202 bodies), in order. */
+  answers: Array<{ taskId: string; deliveryId: string; duplicate: boolean }>;
+  /** Other outcomes (status and error code) worth a violation. */
+  refusals: string[];
+}
+
+export interface Drive {
+  runs: DirectRun[];
+  tasks: Array<{ tag: string; taskId?: string }>;
+  schedules: Array<{ tag: string; scheduleId?: string }>;
+  deliveries: Delivery[];
+  /** Everything the workload started has settled. */
+  settled: Promise<void>;
+}
+
+export function deliverOnce(h: { url: string }, t: Template, d: Delivery, marks: string): Promise<void> {
+  return fetch(`${h.url}/api/workflow-hooks/${t.triggerId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': t.secret, 'x-fengyu-event-id': d.eventId },
+    body: JSON.stringify({ text: d.text, marks }),
+    signal: AbortSignal.timeout(20_000),
+  }).then(
+    async (res) => {
+      const body = (await res.json().catch(() => ({}))) as any;
+      if (res.status === 202) d.answers.push(body);
+      else if (res.status !== 429) d.refusals.push(`${res.status} ${body?.error?.code ?? ''}`);
+    },
+    () => undefined,
+  );
+}
+
+/** Answers every gate a run's stream asks for. */
+export function gateAnswerer(api: Api, runId: () => string | undefined) {
+  return (f: Frame) => {
+    if (f.event === 'plan_approval_requested' || f.event === 'step_approval_requested') {
+      const id = runId();
+      if (id) void api('POST', `/api/agent/${id}/approve`, {}).catch(() => undefined);
+    }
+  };
+}
+
+/** Starts the trial's workload on a live host; `pick` (the trial's PRNG) varies its mix. */
+export function drive(h: HostProc, t: Template, home: string, trial: string, pick: () => number): Drive {
+  const api = apiOf(h);
+  const marks = join(home, MARKS);
+  writeFileSync(marks, '', { flag: 'a' });
+  const runs: DirectRun[] = [];
+  const work: Promise<unknown>[] = [];
+  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin'];
+  kinds.forEach((kind, i) => {
+    if (pick() < 0.15) return;
+    const tag = `${trial}r${i}`;
+    const n = kind === 'plugin' ? 1 : kind === 'step-gates' ? 2 : 1 + Math.floor(pick() * 3);
+    const plan =
+      kind === 'plugin'
+        ? { steps: [{ id: 'x1', title: 'analyze', tool: 'excel_analyze', arguments: { filePath: '@file:workbook' } }, markStep(marks, tag, 's1', ['x1'])] }
+        : chainPlan(marks, tag, n);
+    const run: DirectRun = { tag, kind, steps: plan.steps.map((s) => s.id), frames: [] };
+    runs.push(run);
+    const config = { permissionMode: 'full-access', planApproval: kind === 'plan-gate', stepApproval: kind === 'step-gates' };
+    const body = { goal: `crash ${tag}`, workflow: plan, config, ...(kind === 'plugin' ? { files: [{ name: 'workbook', refs: [t.fileId] }] } : {}) };
+    work.push(
+      api('POST', '/api/agent/run', body)
+        .then(async (r) => {
+          if (r.status !== 200) throw new Error(`run ${kind}: ${r.status} ${JSON.stringify(r.body)}`);
+          run.runId = r.body.runId;
+          await recordStream(h, run.runId as string, run.frames, gateAnswerer(api, () => run.runId));
+        })
+        .catch((e) => (h.proc.exitCode === null && h.proc.signalCode === null ? Promise.reject(e) : undefined)),
+    );
+  });
+  const tasks: Drive['tasks'] = [];
+  const nTasks = Math.floor(pick() * 3);
+  for (let i = 0; i < nTasks; i++) {
+    const entry: Drive['tasks'][number] = { tag: `${trial}t${i}` };
+    tasks.push(entry);
+    work.push(
+      api('POST', '/api/agent/tasks', { workflowId: t.chainId, inputs: { tag: entry.tag, marks }, permissionMode: 'full-access' }).then(
+        (r) => {
+          if (r.status === 202) entry.taskId = r.body.id;
+        },
+        () => undefined,
+      ),
+    );
+  }
+  const schedules: Drive['schedules'] = [];
+  if (pick() < 0.6) {
+    const entry: Drive['schedules'][number] = { tag: `${trial}c0` };
+    schedules.push(entry);
+    const time = new Date(Date.now() + 12 * 3600_000).toISOString().slice(11, 16);
+    work.push(
+      api('POST', '/api/agent/schedules', { workflowId: t.chainId, inputs: { tag: entry.tag, marks }, permissionMode: 'full-access', runImmediately: true, recurrence: { kind: 'daily', time, timeZone: 'UTC' } }).then(
+        (r) => {
+          if (r.status === 201) entry.scheduleId = r.body.id;
+        },
+        () => undefined,
+      ),
+    );
+  }
+  const deliveries: Delivery[] = [];
+  const nHooks = 1 + Math.floor(pick() * 3);
+  for (let i = 0; i < nHooks; i++) {
+    const d: Delivery = { eventId: `${trial}-e${i}`, text: `${trial}h${i}`, answers: [], refusals: [] };
+    deliveries.push(d);
+    // a sender that retries at once (a duplicate while the first may still be in flight)
+    work.push(deliverOnce(h, t, d, marks).then(() => (pick() < 0.5 ? deliverOnce(h, t, d, marks) : undefined)));
+  }
+  const settled = Promise.all(work).then(async () => {
+    // the background work: until no task is queued or running
+    for (let i = 0; i < 200 && h.proc.exitCode === null && h.proc.signalCode === null; i++) {
+      const list = await api('GET', '/api/agent/tasks?limit=100').catch(() => undefined);
+      if (!list || list.status !== 200) return;
+      if (!list.body.items.some((x: { state: string }) => x.state === 'queued' || x.state === 'running')) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+  return { runs, tasks, schedules, deliveries, settled };
+}

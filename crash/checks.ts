@@ -67,7 +67,7 @@ export async function checkRestart(api: Api, h: { url: string; token: string }, 
     violations.push(...compareReplay(run, replay));
   }
   const list = await api('GET', '/api/agent/runs?limit=100');
-  for (const r of list.body.items as Array<{ id: string; status: string; createdAt: string }>) {
+  for (const r of list.body.runs as Array<{ id: string; status: string; createdAt: string }>) {
     if (r.createdAt < restartedAt && !TERMINAL.has(r.status)) violations.push(`run ${r.id} from before the crash is ${r.status} after the restart (expected interrupted or ended)`);
   }
   return { violations, replays };

@@ -127,8 +127,9 @@ export async function recordStream(h: { url: string; token: string }, runId: str
         onFrame?.(f);
       }
     }
-  } catch {
+  } catch (e) {
     // the host died under the stream: what was received is what counts
+    if (process.env.CRASH_DEBUG) process.stderr.write(`stream ${runId} ended: ${(e as Error).stack}\n`);
   }
 }
 

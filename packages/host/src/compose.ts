@@ -8,6 +8,7 @@ import { type ConfigOptions, type HostConfig, loadConfig } from './config/config
 import { crashPointFor } from './config/crash-points';
 import type { HostContext } from './context';
 import { EventLog } from './events/event-log';
+import { createInboxDomain, createInboxRecorder } from './inbox/inbox.domain';
 import { createMcpDomain } from './mcp/mcp.domain';
 import { createModelsDomain } from './models/models.domain';
 import { createPermissionsDomain } from './permissions/permissions.domain';
@@ -97,6 +98,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
   // Callers read guard and posture through the context at call time (see HostContext).
   const guard = () => ctx.guard;
   const models = createModelsDomain({ ...core, guard, resolveFiles: plugins.resolveFiles });
+  const inboxCore = createInboxRecorder(core);
   const agent = new AgentService({
     events: core.events,
     repo: core.runs,
@@ -112,12 +114,14 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     filesResolver: plugins.resolveFiles,
     ...(lease ? { hostId: lease.id } : {}),
     ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}),
+    gates: inboxCore.recorder,
   });
+  const inbox = createInboxDomain(core, inboxCore, agent);
   const workflows = createWorkflowsDomain({ ...core, agent });
   const tasks = await createTasksDomain({ ...core, agent, workflows, ...(lease ? { hostId: lease.id } : {}) });
   core.catalog.register(models.memoryTools);
 
-  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models, tasks: tasks.registry, tasksDomain: tasks };
+  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models, tasks: tasks.registry, tasksDomain: tasks, inbox };
   if (lease) {
     // Shared database: only the live work of hosts whose lease ran out is interrupted — at start
     // (plus work that names no host) and at every renewal.
@@ -127,6 +131,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     });
     await lease.sweep(true);
   } else await agent.interruptOrphans();
+  await inbox.start();
   return {
     ctx,
     async stop() {

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AgentService } from './agent/agent.service';
+import type { InboxService } from './inbox/inbox.service';
 import type { McpDomain } from './mcp/mcp.domain';
 import type { ModelsDomain } from './models/models.domain';
 import type { PermissionsDomain } from './permissions/permissions.domain';
@@ -37,6 +38,8 @@ export interface HostContext extends CoreServices {
   readonly tasks?: TaskSubmitter;
   /** The tasks domain's handles (executor, metrics) for its routes. */
   readonly tasksDomain?: TasksDomain;
+  /** Every pending gate of the owners' runs, its answers and its stream. */
+  readonly inbox: InboxService;
 }
 
 /** A domain's HTTP entry point, called once by `createHost` in the order of `domains.ts`. */

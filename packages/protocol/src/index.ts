@@ -52,3 +52,5 @@ export * from './runs';
 export * from './mcp-view';
 // The builder AI panel's edit proposal.
 export * from './assist';
+// The inbox of pending gates and inputs, and its stream frames.
+export * from './inbox';

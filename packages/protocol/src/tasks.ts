@@ -4,7 +4,7 @@ import type { PermissionMode } from './plan';
 
 export type TaskPriority = 'interactive' | 'normal' | 'batch';
 export type TaskKind = 'workflow' | 'workflow-schedule' | 'workflow-webhook';
-export type TaskState = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type TaskState = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 /** The priorities, highest first. */
 export const TASK_PRIORITIES: readonly TaskPriority[] = Object.freeze(['interactive', 'normal', 'batch'] as TaskPriority[]);

@@ -9,6 +9,7 @@ import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent } from './run-text';
+import type { GateParking, GateRecorder, OuterApproval } from './gates';
 import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
@@ -44,6 +45,10 @@ export interface StartRequest {
   noGates?: boolean;
   /** With noGates: the outer call was approved, so inner gates pass (deny rules still deny). */
   preApproved?: boolean;
+  /** A background task's slot, given back while a gate of the run waits in the inbox. */
+  parking?: GateParking;
+  /** With noGates, from a chat: inner gates raise the chat's approval card. */
+  outerApproval?: OuterApproval;
 }
 
 export type FilesResolver = (owner: string, runId: string, files: unknown) => Promise<{ grants: FileGrant[]; names: string[] }>;
@@ -69,6 +74,8 @@ export interface AgentServiceDeps {
   hostId?: string;
   /** Crash tests (SPEC §13): the host's crash points. */
   crashPoint?: CrashPoint;
+  /** The inbox: where the runs' gates are recorded. */
+  gates?: GateRecorder;
 }
 
 /** How many runs created here keep their owner in memory (`ownerOf`); the oldest is dropped first. */
@@ -100,6 +107,7 @@ export class AgentService {
       planner: this.planner,
       modelSteps: this.modelSteps,
       callTimeoutSeconds: this.deps.callTimeoutSeconds,
+      ...(this.deps.gates ? { gates: this.deps.gates } : {}),
       validate: (plan, run) => this.validate(plan, run.catalog, run.config, this.checks.get(run.id)),
       ...(this.deps.crashPoint ? { crashPoint: this.deps.crashPoint } : {}),
     };
@@ -192,7 +200,7 @@ export class AgentService {
     if (!joined) await created;
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
-      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}) },
+      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}), parking: req.parking, outerApproval: req.outerApproval },
       this.runDeps(),
     );
     this.track(run);
@@ -255,6 +263,7 @@ export class AgentService {
     this.active.set(run.id, run);
     void run.ended.then(() => {
       this.active.delete(run.id);
+      this.deps.gates?.runEnded(run.id);
       this.checks.delete(run.id);
       this.deps.events.forget(run.id);
     });
@@ -272,6 +281,17 @@ export class AgentService {
     if (!run) throw new FengYuError('no_pending_gate', { runId });
     const gate = await run.approve(body);
     return { gateId: gate.id, kind: gate.kind };
+  }
+
+  /** The run's open gate, unless answered (the inbox checks an item against it). */
+  openGateId(runId: string): string | undefined {
+    return this.active.get(runId)?.openGateId();
+  }
+
+  /** Expires the run's open gate `gateId` (the inbox's timer); false when it is not open here. */
+  async expireGate(runId: string, gateId: string): Promise<boolean> {
+    const run = this.active.get(runId);
+    return run ? run.expire(gateId) : false;
   }
 
   async cancel(owner: string, runId: string): Promise<{ status: RunStatus }> {

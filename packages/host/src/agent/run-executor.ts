@@ -25,6 +25,8 @@ import { type HeldEnd, type StepEnd, StepRunner } from './step-runner';
 interface PendingGate {
   gate: OpenGate;
   resolve?: (o: GateOutcome) => void;
+  /** Answered (or expired) and committed; the run may still wait for its slot before going on. */
+  answered?: boolean;
 }
 
 /** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */
@@ -363,18 +365,23 @@ export class ActiveRun implements StepHost {
       this.pending.set(ticket.key, entry);
     }
     const gate = entry.gate;
+    const recorder = this.deps.gates;
+    const record = recorder ? (trx: Trx) => recorder.opened(this, gate, trx) : undefined;
     try {
       if (gate.kind === 'plan') {
         this.status = 'awaiting_plan_approval';
-        await this.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: redactPlan(this.plan as AgentPlan, this.catalog), ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) });
+        await this.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: redactPlan(this.plan as AgentPlan, this.catalog), ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) }, record);
       } else {
         this.status = 'awaiting_step_approval';
-        await this.commit([{ type: 'step_approval_requested', gateId: gate.id, stepId: gate.stepId as string, reason: gate.reason, ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) });
+        await this.commit([{ type: 'step_approval_requested', gateId: gate.id, stepId: gate.stepId as string, reason: gate.reason, ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) }, record);
       }
     } catch {
       this.settleGate(ticket.key, { kind: 'cancelled' });
       this.dispatch({ type: 'gate_resolved', key: ticket.key, outcome: 'cancelled' });
+      return;
     }
+    recorder?.told({ added: gate.id });
+    this.init.parking?.parked();
   }
 
   private settleGate(key: string, outcome: GateOutcome): void {
@@ -389,7 +396,12 @@ export class ActiveRun implements StepHost {
       await this.commit([{ type: 'audit', kind: 'gate_preapproved', stepId, reason: `${reason}; approved with the outer tool call` }]);
       return { kind: 'approved' };
     }
-    if (this.config.noGates) return { kind: 'rejected', reason: `approval required (${reason}), but a run invoked as a tool cannot pause for approval` };
+    const outer = this.init.outerApproval;
+    if (this.config.noGates && outer) {
+      const approved = await outer(reason, { tool: String(detail.tool ?? 'model'), arguments: detail.arguments, effect: String(detail.effect ?? 'model') });
+      await this.commit([{ type: 'audit', kind: approved ? 'gate_outer_approved' : 'gate_outer_rejected', stepId, reason }]);
+      return approved ? { kind: 'approved' } : { kind: 'rejected', reason: `rejected in the chat (${reason})` };
+    }
     const key = randomUUID();
     return new Promise<GateOutcome>((resolve) => {
       this.pending.set(key, { gate: { id: key, kind: 'step', stepId, reason, detail }, resolve });
@@ -397,40 +409,100 @@ export class ActiveRun implements StepHost {
     });
   }
 
-  /** Releases the open gate. A plan body (plan gate only) replaces the plan after validation. */
-  async approve(body: unknown): Promise<OpenGate> {
+  /** The open gate's entry, unless it has been answered (its run may wait for a slot to go on). */
+  private openEntry(): { key: string; entry: PendingGate } {
     const key = this.state.gates[0]?.key;
     const entry = key ? this.pending.get(key) : undefined;
-    if (!key || !entry) throw new FengYuError('no_pending_gate', { runId: this.id });
+    if (!key || !entry || entry.answered) throw new FengYuError('no_pending_gate', { runId: this.id });
+    return { key, entry };
+  }
+
+  /** The open gate's id (undefined when none is open or it has been answered). */
+  openGateId(): string | undefined {
+    const key = this.state.gates[0]?.key;
+    const entry = key ? this.pending.get(key) : undefined;
+    return entry && !entry.answered ? entry.gate.id : undefined;
+  }
+
+  /** Records the gate's end in the inbox, in the transaction of the answer. */
+  private settleRecord(gateId: string, outcome: 'answered' | 'expired'): ((trx: Trx) => Promise<void>) | undefined {
+    const recorder = this.deps.gates;
+    return recorder ? (trx) => recorder.settled(gateId, outcome, trx) : undefined;
+  }
+
+  /** Releases the open gate. A plan body (plan gate only) replaces the plan after validation. */
+  async approve(body: unknown): Promise<OpenGate> {
+    const { key, entry } = this.openEntry();
     const gate = entry.gate;
     const isPlan = !!body && typeof body === 'object' && 'steps' in (body as object);
     const reject = !!body && typeof body === 'object' && (body as { decision?: unknown }).decision === 'reject';
     if (gate.kind === 'plan') {
-      if (reject) await this.cancel();
-      else await this.approvePlan(key, gate, isPlan ? restoreSecrets(body as AgentPlan, this.plan, this.catalog) : this.plan, isPlan);
+      if (reject) {
+        const reason = (body as { reason?: unknown }).reason;
+        if (this.deps.gates) await this.commit([{ type: 'audit', kind: 'plan_rejected', gateId: gate.id, ...(typeof reason === 'string' ? { reason } : {}) }], undefined, this.settleRecord(gate.id, 'answered'));
+        this.deps.gates?.told({ removed: gate.id, outcome: 'answered' });
+        await this.cancel();
+      } else await this.approvePlan(key, gate, isPlan ? restoreSecrets(body as AgentPlan, this.plan, this.catalog) : this.plan, isPlan);
       return gate;
     }
     if (isPlan) throw new FengYuError('invalid_request', { reason: 'an edited plan can only be sent to a plan approval gate' });
-    this.status = this.state.gates.length > 1 ? 'awaiting_step_approval' : 'running';
     let outcome: GateOutcome = { kind: 'approved' };
-    if (reject) {
-      outcome = { kind: 'rejected', reason: String((body as { reason?: unknown }).reason ?? 'rejected by the user') };
-      await this.commit([{ type: 'audit', kind: 'step_rejected', stepId: gate.stepId, reason: outcome.reason }], { status: this.status, gate: null });
-    } else {
-      await this.commit([{ type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string }], { status: this.status, gate: null });
-    }
-    this.deps.crashPoint?.('gate-answer');
-    this.settleGate(key, outcome);
-    this.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind });
+    if (reject) outcome = { kind: 'rejected', reason: String((body as { reason?: unknown }).reason ?? 'rejected by the user') };
+    await this.answerStep(key, entry, outcome, 'answered');
     return gate;
+  }
+
+  /**
+   * Fails the open step gate `gateId` because nobody answered it in time (the inbox's expiry).
+   * False when that gate is no longer the open one.
+   */
+  async expire(gateId: string): Promise<boolean> {
+    const key = this.state.gates[0]?.key;
+    const entry = key ? this.pending.get(key) : undefined;
+    if (!key || !entry || entry.answered || entry.gate.id !== gateId) return false;
+    if (entry.gate.kind === 'plan') {
+      if (this.deps.gates) await this.commit([{ type: 'audit', kind: 'gate_expired', gateId }], undefined, this.settleRecord(gateId, 'expired'));
+      this.deps.gates?.told({ removed: gateId, outcome: 'expired' });
+      await this.cancel();
+      return true;
+    }
+    await this.answerStep(key, entry, { kind: 'rejected', reason: `gate_expired: nobody answered the approval of step "${entry.gate.stepId}" in time` }, 'expired');
+    return true;
+  }
+
+  /** A step gate's answer (or expiry): committed with its inbox record; the run goes on once it holds a slot again. */
+  private async answerStep(key: string, entry: PendingGate, outcome: GateOutcome, how: 'answered' | 'expired'): Promise<void> {
+    const gate = entry.gate;
+    entry.answered = true;
+    this.status = this.state.gates.length > 1 ? 'awaiting_step_approval' : 'running';
+    const event: NewEvent =
+      outcome.kind === 'rejected'
+        ? { type: 'audit', kind: how === 'expired' ? 'gate_expired' : 'step_rejected', stepId: gate.stepId, reason: outcome.reason }
+        : { type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string };
+    try {
+      await this.commit([event], { status: this.status, gate: null }, this.settleRecord(gate.id, how));
+    } catch (err) {
+      entry.answered = false;
+      throw err;
+    }
+    if (how === 'answered') this.deps.crashPoint?.('gate-answer');
+    this.deps.gates?.told({ removed: gate.id, outcome: how });
+    const go = () => {
+      this.settleGate(key, outcome);
+      this.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind });
+    };
+    const parking = this.init.parking;
+    if (!parking) return go();
+    void parking.resumed().then(go, go);
   }
 
   private async approvePlan(key: string, gate: OpenGate, candidate: unknown, edited: boolean): Promise<void> {
     const plan = this.deps.validate(candidate, this);
     this.plan = plan;
     this.status = 'running';
-    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null });
+    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null }, this.settleRecord(gate.id, 'answered'));
     this.deps.crashPoint?.('gate-answer');
+    this.deps.gates?.told({ removed: gate.id, outcome: 'answered' });
     this.pending.delete(key);
     void reuseSteps(this, plan, this.init).then(
       (done) => this.dispatch({ type: 'plan_approved', key, steps: nodes(plan), done }),

@@ -8,7 +8,7 @@ import type { Stop } from '../tools/call-scope';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import type { ModelStepRunner, Planner } from './contracts';
-import type { GateOutcome } from './gates';
+import type { GateOutcome, GateParking, GateRecorder, OuterApproval } from './gates';
 import type { StepExecution, RunRepository, RunRow, StepRow } from './run.repository';
 
 /** The shapes shared by the agent service, the run executor and the step runner. */
@@ -38,6 +38,8 @@ export interface RunDeps {
   planner?: Planner;
   modelSteps?: ModelStepRunner;
   callTimeoutSeconds: number;
+  /** The inbox: where opened gates are recorded (absent in hosts without one). */
+  gates?: GateRecorder;
   /** Validates a plan against this run's snapshot; throws invalid_plan with every problem. */
   validate: (plan: unknown, run: { id: string; catalog: CatalogSnapshot; config: ResolvedConfig }) => AgentPlan;
   /** Crash tests (SPEC §13): `gate-answer`. */
@@ -71,6 +73,10 @@ export interface RunInit {
    * run was never stored: the run stops and writes nothing.
    */
   created?: Promise<unknown>;
+  /** A background task's slot, given back while a gate waits. */
+  parking?: GateParking;
+  /** Invoked as a tool from a chat: inner gates raise the chat's approval card. */
+  outerApproval?: OuterApproval;
 }
 
 /** What the step runner needs of its run (implemented by the run executor). */

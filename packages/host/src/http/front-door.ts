@@ -41,7 +41,7 @@ export interface FrontDoorOptions {
 /** Deepest JSON nesting (objects and arrays) accepted in a request body. */
 export const JSON_MAX_DEPTH = 128;
 /** The GET routes that accept `?token=` by name. */
-const STREAM_ROUTES = new Set(['/api/agent/stream']);
+const STREAM_ROUTES = new Set(['/api/agent/stream', '/api/inbox/stream']);
 /** Keys refused anywhere in a JSON body: assigning them can replace an object's prototype. */
 const FORBIDDEN_KEYS: readonly string[] = ['__proto__'];
 

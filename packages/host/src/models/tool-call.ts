@@ -56,6 +56,7 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
       ...(env.stepId ? { stepId: env.stepId } : {}),
       ...(env.conversationId ? { conversationId: env.conversationId } : {}),
       emit: env.emit,
+      askApproval: (reason, detail) => env.askApproval(reason, { ...detail, callId }),
     });
     env.emit('tool', { phase: 'result', ...base, result });
     await observe(env, call, { ok: true, result });

@@ -326,6 +326,9 @@ export class SharedTaskRegistry implements TaskSubmitter {
         record.runId = runId;
         await this.store.setRunId(record.id, runId, this.deps.hostId);
       },
+      // on a shared database a task keeps its job (and slot) while its run waits in the inbox
+      park: () => undefined,
+      unpark: async () => undefined,
     };
     Promise.resolve()
       .then(() => this.deps.body.run(record, hooks))

@@ -43,6 +43,10 @@ export interface BodyHooks {
   slot: CancelSlot;
   /** Records the run the body started (persisted before it resolves). */
   onRun(runId: string): Promise<void>;
+  /** The run waits at a gate: the task goes `waiting` and its slot is given back. */
+  park(): void;
+  /** The gate was answered: resolves once the task holds a running slot again (it re-enters its queue). */
+  unpark(): Promise<void>;
 }
 
 export interface BodyOutcome {
@@ -98,6 +102,10 @@ interface Live {
   done: Promise<void>;
   resolveDone: () => void;
   ended: boolean;
+  /** While parked and re-queued: continues the body once the policy gives the task a slot again. */
+  resume?: () => void;
+  /** While parked: lets the body go on without a slot (a kill withdrew it; it only winds down). */
+  wake?: () => void;
 }
 
 interface WithinOutcome {
@@ -496,6 +504,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
           r.runId = runId;
           await this.persist(entry);
         },
+        park: () => this.park(entry),
+        unpark: () => this.unpark(entry),
       });
     })();
     body.then(
@@ -535,9 +545,51 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     if (this.closing) return;
     for (const next of this.deps.policy.finish(id)) {
       const e = this.live.get(next.id);
-      if (e) this.launch(e, true);
+      if (e?.resume) e.resume();
+      else if (e) this.launch(e, true);
       else this.release(next.id);
     }
+  }
+
+  /** Its run waits at a gate: the task is `waiting` and its slot goes to the next task. */
+  private park(entry: Live): void {
+    if (entry.ended || this.closing) return;
+    entry.record.state = 'waiting';
+    this.persist(entry).catch((err) => this.deps.logger.warn({ err, taskId: entry.record.id }, 'could not record a waiting task'));
+    this.release(entry.record.id);
+  }
+
+  /**
+   * The gate was answered: the task re-enters its queue (or starts at once) and the promise
+   * resolves when it holds a slot. A full queue never drops the re-entry: it is tried again.
+   */
+  private unpark(entry: Live): Promise<void> {
+    const r = entry.record;
+    if (entry.ended || this.closing || r.state !== 'waiting') return Promise.resolve();
+    const warn = (err: unknown) => this.deps.logger.warn({ err, taskId: r.id }, 'could not record a task re-entering its queue');
+    return new Promise<void>((resolve) => {
+      entry.wake = resolve;
+      const admitted = () => {
+        entry.resume = undefined;
+        entry.wake = undefined;
+        r.state = 'running';
+        this.persist(entry).catch(warn);
+        resolve();
+      };
+      const tryAdmit = () => {
+        if (entry.ended || this.closing) return resolve();
+        const a = this.deps.policy.submit({ id: r.id, owner: r.ownerId, priority: r.priority }, this.now());
+        if (a.kind === 'start') return admitted();
+        if (a.kind === 'queue') {
+          entry.resume = admitted;
+          r.state = 'queued';
+          this.persist(entry).catch(warn);
+          return;
+        }
+        setTimeout(tryAdmit, 1000).unref();
+      };
+      tryAdmit();
+    });
   }
 
   private async finished(entry: Live): Promise<void> {
@@ -626,6 +678,9 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     if (this.deps.policy.withdraw(id)) {
       entry.ended = true;
       entry.slot.kill();
+      // a task re-queued after its gate: its run winds down (cancelled) without a slot
+      entry.resume = undefined;
+      entry.wake?.();
       r.state = 'cancelled';
       r.finishedMs = this.now();
       r.error = { code: 'task_cancelled', message: 'The task was killed before it started.' };

@@ -359,12 +359,12 @@ export class SqliteTaskStore implements TaskStore {
   async interruptLive(nowMs: number, error: { code: string; message: string }): Promise<TaskRecord[]> {
     // writes still waiting for their group commit land first, so none of them overwrites this
     if (this.pending.size > 0) await this.flush();
-    const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', ['queued', 'running']).execute();
+    const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', ['queued', 'running', 'waiting']).execute();
     if (live.length === 0) return [];
     await this.db
       .updateTable('bg_tasks')
       .set({ state: 'interrupted', finished_ms: ms(nowMs, this.postgres), error_code: error.code, error_message: error.message })
-      .where('state', 'in', ['queued', 'running'])
+      .where('state', 'in', ['queued', 'running', 'waiting'])
       .execute();
     return live.map((r) => ({ ...fromRow(r), state: 'interrupted' as const, finishedMs: nowMs, error }));
   }

@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-const STATES: readonly TaskState[] = ['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted'];
+const STATES: readonly TaskState[] = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'interrupted'];
 
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 200 } } } as const;
 

@@ -14,12 +14,12 @@ import type { SubmitTaskRequest } from './task-submitter';
 
 /**
  * A task's body is an ordinary run of a published workflow's frozen version, by the same runner as
- * a manual run, with the task's permission mode and unattended: no plan review, and no one answers
- * a step gate, so a step that would wait for approval fails with the reason instead:
- * - `ask`: write, external and command steps (and steps marked requiresApproval) fail unless an
- *   allow rule covers them; read steps run;
- * - `approve-for-me`: every step runs except one marked requiresApproval (or a rule that asks);
- * - `full-access`: every step runs; deny rules still deny in every mode.
+ * a manual run, with the task's permission mode and unattended: no plan review. A step gate (a
+ * step marked requiresApproval, or a call the mode or a rule asks about) waits in the inbox: the
+ * task goes `waiting` and gives its slot back, and after the answer the run goes on only once the
+ * task holds a slot again. Nobody answering within 24 hours fails the step
+ * (`gate_expired`). Under `ask`, write, external and command steps ask unless an allow rule covers
+ * them; `full-access` runs every step; deny rules still deny in every mode.
  */
 
 export interface WorkflowTaskBodyDeps {
@@ -87,7 +87,7 @@ export class WorkflowTaskBody implements TaskBody {
         inputs: task.inputs,
         config: { permissionMode: task.permissionMode, planApproval: false },
         origin: task.kind === 'workflow' ? 'task' : task.kind,
-        noGates: true,
+        parking: { parked: () => hooks.park(), resumed: () => hooks.unpark() },
       });
     } catch (err) {
       const e = err as FengYuError;

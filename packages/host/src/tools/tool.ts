@@ -45,6 +45,11 @@ export interface ToolContext {
   progress?: ProgressFn;
   /** Lets a tool emit nested `tool` events or audit records into the run's log. */
   emit?: (type: 'audit' | 'tool', payload: Record<string, unknown>) => void;
+  /**
+   * Asks the person behind this call (a chat's approval card, or the calling run's step gate): a
+   * workflow tool's inner gates ask here instead of failing.
+   */
+  askApproval?: (reason: string, detail: { tool: string; arguments: unknown; effect: string }) => Promise<boolean>;
 }
 
 export interface Tool {

@@ -172,6 +172,7 @@ export function deliveryBinder(schema: JsonSchema | undefined): DeliveryBinder {
 const DELIVERY_STATE_OF: Readonly<Record<TaskState, DeliveryState>> = {
   queued: 'QUEUED',
   running: 'SUBMITTED',
+  waiting: 'SUBMITTED',
   completed: 'COMPLETED',
   failed: 'FAILED',
   cancelled: 'CANCELLED',

@@ -1,3 +1,4 @@
+import type { GateParking, OuterApproval } from '../agent/gates';
 import { checkInputs, FengYuError, inputContract, localize, nestedWorkflowCheck, type Problem, renderGoal, validateWorkflowDefinition } from '@fengyu/protocol';
 import type { AgentService } from '../agent/agent.service';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -32,6 +33,10 @@ export interface WorkflowRunRequest {
   noGates?: boolean;
   /** The outer tool call was approved: inner gates pass (see ToolContext.approved). */
   preApproved?: boolean;
+  /** A background task's slot, given back while a gate waits in the inbox. */
+  parking?: GateParking;
+  /** From a chat: inner gates raise the chat's approval card. */
+  outerApproval?: OuterApproval;
   origin: string;
 }
 
@@ -84,6 +89,8 @@ export async function prepareWorkflowRun(deps: WorkflowRunDeps, req: WorkflowRun
     extraStepCheck: nestedWorkflowCheck,
     noGates: req.noGates ?? false,
     preApproved: req.preApproved ?? false,
+    ...(req.parking ? { parking: req.parking } : {}),
+    ...(req.outerApproval ? { outerApproval: req.outerApproval } : {}),
   };
 }
 
@@ -107,6 +114,7 @@ export interface RunSelection {
   version?: number | 'draft' | 'published';
   origin?: string;
   noGates?: boolean;
+  parking?: GateParking;
 }
 
 /**
@@ -127,6 +135,6 @@ export class WorkflowRunner {
       version = v.version;
       content = contentOf(v);
     }
-    return startWorkflowRun(this.deps, { owner, workflowId: id, version, content, inputs: sel.inputs, files: sel.files, config: sel.config, origin: sel.origin ?? 'workflow', noGates: sel.noGates });
+    return startWorkflowRun(this.deps, { owner, workflowId: id, version, content, inputs: sel.inputs, files: sel.files, config: sel.config, origin: sel.origin ?? 'workflow', noGates: sel.noGates, ...(sel.parking ? { parking: sel.parking } : {}) });
   }
 }

@@ -135,9 +135,11 @@ export interface WorkflowToolTarget {
 }
 
 /**
- * Runs a workflow for a tool call: the outer call's permission mode, no gates (a step that would
- * need approval fails with the reason), the outer approval carried in, and the run's result
- * returned (or its error thrown). The run id is recorded as an audit event.
+ * Runs a workflow for a tool call: the outer call's permission mode, no plan gate, the outer
+ * approval carried in (inner gates pass), and the run's result returned (or its error thrown).
+ * Otherwise an inner gate asks the person behind the call (the chat's approval card, or the
+ * calling run's step gate) when there is one, and else waits in the inbox like any unattended
+ * run's. The run id is recorded as an audit event.
  */
 export async function runWorkflowAsTool(deps: Pick<WorkflowToolDeps, 'agent' | 'base' | 'runs'>, target: WorkflowToolTarget, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
   const { owner, workflowId: id, version, content, name } = target;
@@ -156,6 +158,8 @@ export async function runWorkflowAsTool(deps: Pick<WorkflowToolDeps, 'agent' | '
         config: { permissionMode: ctx.permissionMode, planApproval: false },
         noGates: true,
         preApproved: ctx.approved === true,
+        // from a chat (or a model step), an inner gate asks the person behind the outer call
+        ...(ctx.askApproval ? { outerApproval: ctx.askApproval } : {}),
         origin: 'workflow-tool',
       },
     );

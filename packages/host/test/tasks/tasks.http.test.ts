@@ -249,12 +249,18 @@ describe('capacity, reservations and kills', () => {
     }
   });
 
-  it('under ask, an unattended command step fails with the reason instead of waiting for approval', async () => {
+  it('under ask, an unattended command step waits in the inbox (task waiting) instead of failing', async () => {
     const res = await t.api('POST', '/api/agent/tasks', { workflowId: quick, inputs: { who: 'ask' } });
     expect(res.status).toBe(202);
-    const out = (await t.api('GET', `/api/agent/tasks/${res.body.id}/output?timeoutMs=30000`)).body;
-    expect(out).toMatchObject({ state: 'failed', error: { code: 'workflow_run_failed' } });
-    expect(out.error.message).toMatch(/approval/i);
+    started.push(res.body.id);
+    const snap = await until(async () => {
+      const s = (await t.api('GET', `/api/agent/tasks/${res.body.id}`)).body;
+      return s.state === 'waiting' ? s : undefined;
+    }, 'the task to wait');
+    const item = ((await t.api('GET', '/api/inbox')).body.items as Array<{ runId: string; kind: string }>).find((i) => i.runId === snap.runId);
+    expect(item?.kind).toBe('step_approval');
+    const killed = await t.api('POST', `/api/agent/tasks/${res.body.id}/kill`);
+    expect(killed.body.state).toBe('cancelled');
   });
 });
 

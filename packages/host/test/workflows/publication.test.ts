@@ -128,19 +128,27 @@ describe('publication', () => {
     expect((await t.api('GET', `/api/workflows/${def.id}`)).body).toMatchObject({ revision: 1, state: 'draft' });
   });
 
-  it('cannot pause inside the tool call: a step needing approval fails with the reason', async () => {
+  it('inside the tool call, an inner gate asks the person behind the call (chat card), and a refusal fails it', async () => {
     const def = (await t.api('POST', '/api/workflows', { name: 'Note', inputSchema: schema, plan: { steps: [{ id: 'note', tool: 'write_note', arguments: { text: '{{inputs.text}}' } }] } })).body;
     await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: 1 });
     const tool = await workflowTool(def.id);
     expect(tool?.effect).toBe('write');
     const before = t.tools.calls.get('write_note') ?? 0;
-    const err = await tool?.invoke({ text: 'x' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'ask', grants: [] }).then(
+    const asked: string[] = [];
+    const askApproval = async (_reason: string, detail: { tool: string }) => {
+      asked.push(detail.tool);
+      return false;
+    };
+    const err = await tool?.invoke({ text: 'x' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'ask', grants: [], askApproval }).then(
       () => undefined,
       (e) => e,
     );
+    expect(asked).toEqual(['write_note']);
     expect(err?.code).toBe('workflow_run_failed');
-    expect(String(err?.params.reason)).toContain('cannot pause for approval');
+    expect(String(err?.params.reason)).toContain('rejected in the chat');
     expect(t.tools.calls.get('write_note') ?? 0).toBe(before);
+    const approved = await tool?.invoke({ text: 'z' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'ask', grants: [], askApproval: async () => true });
+    expect(approved).toEqual({ written: 'z' });
     const ok = await tool?.invoke({ text: 'y' }, { signal: new AbortController().signal, owner: DEFAULT_OWNER, permissionMode: 'approve-for-me', grants: [] });
     expect(ok).toEqual({ written: 'y' });
     // bad tool inputs are named before a run starts

@@ -2,6 +2,7 @@ import * as browser from './browser';
 import * as core from './core';
 import * as failure from './failure';
 import * as flow from './flow';
+import * as inbox from './inbox';
 import * as mcp from './mcp';
 import * as models from './models';
 import * as permissions from './permissions';
@@ -17,7 +18,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure];
+const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

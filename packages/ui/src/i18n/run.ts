@@ -82,7 +82,7 @@ export const en = {
   duration: { seconds: '{s} s', minutes: '{m} min {s} s', hours: '{h} h {m} min' },
   priorities: { interactive: 'Interactive', normal: 'Normal', batch: 'Batch' },
   kinds: { workflow: 'Manual', 'workflow-schedule': 'Schedule', 'workflow-webhook': 'Webhook' },
-  taskStates: { queued: 'Queued', running: 'Running', completed: 'Completed', failed: 'Failed', cancelled: 'Cancelled', interrupted: 'Interrupted' },
+  taskStates: { queued: 'Queued', running: 'Running', waiting: 'Waiting for you', completed: 'Completed', failed: 'Failed', cancelled: 'Cancelled', interrupted: 'Interrupted' },
   webhooks: {
     create: 'Create webhook',
     createHint: 'The values above become the trigger’s defaults; a delivery’s JSON fields override them.',
@@ -199,7 +199,7 @@ export const zhCN: typeof en = {
   duration: { seconds: '{s} 秒', minutes: '{m} 分 {s} 秒', hours: '{h} 小时 {m} 分' },
   priorities: { interactive: '交互', normal: '普通', batch: '批量' },
   kinds: { workflow: '手动', 'workflow-schedule': '定时', 'workflow-webhook': 'Webhook' },
-  taskStates: { queued: '排队中', running: '运行中', completed: '已完成', failed: '失败', cancelled: '已取消', interrupted: '已中断' },
+  taskStates: { queued: '排队中', running: '运行中', waiting: '等待处理', completed: '已完成', failed: '失败', cancelled: '已取消', interrupted: '已中断' },
   webhooks: {
     create: '创建 Webhook',
     createHint: '上面填写的值会成为触发器的默认值；每次投递的 JSON 字段会覆盖它们。',

@@ -1,0 +1,162 @@
+import { EventSource } from 'eventsource';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestHost, type TestHost } from '../support/host';
+import { until } from '../tasks/helpers';
+
+/**
+ * The inbox over real HTTP and SSE: background tasks whose run reaches a gate wait in the inbox
+ * (task `waiting`, slot given back) and go on when answered there; manual runs' gates are items
+ * too, answered there or on the run page alike; owner scoping, bad bodies and second answers are
+ * localized 4xx; expiry (by the host's clock) fails the step `gate_expired`.
+ */
+
+let t: TestHost;
+let offset = 0;
+let noteFlow: string;
+let bob: string;
+const frames: Array<{ type: string; data: any }> = [];
+let es: EventSource;
+
+async function publish(name: string, steps: unknown[]): Promise<string> {
+  const made = await t.api('POST', '/api/workflows', { name, inputSchema: { type: 'object', properties: {} }, plan: { steps } });
+  expect(made.status, JSON.stringify(made.body)).toBe(200);
+  const pub = await t.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision });
+  expect(pub.status, JSON.stringify(pub.body)).toBe(200);
+  return made.body.id as string;
+}
+
+async function task(workflowId: string): Promise<string> {
+  const res = await t.api('POST', '/api/agent/tasks', { workflowId, permissionMode: 'ask' });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  return res.body.id as string;
+}
+
+const taskOf = async (id: string) => (await t.api('GET', `/api/agent/tasks/${id}`)).body;
+const inbox = async (token?: string) => (await t.api('GET', '/api/inbox', undefined, token ? { 'x-fengyu-token': token } : {})).body;
+const itemOfRun = async (runId: string) => ((await inbox()).items as any[]).find((i) => i.runId === runId);
+
+beforeAll(async () => {
+  t = await startTestHost({ clock: { now: () => Date.now() + offset } });
+  noteFlow = await publish('Notes', [{ id: 'note', title: 'Write the note', tool: 'write_note', arguments: { text: 'hello' } }]);
+  bob = (await t.api('POST', '/api/owners', { name: 'bob-inbox' })).body.token as string;
+  es = new EventSource(`${t.host.url}/api/inbox/stream?token=${encodeURIComponent(t.host.token)}`);
+  for (const type of ['inbox_added', 'inbox_removed']) es.addEventListener(type, (m: MessageEvent) => frames.push({ type, data: JSON.parse(m.data) }));
+  await new Promise<void>((resolve, reject) => {
+    es.onopen = () => resolve();
+    es.onerror = () => reject(new Error('inbox stream did not open'));
+  });
+});
+
+afterAll(async () => {
+  es?.close();
+  await t?.close();
+});
+
+describe('a background task that reaches a gate', () => {
+  it('waits in the inbox, gives its slot back, and completes once answered there', async () => {
+    const id = await task(noteFlow);
+    const waiting = await until(async () => {
+      const s = await taskOf(id);
+      return s.state === 'waiting' ? s : undefined;
+    }, 'the task to wait');
+    const cap = (await t.api('GET', '/api/agent/tasks/capacity')).body;
+    expect(cap.ownedRunning).toBe(0);
+    const item = await itemOfRun(waiting.runId);
+    expect(item).toMatchObject({ kind: 'step_approval', stepId: 'note', title: 'Write the note', workflowId: noteFlow, workflowName: 'Notes', trigger: 'task' });
+    expect(Date.parse(item.expiresAt) - Date.parse(item.createdAt)).toBe(24 * 3600 * 1000);
+    expect(item.detail).toMatchObject({ tool: 'write_note', effect: 'write' });
+    await until(() => frames.some((f) => f.type === 'inbox_added' && f.data.item.id === item.id), 'inbox_added');
+    // nothing ran yet
+    expect(t.tools.calls.get('write_note') ?? 0).toBe(0);
+
+    // another owner sees nothing and cannot answer it (404, no existence leak)
+    expect((await inbox(bob)).items).toEqual([]);
+    const foreign = await t.api('POST', `/api/inbox/${item.id}`, {}, { 'x-fengyu-token': bob });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('inbox_item_not_found');
+    // a body that is none of §3's shapes: 400, and the gate stays
+    const bad = await t.api('POST', `/api/inbox/${item.id}`, { decision: 'maybe' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_approval');
+    expect((await itemOfRun(waiting.runId))?.id).toBe(item.id);
+
+    const ok = await t.api('POST', `/api/inbox/${item.id}`, { decision: 'approve' });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ id: item.id, runId: waiting.runId, outcome: 'answered' });
+    const done = (await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=20000`)).body;
+    expect(done.state, JSON.stringify(done)).toBe('completed');
+    expect(t.tools.calls.get('write_note')).toBe(1);
+    await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === item.id && f.data.outcome === 'answered'), 'inbox_removed');
+    expect(await itemOfRun(waiting.runId)).toBeUndefined();
+
+    // a second answer: 409, localized
+    const again = await t.api('POST', `/api/inbox/${item.id}`, {}, { 'accept-language': 'zh-CN' });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('inbox_item_settled');
+    expect(again.body.error.message).toContain('收件箱条目');
+  });
+
+  it('a rejected step fails the task with the reason', async () => {
+    const id = await task(noteFlow);
+    const s = await until(async () => {
+      const x = await taskOf(id);
+      return x.state === 'waiting' ? x : undefined;
+    }, 'the task to wait');
+    const item = await until(() => itemOfRun(s.runId), 'the item');
+    expect((await t.api('POST', `/api/inbox/${item.id}`, { decision: 'reject', reason: 'not today' })).status).toBe(200);
+    const done = (await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=20000`)).body;
+    expect(done.state).toBe('failed');
+    const run = (await t.api('GET', `/api/agent/runs/${s.runId}`)).body;
+    expect(JSON.stringify(run.executions)).toContain('not today');
+  });
+
+  it('expires after 24 hours by the host clock: the step fails gate_expired', async () => {
+    const id = await task(noteFlow);
+    const s = await until(async () => {
+      const x = await taskOf(id);
+      return x.state === 'waiting' ? x : undefined;
+    }, 'the task to wait');
+    const item = await until(() => itemOfRun(s.runId), 'the item');
+    expect(await t.host.ctx.inbox.sweepExpired()).toBe(0);
+    offset += 24 * 3600 * 1000 + 1000;
+    expect(await t.host.ctx.inbox.sweepExpired()).toBe(1);
+    const done = (await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=20000`)).body;
+    expect(done.state).toBe('failed');
+    const run = (await t.api('GET', `/api/agent/runs/${s.runId}`)).body;
+    expect(JSON.stringify(run.executions)).toContain('gate_expired');
+    await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === item.id && f.data.outcome === 'expired'), 'expired frame');
+    const late = await t.api('POST', `/api/inbox/${item.id}`, {});
+    expect(late.status).toBe(409);
+  });
+});
+
+describe('gates of runs started by hand', () => {
+  const plan = { steps: [{ id: 'a', tool: 'echo', arguments: { text: 'x' } }] };
+
+  it('a plan gate is an item (no expiry); answered on the run page, it leaves the inbox', async () => {
+    const runId = (await t.api('POST', '/api/agent/run', { goal: 'echo once', workflow: plan })).body.runId;
+    const item = await until(() => itemOfRun(runId), 'the plan item');
+    expect(item).toMatchObject({ kind: 'plan_approval', trigger: 'manual', title: 'echo once', plan: { steps: [{ id: 'a' }] } });
+    expect(item.expiresAt).toBeUndefined();
+    expect((await t.api('POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);
+    await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === item.id && f.data.outcome === 'answered'), 'removed');
+    expect((await t.api('POST', `/api/inbox/${item.id}`, {})).status).toBe(409);
+  });
+
+  it('a plan rejected in the inbox cancels the run; a cancelled run takes its item away', async () => {
+    const r1 = (await t.api('POST', '/api/agent/run', { workflow: plan })).body.runId;
+    const i1 = await until(() => itemOfRun(r1), 'item 1');
+    expect((await t.api('POST', `/api/inbox/${i1.id}`, { decision: 'reject' })).status).toBe(200);
+    await until(async () => (await t.api('GET', `/api/agent/runs/${r1}`)).body.status === 'cancelled', 'cancelled run');
+    const r2 = (await t.api('POST', '/api/agent/run', { workflow: plan })).body.runId;
+    const i2 = await until(() => itemOfRun(r2), 'item 2');
+    await t.api('POST', `/api/agent/${r2}/cancel`);
+    await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === i2.id && f.data.outcome === 'cancelled'), 'cancelled frame');
+    expect((await t.api('POST', `/api/inbox/${i2.id}`, {})).body.error.code).toBe('inbox_item_settled');
+  });
+
+  it('refuses a malformed cursor and an unknown item', async () => {
+    expect((await t.api('GET', '/api/inbox?cursor=bm9wZQ')).status).toBe(400);
+    expect((await t.api('POST', '/api/inbox/nope', {})).status).toBe(404);
+  });
+});

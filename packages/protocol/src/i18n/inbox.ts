@@ -1,0 +1,16 @@
+/** Messages of the inbox (people in the loop), in both languages. */
+export const en: Record<string, string> = {
+  inbox_item_not_found: 'Inbox item {id} was not found.',
+  inbox_item_settled: 'Inbox item {id} is no longer pending (it was {outcome}).',
+  inbox_cursor_invalid: 'The cursor is not one from a previous page of the inbox.',
+  gate_expired: 'Nobody answered the {kind} of step "{stepId}" before {expiresAt}.',
+  inbox_notifications_invalid: 'notifications.email needs "accountId" (an e-mail account) and "to" (an e-mail address): {reason}',
+};
+
+export const zhCN: Record<string, string> = {
+  inbox_item_not_found: '未找到收件箱条目 {id}。',
+  inbox_item_settled: '收件箱条目 {id} 已不再等待处理（已{outcome}）。',
+  inbox_cursor_invalid: '该游标不是来自收件箱上一页的游标。',
+  gate_expired: '步骤“{stepId}”的{kind}在 {expiresAt} 之前无人答复。',
+  inbox_notifications_invalid: 'notifications.email 需要 "accountId"（电子邮件账户）和 "to"（电子邮件地址）：{reason}',
+};

@@ -92,5 +92,25 @@ program
     const { mcpBridgeCommand } = await import('./mcp-bridge');
     process.exitCode = await mcpBridgeCommand(opts);
   });
+program
+  .command('inbox')
+  .description('list what waits for you: plan reviews, step approvals and inputs of your runs')
+  .option('--json', 'print the items as JSON')
+  .option('--home <dir>', 'data directory')
+  .action(async (opts: { home?: string; json?: boolean }) => {
+    const { inboxCommand } = await import('./inbox-commands');
+    process.exitCode = await inboxCommand(opts);
+  });
+program
+  .command('answer <id>')
+  .description('answer an inbox item: --approve, --reject [reason], or --values JSON (an input)')
+  .option('--approve', 'approve (a plan or a step)')
+  .option('--reject [reason]', 'reject, with an optional reason')
+  .option('--values <json>', "an input step's values, a JSON object")
+  .option('--home <dir>', 'data directory')
+  .action(async (id: string, opts: { home?: string; approve?: boolean; reject?: string | boolean; values?: string }) => {
+    const { answerCommand } = await import('./inbox-commands');
+    process.exitCode = await answerCommand(id, opts);
+  });
 
 await program.parseAsync(process.argv);

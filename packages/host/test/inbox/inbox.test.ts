@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerBody } from '../../src/cli/inbox-commands';
 import { startTestHost, type TestHost } from '../support/host';
 import { until } from '../tasks/helpers';
 
@@ -158,5 +161,50 @@ describe('gates of runs started by hand', () => {
   it('refuses a malformed cursor and an unknown item', async () => {
     expect((await t.api('GET', '/api/inbox?cursor=bm9wZQ')).status).toBe(400);
     expect((await t.api('POST', '/api/inbox/nope', {})).status).toBe(404);
+  });
+});
+
+describe('the CLI', () => {
+  const root = join(import.meta.dirname, '../../../..');
+  function fengyu(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), ...args], { cwd: root, env: { ...process.env, FENGYU_HOME: t.home, FENGYU_LOG_LEVEL: 'silent' } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+  }
+
+  it('answerBody takes exactly one flag, and --values must be a JSON object', () => {
+    expect(answerBody({ approve: true })).toEqual({ decision: 'approve' });
+    expect(answerBody({ reject: true })).toEqual({ decision: 'reject' });
+    expect(answerBody({ reject: 'no' })).toEqual({ decision: 'reject', reason: 'no' });
+    expect(answerBody({ values: '{"a":1}' })).toEqual({ values: { a: 1 } });
+    expect(() => answerBody({ approve: true, reject: true })).toThrow(/exactly one/);
+    expect(() => answerBody({})).toThrow(/exactly one/);
+    expect(() => answerBody({ values: '[1]' })).toThrow(/JSON object/);
+    expect(() => answerBody({ values: 'nope' })).toThrow(/JSON object/);
+  });
+
+  it('fengyu inbox lists the items; fengyu answer --approve answers one; a second answer fails', { timeout: 180_000 }, async () => {
+    const id = await task(noteFlow);
+    const s = await until(async () => {
+      const x = await taskOf(id);
+      return x.state === 'waiting' ? x : undefined;
+    }, 'the task to wait');
+    const item = await until(() => itemOfRun(s.runId), 'the item');
+    const list = await fengyu(['inbox']);
+    expect(list.status, list.stderr).toBe(0);
+    expect(list.stdout).toContain(item.id);
+    expect(list.stdout).toContain('step_approval  task  Notes  Write the note [note]');
+    const ok = await fengyu(['answer', item.id, '--approve']);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`answered ${item.id}`);
+    expect((await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=20000`)).body.state).toBe('completed');
+    const again = await fengyu(['answer', item.id, '--reject', 'late']);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('inbox_item_settled');
   });
 });

@@ -13,6 +13,7 @@ export const ROUTES: RouteRecordRaw[] = [
   { name: 'builder', path: '/flows/:id', component: () => import('./pages/builder/BuilderPage.vue') },
   { name: 'agent', path: '/agent', component: () => import('./pages/agent/AgentPage.vue') },
   { name: 'runs', path: '/runs', component: () => import('./pages/runs/RunsPage.vue') },
+  { name: 'inbox', path: '/inbox', component: () => import('./pages/inbox/InboxPage.vue') },
   { name: 'schedules', path: '/schedules', component: () => import('./pages/schedules/SchedulesPage.vue') },
   { name: 'plugins', path: '/plugins', component: () => import('./pages/plugins/PluginsPage.vue') },
   { name: 'settings', path: '/settings', component: () => import('./pages/settings/SettingsPage.vue') },

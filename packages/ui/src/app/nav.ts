@@ -5,6 +5,7 @@ export const NAV: Array<{ key: string; path: string; icon: IconName }> = [
   { key: 'flows', path: '/flows', icon: 'flow' },
   { key: 'agent', path: '/agent', icon: 'model' },
   { key: 'runs', path: '/runs', icon: 'history' },
+  { key: 'inbox', path: '/inbox', icon: 'approval' },
   { key: 'schedules', path: '/schedules', icon: 'clock' },
   { key: 'plugins', path: '/plugins', icon: 'plug' },
   { key: 'settings', path: '/settings', icon: 'settings' },

@@ -5,6 +5,7 @@ import * as builder from './builder';
 import * as chat from './chat';
 import * as common from './common';
 import * as flows from './flows';
+import * as inbox from './inbox';
 import * as plugins from './plugins';
 import * as run from './run';
 import * as runs from './runs';
@@ -19,7 +20,7 @@ import * as settings from './settings';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type UiLocale = (typeof LOCALES)[number];
 
-const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat, assist };
+const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat, assist, inbox };
 
 type Messages = Record<string, unknown>;
 

@@ -116,7 +116,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}),
     gates: inboxCore.recorder,
   });
-  const inbox = createInboxDomain(core, inboxCore, agent);
+  const inbox = createInboxDomain(core, inboxCore, agent, plugins.callMethod);
   const workflows = createWorkflowsDomain({ ...core, agent });
   const tasks = await createTasksDomain({ ...core, agent, workflows, ...(lease ? { hostId: lease.id } : {}) });
   core.catalog.register(models.memoryTools);

@@ -92,6 +92,7 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://127.0.0.1:${port}`;
+  ctx.inbox.listeningAt(url);
   const hostFile = join(config.home, 'host.json');
   if (options.writeHostFile !== false) writeFileSync(hostFile, JSON.stringify({ url, port, pid: process.pid }, null, 2));
 

@@ -4,6 +4,7 @@ import type { CoreServices } from '../services';
 import { InboxRecorder } from './gate-recorder';
 import { InboxRepository } from './inbox.repository';
 import { InboxService } from './inbox.service';
+import { InboxNotifier, NotificationsSchema } from './notifier';
 
 /**
  * The inbox domain. Its recorder is made before the agent service (every run's gates are recorded
@@ -22,8 +23,17 @@ export function createInboxRecorder(core: Pick<CoreServices, 'db' | 'clock' | 'l
   return { repo, recorder: new InboxRecorder(repo, core.clock, core.logger.child({ component: 'inbox' })) };
 }
 
-export function createInboxDomain(core: Pick<CoreServices, 'clock' | 'logger' | 'onClose'>, made: { repo: InboxRepository; recorder: InboxRecorder }, agent: AgentService): InboxService {
-  const service = new InboxService({ ...made, agent, clock: core.clock, logger: core.logger.child({ component: 'inbox' }) });
+export function createInboxDomain(
+  core: Pick<CoreServices, 'clock' | 'logger' | 'onClose' | 'settings'>,
+  made: { repo: InboxRepository; recorder: InboxRecorder },
+  agent: AgentService,
+  callMethod: (pluginId: string, method: string, params: Record<string, unknown>) => Promise<unknown>,
+): InboxService {
+  const logger = core.logger.child({ component: 'inbox' });
+  core.settings.registerSection('notifications', { schema: NotificationsSchema, defaultValue: {} });
+  let uiUrl: string | undefined;
+  const notifier = new InboxNotifier({ settings: (owner) => core.settings.get(owner), callMethod, uiUrl: () => uiUrl, logger });
+  const service = new InboxService({ ...made, agent, clock: core.clock, logger, notifier, listening: (url) => (uiUrl = url) });
   core.onClose(() => service.close());
   return service;
 }

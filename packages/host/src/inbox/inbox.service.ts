@@ -5,6 +5,7 @@ import { classifyApproveBody } from '../agent/approve-body';
 import { isoTime, type Clock } from '../clock';
 import type { InboxChange, InboxRecorder } from './gate-recorder';
 import { type InboxRepository, inboxCursor, itemOf } from './inbox.repository';
+import type { InboxNotifier } from './notifier';
 
 /**
  * The owner's inbox: every pending gate of the owner's runs, oldest first; the one answer path
@@ -22,17 +23,35 @@ export interface InboxServiceDeps {
   agent: AgentService;
   clock: Clock;
   logger: Logger;
+  /** E-mail per new item (when the owner's settings ask for it). */
+  notifier?: InboxNotifier;
+  /** Told the UI's address once the host listens (for the e-mail's link). */
+  listening?: (url: string) => void;
 }
 
 export class InboxService {
   private timer?: NodeJS.Timeout;
   private closed = false;
   private sweeping?: Promise<number>;
+  /** E-mails being sent (waited for at close, and by tests). */
+  readonly sending = new Set<Promise<boolean>>();
 
   constructor(private readonly deps: InboxServiceDeps) {
     deps.recorder.on((change) => {
-      if (change.kind === 'added' && change.item.expiresAt) this.schedule();
+      if (change.kind !== 'added') return;
+      if (change.item.expiresAt) this.schedule();
+      const notifier = deps.notifier;
+      if (notifier) {
+        const sent = notifier.added(change.owner, change.item);
+        this.sending.add(sent);
+        void sent.finally(() => this.sending.delete(sent));
+      }
     });
+  }
+
+  /** The host listens at `url` (the UI's address, without the token). */
+  listeningAt(url: string): void {
+    this.deps.listening?.(url);
   }
 
   /** Listens to the owner's changes (the stream). */

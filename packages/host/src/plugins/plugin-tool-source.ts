@@ -38,6 +38,11 @@ function failedResult(result: unknown): string | undefined {
   return error === undefined ? 'the plugin reported failure' : JSON.stringify(error);
 }
 
+/** Where a plugin's worker runs: its installed version, root, data dir and network grant. */
+export function workerTargetOf(p: InstalledPlugin, dataDir: string): WorkerTarget {
+  return { pluginId: p.id, version: p.version, root: p.root, dataDir, worker: p.manifest.worker.replace(/^(\.\/)+/, ''), network: p.manifest.sandbox?.network === true };
+}
+
 export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginToolDeps, available = true): Tool {
   const method = plugin.manifest.rpc.methods[ai.method];
   const inputSchema = (method?.inputSchema ?? { type: 'object' }) as JsonSchema;
@@ -47,7 +52,7 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
   const texts = Object.entries(plugin.manifest.i18n ?? {}).flatMap(([locale, t]) => (t?.tools?.[ai.name] ? [[locale, t.tools[ai.name]] as const] : []));
   const flowNode = declared && texts.length > 0 ? { ...declared, i18n: Object.fromEntries(texts) } : declared;
   const timeoutSeconds = clampTimeout(ai.timeoutSeconds);
-  const targetOf = (p: InstalledPlugin): WorkerTarget => ({ pluginId: p.id, version: p.version, root: p.root, dataDir: deps.dataDirOf(p.id), worker: p.manifest.worker.replace(/^(\.\/)+/, ''), network: p.manifest.sandbox?.network === true });
+  const targetOf = (p: InstalledPlugin): WorkerTarget => workerTargetOf(p, deps.dataDirOf(p.id));
   // What a call needs from "the plugin as installed now", derived once per installed version: the
   // repository hands out the same object until an install, upgrade, enable, disable or uninstall.
   let derived: { from: InstalledPlugin; declared: boolean; target: WorkerTarget } | undefined;

@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FengYuError } from '@fengyu/protocol';
 import type { FilesResolver } from '../agent/agent.service';
 import { FileService } from '../files/file.service';
 import { type RunFileEntry, resolveRunFiles } from '../files/run-files';
@@ -12,7 +13,7 @@ import { type Db, dialectOf } from '../storage/database';
 import { installBundledPlugins } from './bundled-plugins';
 import { type InstalledPlugin, PluginRepository } from './plugin.repository';
 import { type HookSource, PluginService } from './plugin.service';
-import { PluginToolSource } from './plugin-tool-source';
+import { PluginToolSource, workerTargetOf } from './plugin-tool-source';
 import type { SandboxPosture } from './posture';
 import { sandboxFor } from './sandbox';
 import { WorkerManager } from './worker-manager';
@@ -33,6 +34,11 @@ export interface PluginsDomain {
   hooks: PluginHookProvider;
   /** Resolves a run's `files` entries to grants (runs and chat attachments). */
   resolveFiles: FilesResolver;
+  /**
+   * Calls a method of an installed, enabled plugin on the host's own behalf (no run, no grants):
+   * e.g. the inbox's e-mail notifications. Throws `plugin_not_found` / `plugin_disabled`.
+   */
+  callMethod(pluginId: string, method: string, params: Record<string, unknown>, timeoutSeconds?: number): Promise<unknown>;
 }
 
 export const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
@@ -101,7 +107,14 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
   };
   for (const dir of ['.staging', '.uploads']) await rm(join(core.config.home, 'plugins', dir), { recursive: true, force: true });
   await installBundledPlugins(service, core.config.bundledPluginDirs, core.config.home, core.logger);
-  return { service, workers, files: new FileService(core.db, core.config.home, core.clock), posture: backend.posture, hooks: hookProvider(service, logger), resolveFiles };
+  const current = installedNow(core.db, repo);
+  const callMethod: PluginsDomain['callMethod'] = async (pluginId, method, params, timeoutSeconds = 60) => {
+    const p = await current(pluginId);
+    if (!p) throw new FengYuError('plugin_not_found', { pluginId });
+    if (!p.enabled) throw new FengYuError('plugin_disabled', { pluginId });
+    return workers.invoke({ target: workerTargetOf(p, service.dataDirOf(p.id)), method, params, toolName: `${pluginId}:${method}`, timeoutSeconds, grants: [] });
+  };
+  return { service, workers, files: new FileService(core.db, core.config.home, core.clock), posture: backend.posture, hooks: hookProvider(service, logger), resolveFiles, callMethod };
 }
 
 /**

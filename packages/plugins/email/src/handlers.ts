@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { AccountStore, LOCAL_OUTBOX } from './accounts';
 import { BatchStore, checkPartPath, fillTemplate, type MessageDraft, type PartInput } from './batch';
 import { confirmSend } from './confirm';
+import { notify as sendNotification } from './notify';
 import { emailError } from './errors';
 import type * as S from './schemas';
 import { TagStore } from './tags';
@@ -123,4 +124,9 @@ export async function sendBatch(input: In<typeof S.SendBatchInput>, ctx: Ctx): P
 export async function confirm(input: In<typeof S.ConfirmInput>, ctx: Ctx): Promise<Out<typeof S.ConfirmOutput>> {
   const { accounts, batches } = stores(ctx);
   return confirmSend(input.confirmationId, { accounts, batches, now: ctx.now ?? (() => new Date()), signal: ctx.signal, log: ctx.log ? (l, m) => ctx.log?.(l, m) : undefined });
+}
+
+/** A host notification (not an AI tool): one plain message. */
+export function notify(input: In<typeof S.NotifyInput>, ctx: Ctx): Promise<Out<typeof S.NotifyOutput>> {
+  return sendNotification(input, { accounts: stores(ctx).accounts });
 }

@@ -107,3 +107,11 @@ export const ConfirmOutput = z.object({
 });
 
 export { TLS_MODES };
+
+export const NotifyInput = z.object({
+  accountId: z.string().min(1),
+  to: z.array(z.string().email()).min(1).max(20),
+  subject: z.string().min(1).max(500),
+  body: z.string().max(20_000),
+});
+export const NotifyOutput = z.object({ success: z.boolean(), messageId: z.string(), error: z.string().optional() });

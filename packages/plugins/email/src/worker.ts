@@ -11,4 +11,5 @@ createWorker()
   .method('email_tags_list', { description: 'List the recipient groups.', input: S.TagsListInput, output: S.TagsListOutput }, H.tagsList)
   .method('email_send_batch', { description: 'Prepare one message per file (each with its attachment) and return a preview plus confirmation.confirmationId. Sends nothing.', input: S.SendBatchInput, output: S.SendBatchOutput }, H.sendBatch)
   .method('confirm_send', { description: 'Send a prepared batch: each message at most once; reports per-message status. Confirming again sends only the messages not sent yet.', input: S.ConfirmInput, output: S.ConfirmOutput }, H.confirm)
+  .method('email_notify', { description: 'Send one plain-text message (host notifications; not offered to models).', input: S.NotifyInput, output: S.NotifyOutput }, H.notify)
   .start();

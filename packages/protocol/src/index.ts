@@ -54,3 +54,5 @@ export * from './mcp-view';
 export * from './assist';
 // The inbox of pending gates and inputs, and its stream frames.
 export * from './inbox';
+// Input steps' forms and the field-level check of a person's values.
+export * from './input-form';

@@ -5,6 +5,10 @@ export const en: Record<string, string> = {
   inbox_cursor_invalid: 'The cursor is not one from a previous page of the inbox.',
   gate_expired: 'Nobody answered the {kind} of step "{stepId}" before {expiresAt}.',
   inbox_notifications_invalid: 'notifications.email needs "accountId" (an e-mail account) and "to" (an e-mail address): {reason}',
+  input_form_invalid: 'The form of step "{stepId}" is not valid at {field}: {reason}.',
+  input_value_invalid: 'Field "{field}" {reason}.',
+  input_values_invalid: 'The values do not fit the form ({fields}); the input is still pending.',
+  no_pending_input: 'Run {runId} has no pending input.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -13,4 +17,8 @@ export const zhCN: Record<string, string> = {
   inbox_cursor_invalid: '该游标不是来自收件箱上一页的游标。',
   gate_expired: '步骤“{stepId}”的{kind}在 {expiresAt} 之前无人答复。',
   inbox_notifications_invalid: 'notifications.email 需要 "accountId"（电子邮件账户）和 "to"（电子邮件地址）：{reason}',
+  input_form_invalid: '步骤“{stepId}”的表单在 {field} 处无效：{reason}。',
+  input_value_invalid: '字段“{field}”{reason}。',
+  input_values_invalid: '这些值不符合表单（{fields}）；输入仍在等待。',
+  no_pending_input: '运行 {runId} 没有待处理的输入。',
 };

@@ -1,9 +1,9 @@
-import { FengYuError, isFengYuError, type McpConnectionState } from '@fengyu/protocol';
+import { FengYuError, isFengYuError, localize, type McpConnectionState } from '@fengyu/protocol';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Logger } from 'pino';
 import { createPolicyFetch } from '../net/policy-fetch';
-import { DEFAULT_CALL_TIMEOUT_SECONDS, isStdio, type McpServerConfig, transportOf } from './mcp.config';
+import { DEFAULT_CALL_TIMEOUT_SECONDS, isStdio, type McpServerConfig, type StdioServerConfig, transportOf } from './mcp.config';
 import type { ProgressFn } from '../tools/tool';
 import { type McpCallResult, type McpToolDef, mapCallResult, TOOL_NAME } from './mcp-tool';
 
@@ -22,6 +22,19 @@ export interface ConnectionDeps {
   /** Wait after a failed start before `ensure()` tries again. */
   retryAfterMs?: number;
   clientVersion?: string;
+  /**
+   * How a stdio server is started (the owner's sandbox, see `mcp-launch.ts`); may throw to
+   * refuse it. Without it the configured command runs as it is.
+   */
+  launchStdio?: (config: StdioServerConfig) => Promise<StdioLaunch>;
+}
+
+/** The program a stdio server runs as: the configured one, or the same wrapped in a sandbox. */
+export interface StdioLaunch {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
 }
 
 export interface ConnectionSnapshot {
@@ -130,9 +143,11 @@ export class McpConnection {
     return new FengYuError('mcp_server_unavailable', { server: this.server, reason });
   }
 
-  private makeTransport({ TrackedStdioTransport, StreamableHTTPClientTransport }: McpSdk): Transport {
+  private async makeTransport({ TrackedStdioTransport, StreamableHTTPClientTransport }: McpSdk): Promise<Transport> {
     if (isStdio(this.config)) {
-      const t = new TrackedStdioTransport({ command: this.config.command, args: this.config.args, env: this.config.env, stderr: 'pipe' });
+      const c = this.config;
+      const launch = this.deps.launchStdio ? await this.deps.launchStdio(c) : { command: c.command, args: c.args, env: c.env };
+      const t = new TrackedStdioTransport({ ...launch, stderr: 'pipe' });
       t.stderr?.on('data', (chunk: Buffer) => this.onStderr(chunk));
       return t;
     }
@@ -164,9 +179,10 @@ export class McpConnection {
       { name: 'fengyu', version: this.deps.clientVersion ?? '0.1.0' },
       { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 50, onChanged: () => void this.refreshTools(gen) } } },
     );
-    const transport = this.makeTransport(loaded);
     const timeout = this.deps.connectTimeoutMs ?? 30_000;
+    let transport: Transport | undefined;
     try {
+      transport = await this.makeTransport(loaded);
       await client.connect(transport, { timeout });
       const tools = await this.listAll(client, timeout);
       if (gen !== this.generation) throw new Error('superseded');
@@ -177,7 +193,7 @@ export class McpConnection {
       this.state = 'ready';
       this.log.info({ tools: this.tools.length }, 'mcp server connected');
     } catch (e) {
-      stopChild(transport);
+      if (transport) stopChild(transport);
       await client.close().catch(() => {});
       if (gen !== this.generation) throw this.unavailable('connection was replaced');
       const reason = this.describe(e);
@@ -192,6 +208,7 @@ export class McpConnection {
   }
 
   private describe(e: unknown): string {
+    if (isFengYuError(e)) return localize(e.code, e.params);
     const cause = e instanceof Error && e.cause instanceof Error ? `: ${e.cause.message}` : '';
     const msg = e instanceof Error ? `${e.message}${cause}` : String(e);
     const last = this.stderrTail[this.stderrTail.length - 1];

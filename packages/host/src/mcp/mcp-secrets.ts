@@ -1,4 +1,6 @@
-import { REDACTED } from '@fengyu/protocol';
+import { canonicalJson, isFengYuError, type Problem, REDACTED } from '@fengyu/protocol';
+import type { OwnerIsolation } from '../process/owner-commands';
+import { mcpIsolationMode } from './mcp-launch';
 import type { SecretStore } from '../models/secret-store';
 import type { SectionSpec } from '../settings/settings.store';
 import { isStdio, type McpServerConfig, McpServersSettings, redactServers, reservedServerNames, restoreRedacted } from './mcp.config';
@@ -40,12 +42,48 @@ export function sealServers(secrets: SecretStore, owner: string, servers: McpSer
   return out;
 }
 
-export function mcpServersSection(secrets: SecretStore): SectionSpec<McpServersSettings> {
+/**
+ * A stdio server that another owner adds or changes must be startable in that owner's sandbox:
+ * refused at save (`mcp_isolation_unavailable`) where it is not, so the owner learns it at once.
+ * An unchanged server does not block saving (it is refused again when it would start).
+ */
+async function isolationProblems(isolation: OwnerIsolation | undefined, owner: string, servers: McpServersSettings, prev: McpServersSettings | undefined): Promise<Problem[]> {
+  if (!isolation || owner === isolation.primaryOwner) return [];
+  const problems: Problem[] = [];
+  for (const [name, c] of Object.entries(servers)) {
+    const old = prev?.[name];
+    if (!isStdio(c) || (old && isStdio(old) && old.command === c.command && canonicalJson(old.args) === canonicalJson(c.args))) continue;
+    try {
+      await mcpIsolationMode(isolation, owner, name);
+    } catch (e) {
+      if (!isFengYuError(e)) throw e;
+      problems.push({ code: e.code, field: `mcpServers.${name}`, params: e.params });
+    }
+  }
+  return problems;
+}
+
+/** A stored header value never follows a new URL: the marker keeps it only while `url` is unchanged. */
+export function headerFollowProblems(servers: McpServersSettings, prev: McpServersSettings | undefined): Problem[] {
+  return Object.entries(servers).flatMap(([name, c]) => {
+    const old = prev?.[name];
+    if (isStdio(c) || !old || isStdio(old) || old.url === c.url) return [];
+    return Object.entries(c.headers)
+      .filter(([, v]) => v === REDACTED)
+      .map(([header]) => ({ code: 'secret_reentry_required', field: `mcpServers.${name}.headers.${header}`, params: { name, secret: `headers.${header}`, from: old.url, to: c.url } }));
+  });
+}
+
+export function mcpServersSection(secrets: SecretStore, isolation?: OwnerIsolation): SectionSpec<McpServersSettings> {
   return {
     schema: McpServersSettings,
     defaultValue: {},
     redact: redactServers,
-    validate: reservedServerNames,
+    validate: async (servers, _doc, ctx) => [
+      ...reservedServerNames(servers),
+      ...headerFollowProblems(servers, ctx.prev.mcpServers as McpServersSettings | undefined),
+      ...(await isolationProblems(isolation, ctx.owner, servers, ctx.prev.mcpServers as McpServersSettings | undefined)),
+    ],
     prepare: (next, prev, owner) => sealServers(secrets, owner, restoreRedacted(next, revealServers(secrets, owner, prev ?? {}))),
   };
 }

@@ -1,8 +1,8 @@
 import { FengYuError } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { SourceStatus, Tool, ToolContext, ToolSource } from '../tools/tool';
-import { fingerprint, type McpServersSettings } from './mcp.config';
-import { type ConnectionDeps, type ConnectionSnapshot, McpConnection } from './mcp-connection';
+import { fingerprint, type McpServersSettings, type StdioServerConfig } from './mcp.config';
+import { type ConnectionDeps, type ConnectionSnapshot, McpConnection, type StdioLaunch } from './mcp-connection';
 import { toolFacts } from './mcp-tool';
 
 /**
@@ -11,8 +11,10 @@ import { toolFacts } from './mcp-tool';
  * that fails is reported by `status()` and contributes no tools; it never fails a snapshot.
  */
 
-export interface McpSourceDeps extends Omit<ConnectionDeps, 'logger'> {
+export interface McpSourceDeps extends Omit<ConnectionDeps, 'logger' | 'launchStdio'> {
   logger: Logger;
+  /** How `owner`'s stdio server `server` is started (its sandbox); may throw to refuse it. */
+  launchStdio?: (owner: string, server: string, config: StdioServerConfig) => Promise<StdioLaunch>;
   /** The owner's `mcpServers` section. */
   servers: (owner: string) => Promise<McpServersSettings>;
   /** Whether the owner's `mcpServers` section names any server, when the settings are already read; else undefined. */
@@ -57,7 +59,8 @@ export class McpToolSource implements ToolSource {
   private add(owner: string, server: string, servers: McpServersSettings): McpConnection {
     const config = servers[server];
     if (!config) throw new FengYuError('mcp_server_not_found', { server });
-    const conn = new McpConnection(server, config, this.deps);
+    const { launchStdio, ...deps } = this.deps;
+    const conn = new McpConnection(server, config, { ...deps, ...(launchStdio ? { launchStdio: (c: StdioServerConfig) => launchStdio(owner, server, c) } : {}) });
     this.entries.set(this.key(owner, server), { owner, key: this.key(owner, server), conn });
     return conn;
   }

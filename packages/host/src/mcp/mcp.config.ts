@@ -104,5 +104,6 @@ export function registerMcpErrors(): void {
   registerErrors({
     mcp_server_unavailable: errorSpecOf(502, true),
     mcp_server_not_found: errorSpecOf(404),
+    mcp_isolation_unavailable: errorSpecOf(403),
   });
 }

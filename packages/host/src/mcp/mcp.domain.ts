@@ -4,6 +4,8 @@ import { SecretStore } from '../models/secret-store';
 import { type McpServersSettings, registerMcpErrors } from './mcp.config';
 import { mcpServersSection, revealServers } from './mcp-secrets';
 import { McpToolSource } from './mcp-source';
+import { launchMcpStdio } from './mcp-launch';
+import { hostOwnerIsolation } from '../tools/builtin/builtin.source';
 
 /**
  * The MCP domain's services: the `mcpServers` settings section and the MCP tool source
@@ -21,7 +23,9 @@ export function mcpSecrets(core: Pick<CoreServices, 'config'>): SecretStore {
 }
 
 export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'config'>, secrets = mcpSecrets(core)): McpToolSource {
+  const launch = { home: core.config.home, hostEnv: core.config.env, isolation: hostOwnerIsolation(core) };
   return new McpToolSource({
+    launchStdio: (owner, server, config) => launchMcpStdio(launch, owner, server, config),
     logger: core.logger,
     now: () => core.clock.now(),
     servers: async (owner) => revealServers(secrets, owner, await core.settings.section<McpServersSettings>(owner, 'mcpServers')),
@@ -36,7 +40,7 @@ export function createMcpDomain(core: Pick<CoreServices, 'logger' | 'clock' | 's
   registerMcpErrors();
   registerWebTools(core);
   const secrets = mcpSecrets(core);
-  core.settings.registerSection<McpServersSettings>('mcpServers', mcpServersSection(secrets));
+  core.settings.registerSection<McpServersSettings>('mcpServers', mcpServersSection(secrets, hostOwnerIsolation(core)));
   const source = createMcpSource(core, secrets);
   core.catalog.register(source);
   core.settings.onChange((owner, doc, changed) => {

@@ -50,33 +50,57 @@ export function scratchDir(home: string, ctx: { runId?: string; owner: string })
   return join(home, 'runs', id, 'work');
 }
 
-export interface ShellCommand {
+/** One program started on behalf of an owner (a shell command, a hook, an MCP stdio server). */
+export interface OwnerProgram {
   mode: CommandMode;
   isolation?: OwnerIsolation;
   /** FENGYU_HOME. */
   home: string;
   /** The host's environment. */
   hostEnv: Readonly<Record<string, string | undefined>>;
-  /** The shell (`bash`, `/bin/sh`) and the command line it runs with `-c`. */
-  shell: string;
-  script: string;
+  command: string;
+  args: readonly string[];
   cwd: string;
   scratch: string;
   grants: readonly FileGrant[];
   runId?: string;
-  /** Variables the caller sets (FENGYU_RUN_ID, FENGYU_HOOK_*). */
+  /** Variables the caller sets (FENGYU_RUN_ID, FENGYU_HOOK_*, an MCP server's configured env). */
   extraEnv?: Record<string, string>;
   stdin?: 'ignore' | 'pipe';
 }
 
-/** Pure apart from reading where /etc/resolv.conf points: the spawn spec of one shell command. */
-export function shellSpec(c: ShellCommand): SpawnSpec {
+export interface ShellCommand extends Omit<OwnerProgram, 'command' | 'args'> {
+  /** The shell (`bash`, `/bin/sh`) and the command line it runs with `-c`. */
+  shell: string;
+  script: string;
+}
+
+/**
+ * Variables the dynamic loader (glibc) reads before `main`: set on bubblewrap itself, they would
+ * run the owner's code outside the sandbox. They are given to the program inside with
+ * `--setenv` instead (glibc's list of variables it drops for set-uid programs, plus `LD_*`).
+ */
+const LOADER_ENV = /^(LD_.*|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_.*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|GLIBC_TUNABLES)$/;
+
+/** Pure apart from reading where /etc/resolv.conf points: the spawn spec of one owner's program. */
+export function ownerProgramSpec(c: OwnerProgram): SpawnSpec {
   const extra = c.extraEnv ?? {};
   const common = { cwd: c.cwd, runId: c.runId, stdin: c.stdin };
-  if (c.mode === 'host') return { ...common, command: c.shell, args: ['-c', c.script], env: { ...withoutHostToken(c.hostEnv), ...extra } };
-  const env = allowListedEnv(c.hostEnv, { HOME: c.scratch, TMPDIR: '/tmp', ...extra });
+  if (c.mode === 'host') return { ...common, command: c.command, args: [...c.args], env: { ...withoutHostToken(c.hostEnv), ...extra } };
   const bwrap = c.isolation?.bwrap;
-  if (c.mode === 'unsandboxed-owner' || !bwrap) return { ...common, command: c.shell, args: ['-c', c.script], env };
+  if (c.mode === 'unsandboxed-owner' || !bwrap) return { ...common, command: c.command, args: [...c.args], env: allowListedEnv(c.hostEnv, { HOME: c.scratch, TMPDIR: '/tmp', ...extra }) };
+  // Values stay out of bubblewrap's command line (readable by every local user) unless the
+  // loader would act on them in bubblewrap itself.
+  const inside = Object.entries({ TMPDIR: '/tmp', ...extra }).filter(([k]) => LOADER_ENV.test(k));
+  const outside = Object.fromEntries(Object.entries(extra).filter(([k]) => !LOADER_ENV.test(k)));
+  const env = allowListedEnv(c.hostEnv, { HOME: c.scratch, ...outside });
   const box = { home: c.home, userHome: c.isolation?.userHome, scratch: c.scratch, grants: c.grants, cwd: c.cwd, keep: resolverPaths() };
-  return { ...common, command: bwrap.path, args: [...commandBwrapArgs(box, bwrap.hardening), '--', c.shell, '-c', c.script], env, diesWithParent: true };
+  const setenv = inside.flatMap(([k, v]) => ['--setenv', k, v]);
+  return { ...common, command: bwrap.path, args: [...commandBwrapArgs(box, bwrap.hardening), ...setenv, '--', c.command, ...c.args], env, diesWithParent: true };
+}
+
+/** The spawn spec of one shell command line (`<shell> -c <script>`). */
+export function shellSpec(c: ShellCommand): SpawnSpec {
+  const { shell, script, ...rest } = c;
+  return ownerProgramSpec({ ...rest, command: shell, args: ['-c', script] });
 }

@@ -19,9 +19,16 @@ export interface SectionSpec<T> {
   prepare?: (next: T, prev: T, owner: string) => T | Promise<T>;
   /**
    * Extra checks beyond the schema (e.g. rule syntax with line numbers). `doc` is the whole
-   * document as it would be saved, for checks that span sections.
+   * document as it would be saved, for checks that span sections; `ctx` names the owner and
+   * holds the document as stored before this change. Runs before any `prepare` (no side effect).
    */
-  validate?: (value: T, doc: SettingsDoc) => Problem[];
+  validate?: (value: T, doc: SettingsDoc, ctx: ValidateContext) => Problem[] | Promise<Problem[]>;
+}
+
+export interface ValidateContext {
+  owner: string;
+  /** The stored document before the patch (secrets as markers). */
+  prev: SettingsDoc;
 }
 
 export type SettingsDoc = Record<string, unknown>;
@@ -124,7 +131,7 @@ export class SettingsStore {
         }
         continue;
       }
-      problems.push(...(spec.validate?.(parsed.data, merged) ?? []));
+      problems.push(...((await spec.validate?.(parsed.data, merged, { owner, prev })) ?? []));
       next[name] = parsed.data;
     }
     if (problems.length) throw new FengYuError('invalid_settings', { count: problems.length }, problems);

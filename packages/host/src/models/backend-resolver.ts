@@ -1,6 +1,6 @@
 import { FengYuError } from '@fengyu/protocol';
 import type { LanguageModel } from 'ai';
-import type { BackendConfig } from './backends.settings';
+import { type BackendConfig, keyEnvProblem } from './backends.settings';
 import type { SecretStore } from './secret-store';
 
 /**
@@ -28,6 +28,8 @@ export class BackendResolver {
     private readonly settings: BackendSettingsReader,
     private readonly secrets: SecretStore,
     private readonly env: Readonly<Record<string, string | undefined>>,
+    /** The owner whose backends may name an environment variable (`apiKeyEnv`). */
+    private readonly primaryOwner: string,
   ) {}
 
   /** The backend config a call would use, or undefined when none fits. */
@@ -62,7 +64,12 @@ export class BackendResolver {
   }
 
   private apiKey(owner: string, config: BackendConfig): string | undefined {
-    if (config.apiKeyEnv) return this.env[config.apiKeyEnv] || undefined;
+    if (config.apiKeyEnv) {
+      // checked again at use: a document saved before the rule, or edited in the database
+      const refused = keyEnvProblem(config, owner, this.primaryOwner);
+      if (refused) throw new FengYuError(refused.code, refused.params ?? {});
+      return this.env[config.apiKeyEnv] || undefined;
+    }
     if (config.apiKey !== undefined) return this.secrets.get(owner, config.id);
     return undefined;
   }

@@ -64,6 +64,36 @@ export function validateBackends(list: BackendConfig[]): Problem[] {
   return problems;
 }
 
+/**
+ * Who may name an environment variable: only the primary owner (the host's environment is
+ * theirs), and nobody a `FENGYU_*` one (the host token, the database URL). Checked at save and
+ * again at every use (`keyEnvProblem`), so a document saved before this rule cannot use it.
+ */
+export function keyEnvProblem(b: Pick<BackendConfig, 'id' | 'apiKeyEnv'>, owner: string, primaryOwner: string): Problem | undefined {
+  if (b.apiKeyEnv === undefined) return undefined;
+  const params = { backend: b.id, env: b.apiKeyEnv };
+  if (/^FENGYU_/i.test(b.apiKeyEnv)) return { code: 'backend_key_env_reserved', field: `backends.${b.id}.apiKeyEnv`, params };
+  if (owner !== primaryOwner) return { code: 'backend_key_env_forbidden', field: `backends.${b.id}.apiKeyEnv`, params };
+  return undefined;
+}
+
+/** The address a backend's key is sent to: its provider and base URL. */
+const addressOf = (b: Pick<BackendConfig, 'provider' | 'baseURL'>) => `${b.provider} ${b.baseURL ?? '(default URL)'}`;
+
+/**
+ * A stored key never follows a new address: the marker keeps the key only while the backend's
+ * provider and `baseURL` stay as they were; with either changed the key must be given again
+ * (`secret_reentry_required`), or `apiKey` left out to drop it.
+ */
+export function keyFollowProblems(list: BackendConfig[], prev: BackendConfig[] | undefined): Problem[] {
+  return list.flatMap((b) => {
+    if (b.apiKey !== KEY_MARKER && b.apiKey !== LEGACY_KEY_MARKER) return [];
+    const old = prev?.find((p) => p.id === b.id && p.apiKey !== undefined);
+    if (!old || addressOf(old) === addressOf(b)) return [];
+    return [{ code: 'secret_reentry_required', field: `backends.${b.id}.apiKey`, params: { name: b.id, secret: 'apiKey', from: addressOf(old), to: addressOf(b) } }];
+  });
+}
+
 /** Moves new keys into the secret store; returns the list as stored (keys replaced by the marker). */
 export function prepareBackends(secrets: SecretStore, owner: string, next: BackendConfig[]): BackendConfig[] {
   const keys: Record<string, string> = {};
@@ -83,11 +113,15 @@ export function redactBackends(list: BackendConfig[]): BackendConfig[] {
   return list.map((b) => (b.apiKey === undefined ? b : { ...b, apiKey: KEY_MARKER }));
 }
 
-export function backendsSection(secrets: SecretStore): SectionSpec<BackendConfig[]> {
+export function backendsSection(secrets: SecretStore, primaryOwner: string): SectionSpec<BackendConfig[]> {
   return {
     schema: BackendsSchema,
     defaultValue: [],
-    validate: validateBackends,
+    validate: (list, _doc, ctx) => [
+      ...validateBackends(list),
+      ...list.flatMap((b) => keyEnvProblem(b, ctx.owner, primaryOwner) ?? []),
+      ...keyFollowProblems(list, ctx.prev.backends as BackendConfig[] | undefined),
+    ],
     redact: redactBackends,
     prepare: (next, _prev, owner) => prepareBackends(secrets, owner, next),
   };

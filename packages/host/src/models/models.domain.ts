@@ -1,3 +1,4 @@
+import { DEFAULT_OWNER } from '../http/auth';
 import type { FilesResolver } from '../agent/agent.service';
 import { ChatGates } from '../chat/chat-gates';
 import { ChatService } from '../chat/chat.service';
@@ -45,7 +46,7 @@ export function createModelsDomain(deps: ModelsDeps): ModelsDomain {
   const modelLog = deps.logger.child({ component: 'models' });
   globalThis.AI_SDK_LOG_WARNINGS = ({ warnings, provider, model }) => modelLog.debug({ provider, model, warnings }, 'model provider warnings');
   const secrets = new SecretStore(deps.config.home);
-  deps.settings.registerSection('backends', backendsSection(secrets));
+  deps.settings.registerSection('backends', backendsSection(secrets, DEFAULT_OWNER));
   deps.settings.registerSection('defaultBackend', defaultBackendSection);
   deps.settings.registerSection('memory', memorySection);
   const resolver = new BackendResolver(
@@ -56,6 +57,7 @@ export function createModelsDomain(deps: ModelsDeps): ModelsDomain {
     },
     secrets,
     deps.config.env,
+    DEFAULT_OWNER,
   );
   const memory = new MemoryService(new MemoryRepository(deps.db), { memory: (owner) => deps.settings.section<MemorySettings>(owner, 'memory'), memoryNow: (owner) => deps.settings.sectionNow<MemorySettings>(owner, 'memory') }, deps.clock);
   const conversations = new ConversationRepository(deps.db);

@@ -5,6 +5,8 @@ export function registerModelErrors(): void {
   registerErrors({
     unknown_backend: errorSpecOf(400),
     backend_key_missing: errorSpecOf(400),
+    backend_key_env_forbidden: errorSpecOf(403),
+    backend_key_env_reserved: errorSpecOf(400),
     model_failed: errorSpecOf(502, true),
     model_cancelled: errorSpecOf(499),
     conversation_not_found: errorSpecOf(404),

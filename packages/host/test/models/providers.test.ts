@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chat } from '../chat/chat-client';
 import { scriptedHost } from '../support/scripted-host';
 
-const { t, llm } = scriptedHost({ host: () => ({ env: { FENGYU_TEST_LLM_KEY: 'sk-from-env-456' } }) });
+const { t, llm } = scriptedHost({ host: () => ({ env: { TEST_LLM_KEY_FROM_ENV: 'sk-from-env-456' } }) });
 
 const use = async (backend: Record<string, unknown>) => {
   const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'b', model: 'scripted', ...backend }], defaultBackend: 'b' });
@@ -19,7 +19,7 @@ describe('providers and key sources', () => {
   });
 
   it('reads apiKeyEnv from the host environment at call time', async () => {
-    await use({ provider: 'openai-compatible', baseURL: llm.url, apiKeyEnv: 'FENGYU_TEST_LLM_KEY' });
+    await use({ provider: 'openai-compatible', baseURL: llm.url, apiKeyEnv: 'TEST_LLM_KEY_FROM_ENV' });
     llm.push({ text: 'env key' });
     const r = await chat(t, { message: 'hi' });
     expect(r.frames.at(-1)?.event).toBe('done');

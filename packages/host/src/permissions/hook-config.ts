@@ -1,4 +1,5 @@
 import { FengYuError, HOOK_EVENTS, type HookEvent } from '@fengyu/protocol';
+import { RE2JS } from 're2js';
 import { z } from 'zod';
 import { globMatch } from './rules';
 
@@ -38,13 +39,35 @@ export const HookSchema = z
 export type HookConfig = z.output<typeof HookSchema>;
 export const HooksSectionSchema = z.array(HookSchema).max(100);
 
+/**
+ * `/…/` matchers run on RE2's linear-time engine (re2js, pure JavaScript): a hook matcher is
+ * evaluated on the event loop for every tool call, and a backtracking pattern such as
+ * `/(a+)+$/` froze the host for seconds per call. RE2 syntax is JavaScript's without
+ * backreferences and lookaround; a pattern RE2 cannot compile is refused when saved.
+ */
+const compiled = new Map<string, RE2JS | null>();
+const MAX_COMPILED = 256;
+
+function re2Of(source: string): RE2JS | null {
+  let re = compiled.get(source);
+  if (re !== undefined) return re;
+  try {
+    re = RE2JS.compile(source);
+  } catch {
+    re = null;
+  }
+  if (compiled.size >= MAX_COMPILED) compiled.clear();
+  compiled.set(source, re);
+  return re;
+}
+
 function matcherProblem(matcher: string): string | undefined {
   if (!(matcher.startsWith('/') && matcher.endsWith('/') && matcher.length > 1)) return undefined;
   try {
-    new RegExp(matcher.slice(1, -1));
+    RE2JS.compile(matcher.slice(1, -1));
     return undefined;
   } catch (err) {
-    return `invalid regular expression: ${(err as Error).message}`;
+    return `invalid regular expression (RE2 syntax, linear time: no backreferences or lookaround): ${(err as Error).message}`;
   }
 }
 
@@ -52,13 +75,7 @@ function matcherProblem(matcher: string): string | undefined {
 export function hookMatches(matcher: string, toolName: string): boolean {
   const m = matcher.trim();
   if (m === '' || m === '*') return true;
-  if (m.length > 1 && m.startsWith('/') && m.endsWith('/')) {
-    try {
-      return new RegExp(m.slice(1, -1)).test(toolName);
-    } catch {
-      return false;
-    }
-  }
+  if (m.length > 1 && m.startsWith('/') && m.endsWith('/')) return re2Of(m.slice(1, -1))?.matcher(toolName).find() ?? false;
   return m.split('|').some((alt) => globMatch(alt.trim(), toolName));
 }
 

@@ -1,5 +1,6 @@
 import type { ToolEffect } from '@fengyu/protocol';
 import { TOOL_EFFECTS } from '@fengyu/protocol';
+import { type GlobMatcher, globMatcher, globMatches } from './glob';
 
 /**
  * Permission rule lines, parsed into
@@ -17,9 +18,9 @@ import { TOOL_EFFECTS } from '@fengyu/protocol';
 
 export type Rule =
   | { kind: 'command'; text: string; match: CommandPattern }
-  | { kind: 'tool'; text: string; glob: string; regex: RegExp }
+  | { kind: 'tool'; text: string; glob: string; matcher: GlobMatcher }
   | { kind: 'effect'; text: string; effect: ToolEffect }
-  | { kind: 'mcp'; text: string; glob: string; regex: RegExp }
+  | { kind: 'mcp'; text: string; glob: string; matcher: GlobMatcher }
   | { kind: 'webfetch'; text: string; domain?: string };
 
 /**
@@ -30,7 +31,7 @@ export type Rule =
 export type CommandPattern =
   | { type: 'all' }
   | { type: 'prefix'; words: string[] }
-  | { type: 'glob'; glob: string; regex: RegExp };
+  | { type: 'glob'; glob: string; matcher: GlobMatcher };
 
 export interface RuleProblem {
   /** 1-based line of the rule in its list. */
@@ -66,7 +67,7 @@ export function parseRule(line: string): Rule | { error: string } {
   if (mcpShort) {
     const server = mcpShort[1] as string;
     const glob = mcpShort[2] ? `${server}__${mcpShort[2]}` : `${server}__*`;
-    return { kind: 'mcp', text, glob, regex: globRegex(glob) };
+    return { kind: 'mcp', text, glob, matcher: globMatcher(glob) };
   }
   const open = text.indexOf('(');
   const head = open < 0 ? text : text.slice(0, open);
@@ -86,9 +87,9 @@ export function parseRule(line: string): Rule | { error: string } {
     case 'Bash':
       return { kind: 'command', text, match: parseCommandPattern(pattern) };
     case 'Tool':
-      return { kind: 'tool', text, glob: pattern, regex: globRegex(pattern) };
+      return { kind: 'tool', text, glob: pattern, matcher: globMatcher(pattern) };
     case 'Mcp':
-      return { kind: 'mcp', text, glob: pattern, regex: globRegex(pattern) };
+      return { kind: 'mcp', text, glob: pattern, matcher: globMatcher(pattern) };
     case 'Effect':
       if (!(TOOL_EFFECTS as readonly string[]).includes(pattern)) {
         return { error: `unknown effect "${pattern}" (expected ${TOOL_EFFECTS.join(', ')})` };
@@ -110,7 +111,7 @@ function parseCommandPattern(pattern: string): CommandPattern {
   }
   if (/[*?]/.test(pattern)) {
     const glob = splitWords(pattern).join(' ');
-    return { type: 'glob', glob, regex: globRegex(glob) };
+    return { type: 'glob', glob, matcher: globMatcher(glob) };
   }
   return { type: 'prefix', words: splitWords(pattern) };
 }
@@ -119,14 +120,8 @@ function splitWords(text: string): string[] {
   return text.split(/\s+/).filter((w) => w !== '');
 }
 
-/** `*` any run of characters, `?` one character; everything else literal; anchored. */
-export function globRegex(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\*?]/g, (c) => (c === '*' ? '.*' : c === '?' ? '.' : `\\${c}`));
-  return new RegExp(`^${body}$`, 's');
-}
-
 export function globMatch(glob: string, value: string): boolean {
-  return globRegex(glob).test(value);
+  return globMatches(glob, value);
 }
 
 /** Parses the three lists; every malformed line is reported with its list and line number. */
@@ -159,11 +154,11 @@ export interface CallFacts {
 export function ruleMatchesCall(rule: Rule, call: CallFacts, mode: 'surely' | 'maybe' = 'surely'): boolean {
   switch (rule.kind) {
     case 'tool':
-      return rule.regex.test(call.name);
+      return rule.matcher.test(call.name);
     case 'effect':
       return call.effect === rule.effect;
     case 'mcp':
-      return call.source === 'mcp' && rule.regex.test(call.name);
+      return call.source === 'mcp' && rule.matcher.test(call.name);
     case 'webfetch':
       return webFetchMatches(rule.domain, call, mode);
     case 'command':
@@ -265,7 +260,7 @@ export function commandRuleMatches(pattern: CommandPattern, seg: SegmentWords, m
       return wordsMatch(pattern.words, seg, mode);
     case 'glob': {
       if (mode === 'surely' && seg.trailingDynamic && !pattern.glob.endsWith('*')) return false;
-      if (pattern.regex.test(seg.words.join(' '))) return true;
+      if (pattern.matcher.test(seg.words.join(' '))) return true;
       return mode === 'maybe' && seg.dynamic.some(Boolean) && globHeadFits(pattern.glob, seg);
     }
   }

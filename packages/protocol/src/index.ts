@@ -13,6 +13,7 @@ export * from './plan';
 export * from './control-flow';
 // The `{{…}}` / `@file:` reference grammar and its resolver.
 export * from './references';
+export * from './shell-template';
 // JSON Schema checking of tool arguments and workflow inputs.
 export * from './schema-check';
 // Full plan validation (every problem at once).

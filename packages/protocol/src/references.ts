@@ -206,7 +206,7 @@ export class UnresolvedReferenceError extends Error {
  * The value a reference points at in `scope`; throws `UnresolvedReferenceError` when the step
  * has no result yet, the input is absent, or the path reads nothing (`undefined`).
  */
-function lookup(ref: Reference, scope: ResolveScope): unknown {
+export function resolveReference(ref: Reference, scope: ResolveScope): unknown {
   let base: unknown;
   let found = true;
   switch (ref.kind) {
@@ -246,7 +246,7 @@ function lookup(ref: Reference, scope: ResolveScope): unknown {
 }
 
 /** A value as text inside a longer string: strings as they are, anything else as JSON. */
-function renderText(value: unknown): string {
+export function renderText(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
@@ -260,11 +260,11 @@ export function resolveString(text: string, scope: ResolveScope): unknown {
   const file = fileInputOf(text);
   if (file !== undefined && scope.file) return scope.file(file);
   const exact = exactReference(text);
-  if (exact) return lookup(exact, scope);
+  if (exact) return resolveReference(exact, scope);
   return text.replace(PLACEHOLDER, (whole, inner: string) => {
     const parsed = parseReference(inner, whole);
     if (!parsed.ok) return whole;
-    return renderText(lookup(parsed.ref, scope));
+    return renderText(resolveReference(parsed.ref, scope));
   });
 }
 

@@ -6,6 +6,7 @@ import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep
 import { collectFileInputs, collectReferences, formatPath, type PathPart } from './references';
 import { checkSchema } from './schema-check';
 import { flowProblems, flowReferenceSites } from './validate-flow';
+import { SHELL_TEMPLATE_ARGUMENTS, shellTemplateProblems } from './shell-template';
 
 /**
  * Plan validation: every rule, every problem reported at once, before any tool runs.
@@ -235,6 +236,11 @@ function referenceProblems(step: PlanStep, loop: PlanStep | undefined, index: Pl
   }
   for (const name of collectFileInputs(step.arguments ?? {})) {
     if (!fileNames.has(name)) problems.push({ code: 'ref_undeclared_file', stepId: step.id, field: 'arguments', params: { stepId: step.id, input: name } });
+  }
+  // a placeholder in shell source must sit where quoting keeps its value data
+  for (const key of SHELL_TEMPLATE_ARGUMENTS[step.tool ?? ''] ?? []) {
+    const value = step.arguments?.[key];
+    if (typeof value === 'string') problems.push(...shellTemplateProblems(value, step.id, `arguments.${key}`));
   }
   return problems;
 }

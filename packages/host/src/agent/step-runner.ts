@@ -1,4 +1,5 @@
-import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, UnresolvedReferenceError } from '@fengyu/protocol';
+import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError } from '@fengyu/protocol';
+import { resolveArguments } from './step-arguments';
 import { type NewEvent, presetJson } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
 import { type AbortWatch, CallScope } from '../tools/call-scope';
@@ -157,10 +158,10 @@ export class StepRunner {
     let args: Record<string, unknown>;
     let instruction = step.instruction ?? '';
     try {
-      args = resolveValue(step.arguments ?? {}, this.scope(step)) as Record<string, unknown>;
+      args = resolveArguments(step, this.scope(step));
       if (!step.tool) instruction = String(resolveValue(instruction, this.scope(step)));
     } catch (err) {
-      const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : errorText(err);
+      const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : err instanceof ShellTemplateError ? err.message : errorText(err);
       return this.settle(step, { ok: false, error: msg }, 0, this.clock(), this.active.now());
     }
     const tool = step.tool ? r.catalog.get(step.tool) : undefined;
@@ -497,3 +498,4 @@ function raceAbort<T>(p: Promise<T>, call: CallScope): Promise<T> {
     );
   });
 }
+

@@ -241,3 +241,17 @@ export function stableJson(value: unknown): string {
   };
   return `${JSON.stringify(sort(value), null, 2)}\n`;
 }
+
+/**
+ * The file name of a workflow's export document: the name as an ASCII slug, then the id
+ * (`nightly-report.3f2a….fengyu.json`); the id keeps names of two workflows apart.
+ */
+export function exportFileName(name: string, workflowId: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .toLowerCase()
+    .slice(0, 60);
+  return `${slug ? `${slug}.` : ''}${workflowId}.fengyu.json`;
+}

@@ -1,7 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ImportResult, stableJson, type WorkflowExport } from '@fengyu/protocol';
-import { exportFileName } from '../portability/portability.routes';
+import { exportFileName, type ImportResult, stableJson, type WorkflowExport } from '@fengyu/protocol';
 import { call, connectHost, type HostHandle } from './host-client';
 
 /**

@@ -1,3 +1,4 @@
+import { exportFileName } from '@fengyu/protocol';
 import type { DomainRegistrar } from '../context';
 import { typedRoutes } from '../http/route-types';
 import { parseDiffSide, PortabilityService } from './portability.service';
@@ -17,17 +18,6 @@ const diffQuery = {
     to: { type: 'string', maxLength: 40, description: 'A published version number, or "draft" (the default).' },
   },
 } as const;
-
-/** A file name for the document: the workflow's name as a slug (ASCII letters and digits), then its id. */
-export function exportFileName(name: string, workflowId: string): string {
-  const slug = name
-    .normalize('NFKD')
-    .replace(/[^A-Za-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .toLowerCase()
-    .slice(0, 60);
-  return `${slug ? `${slug}.` : ''}${workflowId}.fengyu.json`;
-}
 
 export const registerPortability: DomainRegistrar = (ctx, app) => {
   registerPortabilityErrors();

@@ -7,6 +7,7 @@ import * as common from './common';
 import * as flows from './flows';
 import * as inbox from './inbox';
 import * as plugins from './plugins';
+import * as portability from './portability';
 import * as run from './run';
 import * as runs from './runs';
 import * as schedules from './schedules';
@@ -20,7 +21,7 @@ import * as settings from './settings';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type UiLocale = (typeof LOCALES)[number];
 
-const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat, assist, inbox };
+const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability };
 
 type Messages = Record<string, unknown>;
 

@@ -22,6 +22,9 @@ export const CASE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 export const RESERVED_PORTS: readonly string[] = ['else', 'error'];
 /** The port taken when no case of a condition holds. */
 export const ELSE_PORT = 'else';
+/** The ports of a step with `onError: "branch"`: `ok` when it succeeded, `error` when it failed. */
+export const OK_PORT = 'ok';
+export const ERROR_PORT = 'error';
 /** Cases per condition: 1..20. Comparisons per `when`: 1..20. */
 export const MAX_CASES = 20;
 export const MAX_COMPARISONS = 20;
@@ -121,6 +124,7 @@ export interface KindedStep {
   kind?: string;
   tool?: string;
   cases?: readonly { name: string }[];
+  onError?: string;
 }
 
 /** The step's kind: `kind` when set, else `tool` when a tool is named, else `model`. */
@@ -130,11 +134,12 @@ export function stepKind(step: KindedStep): StepKind {
 }
 
 /**
- * The ports a step offers to `dependsOn`: a condition's case names plus `else`. Other kinds
- * offer none here (SPEC §9 adds `ok`/`error` for `onError: "branch"`). A plain dependency on
- * the step needs no port.
+ * The ports a step offers to `dependsOn`: a condition's case names plus `else`; a step with
+ * `onError: "branch"` also `error` (taken when it failed) and, unless it is a condition (whose
+ * branches are its success), `ok`. A plain dependency on the step needs no port.
  */
 export function stepPorts(step: KindedStep): string[] {
-  if (stepKind(step) === 'condition') return [...(step.cases ?? []).map((c) => c.name), ELSE_PORT];
-  return [];
+  const branch = step.onError === 'branch';
+  if (stepKind(step) === 'condition') return [...(step.cases ?? []).map((c) => c.name), ELSE_PORT, ...(branch ? [ERROR_PORT] : [])];
+  return branch ? [OK_PORT, ERROR_PORT] : [];
 }

@@ -23,6 +23,17 @@ export const MAX_STEPS = 64;
  */
 export const MAX_ATTEMPTS = 5;
 
+/** What a failed step does to its run (see `StepSchema.onError`). */
+export const ON_ERROR_MODES = ['fail', 'continue', 'branch'] as const;
+/** A step's failure mode: `fail` (default), `continue` or `branch`. */
+export type OnError = (typeof ON_ERROR_MODES)[number];
+/**
+ * The bounds of a step's `timeoutMs`, 1 s..1 h; a value outside them is refused with
+ * `step_timeout_range`. (An input step's own `timeoutMs`, how long it waits for a person, has
+ * other bounds.)
+ */
+export const STEP_TIMEOUT_MS = { min: 1000, max: 3_600_000 } as const;
+
 /**
  * A step's retry policy. More than one attempt is allowed only for a retry-safe tool (a read
  * tool, or a plugin tool declared idempotent) and never on a pinned step; a model step never
@@ -126,6 +137,20 @@ export const StepSchema = z
     requiresApproval: z.boolean().optional(),
     /** The retry policy; omitted means one attempt. */
     retry: RetrySchema.optional(),
+    /**
+     * What the step's failure does: `fail` (default) fails the run; `continue` lets the run go on
+     * (dependents run, the step's result is null and `{{node.<id>.error}}` is `{code, message}`);
+     * `branch` offers the ports `<id>:ok` and `<id>:error` to `dependsOn` (the side not taken is
+     * skipped). A run whose only failures were continued or branched completes, listing them in
+     * `failedSteps`.
+     */
+    onError: z.enum(ON_ERROR_MODES).optional(),
+    /**
+     * How long one attempt may take, in milliseconds (integer, 1000..3600000): on expiry the
+     * attempt is aborted (a command's process group, a worker's call, an MCP or model call) and
+     * fails with `step_timeout`; `retry` then applies. Omitted: the tool's own timeout.
+     */
+    timeoutMs: z.number().int().optional(),
     /**
      * A pinned result is served without executing the tool (flow debugging). A pinned step
      * cannot retry, and its arguments are not checked against the tool's schema.

@@ -35,7 +35,7 @@ const KIND_FIELDS: Record<StepKind, { required: StepField[]; forbidden: StepFiel
   tool: { required: ['tool'], forbidden: ['cases', 'items', 'concurrency', 'maxItems', 'steps'] },
   model: { required: [], forbidden: ['tool', 'cases', 'items', 'concurrency', 'maxItems', 'steps'] },
   condition: { required: ['cases'], forbidden: ['tool', 'arguments', 'retry', 'items', 'concurrency', 'maxItems', 'steps'] },
-  forEach: { required: ['items', 'steps'], forbidden: ['tool', 'arguments', 'instruction', 'cases', 'retry', 'pinned'] },
+  forEach: { required: ['items', 'steps'], forbidden: ['tool', 'arguments', 'instruction', 'cases', 'retry', 'pinned', 'timeoutMs'] },
 };
 
 /** A regex written as `/source/flags` keeps its flags; any other string is the source itself. */

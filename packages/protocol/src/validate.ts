@@ -2,7 +2,7 @@ import type { CatalogEntry } from './catalog';
 import { isRetrySafe } from './catalog';
 import type { Problem } from './errors';
 import { dependencyStep, parseDependency, stepKind, stepPorts } from './control-flow';
-import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep, StepSchema } from './plan';
+import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep, STEP_TIMEOUT_MS, StepSchema } from './plan';
 import { collectFileInputs, collectReferences, formatPath, type PathPart } from './references';
 import { checkSchema } from './schema-check';
 import { flowProblems, flowReferenceSites } from './validate-flow';
@@ -331,6 +331,7 @@ function stepProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanInd
     if (step.pinned) p('pinned_with_retry', {}, 'retry');
     if (!tool || !isRetrySafe(tool)) p('retry_unsafe', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'retry');
   }
+  if (step.timeoutMs !== undefined && (step.timeoutMs < STEP_TIMEOUT_MS.min || step.timeoutMs > STEP_TIMEOUT_MS.max)) p('step_timeout_range', { timeoutMs: step.timeoutMs, ...STEP_TIMEOUT_MS }, 'timeoutMs');
   // structured conditions and loops have no effect of their own; a model condition is a model call
   const effectFree = kind === 'forEach' || (kind === 'condition' && !step.instruction?.trim());
   if (ctx.readOnly && !effectFree && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');

@@ -5,6 +5,7 @@ import type { GuardDecision, ToolCall } from '../permissions/types';
 import { type AbortWatch, CallScope } from '../tools/call-scope';
 import { resultJsonOf } from '../tools/result-json';
 import type { Tool, ToolContext } from '../tools/tool';
+import './failure.errors';
 import { needsStepGate } from './decide';
 import { errorText, fingerprint } from './run-text';
 import type { StepHost } from './run-types';
@@ -289,7 +290,7 @@ export class StepRunner {
     const r = this.active;
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     // no AbortController unless the tool reads `signal`: a worker's call is told through `abort`
-    const call = new CallScope(r.stop, seconds * 1000);
+    const call = new CallScope(r.stop, step.timeoutMs ?? seconds * 1000);
     const record = (e: NewEvent) => {
       if (held && !held.open) held.events.push(e);
       else void r.commit([e]);
@@ -305,7 +306,7 @@ export class StepRunner {
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
       } else outcome = { ok: true, result: result ?? null, json: undefined };
     } catch (err) {
-      if (call.timedOut && !r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_timeout', { name: tool.name, seconds })) };
+      if (call.timedOut && !r.stop.aborted) outcome = timeoutOutcome(step, new FengYuError('tool_timeout', { name: tool.name, seconds }));
       else if (r.stop.aborted) outcome = { ok: false, error: errorText(new FengYuError('tool_cancelled', { name: tool.name })) };
       else outcome = isFengYuError(err) ? { ok: false, error: errorText(err), code: err.code, kept: keptResult(err) } : { ok: false, error: `${tool.name}: ${errorText(err)}` };
     } finally {
@@ -323,8 +324,10 @@ export class StepRunner {
     const r = this.active;
     const runner = r.deps.modelSteps;
     if (!runner) return { ok: false, error: errorText(new FengYuError('no_chat_backend')) };
+    // a step timeout bounds the model call like a tool's: its own scope, aborted on expiry
+    const call = step.timeoutMs === undefined ? undefined : new CallScope(r.stop, step.timeoutMs);
     try {
-      const result = await runner.run({
+      const running = runner.run({
         owner: r.owner,
         runId: r.id,
         step,
@@ -335,13 +338,17 @@ export class StepRunner {
         guard: r.deps.guard(),
         permissionMode: r.config.permissionMode,
         grants: r.grants,
-        signal: r.signal,
+        signal: call ? call.signal : r.signal,
         emit: (type, payload) => void r.commit([{ type, stepId: step.id, ...payload } as NewEvent]),
         askApproval: async (reason, detail) => (await r.stepGate(step.id, reason, detail)).kind === 'approved',
       });
+      const result = await (call ? raceAbort(running, call) : running);
       return { ok: true, result: result ?? null };
     } catch (err) {
-      return { ok: false, error: errorText(err) };
+      if (call?.timedOut && !r.stop.aborted) return timeoutOutcome(step, err);
+      return isFengYuError(err) ? { ok: false, error: errorText(err), code: err.code } : { ok: false, error: errorText(err) };
+    } finally {
+      call?.dispose();
     }
   }
 
@@ -421,6 +428,15 @@ function stepComplete(stepId: string, index: number, attempts: number, durationM
 /** The JSON text of an object's members (`head`, the JSON of the object without them) followed by `"result":` and the result's text. */
 function withResultText(head: string, json: string): string {
   return `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}"result":${json}}`;
+}
+
+/**
+ * The failure of an attempt whose deadline passed: `step_timeout` when the step set its own
+ * `timeoutMs`, else the tool's own timeout error (`fallback`).
+ */
+function timeoutOutcome(step: PlanStep, fallback: unknown): Outcome & { ok: false } {
+  const err = step.timeoutMs === undefined ? fallback : new FengYuError('step_timeout', { stepId: step.id, timeoutMs: step.timeoutMs });
+  return { ok: false, error: errorText(err), ...(isFengYuError(err) ? { code: err.code } : {}) };
 }
 
 /** The whole result a failed call kept (`details.result` of its error), when it has one. */

@@ -4,6 +4,7 @@ export const en: Record<string, string> = {
   command_timeout: 'The command did not finish within {seconds} s and was stopped.{tail}',
   command_killed: 'The command was killed by signal {signal}.{tail}',
   step_timeout: 'Step "{stepId}" did not finish within its timeout of {timeoutMs} ms and was stopped.',
+  step_timeout_range: 'Step "{stepId}": timeoutMs must be an integer between {min} and {max} milliseconds (1 s to 1 h), not {timeoutMs}.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -11,4 +12,5 @@ export const zhCN: Record<string, string> = {
   command_timeout: '命令未能在 {seconds} 秒内完成，已被终止。{tail}',
   command_killed: '命令被信号 {signal} 终止。{tail}',
   step_timeout: '步骤 "{stepId}" 未能在超时时间 {timeoutMs} 毫秒内完成，已被终止。',
+  step_timeout_range: '步骤 "{stepId}"：timeoutMs 必须是 {min} 到 {max} 毫秒（1 秒到 1 小时）之间的整数，而不是 {timeoutMs}。',
 };

@@ -198,6 +198,14 @@ export type PermissionMode = 'ask' | 'approve-for-me' | 'full-access';
 export const PERMISSION_MODES: readonly PermissionMode[] = ['ask', 'approve-for-me', 'full-access'];
 
 /**
+ * The lower of two modes (`ask` < `approve-for-me` < `full-access`): a schedule, trigger or task
+ * a tool creates never gets a mode above the calling run's or chat's (`ceiling`).
+ */
+export function capPermissionMode(requested: PermissionMode, ceiling: PermissionMode): PermissionMode {
+  return PERMISSION_MODES.indexOf(requested) <= PERMISSION_MODES.indexOf(ceiling) ? requested : ceiling;
+}
+
+/**
  * Per-run settings a caller may pass with a run. Every field is optional; omitted fields take
  * the host's defaults. Unknown keys are refused.
  */

@@ -1,10 +1,13 @@
-import { type JsonSchema, stableHash } from '@fengyu/protocol';
+import { capPermissionMode, type JsonSchema, PERMISSION_MODES, type PermissionMode, stableHash } from '@fengyu/protocol';
 import { FixedToolSource, type Tool, type ToolContext } from '../tools/tool';
 import { type ScheduleService, toView } from './schedule.service';
 
 /**
  * `task_schedule`: the model creates a schedule with the same body and checks as
  * `POST /api/agent/schedules`. Effect `external`: it makes unattended runs happen later.
+ * The schedule's mode is capped at the calling run's or chat's mode (docs/schedules.md): a run in
+ * `approve-for-me` cannot make a `full-access` schedule whose `requiresApproval` steps would then
+ * run with nobody approving. The result says when the mode was lowered.
  */
 
 const recurrenceSchema: JsonSchema = {
@@ -31,7 +34,7 @@ export const TASK_SCHEDULE_SCHEMA: JsonSchema = {
     permissionMode: {
       type: 'string',
       enum: ['ask', 'approve-for-me', 'full-access'],
-      description: 'Mode of the unattended runs; under "ask", a workflow with a step that would wait for approval is refused.',
+      description: 'Mode of the unattended runs, at most your own current mode (a higher one is lowered to it); under "ask", a workflow with a step that would wait for approval is refused.',
     },
     runImmediately: { type: 'boolean', description: 'Also run once now.' },
     recurrence: recurrenceSchema,
@@ -53,8 +56,12 @@ export function scheduleToolSource(service: ScheduleService): FixedToolSource {
     idempotent: false,
     available: true,
     invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
-      const row = await service.create(ctx.owner, args);
-      return { scheduleId: row.id, schedule: toView(row) };
+      const requested = args.permissionMode;
+      // an unknown value is left for the service to refuse with its own error
+      const granted = PERMISSION_MODES.includes(requested as PermissionMode) ? capPermissionMode(requested as PermissionMode, ctx.permissionMode) : requested;
+      const row = await service.create(ctx.owner, { ...args, permissionMode: granted });
+      const lowered = granted !== requested ? { permissionModeLowered: { requested, granted, reason: `a tool call cannot create a schedule above the caller's mode (${ctx.permissionMode})` } } : {};
+      return { scheduleId: row.id, schedule: toView(row), ...lowered };
     },
   };
   return new FixedToolSource([tool]);

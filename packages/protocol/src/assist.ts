@@ -1,5 +1,5 @@
 import type { GraphDiagnostic, GraphDiff } from './graph-check';
-import type { WorkflowGraph } from './plan-graph';
+import type { WorkflowGraph } from './graph-model';
 
 /** An edit proposal of the builder's AI panel, as the host sends it in a `proposal` frame and the panel shows it. */
 export interface Proposal {

@@ -1,6 +1,8 @@
 import { stableHash } from './catalog';
 import type { Problem } from './errors';
-import { fieldProblems, type GraphEdge, type GraphNode, graphToPlan, isStepNode, jsonCopy, startNode, type WorkflowGraph } from './plan-graph';
+import { fieldProblems } from './graph-fields';
+import { type GraphEdge, type GraphNode, isStepNode, jsonCopy, startNode, type WorkflowGraph } from './graph-model';
+import { graphToPlan } from './plan-graph';
 import { type DefinitionContext, validateWorkflowDefinition } from './workflow';
 
 /**

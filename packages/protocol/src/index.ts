@@ -29,7 +29,11 @@ export * from './object-keys';
 export * from './reserved-tools';
 // Workflow definitions, input contracts and save-time validation.
 export * from './workflow';
-// The canvas graph and its translation to and from the plan.
+// The canvas graph document: its shape and helpers.
+export * from './graph-model';
+// The Start node's fields ⇄ the input schema.
+export * from './graph-fields';
+// The canvas graph's translation to and from the plan.
 export * from './plan-graph';
 // Workflow export documents, imports and version diffs.
 export * from './portability';

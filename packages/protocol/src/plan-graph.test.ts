@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AgentPlan, PlanStep } from './plan';
-import { cloneGraph, emptyGraph, FIELD_TYPES, fieldsToSchema, graphToPlan, newEdgeId, newNodeId, parseGraph, planToGraph, START_ID, type StartField, startNode } from './plan-graph';
+import { fieldsToSchema } from './graph-fields';
+import { cloneGraph, emptyGraph, FIELD_TYPES, newEdgeId, newNodeId, parseGraph, START_ID, type StartField, startNode } from './graph-model';
+import { graphToPlan, planToGraph } from './plan-graph';
 import { type ToolInfo, validatePlan } from './validate';
 import { checkGraph, diffGraphs, graphFingerprint, isEmptyDiff } from './graph-check';
 

@@ -1,0 +1,283 @@
+import type { JsonSchema } from './catalog';
+import type { AgentPlan } from './plan';
+
+/**
+ * The authored canvas graph: FengYu's own document shape, independent of any canvas library.
+ * Nodes are keyed by id (the step id in the compiled plan), never by display names. This file
+ * holds the shape and small helpers; `plan-graph.ts` translates it to and from the AgentPlan,
+ * `graph-fields.ts` maps the Start node's fields to the input schema. Pure; no I/O.
+ */
+
+/**
+ * Version of the graph document shape; stored in `WorkflowGraph.version`. `parseGraph` reads
+ * any stored graph into this version.
+ */
+export const GRAPH_VERSION = 1;
+/**
+ * Id of the Start node (the workflow's inputs); never a step id in the compiled plan. Edges
+ * from it carry no dependency: inputs are always available.
+ */
+export const START_ID = 'start';
+/**
+ * Where the Start node sits in a graph built from scratch; rebuilt step columns start one
+ * `GRAPH_COLUMN_WIDTH` to its right.
+ */
+export const START_POSITION: Readonly<GraphPosition> = { x: 80, y: 200 };
+/** Horizontal distance between dependency columns of a rebuilt graph, in canvas units. */
+export const GRAPH_COLUMN_WIDTH = 300;
+/**
+ * Vertical distance between nodes of one column of a rebuilt graph, in canvas units; the
+ * first node of each column is level with the Start node.
+ */
+export const GRAPH_ROW_HEIGHT = 160;
+
+/** A canvas position, in canvas units (x grows rightwards, y downwards). */
+export interface GraphPosition {
+  /** Horizontal position, in canvas units. */
+  x: number;
+  /** Vertical position, in canvas units. */
+  y: number;
+}
+
+/**
+ * How a node argument's value is authored; remembered per argument so an empty expression stays
+ * one: `manual` (a literal value), `reference` (one `{{…}}` picked from upstream results or
+ * inputs), `expression` (text mixing literals and placeholders).
+ */
+export type InputSource = 'manual' | 'reference' | 'expression';
+
+/**
+ * The kind of value a Start field takes; decides its JSON Schema type and the run form's widget:
+ * `text` → string, `number`, `integer`, `boolean`, `list` → array of strings, `object`, and
+ * `file` → string with `format: "fengyu-file"` (an uploaded file, bound as `@file:<name>`).
+ */
+export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'list' | 'object' | 'file';
+/** Every field type, in the order the field editor offers them. */
+export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', 'boolean', 'list', 'object', 'file'];
+
+/** A field of the Start node: becomes one property of the workflow's input schema. */
+export interface StartField {
+  /**
+   * The input name, referenced as `{{inputs.<name>}}` (or `@file:<name>` for a file); matches
+   * `FIELD_NAME_PATTERN` and is unique among the fields.
+   */
+  name: string;
+  /** Display label (the schema's `title`). */
+  label?: string;
+  /** The kind of value; `file` becomes `type: "string", format: "fengyu-file"`, `list` an array of strings. */
+  type: FieldType;
+  /** Listed in the schema's `required`. */
+  required?: boolean;
+  /** Fixed choices (the schema's `enum`), rendered as a dropdown. */
+  options?: string[];
+  /** An example value (the first of the schema's `examples`). */
+  example?: unknown;
+  /** Help text (the schema's `description`). */
+  description?: string;
+  /** Schema keywords the editor does not model (x-fengyu-enum, x-fengyu-auto, …), kept verbatim. */
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * Data of the Start node. Its fields compile to the workflow's input schema (see
+ * `fieldsToSchema`) and are rebuilt from it (see `schemaToFields`).
+ */
+export interface StartData {
+  /** The workflow's inputs, in display order. */
+  fields: StartField[];
+}
+
+/**
+ * Identity of the catalog tool a node calls (stable `id`, e.g. "fan.summer.excel:excel_execute").
+ * Only `name` is compiled; `id` and `schemaRevision` help the canvas notice a renamed or
+ * changed tool.
+ */
+export interface ToolRef {
+  /** The catalog tool name the compiled step calls. */
+  name: string;
+  /** The catalog entry's stable id, when known. */
+  id?: string;
+  /** The tool's schema revision when the node was configured (to notice a changed contract). */
+  schemaRevision?: string;
+}
+
+/** Data of a tool or model node; compiles to the fields of one plan step. */
+export interface StepData {
+  /** Display title (the step's `title`). */
+  title?: string;
+  /** The step's arguments; strings may carry `{{…}}` references and `@file:` placeholders. */
+  arguments: Record<string, unknown>;
+  /**
+   * Per-argument source choice, keyed like `arguments`; absent = derived from the value. Not
+   * compiled.
+   */
+  sources?: Record<string, InputSource>;
+  /** Model steps only: what the model should do. */
+  instruction?: string;
+  /** Pause before the step for a human decision. */
+  requiresApproval?: boolean;
+  /**
+   * Total attempts and first backoff in milliseconds (compiled only when more than one
+   * attempt); the same rules as the step's `retry`.
+   */
+  retry?: { maxAttempts: number; initialBackoffMs?: number };
+  /** A finished step's result, served without executing (compiled into the step's `pinned`). */
+  pinned?: { result: unknown };
+}
+
+/** Data of a sticky note (not compiled). */
+export interface NoteData {
+  /** The note's text; empty when a stored note had none. */
+  text: string;
+  /** Width in canvas units, when resized. */
+  width?: number;
+  /** Height in canvas units, when resized. */
+  height?: number;
+}
+
+/** A node of the graph: the Start node, a tool step or a model step. */
+export type GraphNode =
+  // The Start node: id `start`, holds the workflow's input fields.
+  | { id: string; type: 'start'; position: GraphPosition; data: StartData }
+  // A tool step: id is the step id; `tool` names the catalog tool it calls.
+  | { id: string; type: 'tool'; tool: ToolRef; position: GraphPosition; data: StepData }
+  // A model step: id is the step id; the model carries out `data.instruction`.
+  | { id: string; type: 'model'; position: GraphPosition; data: StepData };
+
+/**
+ * A sticky note on the canvas; kept in the graph, never compiled. Moving or editing a note does
+ * not count as a change to the flow.
+ */
+export interface GraphNote {
+  /** The note's id, unique among the graph's nodes and notes. */
+  id: string;
+  /** Always `note`. */
+  type: 'note';
+  /** Where the note sits. */
+  position: GraphPosition;
+  /** The note's text and size. */
+  data: NoteData;
+}
+
+/** A connection: the target step depends on the source step (edges from Start carry no dependency). */
+export interface GraphEdge {
+  /** The edge's id, unique among the graph's edges (`e_<source>_<target>` when generated). */
+  id: string;
+  /** The upstream node id. */
+  source: string;
+  /** The downstream node id. */
+  target: string;
+  /** The output row the edge was drawn from (`out` for the whole result, or `field:<name>`). */
+  sourceHandle?: string;
+}
+
+/** The authored canvas document, stored verbatim as a definition's `graph`. */
+export interface WorkflowGraph {
+  /** Always `GRAPH_VERSION` once parsed. */
+  version: number;
+  /** The Start node first by convention, then the steps. */
+  nodes: GraphNode[];
+  /** The connections; an edge from Start adds no dependency. */
+  edges: GraphEdge[];
+  /** Sticky notes; never compiled. */
+  notes: GraphNote[];
+}
+
+/**
+ * A node that compiles to a plan step (a tool or model node); its id is the step id, so it
+ * follows the step id rule.
+ */
+export type StepNode = Extract<GraphNode, { type: 'tool' | 'model' }>;
+/** The Start node. */
+export type StartNode = Extract<GraphNode, { type: 'start' }>;
+
+/** The plan and input schema a graph compiles to. */
+export interface CompiledGraph {
+  /** The plan: one step per step node, in the canvas' reading order. */
+  plan: AgentPlan;
+  /** The input schema built from the Start node's fields (`type: "object"`). */
+  inputSchema: JsonSchema;
+}
+
+/**
+ * Node positions by node id (a saved layout; wins over the computed one when rebuilding). Ids
+ * not in the plan are ignored.
+ */
+export type GraphLayout = Record<string, GraphPosition>;
+
+/**
+ * Deep copy of JSON data (works on reactive proxies, which structuredClone refuses). Values JSON
+ * cannot hold are lost (`undefined` properties, functions); `undefined` itself is returned as is.
+ */
+export function jsonCopy<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** True for a tool or model node (one that compiles to a plan step). */
+export function isStepNode(node: GraphNode): node is StepNode {
+  return node.type === 'tool' || node.type === 'model';
+}
+
+/** A graph holding only a Start node without fields, at `START_POSITION`; no edges, no notes. */
+export function emptyGraph(): WorkflowGraph {
+  return {
+    version: GRAPH_VERSION,
+    nodes: [{ id: START_ID, type: 'start', position: { ...START_POSITION }, data: { fields: [] } }],
+    edges: [],
+    notes: [],
+  };
+}
+
+/** The graph's Start node (the first one, if several), or undefined when it has none. */
+export function startNode(graph: WorkflowGraph): StartNode | undefined {
+  return graph.nodes.find((n): n is StartNode => n.type === 'start');
+}
+
+/** A deep copy of a graph (see `jsonCopy`). */
+export function cloneGraph(graph: WorkflowGraph): WorkflowGraph {
+  return jsonCopy(graph);
+}
+
+/**
+ * A fresh id that is a valid step id (^[A-Za-z][A-Za-z0-9_-]{0,63}$) and unused by the graph's
+ * nodes and notes: `base` with other characters turned to `_`, leading non-letters dropped, cut
+ * to 40 characters (`step` when nothing is left), then `_2`, `_3`, … until unused.
+ */
+export function newNodeId(graph: WorkflowGraph, base: string): string {
+  const slug = base.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^[^A-Za-z]+/, '').slice(0, 40) || 'step';
+  const taken = new Set([...graph.nodes.map((n) => n.id), ...graph.notes.map((n) => n.id)]);
+  if (!taken.has(slug)) return slug;
+  for (let i = 2; ; i++) if (!taken.has(`${slug}_${i}`)) return `${slug}_${i}`;
+}
+
+/** A fresh edge id for a connection source → target: `e_<source>_<target>`, then `_2`, `_3`, … until unused. */
+export function newEdgeId(graph: WorkflowGraph, source: string, target: string): string {
+  const taken = new Set(graph.edges.map((e) => e.id));
+  const base = `e_${source}_${target}`;
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base}_${i}`)) return `${base}_${i}`;
+}
+
+/**
+ * Reads a stored or model-written graph defensively (it may be absent, older, or hand-edited):
+ * malformed nodes, edges and notes are dropped; dangling edges are kept, for diagnostics.
+ * Undefined when `value` is not an object with a `nodes` array. A node needs a string id and a
+ * known type; a step node without arguments gets `{}`, a node without a position (0, 0); an
+ * edge needs string id, source and target; a note needs a string id and gets `text: ''`.
+ * The result is always at `GRAPH_VERSION`. Nodes are adjusted in place.
+ */
+export function parseGraph(value: unknown): WorkflowGraph | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const g = value as Partial<WorkflowGraph>;
+  if (!Array.isArray(g.nodes)) return undefined;
+  const nodes = g.nodes.filter((n): n is GraphNode => !!n && typeof n.id === 'string' && ['start', 'tool', 'model'].includes(n.type));
+  const edges = (Array.isArray(g.edges) ? g.edges : []).filter(
+    (e): e is GraphEdge => !!e && typeof e.id === 'string' && typeof e.source === 'string' && typeof e.target === 'string',
+  );
+  const notes = (Array.isArray(g.notes) ? g.notes : []).filter((n): n is GraphNote => !!n && typeof n.id === 'string');
+  for (const n of nodes) {
+    if (n.type !== 'start') n.data = Object.assign({ arguments: {} }, n.data ?? {}) as StepData;
+    if (!n.position) n.position = { x: 0, y: 0 };
+  }
+  return { version: GRAPH_VERSION, nodes, edges, notes: notes.map((n) => ({ ...n, type: 'note', data: Object.assign({ text: '' }, n.data ?? {}) })) };
+}

@@ -1,7 +1,7 @@
-import { stableHash } from './catalog';
+import { canonicalJson, stableHash } from './catalog';
 import type { Problem } from './errors';
 import { fieldProblems } from './graph-fields';
-import { type GraphEdge, type GraphNode, isStepNode, jsonCopy, startNode, type WorkflowGraph } from './graph-model';
+import { type GraphEdge, type GraphNode, isStepNode, jsonCopy, type StepData, startNode, type WorkflowGraph } from './graph-model';
 import { graphToPlan } from './plan-graph';
 import { type DefinitionContext, validateWorkflowDefinition } from './workflow';
 
@@ -94,14 +94,20 @@ export interface GraphEdgeKey {
 const edgeKey = (e: GraphEdge): string => `${e.source}\u0000${e.target}`;
 
 /**
- * The compiled meaning of a node: what it runs and with what (positions and notes excluded):
- * its type, tool, title, arguments, instruction, approval, retry and pinned result; for the
- * Start node, its fields.
+ * The compiled meaning of a node: what it runs and with what (positions, a group's size and
+ * argument source choices excluded): its type, tool, the group it is in, and its data (title,
+ * arguments, instruction, cases, items, join, approval, retry, pinned result); for the Start
+ * node, its fields.
  */
 function nodeMeaning(n: GraphNode): string {
   if (n.type === 'start') return JSON.stringify(['start', n.data.fields]);
-  const d = n.data;
-  return JSON.stringify([n.type, n.type === 'tool' ? n.tool.name : null, d.title ?? '', d.arguments ?? {}, d.instruction ?? '', !!d.requiresApproval, d.retry ?? null, d.pinned ?? null]);
+  const { sources: _sources, width: _w, height: _h, ...rest } = n.data as StepData & { width?: number; height?: number };
+  const meaning = jsonCopy(rest) as Record<string, unknown>;
+  // an empty title, no approval and a model's empty instruction mean what their absence means
+  if (!meaning.title) delete meaning.title;
+  if (!meaning.requiresApproval) delete meaning.requiresApproval;
+  if (n.type === 'model' && !meaning.instruction) delete meaning.instruction;
+  return canonicalJson([n.type, n.type === 'tool' ? n.tool.name : null, n.type === 'forEach' ? null : (n.parentId ?? null), meaning]);
 }
 
 /**

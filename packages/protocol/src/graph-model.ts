@@ -1,4 +1,5 @@
 import type { JsonSchema } from './catalog';
+import type { ConditionCase } from './control-flow';
 import type { AgentPlan } from './plan';
 
 /**
@@ -123,6 +124,39 @@ export interface StepData {
   retry?: { maxAttempts: number; initialBackoffMs?: number };
   /** A finished step's result, served without executing (compiled into the step's `pinned`). */
   pinned?: { result: unknown };
+  /**
+   * `any`: the step runs once every incoming connection is settled and at least one is
+   * satisfied (compiled into `join: "any"`); absent: every one must be satisfied.
+   */
+  join?: 'any';
+}
+
+/**
+ * Data of a condition node: its cases in order (each with a structured `when`, or with a
+ * `description` for a model condition). A model condition ("Condition Agent") has an
+ * `instruction` (maybe empty while being written); a structured one has none. `arguments` stays
+ * empty.
+ */
+export interface ConditionData extends StepData {
+  /** The cases, tried in order; each is one output handle (`port:<name>`), plus `else`. */
+  cases: ConditionCase[];
+}
+
+/**
+ * Data of a forEach group node. Its body is the nodes whose `parentId` is the group's id; their
+ * positions are relative to the group's top-left corner. `arguments` stays empty.
+ */
+export interface ForEachData extends StepData {
+  /** The list: one reference to an array (`{{node.split.result.files}}`) or a literal array. */
+  items: unknown;
+  /** Iterations in flight at once (1..8); absent = 1. */
+  concurrency?: number;
+  /** The most items accepted (1..10000); absent = 1000. */
+  maxItems?: number;
+  /** The group's width in canvas units, when resized (default `GROUP_SIZE.width`). */
+  width?: number;
+  /** The group's height in canvas units, when resized (default `GROUP_SIZE.height`). */
+  height?: number;
 }
 
 /** Data of a sticky note (not compiled). */
@@ -135,14 +169,22 @@ export interface NoteData {
   height?: number;
 }
 
-/** A node of the graph: the Start node, a tool step or a model step. */
+/**
+ * A node of the graph: the Start node, a tool, model or condition step, or a forEach group.
+ * `parentId` (tool, model and condition nodes) names the forEach group whose body the node is
+ * in; its `position` is then relative to the group's top-left corner.
+ */
 export type GraphNode =
   // The Start node: id `start`, holds the workflow's input fields.
   | { id: string; type: 'start'; position: GraphPosition; data: StartData }
   // A tool step: id is the step id; `tool` names the catalog tool it calls.
-  | { id: string; type: 'tool'; tool: ToolRef; position: GraphPosition; data: StepData }
+  | { id: string; type: 'tool'; tool: ToolRef; position: GraphPosition; parentId?: string; data: StepData }
   // A model step: id is the step id; the model carries out `data.instruction`.
-  | { id: string; type: 'model'; position: GraphPosition; data: StepData };
+  | { id: string; type: 'model'; position: GraphPosition; parentId?: string; data: StepData }
+  // A condition step: one output handle per case plus `else` (edges from `port:<name>`).
+  | { id: string; type: 'condition'; position: GraphPosition; parentId?: string; data: ConditionData }
+  // A forEach step: a resizable group holding its body (never inside another group).
+  | { id: string; type: 'forEach'; position: GraphPosition; data: ForEachData };
 
 /**
  * A sticky note on the canvas; kept in the graph, never compiled. Moving or editing a note does
@@ -159,7 +201,11 @@ export interface GraphNote {
   data: NoteData;
 }
 
-/** A connection: the target step depends on the source step (edges from Start carry no dependency). */
+/**
+ * A connection: the target step depends on the source step. Edges from Start, and from a forEach
+ * group's inner start (`sourceHandle: "body"`) to its body, carry no dependency. An edge from a
+ * port handle (`port:<name>`) is a dependency on that port (`dependsOn: ["<source>:<name>"]`).
+ */
 export interface GraphEdge {
   /** The edge's id, unique among the graph's edges (`e_<source>_<target>` when generated). */
   id: string;
@@ -167,8 +213,23 @@ export interface GraphEdge {
   source: string;
   /** The downstream node id. */
   target: string;
-  /** The output row the edge was drawn from (`out` for the whole result, or `field:<name>`). */
+  /**
+   * The output the edge was drawn from: `out` (or absent) for the whole result, `field:<name>`
+   * for one output row (display only), `port:<name>` for a port (a condition's case or `else`),
+   * `body` for a forEach group's inner start.
+   */
   sourceHandle?: string;
+}
+
+/** The handle prefix of a port (`port:big` → `dependsOn: ["check:big"]`). */
+export const PORT_HANDLE_PREFIX = 'port:';
+/** The handle of a forEach group's inner start: edges from it lead into the body, with no dependency. */
+export const BODY_HANDLE = 'body';
+/** A group's size before it is resized (AgentFlow's Iteration minimum is 300 × 250). */
+export const GROUP_SIZE: Readonly<{ width: number; height: number }> = { width: 520, height: 260 };
+/** The port name of a port handle (`port:big` → `big`), or undefined for any other handle. */
+export function portOfHandle(handle: string | undefined): string | undefined {
+  return handle?.startsWith(PORT_HANDLE_PREFIX) ? handle.slice(PORT_HANDLE_PREFIX.length) : undefined;
 }
 
 /** The authored canvas document, stored verbatim as a definition's `graph`. */
@@ -184,10 +245,14 @@ export interface WorkflowGraph {
 }
 
 /**
- * A node that compiles to a plan step (a tool or model node); its id is the step id, so it
- * follows the step id rule.
+ * A node that compiles to a plan step (a tool, model, condition or forEach node); its id is the
+ * step id, so it follows the step id rule.
  */
-export type StepNode = Extract<GraphNode, { type: 'tool' | 'model' }>;
+export type StepNode = Extract<GraphNode, { type: 'tool' | 'model' | 'condition' | 'forEach' }>;
+/** A condition node. */
+export type ConditionNode = Extract<GraphNode, { type: 'condition' }>;
+/** A forEach group node. */
+export type ForEachNode = Extract<GraphNode, { type: 'forEach' }>;
 /** The Start node. */
 export type StartNode = Extract<GraphNode, { type: 'start' }>;
 
@@ -213,9 +278,21 @@ export function jsonCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
-/** True for a tool or model node (one that compiles to a plan step). */
+/** True for a node that compiles to a plan step (tool, model, condition, forEach). */
 export function isStepNode(node: GraphNode): node is StepNode {
-  return node.type === 'tool' || node.type === 'model';
+  return node.type === 'tool' || node.type === 'model' || node.type === 'condition' || node.type === 'forEach';
+}
+
+/** The forEach group holding a node, when it is in a body (undefined for the Start node and top-level nodes). */
+export function parentOf(node: GraphNode): string | undefined {
+  return node.type === 'start' || node.type === 'forEach' ? undefined : node.parentId;
+}
+
+/** A node's position on the canvas (a body node's relative position plus its group's). */
+export function absolutePosition(graph: WorkflowGraph, node: GraphNode): GraphPosition {
+  const parent = parentOf(node);
+  const group = parent ? graph.nodes.find((n) => n.id === parent) : undefined;
+  return group ? { x: group.position.x + node.position.x, y: group.position.y + node.position.y } : { ...node.position };
 }
 
 /** A graph holding only a Start node without fields, at `START_POSITION`; no edges, no notes. */
@@ -258,25 +335,35 @@ export function newEdgeId(graph: WorkflowGraph, source: string, target: string):
   for (let i = 2; ; i++) if (!taken.has(`${base}_${i}`)) return `${base}_${i}`;
 }
 
+/** The node types a graph holds. */
+const NODE_TYPES: readonly string[] = ['start', 'tool', 'model', 'condition', 'forEach'];
+
 /**
  * Reads a stored or model-written graph defensively (it may be absent, older, or hand-edited):
  * malformed nodes, edges and notes are dropped; dangling edges are kept, for diagnostics.
  * Undefined when `value` is not an object with a `nodes` array. A node needs a string id and a
  * known type; a step node without arguments gets `{}`, a node without a position (0, 0); an
- * edge needs string id, source and target; a note needs a string id and gets `text: ''`.
+ * edge needs string id, source and target; a note needs a string id and gets `text: ''`. A
+ * condition without cases gets `[]`, a forEach without items `''`; a `parentId` that names no
+ * forEach group is dropped.
  * The result is always at `GRAPH_VERSION`. Nodes are adjusted in place.
  */
 export function parseGraph(value: unknown): WorkflowGraph | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const g = value as Partial<WorkflowGraph>;
   if (!Array.isArray(g.nodes)) return undefined;
-  const nodes = g.nodes.filter((n): n is GraphNode => !!n && typeof n.id === 'string' && ['start', 'tool', 'model'].includes(n.type));
+  const nodes = g.nodes.filter((n): n is GraphNode => !!n && typeof n.id === 'string' && NODE_TYPES.includes(n.type));
+  const groups = new Set(nodes.filter((n) => n.type === 'forEach').map((n) => n.id));
   const edges = (Array.isArray(g.edges) ? g.edges : []).filter(
     (e): e is GraphEdge => !!e && typeof e.id === 'string' && typeof e.source === 'string' && typeof e.target === 'string',
   );
   const notes = (Array.isArray(g.notes) ? g.notes : []).filter((n): n is GraphNote => !!n && typeof n.id === 'string');
   for (const n of nodes) {
     if (n.type !== 'start') n.data = Object.assign({ arguments: {} }, n.data ?? {}) as StepData;
+    if (n.type === 'condition' && !Array.isArray(n.data.cases)) n.data.cases = [];
+    if (n.type === 'forEach' && n.data.items === undefined) n.data.items = '';
+    // a body node whose group is gone (or is not a group) becomes a top-level node
+    if (n.type !== 'start' && n.type !== 'forEach' && n.parentId !== undefined && !groups.has(n.parentId)) delete n.parentId;
     if (!n.position) n.position = { x: 0, y: 0 };
   }
   return { version: GRAPH_VERSION, nodes, edges, notes: notes.map((n) => ({ ...n, type: 'note', data: Object.assign({ text: '' }, n.data ?? {}) })) };

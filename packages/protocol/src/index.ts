@@ -33,12 +33,14 @@ export * from './workflow';
 export * from './graph-model';
 // The Start node's fields ⇄ the input schema.
 export * from './graph-fields';
-// The canvas graph's translation to and from the plan.
+// The canvas graph's translation to the plan (graph → plan).
 export * from './plan-graph';
 // Workflow export documents, imports and version diffs.
 export * from './portability';
 // Published workflows served over MCP: the setting and the tool names.
 export * from './mcp-serving';
+// The plan's translation to a laid-out canvas graph (plan → graph).
+export * from './graph-layout';
 // Graph diagnostics, diffs and fingerprints.
 export * from './graph-check';
 // Background tasks and webhook triggers as the API answers them.

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { AgentPlan, PlanStep } from './plan';
 import { fieldsToSchema } from './graph-fields';
 import { cloneGraph, emptyGraph, FIELD_TYPES, newEdgeId, newNodeId, parseGraph, START_ID, type StartField, startNode } from './graph-model';
-import { graphToPlan, planToGraph } from './plan-graph';
+import { planToGraph } from './graph-layout';
+import { graphToPlan } from './plan-graph';
 import { type ToolInfo, validatePlan } from './validate';
 import { checkGraph, diffGraphs, graphFingerprint, isEmptyDiff } from './graph-check';
 

@@ -1,22 +1,6 @@
-import type { JsonSchema } from './catalog';
-import { fieldsToSchema, schemaToFields } from './graph-fields';
-import {
-  type CompiledGraph,
-  emptyGraph,
-  GRAPH_COLUMN_WIDTH,
-  GRAPH_ROW_HEIGHT,
-  type GraphEdge,
-  type GraphLayout,
-  isStepNode,
-  jsonCopy,
-  START_ID,
-  START_POSITION,
-  type StartNode,
-  type StepData,
-  type StepNode,
-  startNode,
-  type WorkflowGraph,
-} from './graph-model';
+import { dependencyStep } from './control-flow';
+import { fieldsToSchema } from './graph-fields';
+import { BODY_HANDLE, type CompiledGraph, type GraphEdge, isStepNode, jsonCopy, parentOf, portOfHandle, type StepNode, startNode, type WorkflowGraph } from './graph-model';
 import type { AgentPlan, PlanStep } from './plan';
 
 /**
@@ -28,6 +12,12 @@ import type { AgentPlan, PlanStep } from './plan';
  * `graphToPlan`; the host (definitions saved without a graph, templates) and the AI authoring
  * tools rebuild one with `planToGraph`. Both directions live here only, so the canvas, the host
  * and the model can never disagree about what a graph means.
+ *
+ * Control flow (SPEC §8): a condition node compiles to `kind: "condition"` with its cases, an
+ * edge from its port handle `port:<name>` to `dependsOn: ["<id>:<name>"]`; a forEach group
+ * compiles to `kind: "forEach"` whose `steps` are the nodes inside it (`parentId`), in their own
+ * reading order; edges from the group's inner start carry no dependency; `data.join: "any"`
+ * becomes `join: "any"`. `planToGraph` (graph-layout.ts) is the inverse.
  *
  * Round trip: for a plan whose steps come in dependency order (every `dependsOn` names an
  * earlier step) and in the canonical shape `graphToPlan` emits, `graphToPlan(planToGraph(p),
@@ -43,36 +33,61 @@ function byPosition(a: StepNode, b: StepNode): number {
 }
 
 /**
- * Direct step dependencies of each step node, from the edges: every step node has an entry
- * (empty when it has no upstream step); duplicates, edges from Start, and edges whose ends are
- * not step nodes are ignored.
+ * The `dependsOn` entry an edge stands for (`a`, or `a:<port>` from a port handle), or
+ * undefined when it carries none: an end is not a step node (Start, a dangling end), or it
+ * leaves a forEach group's inner start.
  */
-export function graphDependencies(graph: WorkflowGraph): Map<string, string[]> {
-  const steps = new Set(graph.nodes.filter(isStepNode).map((n) => n.id));
-  const deps = new Map<string, string[]>([...steps].map((id) => [id, []]));
+function dependencyOf(e: GraphEdge, steps: ReadonlyMap<string, StepNode>): string | undefined {
+  const source = steps.get(e.source);
+  if (!source || !steps.has(e.target)) return undefined;
+  if (source.type === 'forEach' && e.sourceHandle === BODY_HANDLE) return undefined;
+  const port = portOfHandle(e.sourceHandle);
+  return port ? `${e.source}:${port}` : e.source;
+}
+
+/**
+ * The `dependsOn` entries of each step node, from the edges, in edge order: every step node has
+ * an entry (empty when it has no upstream step); exact duplicates and edges carrying no
+ * dependency (see `dependencyOf`) are ignored.
+ */
+export function graphDependsOn(graph: WorkflowGraph): Map<string, string[]> {
+  const steps = new Map(graph.nodes.filter(isStepNode).map((n) => [n.id, n]));
+  const deps = new Map<string, string[]>([...steps.keys()].map((id) => [id, []]));
   for (const e of graph.edges) {
-    if (!steps.has(e.target) || !steps.has(e.source)) continue;
-    const list = deps.get(e.target) as string[];
-    if (!list.includes(e.source)) list.push(e.source);
+    const entry = dependencyOf(e, steps);
+    const list = deps.get(e.target);
+    if (entry && list && !list.includes(entry)) list.push(entry);
   }
   return deps;
 }
 
 /**
- * The canvas' reading order of the step nodes: a topological order that always takes the
- * ready node first in position order (left to right, then top to bottom, then id); nodes caught
- * in a cycle follow in position order. This order gives `{{steps.N}}` its meaning (N is the
- * 1-based position in it).
+ * Direct step dependencies of each step node (step ids, ports dropped, each once): every step
+ * node has an entry (empty when it has no upstream step).
  */
-export function orderStepNodes(graph: WorkflowGraph): StepNode[] {
-  const nodes = graph.nodes.filter(isStepNode).sort(byPosition);
+export function graphDependencies(graph: WorkflowGraph): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [id, entries] of graphDependsOn(graph)) out.set(id, [...new Set(entries.map(dependencyStep))]);
+  return out;
+}
+
+/**
+ * The canvas' reading order of the step nodes at one level: the top level (no `parent`) or the
+ * body of forEach group `parent`. A topological order that always takes the ready node first in
+ * position order (left to right, then top to bottom, then id); dependencies on nodes of another
+ * level are ignored; nodes caught in a cycle follow in position order. This order gives
+ * `{{steps.N}}` its meaning (N is the 1-based position in it).
+ */
+export function orderStepNodes(graph: WorkflowGraph, parent?: string): StepNode[] {
+  const nodes = graph.nodes.filter((n): n is StepNode => isStepNode(n) && parentOf(n) === parent).sort(byPosition);
+  const level = new Set(nodes.map((n) => n.id));
   const deps = graphDependencies(graph);
   const done = new Set<string>();
   const out: StepNode[] = [];
   let progress = true;
   while (progress) {
     progress = false;
-    const next = nodes.find((n) => !done.has(n.id) && (deps.get(n.id) ?? []).every((d) => done.has(d)));
+    const next = nodes.find((n) => !done.has(n.id) && (deps.get(n.id) ?? []).every((d) => done.has(d) || !level.has(d)));
     if (next) {
       done.add(next.id);
       out.push(next);
@@ -83,91 +98,57 @@ export function orderStepNodes(graph: WorkflowGraph): StepNode[] {
   return out;
 }
 
+/** The fields only one kind of node compiles: what it calls or decides or iterates. */
+function kindFields(node: StepNode, body: () => PlanStep[]): Partial<PlanStep> {
+  const d = node.data;
+  const args = Object.keys(d.arguments ?? {}).length > 0 ? { arguments: jsonCopy(d.arguments) } : {};
+  switch (node.type) {
+    case 'tool':
+      return { tool: node.tool.name, arguments: jsonCopy(d.arguments ?? {}) };
+    case 'model':
+      return { instruction: d.instruction ?? '', ...args };
+    case 'condition':
+      return { kind: 'condition', cases: jsonCopy(node.data.cases), ...(d.instruction !== undefined ? { instruction: d.instruction } : {}), ...args };
+    case 'forEach': {
+      const f = node.data;
+      return { kind: 'forEach', items: jsonCopy(f.items), ...(f.concurrency !== undefined ? { concurrency: f.concurrency } : {}), ...(f.maxItems !== undefined ? { maxItems: f.maxItems } : {}), steps: body(), ...args };
+    }
+  }
+}
+
 /**
  * The plan step of one node, in canonical shape: an empty title, an empty `dependsOn`, a false
- * `requiresApproval`, a one-attempt retry and a model node's empty arguments are left out; a
- * tool step always has `arguments`; a model step always has an `instruction` (maybe empty).
+ * `requiresApproval`, a one-attempt retry, `join: "all"`, and the empty arguments of a model,
+ * condition or forEach node are left out; a tool step always has `arguments`; a model step
+ * always has an `instruction` (maybe empty); `kind` is written for conditions and forEach only.
  */
-function stepOf(node: StepNode, dependsOn: string[]): PlanStep {
+function stepOf(graph: WorkflowGraph, node: StepNode, deps: ReadonlyMap<string, string[]>): PlanStep {
   const d = node.data;
   const step: PlanStep = { id: node.id };
   if (d.title) step.title = d.title;
-  if (node.type === 'tool') step.tool = node.tool.name;
-  if (node.type === 'model') step.instruction = d.instruction ?? '';
-  if (node.type === 'tool' || Object.keys(d.arguments ?? {}).length > 0) step.arguments = jsonCopy(d.arguments ?? {});
+  Object.assign(step, kindFields(node, () => levelSteps(graph, node.id, deps)));
+  const dependsOn = deps.get(node.id) ?? [];
   if (dependsOn.length > 0) step.dependsOn = [...dependsOn];
+  if (d.join === 'any') step.join = 'any';
   if (d.requiresApproval) step.requiresApproval = true;
   if (d.retry && d.retry.maxAttempts > 1) step.retry = { ...d.retry };
   if (d.pinned) step.pinned = { result: jsonCopy(d.pinned.result) };
   return step;
 }
 
+/** The plan steps of one level (top level, or a forEach body), in reading order. */
+function levelSteps(graph: WorkflowGraph, parent: string | undefined, deps: ReadonlyMap<string, string[]>): PlanStep[] {
+  return orderStepNodes(graph, parent).map((n) => stepOf(graph, n, deps));
+}
+
 /**
- * Compiles a graph: step nodes in reading order become plan steps, edges between steps become
- * `dependsOn` (edges from Start carry none: inputs are always available), the Start node's
- * fields become the input schema. Notes and per-argument source choices are not compiled.
+ * Compiles a graph: top-level step nodes in reading order become plan steps (a forEach group's
+ * body nodes its `steps`), edges between steps become `dependsOn` (edges from Start carry none:
+ * inputs are always available), the Start node's fields become the input schema. Notes, sizes
+ * and per-argument source choices are not compiled.
  */
 export function graphToPlan(graph: WorkflowGraph, goal?: string): CompiledGraph {
-  const deps = graphDependencies(graph);
-  const steps = orderStepNodes(graph).map((n) => stepOf(n, deps.get(n.id) ?? []));
+  const steps = levelSteps(graph, undefined, graphDependsOn(graph));
   const plan: AgentPlan = goal ? { goal, steps } : { steps };
   return { plan, inputSchema: fieldsToSchema(startNode(graph)?.data.fields ?? []) };
-}
-
-// ── plan → graph ───────────────────────────────────────────────────────────────────────────
-
-/**
- * Dependency columns that keep plan order: a step sits right of each of its dependencies and
- * never left of the step before it. Sorted by position, the nodes then read in plan order, so
- * `graphToPlan` gives the steps back in the same order (and `{{steps.N}}` keeps its meaning).
- */
-function columns(plan: AgentPlan): Map<string, number> {
-  const col = new Map<string, number>();
-  let previous = 1;
-  for (const step of plan.steps) {
-    const parents = (step.dependsOn ?? []).map((d) => col.get(d)).filter((c): c is number => c !== undefined);
-    const value = Math.max(previous, parents.length > 0 ? 1 + Math.max(...parents) : 1);
-    col.set(step.id, value);
-    previous = value;
-  }
-  return col;
-}
-
-/**
- * Builds a laid-out graph from a plan and its input schema: a Start node with the inputs, one
- * tool or model node per step, an edge per dependency and one from Start to each root step.
- * Positions from `layout` (by node id) win over the computed columns.
- */
-export function planToGraph(plan: AgentPlan, inputSchema?: JsonSchema, layout?: GraphLayout | null): WorkflowGraph {
-  const graph = emptyGraph();
-  const start = startNode(graph) as StartNode;
-  start.data.fields = schemaToFields(inputSchema);
-  if (layout?.[START_ID]) start.position = { ...layout[START_ID] };
-  const col = columns(plan);
-  const rows = new Map<number, number>();
-  for (const step of plan.steps) {
-    const c = col.get(step.id) ?? 1;
-    const row = rows.get(c) ?? 0;
-    rows.set(c, row + 1);
-    const saved = layout?.[step.id];
-    const position = saved ? { x: saved.x, y: saved.y } : { x: START_POSITION.x + c * GRAPH_COLUMN_WIDTH, y: START_POSITION.y + row * GRAPH_ROW_HEIGHT };
-    const data: StepData = {
-      ...(step.title ? { title: step.title } : {}),
-      arguments: jsonCopy(step.arguments ?? {}),
-      ...(step.instruction !== undefined && !step.tool ? { instruction: step.instruction } : {}),
-      ...(step.requiresApproval ? { requiresApproval: true } : {}),
-      ...(step.retry ? { retry: { ...step.retry } } : {}),
-      ...(step.pinned ? { pinned: { result: jsonCopy(step.pinned.result) } } : {}),
-    };
-    graph.nodes.push(step.tool ? { id: step.id, type: 'tool', tool: { name: step.tool }, position, data } : { id: step.id, type: 'model', position, data });
-    const parents = step.dependsOn ?? [];
-    if (parents.length === 0) graph.edges.push(planEdge(START_ID, step.id));
-    for (const p of parents) graph.edges.push(planEdge(p, step.id));
-  }
-  return graph;
-}
-
-/** The edge `planToGraph` draws for a dependency (or from Start to a root step). */
-function planEdge(source: string, target: string): GraphEdge {
-  return { id: `e_${source}_${target}`, source, target };
 }

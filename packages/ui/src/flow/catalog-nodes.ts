@@ -9,7 +9,7 @@ import type { CatalogEntry, JsonSchema, StepNode, ToolRef, WorkflowGraph } from 
  */
 
 export type CategoryId = 'basics' | 'plugin' | 'web' | 'mcp' | 'system' | 'workflow';
-export type IconName = 'start' | 'model' | 'tool' | 'web' | 'mcp' | 'terminal' | 'flow' | 'note' | 'approval' | 'table' | 'mail' | 'unavailable';
+export type IconName = 'start' | 'model' | 'tool' | 'web' | 'mcp' | 'terminal' | 'flow' | 'note' | 'approval' | 'table' | 'mail' | 'unavailable' | 'split' | 'subtask' | 'loop';
 
 export const COLORS = {
   start: '#7EE787',
@@ -21,6 +21,9 @@ export const COLORS = {
   mcp: '#b8bedd',
   system: '#FFB938',
   note: '#fee440',
+  condition: '#FFB938',
+  conditionAgent: '#ff8fab',
+  forEach: '#9C89B8',
   unavailable: '#666666',
 } as const;
 
@@ -78,6 +81,8 @@ export function toolColor(entry: CatalogEntry | undefined): string {
 
 export function nodeColor(node: StepNode, entry: CatalogEntry | undefined): string {
   if (node.type === 'model') return COLORS.model;
+  if (node.type === 'condition') return node.data.instruction !== undefined ? COLORS.conditionAgent : COLORS.condition;
+  if (node.type === 'forEach') return COLORS.forEach;
   if (!entry?.available) return COLORS.unavailable;
   if (node.data.requiresApproval) return COLORS.approval;
   return toolColor(entry);
@@ -89,7 +94,7 @@ export function isDeclared(entry: CatalogEntry): boolean {
 
 export interface PaletteItem {
   key: string;
-  kind: 'tool' | 'model' | 'note';
+  kind: 'tool' | 'model' | 'note' | 'control';
   label: string;
   description: string;
   group: string;

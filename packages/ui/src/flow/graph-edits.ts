@@ -1,4 +1,5 @@
-import { type CatalogEntry, type GraphNode, type GraphPosition, newEdgeId, newNodeId, type WorkflowGraph } from '@fengyu/protocol';
+import { type CatalogEntry, type ConditionCase, GROUP_SIZE, type GraphNode, type GraphPosition, newEdgeId, newNodeId, type WorkflowGraph } from '@fengyu/protocol';
+import { levelOf } from './groups';
 import { jsonClone } from './json-clone';
 
 /**
@@ -26,13 +27,28 @@ export function addModelNode(g: WorkflowGraph, position: GraphPosition): string 
   return id;
 }
 
+/** A condition node with one case `yes` (a structured condition, or with `agent` a model condition: an instruction and case descriptions). */
+export function addConditionNode(g: WorkflowGraph, position: GraphPosition, agent: boolean): string {
+  const id = newNodeId(g, agent ? 'decide' : 'check');
+  const cases: ConditionCase[] = agent ? [{ name: 'yes', description: '' }] : [{ name: 'yes', when: { all: [{ left: '', op: 'eq', right: '' }] } }];
+  g.nodes.push({ id, type: 'condition', position, data: { arguments: {}, cases, ...(agent ? { instruction: '' } : {}) } });
+  return id;
+}
+
+/** An empty forEach group (its body is dragged in), at `GROUP_SIZE`. */
+export function addForEachNode(g: WorkflowGraph, position: GraphPosition): string {
+  const id = newNodeId(g, 'each');
+  g.nodes.push({ id, type: 'forEach', position, data: { arguments: {}, items: '', width: GROUP_SIZE.width, height: GROUP_SIZE.height } });
+  return id;
+}
+
 export function addNote(g: WorkflowGraph, position: GraphPosition): string {
   const id = newNodeId(g, 'note');
   g.notes.push({ id, type: 'note', position, data: { text: '' } });
   return id;
 }
 
-/** A copy of a step or note, offset a little; the Start node is never duplicated. */
+/** A copy of a step or note, offset a little (in the same group); the Start node is never duplicated, a group is copied without its body. */
 export function duplicateNode(g: WorkflowGraph, id: string): string | undefined {
   const node = g.nodes.find((n) => n.id === id && n.type !== 'start');
   const note = g.notes.find((n) => n.id === id);
@@ -51,14 +67,19 @@ export function removableIds(g: WorkflowGraph, ids: readonly string[]): Set<stri
   return new Set(ids.filter(known));
 }
 
-/** Removes nodes/notes (with their edges) and edges. */
+/** Removes nodes/notes (with their edges; a group with its body) and edges. */
 export function removeElements(g: WorkflowGraph, ids: ReadonlySet<string>, edgeIds: ReadonlySet<string>): void {
+  const all = new Set(ids);
+  for (const n of g.nodes) if (n.type !== 'start' && n.type !== 'forEach' && n.parentId && ids.has(n.parentId)) all.add(n.id);
+  ids = all;
   g.nodes = g.nodes.filter((n) => !ids.has(n.id));
   g.notes = g.notes.filter((n) => !ids.has(n.id));
   g.edges = g.edges.filter((e) => !edgeIds.has(e.id) && !ids.has(e.source) && !ids.has(e.target));
 }
 
+/** Connects source → target unless connected already or on different levels (a group's border is never crossed). */
 export function ensureEdge(g: WorkflowGraph, source: string, target: string): void {
   if (g.edges.some((e) => e.source === source && e.target === target)) return;
+  if (levelOf(g, source) !== levelOf(g, target)) return;
   g.edges.push({ id: newEdgeId(g, source, target), source, target });
 }

@@ -1,4 +1,4 @@
-import type { GraphPosition, WorkflowGraph } from '@fengyu/protocol';
+import { absolutePosition, type GraphPosition, type WorkflowGraph } from '@fengyu/protocol';
 
 /**
  * Where a new node goes: where it was dropped, else to the right of the selected node, else at
@@ -14,7 +14,8 @@ function overlaps(a: GraphPosition, b: GraphPosition): boolean {
 }
 
 export function freeSpot(graph: WorkflowGraph, desired: GraphPosition): GraphPosition {
-  const taken = [...graph.nodes.map((n) => n.position), ...graph.notes.map((n) => n.position)];
+  // canvas positions (a body node's is its group's plus its own); a group is an area, not a card
+  const taken = [...graph.nodes.filter((n) => n.type !== 'forEach').map((n) => absolutePosition(graph, n)), ...graph.notes.map((n) => n.position)];
   let spot = { x: Math.round(desired.x), y: Math.round(desired.y) };
   for (let i = 0; i < 200 && taken.some((p) => overlaps(p, spot)); i++) spot = { x: spot.x, y: spot.y + CARD.height };
   return spot;
@@ -22,7 +23,8 @@ export function freeSpot(graph: WorkflowGraph, desired: GraphPosition): GraphPos
 
 export function placeNewNode(graph: WorkflowGraph, opts: { dropped?: GraphPosition; selectedId?: string; fallback: GraphPosition }): GraphPosition {
   if (opts.dropped) return freeSpot(graph, opts.dropped);
-  const selected = opts.selectedId ? [...graph.nodes, ...graph.notes].find((n) => n.id === opts.selectedId) : undefined;
-  if (selected) return freeSpot(graph, { x: selected.position.x + CARD.width + GAP, y: selected.position.y });
+  const node = opts.selectedId ? graph.nodes.find((n) => n.id === opts.selectedId && n.type !== 'forEach') : undefined;
+  const selected = node ? absolutePosition(graph, node) : graph.notes.find((n) => n.id === opts.selectedId)?.position;
+  if (selected) return freeSpot(graph, { x: selected.x + CARD.width + GAP, y: selected.y });
   return freeSpot(graph, opts.fallback);
 }

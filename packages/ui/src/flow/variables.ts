@@ -1,4 +1,4 @@
-import { type CatalogEntry, fieldSchema, graphDependencies, isFileBound, isStepNode, type JsonSchema, type PathPart, startNode, type WorkflowGraph } from '@fengyu/protocol';
+import { type CatalogEntry, exactReference, fieldSchema, formatPath, getPath, graphDependencies, isFileBound, isStepNode, type JsonSchema, parentOf, type PathPart, startNode, type WorkflowGraph } from '@fengyu/protocol';
 import { declaredOutputSchema } from './flow-node';
 import { fileRef, inputRef, nodeRef } from './input-source';
 import { childSchema, compatible, schemaExample, schemaKind, type ValueKind, valueKind } from './value-kinds';
@@ -161,9 +161,16 @@ export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKi
     }),
   });
   const below = descendants(ctx.graph, nodeId);
-  const above = ancestors(ctx.graph, nodeId);
+  const self = ctx.graph.nodes.find((n) => n.id === nodeId);
+  const loop = self ? parentOf(self) : undefined;
+  // inside a body: the loop's item and index, and the loop's own prerequisites as connected
+  if (loop) groups.push(loopGroup(ctx, loop, expected));
+  const above = new Set([...ancestors(ctx.graph, nodeId), ...(loop ? ancestors(ctx.graph, loop) : [])]);
   for (const node of ctx.graph.nodes) {
     if (!isStepNode(node) || node.id === nodeId || below.has(node.id)) continue;
+    // a body step sees its own body and the loop's prerequisites; outside, no body step is visible
+    const level = parentOf(node);
+    if (loop ? level !== loop && !(level === undefined && above.has(node.id)) : level !== undefined) continue;
     const entry = node.type === 'tool' ? ctx.tool(node.tool.name) : undefined;
     const schema = outputSchemaOf(entry);
     const hasLast = ctx.lastResults?.has(node.id) ?? false;
@@ -182,6 +189,21 @@ export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKi
     groups.push({ id: node.id, nodeId: node.id, label: node.data.title || node.id, connected: above.has(node.id), rows: [row] });
   }
   return groups;
+}
+
+/**
+ * The `loop` group of a body step: `{{item}}` (sampled from the last run of the node the loop's
+ * `items` references, when there is one) and `{{index}}` (a number).
+ */
+function loopGroup(ctx: TreeContext, loopId: string, expected: ValueKind): VariableGroup {
+  const group = ctx.graph.nodes.find((n) => n.id === loopId);
+  const items = group?.type === 'forEach' && typeof group.data.items === 'string' ? exactReference(group.data.items) : undefined;
+  const source = items?.kind === 'node' ? items : undefined;
+  const list = source && ctx.lastResults?.has(source.id) ? getPath(ctx.lastResults.get(source.id), source.path) : group?.type === 'forEach' ? group.data.items : undefined;
+  const sample = Array.isArray(list) ? list[0] : undefined;
+  const item = buildRow({ makeRef: (p) => `{{item${formatPath(p)}}}`, label: 'item', path: [], schema: undefined, example: sample, last: undefined, hasLast: false, expected, depth: 0 });
+  const index = buildRow({ makeRef: () => '{{index}}', label: 'index', path: [], schema: { type: 'integer' }, example: 0, last: undefined, hasLast: false, expected, depth: 0 });
+  return { id: 'loop', label: 'loop', connected: true, rows: [item, index] };
 }
 
 /** Flattens a tree (depth-first), for tests and keyboard navigation. */

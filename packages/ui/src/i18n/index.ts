@@ -4,6 +4,7 @@ import * as assist from './assist';
 import * as builder from './builder';
 import * as chat from './chat';
 import * as common from './common';
+import * as control from './control';
 import * as flows from './flows';
 import * as inbox from './inbox';
 import * as plugins from './plugins';
@@ -21,7 +22,7 @@ import * as settings from './settings';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type UiLocale = (typeof LOCALES)[number];
 
-const pages = { common, flows, builder, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability };
+const pages = { common, flows, builder, control, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability };
 
 type Messages = Record<string, unknown>;
 

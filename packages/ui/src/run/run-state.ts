@@ -1,4 +1,5 @@
-import type { AgentPlan, RunEventType, RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, type RunEventType, type RunStatus, stepKind } from '@fengyu/protocol';
+import { announcedTotal, applyBodyEvent, type LoopView, withTotal } from './loop-state';
 
 /**
  * The run panel's state as a pure fold over the run's SSE events. The same fold serves
@@ -20,6 +21,8 @@ export interface StepView {
   attempts?: number;
   durationMs?: number;
   pinned?: boolean;
+  /** A forEach body step: its loop. */
+  parentStepId?: string;
 }
 
 export interface Gate {
@@ -41,10 +44,12 @@ export interface RunView {
   error?: string;
   lastSeq: number;
   ended: boolean;
+  /** forEach progress by loop step id. */
+  loops: Record<string, LoopView>;
 }
 
 export function initialRun(runId: string): RunView {
-  return { runId, status: 'connecting', planText: '', steps: [], lastSeq: 0, ended: false };
+  return { runId, status: 'connecting', planText: '', steps: [], lastSeq: 0, ended: false, loops: {} };
 }
 
 export interface RawEvent {
@@ -53,12 +58,25 @@ export interface RawEvent {
   [k: string]: unknown;
 }
 
+/** The run's steps from its plan: top-level steps, each forEach followed by its body steps. */
 function withPlan(view: RunView, plan: AgentPlan): RunView {
   const prev = new Map(view.steps.map((s) => [s.id, s]));
-  const steps = plan.steps.map(
-    (s, index): StepView => prev.get(s.id) ?? { id: s.id, index, title: s.title, tool: s.tool, status: 'pending', hasResult: false, pinned: !!s.pinned },
+  const flat = plan.steps.flatMap((s) => [{ s, parent: undefined as string | undefined }, ...(s.steps ?? []).map((b) => ({ s: b, parent: s.id }))]);
+  const steps = flat.map(
+    ({ s, parent }, index): StepView => prev.get(s.id) ?? { id: s.id, index, title: s.title, tool: s.tool, status: 'pending', hasResult: false, pinned: !!s.pinned, ...(parent ? { parentStepId: parent } : {}) },
   );
   return { ...view, plan, steps };
+}
+
+/** A body step's event (it carries `iteration` and `parentStepId`). */
+const isBodyEvent = (e: RawEvent): boolean => typeof e.parentStepId === 'string' && typeof e.iteration === 'number';
+
+/** Loop bookkeeping of a step event: a body step's iteration, or a loop's announced size. */
+function trackLoops(v: RunView, e: RawEvent): RunView {
+  if (isBodyEvent(e)) return { ...v, loops: applyBodyEvent(v.loops, v.plan, e) };
+  const step = v.plan?.steps.find((s) => s.id === e.stepId);
+  const total = step && stepKind(step) === 'forEach' ? announcedTotal(e) : undefined;
+  return total === undefined ? v : { ...v, loops: withTotal(v.loops, String(e.stepId), total) };
 }
 
 function patchStep(view: RunView, stepId: string, patch: Partial<StepView>): RunView {
@@ -75,6 +93,7 @@ export function applyEvent(view: RunView, e: RawEvent): RunView {
   const seq = typeof e.seq === 'number' ? e.seq : view.lastSeq;
   if (typeof e.seq === 'number' && e.seq <= view.lastSeq && view.lastSeq > 0) return view; // replayed duplicate
   let v: RunView = { ...view, lastSeq: seq };
+  if (e.type === 'step_start' || e.type === 'step_complete') v = trackLoops(v, e);
   switch (e.type) {
     case 'run_created':
       return { ...v, status: (e.status as RunStatus) ?? v.status };
@@ -139,7 +158,7 @@ export const STREAM_EVENT_TYPES = [
   'interrupted',
 ] as const satisfies readonly RunEventType[];
 
-export type RunBadge = 'running' | 'awaiting' | 'done' | 'failed';
+export type RunBadge = 'running' | 'awaiting' | 'done' | 'failed' | 'skipped';
 
 /** Badge status of a canvas node from the run's step: a step held at its approval gate is not running. */
 export function badgeOf(step: StepView | undefined): RunBadge | undefined {
@@ -148,5 +167,6 @@ export function badgeOf(step: StepView | undefined): RunBadge | undefined {
   if (step.status === 'running') return 'running';
   if (step.status === 'done') return 'done';
   if (step.status === 'failed') return 'failed';
+  if (step.status === 'skipped') return 'skipped';
   return undefined;
 }

@@ -1,4 +1,4 @@
-import { type CatalogEntry, graphFingerprint, jsonCopy, parseGraph, type Proposal, type WorkflowGraph } from '@fengyu/protocol';
+import { absolutePosition, type CatalogEntry, graphFingerprint, jsonCopy, parseGraph, type Proposal, type WorkflowGraph } from '@fengyu/protocol';
 
 export type { Proposal };
 import { syncWithCatalog } from '../../flow/catalog-nodes';
@@ -88,9 +88,10 @@ export function diffCanvas(view: DiffView) {
       mark,
       start: n.type === 'start',
       title: n.type === 'start' ? 'Start' : n.data.title || (n.type === 'tool' ? n.tool.name : n.id),
-      subtitle: n.type === 'tool' ? n.tool.name : n.type === 'model' ? 'model' : n.data.fields.map((f) => f.name).join(', '),
+      subtitle: n.type === 'tool' ? n.tool.name : n.type === 'start' ? n.data.fields.map((f) => f.name).join(', ') : n.type,
     };
-    return { id: n.id, type: DIFF_NODE, position: { ...n.position }, data, class: `fy-diff-${mark}`, deletable: false, connectable: false };
+    // the preview is flat: a body node is drawn where it sits on the canvas
+    return { id: n.id, type: DIFF_NODE, position: absolutePosition(view.graph, n), data, class: `fy-diff-${mark}`, deletable: false, connectable: false };
   });
   const edges = view.graph.edges.map((e) => {
     const mark: DiffMark | 'same' = (view.edges[e.id] as DiffMark | undefined) ?? 'same';

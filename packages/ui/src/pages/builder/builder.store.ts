@@ -1,4 +1,4 @@
-import { type CatalogEntry, emptyGraph, type GraphNode, type GraphPosition, graphToPlan, type InputSource, parseGraph, planToGraph, type StartField, type StepNode, type WorkflowGraph } from '@fengyu/protocol';
+import { type CatalogEntry, collectReferences, type ConditionCase, emptyGraph, type GraphNode, type GraphPosition, graphToPlan, type InputSource, isStepNode, parseGraph, planToGraph, type StartField, type StepNode, type WorkflowGraph } from '@fengyu/protocol';
 import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import { ApiError } from '../../api/client';
@@ -7,8 +7,10 @@ import type { Services } from '../../app/services';
 import { applyPositions, connectionToEdge } from '../../flow/canvas-map';
 import { type CatalogSync, resolveTool, syncWithCatalog } from '../../flow/catalog-nodes';
 import { type Diagnostic, diagnose, diagnosticsByNode } from '../../flow/diagnostics';
-import { addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
+import { addConditionNode, addForEachNode, addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
+import { groupAt, placeInGroup } from '../../flow/groups';
 import { createHistory } from '../../flow/history';
+import type { LoopView } from '../../run/loop-state';
 import type { RunBadge } from '../../run/run-state';
 import { referencedNode } from '../../flow/input-source';
 
@@ -47,6 +49,8 @@ export const useBuilder = defineStore('builder', () => {
   const saving = ref(false);
   const lastResults = ref(new Map<string, unknown>());
   const badges = ref<Record<string, RunBadge>>({});
+  /** forEach progress of the watched run, by loop step id. */
+  const loops = ref<Record<string, LoopView>>({});
   const snap = ref(false);
   const background = ref(true);
   const history = createHistory<Doc>(50, json);
@@ -129,6 +133,7 @@ export const useBuilder = defineStore('builder', () => {
     selected.value = undefined;
     lastResults.value = new Map();
     badges.value = {};
+    loops.value = {};
     history.clear();
     historyTick.value++;
     const blank = (flowId: string | undefined) => {
@@ -156,19 +161,34 @@ export const useBuilder = defineStore('builder', () => {
   }
   function findStep(id: string): StepNode | undefined {
     const n = graph.value.nodes.find((x) => x.id === id);
-    return n && (n.type === 'tool' || n.type === 'model') ? n : undefined;
+    return n && isStepNode(n) ? n : undefined;
   }
   const toolOf = (node: GraphNode | undefined) => (node?.type === 'tool' ? resolveTool(node.tool, catalog.value) : undefined);
 
   function addTool(entry: CatalogEntry, position: GraphPosition) {
+    return addStep((g) => addToolNode(g, entry, position), position);
+  }
+  function addModel(position: GraphPosition) {
+    return addStep((g) => addModelNode(g, position), position);
+  }
+  /** A condition node (`agent`: a model condition); dropped inside a group it joins its body. */
+  function addCondition(position: GraphPosition, agent: boolean) {
+    return addStep((g) => addConditionNode(g, position, agent), position);
+  }
+  function addForEach(position: GraphPosition) {
     let id = '';
-    edit((g) => (id = addToolNode(g, entry, position)));
+    edit((g) => (id = addForEachNode(g, position)));
     selected.value = id;
     return id;
   }
-  function addModel(position: GraphPosition) {
+  /** Adds a node (at absolute `position`); one that lands inside a group becomes a body step. */
+  function addStep(create: (g: WorkflowGraph) => string, position: GraphPosition) {
     let id = '';
-    edit((g) => (id = addModelNode(g, position)));
+    edit((g) => {
+      id = create(g);
+      const group = groupAt(g, position);
+      if (group) placeInGroup(g, id, position, group.id);
+    });
     selected.value = id;
     return id;
   }
@@ -191,10 +211,49 @@ export const useBuilder = defineStore('builder', () => {
     const e = connectionToEdge(graph.value, c as never);
     if (e) edit((g) => g.edges.push(e));
   }
-  function move(list: Array<{ id: string; position: GraphPosition }>) {
-    const probe = json(graph.value);
-    if (!applyPositions(probe, list)) return;
-    edit((g) => applyPositions(g, list));
+  /**
+   * Finished drags. `absolute` (the canvas position) and `size` let a node dropped into a group
+   * join its body, and one dragged out of its group leave it.
+   */
+  function move(list: Array<{ id: string; position: GraphPosition; absolute?: GraphPosition; size?: { width: number; height: number } }>) {
+    const apply = (g: WorkflowGraph) => {
+      let changed = applyPositions(g, list);
+      for (const m of list) {
+        const node = g.nodes.find((n) => n.id === m.id);
+        if (!m.absolute || !node || node.type === 'start' || node.type === 'forEach') continue;
+        const centre = { x: m.absolute.x + (m.size?.width ?? 0) / 2, y: m.absolute.y + (m.size?.height ?? 0) / 2 };
+        const group = groupAt(g, centre)?.id;
+        if (group !== node.parentId) changed = placeInGroup(g, m.id, m.absolute, group) || changed;
+      }
+      return changed;
+    };
+    if (!apply(json(graph.value))) return;
+    edit((g) => void apply(g));
+  }
+  /** A group's new size (and position, when resized from its left or top edge). */
+  function resizeGroup(id: string, size: { width: number; height: number }) {
+    const node = graph.value.nodes.find((n) => n.id === id);
+    if (node?.type !== 'forEach') return;
+    const width = Math.round(size.width);
+    const height = Math.round(size.height);
+    if (node.data.width === width && node.data.height === height) return;
+    edit(() => Object.assign(node.data, { width, height }));
+  }
+  /** A condition's cases; upstream nodes its comparisons reference get connected. */
+  function setCases(nodeId: string, cases: ConditionCase[]) {
+    const node = findStep(nodeId);
+    if (node?.type !== 'condition') return;
+    edit(() => {
+      node.data.cases = json(cases);
+      connectReferenced(nodeId, cases);
+    });
+  }
+  /** Connects every step `value` references (by id) to `nodeId`, within its level. */
+  function connectReferenced(nodeId: string, value: unknown) {
+    for (const { token } of collectReferences(value)) {
+      const from = token.ok && token.ref.kind === 'node' ? token.ref.id : undefined;
+      if (from && from !== nodeId && findStep(from)) ensureEdge(graph.value, from, nodeId);
+    }
   }
 
   function setArgument(nodeId: string, key: string, value: unknown, source?: InputSource) {
@@ -210,7 +269,11 @@ export const useBuilder = defineStore('builder', () => {
   }
   function setStepData(nodeId: string, patch: Partial<StepNode['data']>) {
     const node = findStep(nodeId);
-    if (node) edit(() => Object.assign(node.data, patch));
+    if (node)
+      edit(() => {
+        Object.assign(node.data, patch);
+        if ('items' in patch) connectReferenced(nodeId, patch.items);
+      });
   }
   function setFields(fields: StartField[]) {
     const start = graph.value.nodes.find((n) => n.type === 'start');
@@ -319,8 +382,8 @@ export const useBuilder = defineStore('builder', () => {
 
   return {
     workflowId, meta, versionState, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
-    lastResults, badges, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
-    init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addNote, duplicate, remove, connect, move, setArgument,
+    lastResults, badges, loops, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
+    init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addCondition, addForEach, addNote, resizeGroup, setCases, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,
   };
 });

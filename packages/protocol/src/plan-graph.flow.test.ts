@@ -4,7 +4,9 @@ import { COMPARISON_OPS, type ConditionCase, UNARY_OPS } from './control-flow';
 import { planToGraph } from './graph-layout';
 import { absolutePosition, BODY_HANDLE, GROUP_SIZE, parseGraph, type WorkflowGraph } from './graph-model';
 import type { AgentPlan, PlanStep } from './plan';
+import { checkGraph } from './graph-check';
 import { graphDependencies, graphToPlan } from './plan-graph';
+import type { ToolInfo } from './validate';
 
 /**
  * Control flow survives plan → graph → plan: conditions (structured and model), ports in
@@ -133,7 +135,7 @@ describe('control flow on the canvas: plan → graph → plan', () => {
   it('compiles a dragged-in node into the body and ignores edges from the inner start', () => {
     const graph = planToGraph({ steps: [{ id: 'each', kind: 'forEach', items: [1, 2], steps: [{ id: 'mail', tool: 'echo', arguments: {} }] }, { id: 'after', tool: 'echo', arguments: {}, dependsOn: ['each'] }] });
     const after = graph.nodes.find((n) => n.id === 'after');
-    if (!after || after.type !== 'tool') throw new Error('no node');
+    if (after?.type !== 'tool') throw new Error('no node');
     after.parentId = 'each';
     after.position = { x: 420, y: 60 };
     graph.edges = graph.edges.filter((e) => e.target !== 'after');
@@ -148,5 +150,32 @@ describe('control flow on the canvas: plan → graph → plan', () => {
     expect(g?.nodes[0]).toMatchObject({ id: 'a', position: { x: 1, y: 2 } });
     expect(g?.nodes[0]).not.toHaveProperty('parentId');
     expect(g?.nodes[1]).toMatchObject({ id: 'c', type: 'condition', data: { cases: [], arguments: {} } });
+  });
+
+  it('shows §8 validation problems on the node they concern: a body step, a comparison, a port', () => {
+    const echo: ToolInfo = { name: 'echo', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'builtin', available: true };
+    const tool = (name: string) => (name === 'echo' ? echo : undefined);
+    const graph = planToGraph({
+      steps: [
+        { id: 'sum', tool: 'echo', arguments: { value: 5 } },
+        { id: 'check', kind: 'condition', dependsOn: ['sum'], cases: [{ name: 'big', when: { all: [{ left: '{{node.sum.result}}', op: 'bigger', right: 1 }] } }] },
+        { id: 'each', kind: 'forEach', items: [1, 2], dependsOn: ['check:big'], steps: [{ id: 'mail', tool: 'nope', arguments: { to: '{{item}}' } }] },
+        { id: 'after', tool: 'echo', arguments: {}, dependsOn: ['check:small'] },
+      ],
+    });
+    const found = checkGraph(graph, { tool }).map((d) => `${d.nodeId}:${d.code}:${d.field ?? ''}`);
+    expect(found).toContain('check:condition_operator_unknown:cases[0].when.all[0].op');
+    expect(found.some((f) => f.startsWith('mail:step_unknown_tool'))).toBe(true);
+    expect(found.some((f) => f.startsWith('after:step_unknown_dependency'))).toBe(true);
+    // fixed, the same graph is sound
+    const fixed = planToGraph({
+      steps: [
+        { id: 'sum', tool: 'echo', arguments: { value: 5 } },
+        { id: 'check', kind: 'condition', dependsOn: ['sum'], cases: [{ name: 'big', when: { all: [{ left: '{{node.sum.result}}', op: 'gt', right: 1 }] } }] },
+        { id: 'each', kind: 'forEach', items: [1, 2], dependsOn: ['check:big'], steps: [{ id: 'mail', tool: 'echo', arguments: { to: '{{item}}' } }] },
+        { id: 'after', tool: 'echo', arguments: {}, dependsOn: ['check:else', 'each'], join: 'any' },
+      ],
+    });
+    expect(checkGraph(fixed, { tool })).toEqual([]);
   });
 });

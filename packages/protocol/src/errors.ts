@@ -38,6 +38,7 @@ export const ERRORS = {
   forbidden_origin: spec(403),
   invalid_path: spec(400),
   duplicate_query_parameter: spec(400),
+  duplicate_header: spec(400),
   json_too_deep: spec(400),
   forbidden_key: spec(400),
   owner_exists: spec(409),

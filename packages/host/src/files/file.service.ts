@@ -14,10 +14,32 @@ import type { Db } from '../storage/database';
 
 export const DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
 
-/** A file name safe on every platform: no separators, no control characters, no dot-only names. */
+/** File systems limit a name to 255 bytes; with the `.…part` of an upload in progress this leaves room. */
+const MAX_NAME_BYTES = 200;
+
+/** The longest start of `text` that fits `max` UTF-8 bytes, never splitting a character. */
+function fitBytes(text: string, max: number): string {
+  let out = '';
+  let bytes = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > max) break;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * A file name safe on every platform: no separators, no control characters, no dot-only names,
+ * at most 200 UTF-8 bytes (a long non-ASCII name is shortened, keeping a short extension).
+ */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').trim().slice(0, 200);
+  let cleaned = base.replace(/[\u0000-\u001f\u007f<>:"|?*]/g, '_').trim();
+  if (Buffer.byteLength(cleaned) > MAX_NAME_BYTES) {
+    const ext = /\.[A-Za-z0-9]{1,16}$/.exec(cleaned)?.[0] ?? '';
+    cleaned = fitBytes(cleaned.slice(0, cleaned.length - ext.length), MAX_NAME_BYTES - ext.length).trim() + ext;
+  }
   return cleaned === '' || /^\.+$/.test(cleaned) ? 'upload' : cleaned;
 }
 

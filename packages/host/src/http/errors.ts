@@ -52,7 +52,18 @@ export function toFengYuError(err: unknown, bodyLimit?: number): FengYuError {
   if (fe.statusCode === 413) return new FengYuError('payload_too_large', { limit: bodyLimit ?? 0 });
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new FengYuError('invalid_request', { reason: fe.message });
   if (err instanceof SyntaxError) return new FengYuError('invalid_json', { reason: err.message });
-  return new FengYuError('internal', { reason: err instanceof Error ? err.message : String(err) }, undefined, { cause: err });
+  return new FengYuError('internal', { reason: internalReason(err) }, undefined, { cause: err });
+}
+
+/**
+ * What an unexpected error may say in an answer. A system error's message names the file it was
+ * about (an absolute path under the host's home): only its code and call are shown; the log keeps
+ * the whole error.
+ */
+function internalReason(err: unknown): string {
+  const sys = err as { code?: unknown; syscall?: unknown };
+  if (err instanceof Error && typeof sys.code === 'string' && typeof sys.syscall === 'string') return `${sys.code} (${sys.syscall})`;
+  return err instanceof Error ? err.message : String(err);
 }
 
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply) {

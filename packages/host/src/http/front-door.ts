@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { FengYuError, findForbiddenKey } from '@fengyu/protocol';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isLoopbackHost } from './auth';
-import { duplicateQueryKey, isMiscasedProtectedPath, isOwnOrigin, isProtectedPath, jsonDepthExceeds, normalizePath, splitTarget } from './request-path';
+import { duplicateQueryKey, isMiscasedProtectedPath, isOwnOrigin, isProtectedPath, jsonDepthExceeds, normalizePath, repeatedSingleHeader, splitTarget } from './request-path';
 
 /**
  * The front door: every request passes here before any handler. In order: the path is
@@ -133,6 +133,8 @@ const PUBLIC = Symbol('public');
 function admit(req: FastifyRequest, options: FrontDoorOptions): typeof PUBLIC | string | undefined | PromiseLike<string | undefined> {
   const target = (req.raw as MarkedRequest)[TARGET];
   if (target?.refused) throw target.refused;
+  const repeated = repeatedSingleHeader(req.raw.rawHeaders);
+  if (repeated !== undefined) throw new FengYuError('duplicate_header', { name: repeated });
   if (!isLoopbackHost(req.headers.host)) throw new FengYuError('forbidden_host', { host: String(req.headers.host ?? '') });
   const origin = req.headers.origin;
   if (origin !== undefined && !isOwnOrigin(origin, req.socket.localPort ?? 0)) throw new FengYuError('forbidden_origin', { origin: String(origin), port: req.socket.localPort ?? 0 });

@@ -116,3 +116,22 @@ export function isMiscasedProtectedPath(segments: string[]): boolean {
   const first = segments[0];
   return first !== undefined && isProtectedPath(segments) && first !== first.toLowerCase();
 }
+
+/** Every value of header `name` (any letter case) as sent, in order: Node joins or drops repeats. */
+export function rawHeaderValues(rawHeaders: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) if ((rawHeaders[i] as string).toLowerCase() === name) out.push(rawHeaders[i + 1] as string);
+  return out;
+}
+
+/**
+ * Headers that decide who a request is and where it may come from; Node keeps the first `Host`
+ * and `Authorization` and joins repeated others, so a repeat is refused (`duplicate_header`)
+ * rather than read one way here and another way by a proxy in front.
+ */
+export const SINGLE_HEADERS: readonly string[] = ['host', 'origin', 'authorization', 'x-fengyu-token'];
+
+/** The first of `SINGLE_HEADERS` sent more than once, else undefined. */
+export function repeatedSingleHeader(rawHeaders: readonly string[]): string | undefined {
+  return SINGLE_HEADERS.find((h) => rawHeaderValues(rawHeaders, h).length > 1);
+}

@@ -71,6 +71,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
+    // no page may frame the UI or an API answer (clickjacking): both headers, for old and new browsers
+    reply.header('x-frame-options', 'DENY');
+    if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', "frame-ancestors 'none'");
     done(null, payload);
   });
 

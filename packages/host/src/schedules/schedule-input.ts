@@ -117,6 +117,10 @@ export function parseCreateBody(raw: unknown, hostZone: string): CreateScheduleB
   return { workflowId: workflowId as string, inputs: inputs as Record<string, unknown>, permissionMode: mode as PermissionMode, runImmediately: runImmediately as boolean, recurrence: rec.value };
 }
 
+/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z. */
+const FIRST_INSTANT = -62135596800000;
+const LAST_INSTANT = 253402300799999;
+
 /** `POST /api/agent/schedules/preview`: `{recurrence, from?, count?}`. */
 export function parsePreviewBody(raw: unknown, hostZone: string): PreviewBody {
   const body = isObject(raw) ? raw : {};
@@ -128,7 +132,9 @@ export function parsePreviewBody(raw: unknown, hostZone: string): PreviewBody {
   let from: number | undefined;
   if (body.from !== undefined) {
     // an instant needs an offset or Z: a bare local date-time names no instant
-    const ok = typeof body.from === 'string' && /(?:Z|[+-]\d{2}:?\d{2})$/i.test(body.from) && Number.isFinite(Date.parse(body.from));
+    // and lies in years 0001–9999, so every fire time after it is a date the calendar can show
+    const at = typeof body.from === 'string' ? Date.parse(body.from) : Number.NaN;
+    const ok = typeof body.from === 'string' && /(?:Z|[+-]\d{2}:?\d{2})$/i.test(body.from) && at >= FIRST_INSTANT && at <= LAST_INSTANT;
     if (!ok) problems.push(problem('schedule_from_invalid', 'from', { value: shown(body.from) }));
     else from = Date.parse(body.from as string);
   }

@@ -136,7 +136,13 @@ export class ScheduleService {
   preview(raw: unknown): string[] {
     const body = parsePreviewBody(raw, this.deps.hostZone);
     const from = body.from ?? this.deps.clock.now();
-    return fireTimes(body.recurrence, from, from, body.count).map(iso);
+    try {
+      return fireTimes(body.recurrence, from, from, body.count).map(iso);
+    } catch (e) {
+      // a fire time past what a date can hold: the request's `from` is out of range, not a host fault
+      if (e instanceof RangeError) throw new FengYuError('invalid_request', { reason: '"from" is too far in the future for this recurrence' }, undefined, { cause: e });
+      throw e;
+    }
   }
 }
 

@@ -4,6 +4,7 @@ import type { DomainRegistrar, HostContext } from '../context';
 import { isLoopbackHost } from '../http/auth';
 import type { Db } from '../storage/database';
 import { sendError } from '../http/errors';
+import { rawHeaderValues } from '../http/request-path';
 import { typedRoutes } from '../http/route-types';
 import type { TaskSubmitter } from '../tasks/task-submitter';
 import { assertUnattendedRunnable } from '../workflows/unattended-check';
@@ -169,7 +170,9 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
           const length = Number(req.headers['content-length'] ?? 0);
           const trigger = await service.authenticate(req.params.triggerId, req.headers['x-fengyu-webhook-secret']);
           if (length > MAX_BODY_BYTES) throw new FengYuError('payload_too_large', { limit: MAX_BODY_BYTES });
-          const ev = checkEventId(req.headers['x-fengyu-event-id']);
+          // Node joins a repeated header into one value: count what was sent
+          const ids = rawHeaderValues(req.raw.rawHeaders, 'x-fengyu-event-id');
+          const ev = checkEventId(ids.length > 1 ? ids : ids[0]);
           if (!ev.ok) throw new FengYuError('webhook_event_id_invalid', { reason: ev.reason });
           req.webhookTrigger = trigger;
           req.webhookEventId = ev.eventId;

@@ -307,3 +307,35 @@ describe('per-route options: tokenExempt, bearerAuth, queryToken', () => {
     expect((await rawRequest(p, { target: `/api/other?token=${TOKEN}` })).status).toBe(401);
   });
 });
+
+describe('headers that must come once, and framing', () => {
+  it('refuses a request with two Host headers, whichever comes first', async () => {
+    for (const [first, second] of [
+      [`127.0.0.1:${port}`, 'evil.example'],
+      ['evil.example', `127.0.0.1:${port}`],
+      [`127.0.0.1:${port}`, `localhost:${port}`],
+    ]) {
+      const res = await rawRequest(port, { target: '/api/settings', headers: { host: first as string, ...auth() }, extraLines: [`Host: ${second}`] });
+      expect(res.status).toBe(400);
+      expect(res.json.error.code).toBe('duplicate_header');
+      expect(res.json.error.message).toContain('host');
+      expect(res.json.settings).toBeUndefined();
+    }
+  });
+
+  it('refuses two tokens or two Origins (no first-wins reading)', async () => {
+    const tokens = await rawRequest(port, { target: '/api/settings', headers: auth(), extraLines: ['X-FengYu-Token: wrong'] });
+    expect(tokens.status).toBe(400);
+    expect(tokens.json.error.code).toBe('duplicate_header');
+    const origins = await rawRequest(port, { method: 'POST', target: '/api/owners', headers: { ...auth(), origin: `http://127.0.0.1:${port}`, 'content-type': 'application/json' }, extraLines: [`Origin: http://127.0.0.1:${port}`], body: '{"name":"x"}' });
+    expect(origins.status).toBe(400);
+    expect(origins.json.error.code).toBe('duplicate_header');
+  });
+
+  it('forbids framing of the UI, API answers and errors', async () => {
+    for (const res of [await rawRequest(port, { target: '/' }), await rawRequest(port, { target: '/api/health' }), await rawRequest(port, { target: '/api/settings' }), await rawRequest(port, { target: '/api/settings', headers: auth() })]) {
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    }
+  });
+});

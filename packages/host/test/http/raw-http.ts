@@ -21,6 +21,8 @@ export interface RawRequest {
   body?: string;
   /** Sends the request line as HTTP/1.0 (allows omitting Host). */
   http10?: boolean;
+  /** Header lines sent after `headers` as they are (e.g. a second `Host`). */
+  extraLines?: string[];
 }
 
 export function rawRequest(port: number, req: RawRequest): Promise<RawResponse> {
@@ -29,6 +31,7 @@ export function rawRequest(port: number, req: RawRequest): Promise<RawResponse> 
     if (req.body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(req.body));
     const lines = [`${req.method ?? 'GET'} ${req.target} HTTP/${req.http10 ? '1.0' : '1.1'}`];
     for (const [k, v] of Object.entries(headers)) if (v !== null) lines.push(`${k}: ${v}`);
+    lines.push(...(req.extraLines ?? []));
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     socket.on('data', (c) => chunks.push(c));

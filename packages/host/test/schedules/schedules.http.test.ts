@@ -202,6 +202,10 @@ describe('schedules API', () => {
       [{ count: 51 }, 'count'],
       [{ count: 0 }, 'count'],
       [{ from: '2026-01-01T00:00:00' }, 'from'],
+      // the largest instant a date can hold, and the smallest: a 400 naming "from", never a 500
+      [{ from: '+275760-09-13T00:00:00Z' }, 'from'],
+      [{ from: '-271821-04-20T00:00:00Z', recurrence: { kind: 'interval', everySeconds: 60 } }, 'from'],
+      [{ from: '+010000-01-01T00:00:00Z' }, 'from'],
       [{ recurrence: { kind: 'daily', time: '25:00' } }, 'recurrence.time'],
     ] as const) {
       const bad = await t.api('POST', '/api/agent/schedules/preview', body);

@@ -241,6 +241,10 @@ describe('webhook deliveries', () => {
     expect(longId.status).toBe(400);
     expect(longId.body.error.code).toBe('webhook_event_id_invalid');
     expect((await deliver(tr.id, secret, { text: 'a' }, { 'x-fengyu-event-id': 'e'.repeat(200) })).status).toBe(202);
+    // two headers are two ids, not one joined "a, b" id
+    const twice = await rawPost(`/api/workflow-hooks/${tr.id}`, { 'x-fengyu-webhook-secret': secret, 'x-fengyu-event-id': ['evt-a', 'evt-b'] }, JSON.stringify({ text: 'a' }));
+    expect(twice.status).toBe(400);
+    expect(JSON.parse(twice.body).error.code).toBe('webhook_event_id_invalid');
 
     const big = await deliver(tr.id, secret, { text: 'a'.repeat(256 * 1024) });
     expect(big.status).toBe(413);
@@ -442,7 +446,7 @@ describe('webhook deliveries', () => {
   });
 });
 
-function rawPost(path: string, headers: Record<string, string>, body: string, withLength = true): Promise<{ status: number; body: string }> {
+function rawPost(path: string, headers: Record<string, string | string[]>, body: string, withLength = true): Promise<{ status: number; body: string }> {
   const url = new URL(path, t.host.url);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-type': 'application/json', ...(withLength ? { 'content-length': Buffer.byteLength(body) } : {}), ...headers } }, (res) => {

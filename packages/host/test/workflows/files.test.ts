@@ -68,6 +68,16 @@ describe('workflow file inputs with plugins', () => {
     expect(Object.keys(tool?.inputSchema.properties ?? {})).toEqual(['text']);
   });
 
+  it('accepts an upload with a long non-ASCII name, shortened to fit the file system, extension kept', async () => {
+    for (const name of [`${'报表'.repeat(120)}.xlsx`, `${'😀'.repeat(100)}.csv`, '名'.repeat(300)]) {
+      const ref = await t.upload('/api/files', Buffer.from('x'), name);
+      expect(ref.status, JSON.stringify(ref.body)).toBe(201);
+      expect(JSON.stringify(ref.body)).not.toContain('ENAMETOOLONG');
+      expect(Buffer.byteLength(ref.body.name)).toBeLessThanOrEqual(200);
+      expect(name.endsWith('.xlsx') ? ref.body.name.endsWith('.xlsx') : true).toBe(true);
+    }
+  });
+
   it('binds an uploaded file input as @file:<input>, resolved to a path for the worker', async () => {
     const ref = await t.upload('/api/files', Buffer.from('rows,1,2\n'), 'sheet.csv');
     expect(ref.status).toBe(201);

@@ -15,7 +15,7 @@ export const en: Record<string, string> = {
   schedule_day_invalid: '{field} must be a day of the month from 1 to 31, or "last" (got {value}).',
   schedule_seconds_invalid: '{field} must be a whole number of seconds, at least {min} (got {value}).',
   schedule_count_invalid: '{field} must be a whole number from 1 to {max} (got {value}).',
-  schedule_from_invalid: '{field} must be an ISO-8601 date-time with an offset, such as 2026-05-01T09:00:00Z (got {value}).',
+  schedule_from_invalid: '{field} must be an ISO-8601 date-time with an offset between the years 0001 and 9999, such as 2026-05-01T09:00:00Z (got {value}).',
   // errors recorded on a schedule (lastError)
   schedule_claim_interrupted: 'The host stopped while the occurrence of {occurrence} was being submitted; it is reported here and not replayed.',
   schedule_workflow_deleted: 'The workflow of this schedule was deleted; the schedule is disabled.',
@@ -40,7 +40,7 @@ export const zhCN: Record<string, string> = {
   schedule_day_invalid: '{field} 必须是 1 到 31 之间的日期，或 "last"（收到 {value}）。',
   schedule_seconds_invalid: '{field} 必须是整数秒，至少 {min}（收到 {value}）。',
   schedule_count_invalid: '{field} 必须是 1 到 {max} 之间的整数（收到 {value}）。',
-  schedule_from_invalid: '{field} 必须是带时区偏移的 ISO-8601 日期时间，例如 2026-05-01T09:00:00Z（收到 {value}）。',
+  schedule_from_invalid: '{field} 必须是 0001 年至 9999 年之间、带时区偏移的 ISO-8601 日期时间，例如 2026-05-01T09:00:00Z（收到 {value}）。',
   schedule_claim_interrupted: '提交 {occurrence} 的这次触发时主机停止了；此处予以报告，不会重放。',
   schedule_workflow_deleted: '此计划的工作流已被删除；计划已停用。',
   schedule_expired_unfired: '此计划于 {expiresAt} 到期时主机未在运行；有 {count} 次触发未执行。',

@@ -78,9 +78,20 @@ function cells(steps: readonly PlanStep[], footprint: (s: PlanStep) => Footprint
   return out;
 }
 
+/** The step fields a graph node models; any other field travels in `data.extra`. */
+const MODELLED_STEP_KEYS = new Set(['id', 'title', 'kind', 'tool', 'arguments', 'instruction', 'dependsOn', 'join', 'cases', 'items', 'concurrency', 'maxItems', 'steps', 'requiresApproval', 'retry', 'pinned']);
+
+/** The fields of a step the canvas does not model, or undefined when it has none. */
+function extraOf(step: PlanStep): Record<string, unknown> | undefined {
+  const extra = Object.fromEntries(Object.entries(step).filter(([k, v]) => !MODELLED_STEP_KEYS.has(k) && v !== undefined));
+  return Object.keys(extra).length > 0 ? jsonCopy(extra) : undefined;
+}
+
 /** The graph node of one step (without position); a forEach's body is added separately. */
 function nodeOf(step: PlanStep, position: GraphPosition, size?: { width: number; height: number }): GraphNode {
+  const extra = extraOf(step);
   const data: StepData = {
+    ...(extra ? { extra } : {}),
     ...(step.title ? { title: step.title } : {}),
     arguments: jsonCopy(step.arguments ?? {}),
     ...(step.instruction !== undefined && !step.tool ? { instruction: step.instruction } : {}),

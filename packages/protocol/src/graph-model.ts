@@ -129,6 +129,11 @@ export interface StepData {
    * satisfied (compiled into `join: "any"`); absent: every one must be satisfied.
    */
   join?: 'any';
+  /**
+   * Step fields the canvas does not model (e.g. `onError`, `timeoutMs`), kept verbatim so a plan
+   * survives the canvas; compiled first, so a field the canvas models always wins.
+   */
+  extra?: Record<string, unknown>;
 }
 
 /**

@@ -53,7 +53,14 @@ function level(prefix: string, count: number, body: boolean): fc.Arbitrary<PlanS
       const loop = fc.record({ items, concurrency: optional(fc.integer({ min: 1, max: 8 })), maxItems: optional(fc.integer({ min: 1, max: 10_000 })) }, { requiredKeys: ['items'] });
       kinds.push(fc.tuple(loop, fc.integer({ min: 1, max: 4 }).chain((n) => level(`${id}_b`, n, true))).map(([l, steps]) => ({ kind: 'forEach' as const, ...l, steps })));
     }
-    const common = fc.record({ title: optional(fc.string({ minLength: 1, maxLength: 10 })), join: optional(fc.constant('any' as const)), requiresApproval: optional(fc.constant(true as const)) });
+    const common = fc.record({
+      title: optional(fc.string({ minLength: 1, maxLength: 10 })),
+      join: optional(fc.constant('any' as const)),
+      requiresApproval: optional(fc.constant(true as const)),
+      // fields the canvas does not model (SPEC §9) travel through it untouched
+      timeoutMs: optional(fc.integer({ min: 1000, max: 3_600_000 })),
+      onError: optional(fc.constantFrom('continue' as const, 'branch' as const)),
+    });
     return fc.tuple(fc.oneof(...kinds), deps, common).chain(([fields, dependsOn, c]) => {
       const step: PlanStep = { id, ...(c.title ? { title: c.title } : {}), ...fields };
       if (step.concurrency === undefined) delete step.concurrency;
@@ -61,6 +68,8 @@ function level(prefix: string, count: number, body: boolean): fc.Arbitrary<PlanS
       if (dependsOn.length) step.dependsOn = dependsOn;
       if (c.join) step.join = 'any';
       if (c.requiresApproval) step.requiresApproval = true;
+      if (c.timeoutMs !== undefined) step.timeoutMs = c.timeoutMs;
+      if (c.onError !== undefined) step.onError = c.onError;
       const ports = step.kind === 'condition' ? [...(step.cases ?? []).map((x) => x.name), 'else'] : [];
       return build(i + 1, [...earlier, { id, ports }]).map((rest) => [step, ...rest]);
     });

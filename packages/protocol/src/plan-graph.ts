@@ -121,10 +121,11 @@ function kindFields(node: StepNode, body: () => PlanStep[]): Partial<PlanStep> {
  * `requiresApproval`, a one-attempt retry, `join: "all"`, and the empty arguments of a model,
  * condition or forEach node are left out; a tool step always has `arguments`; a model step
  * always has an `instruction` (maybe empty); `kind` is written for conditions and forEach only.
+ * Fields the canvas does not model (`data.extra`) come first; a modelled field wins.
  */
 function stepOf(graph: WorkflowGraph, node: StepNode, deps: ReadonlyMap<string, string[]>): PlanStep {
   const d = node.data;
-  const step: PlanStep = { id: node.id };
+  const step: PlanStep = { ...(jsonCopy(d.extra) ?? {}), id: node.id };
   if (d.title) step.title = d.title;
   Object.assign(step, kindFields(node, () => levelSteps(graph, node.id, deps)));
   const dependsOn = deps.get(node.id) ?? [];

@@ -133,6 +133,48 @@ describe('a background task that reaches a gate', () => {
   });
 });
 
+describe('schedules and webhook deliveries wait too', () => {
+  let gated: string;
+  const waitingOf = (pred: (t: any) => boolean) =>
+    until(async () => ((await t.api('GET', '/api/agent/tasks?limit=50')).body.items as any[]).find((x) => pred(x) && x.state === 'waiting'), 'a waiting task');
+
+  beforeAll(async () => {
+    gated = await publish('Gated notes', [{ id: 'note', title: 'Gated note', tool: 'write_note', arguments: { text: 'g' }, requiresApproval: true }]);
+  });
+
+  it('keeps the rule for ask: a schedule or trigger with an uncovered write step is refused at creation', async () => {
+    const s = await t.api('POST', '/api/agent/schedules', { workflowId: noteFlow, permissionMode: 'ask', recurrence: { kind: 'daily', time: '09:00', timeZone: 'UTC' } });
+    expect(s.body.error?.code).toBe('schedule_needs_unattended_mode');
+    const w = await t.api('POST', `/api/workflows/${noteFlow}/webhooks`, { permissionMode: 'ask' });
+    expect(w.body.error?.code).toBe('trigger_needs_unattended_mode');
+  });
+
+  it('a scheduled fire (approve-for-me) whose step requires approval waits in the inbox and runs once answered', async () => {
+    const s = await t.api('POST', '/api/agent/schedules', { workflowId: gated, permissionMode: 'approve-for-me', runImmediately: true, recurrence: { kind: 'daily', time: '09:00', timeZone: 'UTC' } });
+    expect(s.status, JSON.stringify(s.body)).toBe(201);
+    const task = await waitingOf((x) => x.scheduleId === s.body.id);
+    expect(task.kind).toBe('workflow-schedule');
+    const item = await until(() => itemOfRun(task.runId), 'the item');
+    expect(item).toMatchObject({ trigger: 'schedule', workflowName: 'Gated notes', stepId: 'note' });
+    expect((await t.api('POST', `/api/inbox/${item.id}`, {})).status).toBe(200);
+    expect((await t.api('GET', `/api/agent/tasks/${task.id}/output?timeoutMs=20000`)).body.state).toBe('completed');
+    await t.api('DELETE', `/api/agent/schedules/${s.body.id}`);
+  });
+
+  it('a webhook delivery whose step requires approval waits in the inbox and runs once answered', async () => {
+    const made = await t.api('POST', `/api/workflows/${gated}/webhooks`, { permissionMode: 'approve-for-me' });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const res = await fetch(`${t.host.url}/api/workflow-hooks/${made.body.trigger.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': made.body.secret }, body: '{}' });
+    expect(res.status).toBe(202);
+    const { taskId } = (await res.json()) as { taskId: string };
+    const task = await waitingOf((x) => x.id === taskId);
+    const item = await until(() => itemOfRun(task.runId), 'the item');
+    expect(item).toMatchObject({ trigger: 'webhook', kind: 'step_approval' });
+    expect((await t.api('POST', `/api/inbox/${item.id}`, { decision: 'approve' })).status).toBe(200);
+    expect((await t.api('GET', `/api/agent/tasks/${taskId}/output?timeoutMs=20000`)).body.state).toBe('completed');
+  });
+});
+
 describe('gates of runs started by hand', () => {
   const plan = { steps: [{ id: 'a', tool: 'echo', arguments: { text: 'x' } }] };
 

@@ -54,6 +54,8 @@ export function reportedDone(run: DirectRun): string[] {
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+/** A run waiting at a gate with nothing running is parked by a stop (its inbox item survives), not interrupted. */
+const PARKED = new Set(['awaiting_plan_approval', 'awaiting_step_approval']);
 
 /** After the restart: the replay of each streamed run, and no run from before the crash still live. */
 export async function checkRestart(api: Api, h: { url: string; token: string }, drive: Drive, restartedAt: string): Promise<{ violations: string[]; replays: Map<DirectRun, Frame[]> }> {
@@ -68,20 +70,22 @@ export async function checkRestart(api: Api, h: { url: string; token: string }, 
   }
   const list = await api('GET', '/api/agent/runs?limit=100');
   for (const r of list.body.runs as Array<{ id: string; status: string; createdAt: string }>) {
-    if (r.createdAt < restartedAt && !TERMINAL.has(r.status)) violations.push(`run ${r.id} from before the crash is ${r.status} after the restart (expected interrupted or ended)`);
+    if (r.createdAt < restartedAt && !TERMINAL.has(r.status) && !PARKED.has(r.status)) violations.push(`run ${r.id} from before the crash is ${r.status} after the restart (expected interrupted, parked at its gate, or ended)`);
   }
   return { violations, replays };
 }
 
-/** Resumes the streamed runs the crash interrupted, answering their gates, until they end. */
+/** Resumes the streamed runs the crash interrupted (or answers the gate a parked one waits at), answering their gates, until they end. */
 export async function resumeInterrupted(api: Api, h: { url: string; token: string }, replays: Map<DirectRun, Frame[]>): Promise<string[]> {
   const out: string[] = [];
   await Promise.all(
     [...replays].map(async ([run, replay]) => {
       const last = replay[replay.length - 1];
-      if (last?.event !== 'interrupted') return;
-      const r = await api('POST', `/api/agent/runs/${run.runId}/resume`, {});
-      if (r.status !== 200) return void out.push(`run ${run.runId}: resume answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      const parked = last?.event === 'plan_approval_requested' || last?.event === 'step_approval_requested';
+      if (last?.event !== 'interrupted' && !parked) return;
+      // a parked run goes on when its gate is answered; an interrupted one is resumed
+      const r = parked ? await api('POST', `/api/agent/${run.runId}/approve`, {}) : await api('POST', `/api/agent/runs/${run.runId}/resume`, {});
+      if (r.status !== 200) return void out.push(`run ${run.runId}: ${parked ? 'approve' : 'resume'} answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       const after: Frame[] = [];
       await recordStream(h, run.runId as string, after, gateAnswerer(api, () => run.runId), last.seq);
       const end = after[after.length - 1];

@@ -131,6 +131,10 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     });
     await lease.sweep(true);
   } else await agent.interruptOrphans();
+  // runs parked at a gate by the last stop wait on, and so do their tasks (single host)
+  const adopt = tasks.adoptParked;
+  if (adopt) agent.onParkedRun((runId) => adopt(runId));
+  await tasks.sweepWaiting?.((runId) => agent.isParked(runId));
   await inbox.start();
   return {
     ctx,

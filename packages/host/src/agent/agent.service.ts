@@ -10,6 +10,7 @@ import type { FileGrant } from '../tools/tool';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent } from './run-text';
 import type { GateParking, GateRecorder, OuterApproval } from './gates';
+import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
@@ -90,6 +91,10 @@ export class AgentService {
   private readonly filesResolver?: FilesResolver;
   private readonly checks = new Map<string, (step: PlanStep) => Problem[]>();
   private posture?: { of: SandboxPosture; text: string };
+  /** Set by `close`: runs parked at a gate keep their inbox items across the stop. */
+  private stopping = false;
+  /** The background task of a parked run, given its slot back (the tasks domain answers). */
+  private parkedTask?: (runId: string) => Promise<GateParking | undefined>;
 
   constructor(private readonly deps: AgentServiceDeps) {
     this.planner = deps.planner;
@@ -263,7 +268,7 @@ export class AgentService {
     this.active.set(run.id, run);
     void run.ended.then(() => {
       this.active.delete(run.id);
-      this.deps.gates?.runEnded(run.id);
+      if (!this.stopping) this.deps.gates?.runEnded(run.id);
       this.checks.delete(run.id);
       this.deps.events.forget(run.id);
     });
@@ -276,22 +281,76 @@ export class AgentService {
   }
 
   async approve(owner: string, runId: string, body: unknown): Promise<{ gateId: string; kind: string }> {
-    await this.owned(owner, runId);
+    const row = await this.owned(owner, runId);
     const run = this.active.get(runId);
-    if (!run) throw new FengYuError('no_pending_gate', { runId });
+    if (!run) return this.approveParked(row, body);
     const gate = await run.approve(body);
     return { gateId: gate.id, kind: gate.kind };
   }
 
-  /** The run's open gate, unless answered (the inbox checks an item against it). */
-  openGateId(runId: string): string | undefined {
-    return this.active.get(runId)?.openGateId();
+  /** The run's open gate, unless answered: live here, or parked by a host stop (the inbox checks an item against it). */
+  async pendingGateId(runId: string): Promise<string | undefined> {
+    const run = this.active.get(runId);
+    if (run) return run.openGateId();
+    const row = await this.deps.repo.get(runId);
+    return row && (await this.parked(row)) ? gateOf(row)?.id : undefined;
   }
 
-  /** Expires the run's open gate `gateId` (the inbox's timer); false when it is not open here. */
+  /** Expires the run's open gate `gateId` (the inbox's timer); false when it is not open. */
   async expireGate(runId: string, gateId: string): Promise<boolean> {
     const run = this.active.get(runId);
-    return run ? run.expire(gateId) : false;
+    if (run) return run.expire(gateId);
+    const row = await this.deps.repo.get(runId);
+    if (!row || !(await this.parked(row)) || gateOf(row)?.id !== gateId) return false;
+    await this.continueParked(row, { kind: 'expire' });
+    return true;
+  }
+
+  /** Whether the run waits at a gate after a host stop (parked: not live here, nothing running). */
+  async isParked(runId: string): Promise<boolean> {
+    const row = await this.deps.repo.get(runId);
+    return row !== undefined && (await this.parked(row));
+  }
+
+  /** The tasks domain tells how a parked run's task gets its slot back. */
+  onParkedRun(fn: (runId: string) => Promise<GateParking | undefined>): void {
+    this.parkedTask = fn;
+  }
+
+  /** Parking is single-host: on a shared database a dead host's runs are interrupted as before. */
+  private async parked(row: RunRow): Promise<boolean> {
+    if (this.deps.hostId) return false;
+    return !this.active.has(row.id) && isParkable(row, await this.deps.repo.steps(row.id));
+  }
+
+  /** The approve bodies for a run parked at its gate by a host stop. */
+  private async approveParked(row: RunRow, body: unknown): Promise<{ gateId: string; kind: string }> {
+    const gate = gateOf(row);
+    if (!gate || !(await this.parked(row))) throw new FengYuError('no_pending_gate', { runId: row.id });
+    const config = JSON.parse(row.config) as ResolvedConfig;
+    const answer = await parkedAnswerOf(body, gate, async (plan) => this.validate(plan, await this.deps.catalog.snapshot(row.owner), config, this.checks.get(row.id)));
+    await this.continueParked(row, answer);
+    return { gateId: gate.id, kind: gate.kind };
+  }
+
+  /** Commits the answer of a parked run's gate, then continues the run in place (after its task holds a slot again). */
+  private async continueParked(row: RunRow, answer: ParkedAnswer): Promise<void> {
+    const gate = gateOf(row) as NonNullable<ReturnType<typeof gateOf>>;
+    const plan = (answer.kind === 'approve' && answer.plan) || parsePlan(row);
+    const next = await answerParked(this.deps, row, gate, answer.kind === 'approve' && gate.kind === 'plan' ? { ...answer, plan } : answer);
+    if (next.kind === 'ended' || !plan) return;
+    const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: false };
+    const reuse = new Map((await this.deps.repo.steps(row.id)).filter((e) => e.status === 'done').map((e) => [e.stepId, e]));
+    // the task (if any) is adopted once the run is tracked here, so that it follows this run
+    let task: GateParking | undefined;
+    const parking: GateParking = { parked: () => task?.parked(), resumed: () => task?.resumed() ?? Promise.resolve() };
+    const run = new ActiveRun(
+      { id: row.id, owner: row.owner, goal: row.goal ?? undefined, plan: next.plan ?? plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog: await this.deps.catalog.snapshot(row.owner), reuse, fresh: false, ...(next.step ? { answered: next.step } : {}), parking },
+      this.runDeps(),
+    );
+    this.track(run);
+    task = await this.parkedTask?.(row.id);
+    void parking.resumed().then(() => run.begin());
   }
 
   async cancel(owner: string, runId: string): Promise<{ status: RunStatus }> {
@@ -322,7 +381,8 @@ export class AgentService {
   async interruptOrphans(hosts?: { ids: string[]; unowned?: boolean }): Promise<number> {
     const rows = await this.deps.repo.listNonTerminal(hosts);
     let n = 0;
-    for (const row of rows) if (!this.active.has(row.id) && (await interruptOrphan(this.deps, row))) n += 1;
+    // a run parked at a gate (nothing running) waits on: its item stays in the inbox
+    for (const row of rows) if (!this.active.has(row.id) && !(await this.parked(row)) && (await interruptOrphan(this.deps, row))) n += 1;
     return n;
   }
 
@@ -425,6 +485,7 @@ export class AgentService {
 
   /** Graceful stop: live runs stop writing and are recorded as interrupted (resumable). */
   async close(): Promise<void> {
+    this.stopping = true;
     const live = [...this.active.values()];
     for (const run of live) run.shutdown();
     this.active.clear();

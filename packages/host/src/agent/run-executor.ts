@@ -402,6 +402,12 @@ export class ActiveRun implements StepHost {
       await this.commit([{ type: 'audit', kind: approved ? 'gate_outer_approved' : 'gate_outer_rejected', stepId, reason }]);
       return approved ? { kind: 'approved' } : { kind: 'rejected', reason: `rejected in the chat (${reason})` };
     }
+    const answered = this.init.answered;
+    if (answered?.stepId === stepId) {
+      // its gate was answered while the run was parked (a host stop): that answer holds, once
+      this.init.answered = undefined;
+      return answered.outcome;
+    }
     const key = randomUUID();
     return new Promise<GateOutcome>((resolve) => {
       this.pending.set(key, { gate: { id: key, kind: 'step', stepId, reason, detail }, resolve });

@@ -77,6 +77,8 @@ export interface RunInit {
   parking?: GateParking;
   /** Invoked as a tool from a chat: inner gates raise the chat's approval card. */
   outerApproval?: OuterApproval;
+  /** A run continued after a host stop: the gate of this step was answered while it was parked. */
+  answered?: { stepId: string; outcome: GateOutcome };
 }
 
 /** What the step runner needs of its run (implemented by the run executor). */

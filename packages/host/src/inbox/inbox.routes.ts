@@ -21,7 +21,7 @@ export const registerInbox: DomainRegistrar = (ctx, app) => {
 
   api.get('/api/inbox/count', { schema: { summary: 'How many items wait in the owner\'s inbox', tags } }, async (req) => ({ count: await inbox.count(req.owner) }));
 
-  api.post('/api/inbox/:id', { schema: { summary: 'Answer an item: an approve body of §3 for approvals, {values} for inputs (404 another owner\'s, 409 settled)', tags, params: idParams } }, async (req) =>
+  api.post('/api/inbox/:id', { schema: { summary: 'Answer an item: a run approve body for approvals, {values} for inputs (404 another owner\'s, 409 settled)', tags, params: idParams } }, async (req) =>
     inbox.answer(req.owner, req.params.id, req.body),
   );
 

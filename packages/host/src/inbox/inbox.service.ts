@@ -92,7 +92,7 @@ export class InboxService {
   async answer(owner: string, id: string, body: unknown): Promise<{ id: string; runId: string; outcome: 'answered' }> {
     const item = await this.pendingItem(owner, id);
     classifyApproveBody(body);
-    if (this.deps.agent.openGateId(item.runId) !== id) throw new FengYuError('inbox_item_settled', { id, outcome: 'answered' });
+    if ((await this.deps.agent.pendingGateId(item.runId)) !== id) throw new FengYuError('inbox_item_settled', { id, outcome: 'answered' });
     await this.deps.agent.approve(owner, item.runId, body);
     return { id, runId: item.runId, outcome: 'answered' };
   }

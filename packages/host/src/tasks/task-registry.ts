@@ -2,6 +2,7 @@ import { FengYuError, PERMISSION_MODES, type PermissionMode, TASK_KINDS, TASK_PR
 import type { Logger } from 'pino';
 import type { CrashPoint } from '../config/crash-points';
 import type { Clock } from '../clock';
+import type { GateParking } from '../agent/gates';
 import { CancelSlot } from './canceller';
 import type { QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';
@@ -60,6 +61,8 @@ export interface TaskBody {
   /** Throws a FengYuError naming the problem; returns the version that will run and the bound inputs. */
   prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }>;
   run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
+  /** Follows the task's run (already started, continued after a host stop) to its end. */
+  follow?(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
 }
 
 /** The counters and histogram the executor feeds (gauges read `capacity()`). */
@@ -714,6 +717,42 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
 
   globalCapacity(): TaskCapacity {
     return this.deps.policy.capacity(this.now());
+  }
+
+  /**
+   * At start, after the runs were recovered: a task left `waiting` by the stop goes on waiting
+   * when its run is parked at its gate, and is recorded interrupted otherwise.
+   */
+  async sweepWaiting(parked: (runId: string) => Promise<boolean>): Promise<number> {
+    let n = 0;
+    for (const r of (await this.deps.store.waiting?.()) ?? []) {
+      if (r.runId && (await parked(r.runId))) continue;
+      await this.deps.store.save({ ...r, state: 'interrupted', finishedMs: this.now(), error: { code: 'task_interrupted', message: 'The host stopped while this task was waiting; its run could not wait on.' } });
+      n += 1;
+    }
+    return n;
+  }
+
+  /**
+   * A parked run whose gate was answered after a host stop: its waiting task is live again, and
+   * the run goes on once the task holds a slot (the parking returned). Undefined: no such task.
+   */
+  async adoptParked(runId: string): Promise<GateParking | undefined> {
+    const record = ((await this.deps.store.waiting?.()) ?? []).find((r) => r.runId === runId);
+    const follow = this.deps.body.follow?.bind(this.deps.body);
+    if (!record || !follow || this.live.has(record.id) || this.closing) return undefined;
+    let resolveDone!: () => void;
+    const done = new Promise<void>((r) => {
+      resolveDone = r;
+    });
+    const entry: Live = { record, view: copyRecord(record), slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
+    this.live.set(record.id, entry);
+    const hooks: BodyHooks = { slot: entry.slot, onRun: async () => undefined, park: () => this.park(entry), unpark: () => this.unpark(entry) };
+    follow(record, hooks).then(
+      (outcome) => this.end(entry, outcome),
+      (err) => this.end(entry, { state: 'failed', text: '', error: { code: (err as FengYuError).code ?? 'internal', message: err instanceof Error ? err.message : String(err) } }),
+    );
+    return { parked: hooks.park, resumed: hooks.unpark };
   }
 
   /** Host stop: nothing more starts; live tasks are recorded interrupted (never re-run). */

@@ -73,6 +73,11 @@ export interface TaskStore {
   list(ownerId: string, query: TaskListQuery): Promise<TaskRecord[]>;
   /** Marks every queued or running task interrupted (at start: their work cannot be resumed); returns them. */
   interruptLive(nowMs: number, error: { code: string; message: string }): Promise<TaskRecord[]>;
+  /**
+   * Tasks whose run waits in the inbox (`waiting`): not interrupted by a stop, since their run is
+   * parked at its gate (single host only; a shared queue keeps such a task running).
+   */
+  waiting?(): Promise<TaskRecord[]>;
   /** Deletes finished tasks beyond the newest `keep`. */
   prune(keep: number): Promise<void>;
 }
@@ -359,14 +364,19 @@ export class SqliteTaskStore implements TaskStore {
   async interruptLive(nowMs: number, error: { code: string; message: string }): Promise<TaskRecord[]> {
     // writes still waiting for their group commit land first, so none of them overwrites this
     if (this.pending.size > 0) await this.flush();
-    const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', ['queued', 'running', 'waiting']).execute();
+    const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', ['queued', 'running']).execute();
     if (live.length === 0) return [];
     await this.db
       .updateTable('bg_tasks')
       .set({ state: 'interrupted', finished_ms: ms(nowMs, this.postgres), error_code: error.code, error_message: error.message })
-      .where('state', 'in', ['queued', 'running', 'waiting'])
+      .where('state', 'in', ['queued', 'running'])
       .execute();
     return live.map((r) => ({ ...fromRow(r), state: 'interrupted' as const, finishedMs: nowMs, error }));
+  }
+
+  async waiting(): Promise<TaskRecord[]> {
+    if (this.pending.size > 0) await this.flush();
+    return (await this.db.selectFrom('bg_tasks').selectAll().where('state', '=', 'waiting').execute()).map(fromRow);
   }
 
   async prune(keep: number): Promise<void> {

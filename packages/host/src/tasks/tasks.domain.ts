@@ -9,6 +9,7 @@ import type { Db } from '../storage/database';
 import type { ToolCatalog } from '../tools/catalog';
 import type { WorkflowsDomain } from '../workflows/workflows.domain';
 import { FairQueue } from './fair-queue';
+import type { GateParking } from '../agent/gates';
 import { SharedTaskRegistry } from './shared-task-registry';
 import { runProcesses, signalRunProcesses } from './run-processes';
 import { SqliteTaskStore } from './task.store';
@@ -46,6 +47,10 @@ export interface TasksDomain {
   metrics: TaskMetrics;
   /** Shared database: records the running tasks of dead hosts interrupted (see `HostLease`). */
   sweepHosts?(hostIds: string[], unowned: boolean): Promise<number>;
+  /** Single host, at start: waiting tasks whose run is not parked at its gate are interrupted. */
+  sweepWaiting?(parked: (runId: string) => Promise<boolean>): Promise<number>;
+  /** Single host: the waiting task of a parked run whose gate was answered, live again. */
+  adoptParked?(runId: string): Promise<GateParking | undefined>;
 }
 
 /** Drift from the wall clock past which the fine clock re-anchors (a step of the system time). */
@@ -129,6 +134,12 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     await registry.close();
     await pusher?.stop();
   });
-  return { registry, metrics, ...(shared ? { sweepHosts: (ids: string[], unowned: boolean) => (shared as SharedTaskRegistry).sweepHosts(ids, unowned) } : {}) };
+  const single = registry instanceof TaskRegistry ? registry : undefined;
+  return {
+    registry,
+    metrics,
+    ...(shared ? { sweepHosts: (ids: string[], unowned: boolean) => (shared as SharedTaskRegistry).sweepHosts(ids, unowned) } : {}),
+    ...(single ? { sweepWaiting: (parked: (runId: string) => Promise<boolean>) => single.sweepWaiting(parked), adoptParked: (runId: string) => single.adoptParked(runId) } : {}),
+  };
 }
 

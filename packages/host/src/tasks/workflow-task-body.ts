@@ -94,6 +94,12 @@ export class WorkflowTaskBody implements TaskBody {
       return { state: 'failed', text: '', error: { code: e.code ?? 'internal', message: errorText(err) } };
     }
     await hooks.onRun(runId);
+    return this.follow({ ...task, runId }, hooks);
+  }
+
+  /** Waits for the task's run to end (a kill cancels it) and reports the task's outcome. */
+  async follow(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {
+    const runId = task.runId as string;
     const detach = hooks.slot.attach(async () => {
       await this.deps.agent.cancel(task.ownerId, runId);
     });

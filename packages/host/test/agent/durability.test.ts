@@ -73,7 +73,7 @@ describe('durability across a SIGKILL', () => {
     second.child.kill('SIGTERM');
   }, 60_000 + 2 * BOOT_MS); // two boots through tsx (9–11 s each at load 13), budgeted apart from the checks
 
-  it('marks a run that was waiting at a gate when the host died as interrupted', async () => {
+  it('a run waiting at a gate when the host died waits on (parked): its item survives and an answer lets it finish', async () => {
     const first = await start();
     const { body } = await api(first, 'POST', '/api/agent/run', { goal: 'gated crash', workflow: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 1 } }] } });
     const runId = body.runId as string;
@@ -82,9 +82,13 @@ describe('durability across a SIGKILL', () => {
     await new Promise((r) => first.child.once('exit', r));
     const second = await start();
     const detail = (await api(second, 'GET', `/api/agent/runs/${runId}`)).body;
-    expect(detail.status).toBe('interrupted');
-    expect(detail.events.at(-1).type).toBe('interrupted');
-    expect((await api(second, 'POST', `/api/agent/${runId}/approve`)).status).not.toBe(200);
+    expect(detail.status).toBe('awaiting_plan_approval');
+    expect(detail.events.some((e: { type: string }) => e.type === 'interrupted')).toBe(false);
+    const items = (await api(second, 'GET', '/api/inbox')).body.items as Array<{ runId: string; kind: string }>;
+    expect(items.find((i) => i.runId === runId)?.kind).toBe('plan_approval');
+    expect((await api(second, 'POST', `/api/agent/${runId}/approve`)).status).toBe(200);
+    const after = await collect(second, runId, (t) => t === 'complete' || t === 'error');
+    expect(after.at(-1)?.type).toBe('complete');
     second.child.kill('SIGTERM');
   }, 60_000 + 2 * BOOT_MS); // two boots through tsx (9–11 s each at load 13), budgeted apart from the checks
 });

@@ -93,10 +93,11 @@ describe('SSE stream end of a finished run', () => {
     homes.push(home);
     const a = await startTestHost({ keepHome: home });
     hosts.push(a);
-    const started = await a.api('POST', '/api/agent/run', { config: { permissionMode: 'full-access' }, workflow: { steps: [{ id: 'a', tool: 'echo', arguments: { value: 'x' } }] } });
+    // a run with a step running when the host stops is interrupted (one waiting at a gate would be parked)
+    const started = await a.api('POST', '/api/agent/run', { config: { permissionMode: 'full-access', planApproval: false }, workflow: { steps: [{ id: 'a', tool: 'slow', arguments: { ms: 60_000 } }] } });
     const runId = started.body.runId as string;
-    await a.waitFor(runId, 'plan_approval_requested');
-    await a.close(); // a graceful stop records the waiting run as interrupted
+    await a.waitFor(runId, 'step_start');
+    await a.close(); // a graceful stop records the running run as interrupted
 
     const b = await startTestHost({ keepHome: home });
     hosts.push(b);
@@ -107,7 +108,7 @@ describe('SSE stream end of a finished run', () => {
     expect((await b.api('POST', `/api/agent/runs/${runId}/resume`)).status).toBe(200);
     // the resumed run pauses for plan review; wait for that gate
     for (let i = 0; i < 500 && (await b.api('GET', `/api/agent/runs/${runId}`)).body.status !== 'awaiting_plan_approval'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await b.api('POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);
+    expect((await b.api('POST', `/api/agent/${runId}/approve`, { steps: [{ id: 'a', tool: 'slow', arguments: { ms: 1 } }] })).status).toBe(200);
 
     const all = await untilServerEnds(b, runId);
     const types = all.map((f) => f.type);

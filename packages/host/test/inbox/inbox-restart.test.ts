@@ -1,0 +1,82 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestHost, type TestHost } from '../support/host';
+import { until } from '../tasks/helpers';
+
+/**
+ * Items survive a restart: background tasks whose run waits at a gate stay `waiting` across a
+ * host stop and start on the same home, their items stay in the inbox with the same expiry, and
+ * answering one (or its expiry, by the host clock) lets the run go on in place to its end.
+ */
+
+const home = mkdtempSync(join(tmpdir(), 'fengyu-inbox-restart-'));
+let offset = 0;
+const clock = { now: () => Date.now() + offset };
+let t: TestHost | undefined;
+
+afterAll(async () => {
+  await t?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+async function waiting(id: string) {
+  return until(async () => {
+    const s = (await (t as TestHost).api('GET', `/api/agent/tasks/${id}`)).body;
+    return s.state === 'waiting' ? s : undefined;
+  }, `task ${id} to wait`);
+}
+
+describe('a restart while items wait', () => {
+  it('keeps the items and their tasks waiting; an answer or the expiry lets each run go on', async () => {
+    t = await startTestHost({ keepHome: home, clock });
+    const made = await t.api('POST', '/api/workflows', {
+      name: 'Two notes',
+      inputSchema: { type: 'object', properties: {} },
+      plan: { steps: [{ id: 'first', tool: 'echo', arguments: { text: 'a' } }, { id: 'note', title: 'Write it', tool: 'write_note', arguments: { text: '{{node.first.result.echoed}}' }, dependsOn: ['first'] }] },
+    });
+    await t.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision });
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) ids.push((await t.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'ask' })).body.id);
+    const before = await Promise.all(ids.map(waiting));
+    // and a run started by hand, waiting at its plan review
+    const manual = (await t.api('POST', '/api/agent/run', { goal: 'by hand', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { text: 'm' } }] } })).body.runId as string;
+    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 3, 'three items');
+    const items = (await t.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string; expiresAt: string }>;
+    await t.close();
+
+    t = await startTestHost({ keepHome: home, clock });
+    const after = (await t.api('GET', '/api/inbox')).body.items as typeof items;
+    expect(after).toEqual(items);
+    for (const b of before) expect((await t.api('GET', `/api/agent/tasks/${b.id}`)).body.state).toBe('waiting');
+    const runs = await Promise.all(before.map(async (b) => (await t?.api('GET', `/api/agent/runs/${b.runId}`))?.body));
+    expect(runs.map((r) => r.status)).toEqual(['awaiting_step_approval', 'awaiting_step_approval']);
+
+    // answered after the restart: the run goes on in place (its first step reused), the task completes
+    const [first, second] = before as [{ id: string; runId: string }, { id: string; runId: string }];
+    const item1 = after.find((i) => i.runId === first.runId) as (typeof items)[0];
+    expect((await t.api('POST', `/api/inbox/${item1.id}`, {})).status).toBe(200);
+    const done = (await t.api('GET', `/api/agent/tasks/${first.id}/output?timeoutMs=20000`)).body;
+    expect(done.state, JSON.stringify(done)).toBe('completed');
+    const run1 = (await t.api('GET', `/api/agent/runs/${first.runId}`)).body;
+    expect(run1.status).toBe('completed');
+    expect(run1.executions.find((e: { stepId: string }) => e.stepId === 'first').attempts).toBe(1);
+    expect(t.tools.calls.get('echo')).toBeUndefined();
+    expect(t.tools.calls.get('write_note')).toBe(1);
+    expect((await t.api('POST', `/api/inbox/${item1.id}`, {})).status).toBe(409);
+
+    // the plan review, answered on the run page after the restart
+    expect((await t.api('POST', `/api/agent/${manual}/approve`, {})).status).toBe(200);
+    await until(async () => (await t?.api('GET', `/api/agent/runs/${manual}`))?.body.status === 'completed', 'the manual run to complete');
+
+    // the other one's expiry still holds after the restart
+    offset += 24 * 3600 * 1000 + 1000;
+    expect(await t.host.ctx.inbox.sweepExpired()).toBe(1);
+    const expired = (await t.api('GET', `/api/agent/tasks/${second.id}/output?timeoutMs=20000`)).body;
+    expect(expired.state).toBe('failed');
+    const run2 = (await t.api('GET', `/api/agent/runs/${second.runId}`)).body;
+    expect(JSON.stringify(run2.executions)).toContain('gate_expired');
+    expect((await t.api('GET', '/api/inbox')).body.items).toEqual([]);
+  });
+});

@@ -158,7 +158,8 @@ export function deliveryBinder(schema: JsonSchema | undefined): DeliveryBinder {
   return {
     unbindable: unbindableInputs(schema),
     bind(defaults, body) {
-      if (body === undefined || body === null) body = {};
+      // no body at all binds the defaults alone; a JSON `null` is a body, and not an object
+      if (body === undefined) body = {};
       if (!isPlainObject(body)) return { ok: false, problems: [{ code: 'webhook_body_not_object', field: '(body)', params: {} }] };
       const extra = undeclaredIn(declared, body, '');
       if (extra.length > 0) return { ok: false, problems: extra };

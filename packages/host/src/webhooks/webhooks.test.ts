@@ -70,6 +70,9 @@ describe('webhook rules', () => {
     const typed = bindDelivery(schema, {}, { a: 1 });
     expect(typed.ok === false && typed.problems.map((p) => p.field)).toEqual(['a']);
     expect(bindDelivery(schema, {}, [1]).ok).toBe(false);
+    // a JSON null is a body, and not an object (only no body at all binds the defaults alone)
+    const nulled = bindDelivery(schema, { a: 'd' }, null);
+    expect(nulled.ok === false && nulled.problems.map((p) => p.code)).toEqual(['webhook_body_not_object']);
     expect(unbindableInputs({ type: 'object', properties: { f: { type: 'string', format: 'fengyu-file' }, d: { type: 'string', 'x-fengyu-auto': 'shared-directory' }, v: { type: 'string' } } }).map((p) => p.field)).toEqual(['f', 'd']);
   });
 });

@@ -258,6 +258,9 @@ describe('webhook deliveries', () => {
     const plainText = await rawPost(`/api/workflow-hooks/${tr.id}`, { 'x-fengyu-webhook-secret': secret, 'content-type': 'text/plain' }, JSON.stringify({ text: 'a' }));
     expect(plainText.status).toBe(400);
     expect(JSON.parse(plainText.body).error.code).toBe('webhook_body_invalid');
+    const nullBody = await rawPost(`/api/workflow-hooks/${tr.id}`, { 'x-fengyu-webhook-secret': secret, 'content-type': 'application/json' }, 'null');
+    expect(nullBody.status).toBe(400);
+    expect(JSON.parse(nullBody.body).error.details.map((d: { code: string }) => d.code)).toEqual(['webhook_body_not_object']);
     const empty = await rawPost(`/api/workflow-hooks/${tr.id}`, { 'x-fengyu-webhook-secret': secret }, '');
     expect(empty.status).toBe(400);
     expect(JSON.parse(empty.body).error.message).toContain('text');

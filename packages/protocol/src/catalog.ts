@@ -70,6 +70,11 @@ export interface CatalogEntry {
    * running); a plan using it is refused with `step_unavailable_tool`.
    */
   available: boolean;
+  /**
+   * Why the tool is unavailable, as a message code a client localizes (e.g.
+   * `web_search_unconfigured`: no search endpoint is set); absent when available or unknown.
+   */
+  unavailableReason?: string;
   /** Plugin id for plugin tools; server name for MCP tools; absent for other sources. */
   origin?: string;
   /**

@@ -64,6 +64,8 @@ export interface Tool {
   readonly schemaRevision: string;
   readonly idempotent: boolean;
   readonly available: boolean;
+  /** Why the tool is unavailable, as a message code (e.g. `web_search_unconfigured`); absent when available. */
+  readonly unavailableReason?: string;
   /** Plugin id / MCP server name, when the tool has one. */
   readonly origin?: string;
   readonly flowNode?: Record<string, unknown>;
@@ -111,6 +113,7 @@ export function toCatalogEntry(t: Tool): CatalogEntry {
     schemaRevision: t.schemaRevision,
     idempotent: t.idempotent,
     available: t.available,
+    ...(t.unavailableReason ? { unavailableReason: t.unavailableReason } : {}),
     ...(t.origin ? { origin: t.origin } : {}),
     ...(t.flowNode ? { flowNode: t.flowNode } : {}),
   };

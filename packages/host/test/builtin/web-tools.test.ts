@@ -125,14 +125,17 @@ describe('web built-ins in the host', () => {
     expect(String(file.step.error)).toContain('scheme file:');
   });
 
-  it('answers web_search_unconfigured until an endpoint is set, then searches it', async () => {
-    const before = await runStep('web_search', { query: 'fengyu' });
-    expect(before.step.status).toBe('failed');
-    expect(String(before.step.error)).toContain('No web search endpoint configured');
+  it('lists web_search unavailable until an endpoint is set (a plan using it is refused before it runs), then searches it', async () => {
+    const listed = (await t.api('GET', '/api/agent/tools')).body.find((x: { name: string }) => x.name === 'web_search');
+    expect(listed).toMatchObject({ available: false, unavailableReason: 'web_search_unconfigured' });
+    const refused = await t.api('POST', '/api/agent/run', { goal: 'search', workflow: { steps: [{ id: 's', tool: 'web_search', arguments: { query: 'fengyu' } }] }, config: { planApproval: false } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details.map((d: { code: string }) => d.code)).toEqual(['step_unavailable_tool']);
     const bad = await t.api('PATCH', '/api/settings', { webSearch: { provider: 'google', url: 'gopher://x' } });
     expect(bad.status).toBe(400);
     // the endpoint is on loopback: trusted as the user's own configuration even with private networks refused
     await t.api('PATCH', '/api/settings', { webFetch: { allowPrivateNetwork: false }, webSearch: { url: `${siteUrl}/searx` } });
+    expect((await t.api('GET', '/api/agent/tools')).body.find((x: { name: string }) => x.name === 'web_search')).toMatchObject({ available: true });
     const { step } = await runStep('web_search', { query: 'fengyu agent', limit: 2, site: 'example.com', language: 'en' });
     expect(step.status).toBe('done');
     expect(step.result).toEqual({

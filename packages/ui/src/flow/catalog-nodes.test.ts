@@ -24,6 +24,12 @@ describe('catalog nodes', () => {
     expect(paletteItems(cat, true).map((i) => i.label)).toEqual(['Declared', 'plain']);
   });
 
+  it('lists a tool unavailable for a known reason, greyed with the reason; one gone for no reason is left out', () => {
+    const cat = [entry({ name: 'web_search', id: 'builtin:web_search', source: 'builtin', available: false, unavailableReason: 'web_search_unconfigured', flowNode: { label: 'Web search' } }), entry({ name: 'gone', id: 'p:gone', available: false, flowNode: { label: 'Gone' } })];
+    const items = paletteItems(cat, true);
+    expect(items.map((i) => [i.label, i.unavailable])).toEqual([['Web search', 'web_search_unconfigured']]);
+  });
+
   it('offers the browser built-ins in the web group, labelled, without "show all tools"', () => {
     const browser = (name: string, label: string, available = true) => entry({ name, id: `builtin:${name}`, source: 'builtin', origin: undefined, available, flowNode: { label, help: 'h' } });
     const cat = [browser('browser_navigate', 'Open web page'), browser('browser_extract_table', 'Read table'), browser('browser_click', 'Click element', false)];

@@ -105,6 +105,8 @@ export interface PaletteItem {
   /** The tool's name and the manifest's search keywords, for palette search. */
   name?: string;
   keywords?: string[];
+  /** Why the tool cannot be placed now (a message code, e.g. `web_search_unconfigured`); shown greyed with the reason. */
+  unavailable?: string;
 }
 
 /** A declaration's text in the UI's language: `flowNode.i18n[locale][key]`, else the declaration's own. */
@@ -157,7 +159,8 @@ export function localizedEntry<T extends CatalogEntry | undefined>(entry: T, loc
 
 export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean, locale?: string): PaletteItem[] {
   const tools = catalog
-    .filter((e) => e.available && e.source !== 'workflow' && (showAll || isDeclared(e)))
+    // an unavailable tool is listed only when the host says why (it can be made available here)
+    .filter((e) => (e.available || !!e.unavailableReason) && e.source !== 'workflow' && (showAll || isDeclared(e)))
     .map((e) => localizedEntry(e, locale))
     .map<PaletteItem>((e) => ({
       key: `tool:${e.id}`,
@@ -171,6 +174,7 @@ export function paletteItems(catalog: readonly CatalogEntry[], showAll: boolean,
       entry: e,
       name: e.name,
       keywords: Array.isArray(e.flowNode?.keywords) ? (e.flowNode.keywords as unknown[]).filter((k): k is string => typeof k === 'string') : [],
+      ...(e.available ? {} : { unavailable: e.unavailableReason }),
     }))
     .sort((a, b) => Number(b.declared) - Number(a.declared) || a.group.localeCompare(b.group) || a.label.localeCompare(b.label));
   return tools;

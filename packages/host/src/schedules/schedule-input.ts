@@ -113,8 +113,22 @@ export function parseCreateBody(raw: unknown, hostZone: string): CreateScheduleB
   if (typeof runImmediately !== 'boolean') problems.push(problem('schedule_run_immediately_invalid', 'runImmediately'));
   const rec = parseRecurrence(body.recurrence, hostZone);
   problems.push(...rec.problems);
+  const recurring = body.recurring ?? true;
+  if (typeof recurring !== 'boolean') problems.push(problem('schedule_recurring_invalid', 'recurring', { value: shown(recurring) }));
   if (problems.length || !rec.value) fail(problems);
-  return { workflowId: workflowId as string, inputs: inputs as Record<string, unknown>, permissionMode: mode as PermissionMode, runImmediately: runImmediately as boolean, recurrence: rec.value };
+  const recurrence = recurring === false ? oneShot(rec.value) : rec.value;
+  if (recurring === true && body.recurring === true && rec.value.kind === 'once') fail([problem('schedule_recurring_conflict', 'recurring', { kind: 'once' })]);
+  return { workflowId: workflowId as string, inputs: inputs as Record<string, unknown>, permissionMode: mode as PermissionMode, runImmediately: runImmediately as boolean, recurrence };
+}
+
+/**
+ * `recurring: false` (the one-shot form): an interval becomes a single fire after that delay; a
+ * `once` stays; a calendar recurrence has no one-shot form and is refused, naming the field.
+ */
+function oneShot(r: Recurrence): Recurrence {
+  if (r.kind === 'interval') return { kind: 'once', delaySeconds: r.everySeconds };
+  if (r.kind === 'once') return r;
+  return fail([problem('schedule_recurring_conflict', 'recurring', { kind: r.kind })]);
 }
 
 /** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z. */

@@ -17,6 +17,8 @@ export function registerScheduleErrors(): void {
     schedule_weekdays_invalid: errorSpecOf(400),
     schedule_day_invalid: errorSpecOf(400),
     schedule_seconds_invalid: errorSpecOf(400),
+    schedule_recurring_invalid: errorSpecOf(400),
+    schedule_recurring_conflict: errorSpecOf(400),
     schedule_count_invalid: errorSpecOf(400),
     schedule_from_invalid: errorSpecOf(400),
   });

@@ -17,6 +17,7 @@ export const createBody = {
     permissionMode: { description: 'Required: "ask", "approve-for-me" or "full-access" (under "ask", steps that would wait for approval are refused).' },
     runImmediately: { description: 'Also fire once right away.' },
     recurrence,
+    recurring: { description: 'false: fire once, after the interval\'s delay ({kind:"interval", everySeconds} becomes {kind:"once", delaySeconds}); default true.' },
   },
 } as const;
 

@@ -38,6 +38,7 @@ export const TASK_SCHEDULE_SCHEMA: JsonSchema = {
     },
     runImmediately: { type: 'boolean', description: 'Also run once now.' },
     recurrence: recurrenceSchema,
+    recurring: { type: 'boolean', description: 'false: run once after the interval instead of repeating (default true).' },
   },
   required: ['workflowId', 'permissionMode'],
   additionalProperties: false,

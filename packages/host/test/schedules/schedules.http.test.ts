@@ -96,6 +96,9 @@ describe('schedules API', () => {
       [{ ...base, workflowId: undefined }, 'schedule_workflow_id_invalid', 'workflowId'],
       [{ ...base, inputs: [1] }, 'schedule_inputs_invalid', 'inputs'],
       [{ ...base, runImmediately: 'yes' }, 'schedule_run_immediately_invalid', 'runImmediately'],
+      [{ ...base, recurring: 'no' }, 'schedule_recurring_invalid', 'recurring'],
+      [{ ...base, recurring: false, recurrence: { kind: 'weekly', weekdays: [1] } }, 'schedule_recurring_conflict', 'recurring'],
+      [{ ...base, recurring: true, recurrence: { kind: 'once', delaySeconds: 600 } }, 'schedule_recurring_conflict', 'recurring'],
       [{ ...base, inputs: {} }, 'workflow_inputs_invalid', 'inputs.who'],
       [{ ...base, inputs: { who: 'a', n: 'many' } }, 'workflow_inputs_invalid', 'inputs.n'],
     ];
@@ -110,6 +113,13 @@ describe('schedules API', () => {
       expect(zh.body.error.message).not.toBe(res.body.error.message);
     }
     expect((await t.api('GET', '/api/agent/schedules')).body.items.length).toBe(before);
+  });
+
+  it('takes the seed\'s one-shot form: an interval with recurring: false fires once after that delay', async () => {
+    const res = await t.api('POST', '/api/agent/schedules', { workflowId: readWf, inputs: { who: 'once' }, permissionMode: 'ask', recurring: false, recurrence: { kind: 'interval', everySeconds: 900 } });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.recurrence).toEqual({ kind: 'once', delaySeconds: 900 });
+    await t.api('DELETE', `/api/agent/schedules/${res.body.id}`);
   });
 
   it('an unknown workflow is a 404; a draft is a 400', async () => {

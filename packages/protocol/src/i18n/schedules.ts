@@ -14,6 +14,8 @@ export const en: Record<string, string> = {
   schedule_weekdays_invalid: '{field} must be a non-empty list of ISO weekdays, 1 (Monday) to 7 (Sunday) (got {value}).',
   schedule_day_invalid: '{field} must be a day of the month from 1 to 31, or "last" (got {value}).',
   schedule_seconds_invalid: '{field} must be a whole number of seconds, at least {min} (got {value}).',
+  schedule_recurring_invalid: '{field} must be true or false (got {value}).',
+  schedule_recurring_conflict: '{field}: a "{kind}" schedule cannot be made one-shot this way; use {kind: "once", delaySeconds} for a single run after a delay, or {kind: "interval", everySeconds} with recurring: false.',
   schedule_count_invalid: '{field} must be a whole number from 1 to {max} (got {value}).',
   schedule_from_invalid: '{field} must be an ISO-8601 date-time with an offset between the years 0001 and 9999, such as 2026-05-01T09:00:00Z (got {value}).',
   // errors recorded on a schedule (lastError)
@@ -39,6 +41,8 @@ export const zhCN: Record<string, string> = {
   schedule_weekdays_invalid: '{field} 必须是非空的 ISO 星期列表，1（星期一）到 7（星期日）（收到 {value}）。',
   schedule_day_invalid: '{field} 必须是 1 到 31 之间的日期，或 "last"（收到 {value}）。',
   schedule_seconds_invalid: '{field} 必须是整数秒，至少 {min}（收到 {value}）。',
+  schedule_recurring_invalid: '{field} 必须为 true 或 false（收到 {value}）。',
+  schedule_recurring_conflict: '{field}：“{kind}”类型的计划不能这样变为一次性；要在延迟后只运行一次，请使用 {kind: "once", delaySeconds}，或 {kind: "interval", everySeconds} 加 recurring: false。',
   schedule_count_invalid: '{field} 必须是 1 到 {max} 之间的整数（收到 {value}）。',
   schedule_from_invalid: '{field} 必须是 0001 年至 9999 年之间、带时区偏移的 ISO-8601 日期时间，例如 2026-05-01T09:00:00Z（收到 {value}）。',
   schedule_claim_interrupted: '提交 {occurrence} 的这次触发时主机停止了；此处予以报告，不会重放。',

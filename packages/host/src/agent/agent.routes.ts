@@ -1,9 +1,10 @@
-import { FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
 import { streamRun } from '../events/sse';
-import { batchBody, listQuery, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
+import type { CurrentPlan, RetryPreview } from './agent.service';
+import { batchBody, listQuery, retryBody, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
 import { redactPlan } from './run-text';
 import { classifyApproveBody } from './approve-body';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
@@ -107,6 +108,7 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
   });
 
   registerHistoryRoutes(ctx, app, repo);
+  registerRetryRoutes(ctx, app);
 }
 
 /** History: list, detail, resume, fork, rewind, batch, and the tool catalog. */
@@ -155,5 +157,28 @@ function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: Run
     const tools = snapshot.entries();
     if (req.query.include === 'status') return { tools, sources: await ctx.catalog.status() };
     return tools;
+  });
+}
+
+/** Retry from the failed step, and its preview. */
+function registerRetryRoutes(ctx: HostContext, app: FastifyInstance): void {
+  const agent = ctx.agent;
+  const api = typedRoutes(app);
+  const tags = ['agent'];
+  const current: CurrentPlan = async (owner, workflowId) => {
+    const service = ctx.workflows.service;
+    const row = await service.row(owner, workflowId).catch(() => undefined);
+    if (!row || row.published_version === null) return undefined;
+    const v = await service.versionRow(owner, workflowId, row.published_version);
+    return { plan: JSON.parse(v.plan) as AgentPlan, version: v.version };
+  };
+
+  api.post('/api/agent/runs/:runId/retry', { schema: { summary: 'Retry a failed or interrupted run from its failed step (a new run, started at once)', tags, params: runIdParams, body: retryBody, response: runIdReply } }, async (req) => {
+    return { runId: await agent.retry(req.owner, req.params.runId, req.body?.version, current) };
+  });
+
+  api.post('/api/agent/runs/:runId/retry/preview', { schema: { summary: 'Which steps a retry would reuse and which it would run again', tags, params: runIdParams, body: retryBody } }, async (req): Promise<RetryPreview> => {
+    const { version, workflowVersion, reused, rerun } = await agent.retryPlan(req.owner, req.params.runId, req.body?.version, current);
+    return { version, ...(workflowVersion !== undefined ? { workflowVersion } : {}), reused, rerun };
   });
 }

@@ -47,6 +47,13 @@ export const rewindBody = {
   properties: { keepSteps: { type: 'integer' } },
 } as const;
 
+/** `version`: checked by the service (a coded error naming the value), not by the schema. */
+export const retryBody = {
+  type: ['object', 'null'],
+  additionalProperties: false,
+  properties: { version: {} },
+} as const;
+
 export const batchBody = {
   type: 'object',
   required: ['runs'],

@@ -12,6 +12,7 @@ import { planReadyEvent } from './run-text';
 import type { GateParking, GateRecorder, OuterApproval } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
+import { RETRY_VERSIONS, type RetryVersion, retrySplit } from './retry';
 import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
@@ -81,6 +82,22 @@ export interface AgentServiceDeps {
 
 /** How many runs created here keep their owner in memory (`ownerOf`); the oldest is dropped first. */
 export const KNOWN_OWNERS = 256;
+
+/** The latest published plan of a workflow and its version, when it has one (retry with `current`). */
+export type CurrentPlan = (owner: string, workflowId: string) => Promise<{ plan: AgentPlan; version: number } | undefined>;
+
+/** What a retry would do (`POST …/retry/preview`). */
+export interface RetryPreview {
+  version: RetryVersion;
+  workflowVersion?: number;
+  reused: string[];
+  rerun: string[];
+}
+
+/** A finished run's settings as a new run's request takes them (fork, rewind, retry). */
+function replayConfig(config: ResolvedConfig): AgentConfig {
+  return { permissionMode: config.permissionMode, stepApproval: config.stepApproval, maxConcurrency: config.maxConcurrency, ...(config.readOnly ? { capabilityMode: 'read-only' } : {}), ...(config.backend ? { backend: config.backend } : {}), ...(config.model ? { model: config.model } : {}) };
+}
 
 export class AgentService {
   private readonly active = new Map<string, ActiveRun>();
@@ -434,7 +451,7 @@ export class AgentService {
       owner,
       goal: row.goal ?? undefined,
       workflow: { ...plan, steps },
-      config: { permissionMode: config.permissionMode, stepApproval: config.stepApproval, maxConcurrency: config.maxConcurrency, ...(config.readOnly ? { capabilityMode: 'read-only' } : {}), ...(config.backend ? { backend: config.backend } : {}), ...(config.model ? { model: config.model } : {}) },
+      config: replayConfig(config),
       inputs: JSON.parse(row.inputs),
       inputNames: config.inputNames,
       fileInputNames: config.fileInputNames,
@@ -445,6 +462,52 @@ export class AgentService {
     };
     const p = await this.prepare(req);
     return this.launch(req, p, { parentRunId: runId, reuse, forceReview: true });
+  }
+
+  /**
+   * What a retry of a failed or interrupted run would run: the plan of `version` (the run's own,
+   * or its workflow's latest published one, read through `current`), and which completed
+   * executions it reuses. Checked before anything is written.
+   */
+  async retryPlan(owner: string, runId: string, version: unknown, current?: CurrentPlan): Promise<RetryPreview & { row: RunRow; plan: AgentPlan; reuse: Map<string, StepExecution> }> {
+    const row = await this.owned(owner, runId);
+    const chosen = version ?? 'original';
+    if (!RETRY_VERSIONS.includes(chosen as RetryVersion)) throw new FengYuError('retry_version_invalid', { version: JSON.stringify(version) });
+    if (!['failed', 'interrupted'].includes(row.status) || this.active.has(runId)) throw new FengYuError('run_not_retryable', { runId, status: row.status });
+    const old = parsePlan(row);
+    if (!old) throw new FengYuError('run_not_retryable', { runId, status: `${row.status} (it has no plan)` });
+    let plan = old;
+    let workflowVersion = row.workflow_version ?? undefined;
+    if (chosen === 'current') {
+      const latest = row.workflow_id && current ? await current(owner, row.workflow_id) : undefined;
+      if (!latest) throw new FengYuError('retry_no_current_version', { runId });
+      plan = latest.plan;
+      workflowVersion = latest.version;
+    }
+    const split = retrySplit(old, plan, await this.deps.repo.steps(runId));
+    return { row, plan, reuse: split.reuse, version: chosen as RetryVersion, ...(workflowVersion !== undefined ? { workflowVersion } : {}), reused: split.reused, rerun: split.rerun };
+  }
+
+  /** Retry from the failed step: a new run, started at once with the old run's inputs, files and config, reusing unchanged completed steps. */
+  async retry(owner: string, runId: string, version: unknown, current?: CurrentPlan): Promise<string> {
+    const { row, plan, reuse, workflowVersion } = await this.retryPlan(owner, runId, version, current);
+    this.checkPosture(row);
+    const config = JSON.parse(row.config) as ResolvedConfig;
+    const req: StartRequest = {
+      owner,
+      goal: row.goal ?? undefined,
+      workflow: plan,
+      config: { ...replayConfig(config), planApproval: false },
+      inputs: JSON.parse(row.inputs),
+      inputNames: config.inputNames,
+      fileInputNames: config.fileInputNames,
+      grants: JSON.parse(row.files ?? '[]'),
+      origin: 'retry',
+      workflowId: row.workflow_id ?? undefined,
+      workflowVersion,
+    };
+    const p = await this.prepare(req);
+    return this.launch(req, p, { parentRunId: runId, reuse });
   }
 
   fork(owner: string, runId: string): Promise<string> {

@@ -113,4 +113,14 @@ program
     process.exitCode = await answerCommand(id, opts);
   });
 
+program
+  .command('retry <runId>')
+  .description('retry a failed or interrupted run from its failed step (a new run; unchanged completed steps are reused)')
+  .option('--current', "run the workflow's latest published version instead of the run's own")
+  .option('--home <dir>', 'data directory')
+  .action(async (runId: string, opts: { home?: string; current?: boolean }) => {
+    const { retryCommand } = await import('./retry-command');
+    process.exitCode = await retryCommand(runId, opts);
+  });
+
 await program.parseAsync(process.argv);

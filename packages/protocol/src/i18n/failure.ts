@@ -5,6 +5,9 @@ export const en: Record<string, string> = {
   command_killed: 'The command was killed by signal {signal}.{tail}',
   step_timeout: 'Step "{stepId}" did not finish within its timeout of {timeoutMs} ms and was stopped.',
   step_timeout_range: 'Step "{stepId}": timeoutMs must be an integer between {min} and {max} milliseconds (1 s to 1 h), not {timeoutMs}.',
+  run_not_retryable: 'Run {runId} is {status}: only a failed or interrupted run can be retried from its failed step.',
+  retry_version_invalid: 'version must be "original" or "current", not {version}.',
+  retry_no_current_version: 'Run {runId} did not come from a workflow that has a published version: retry it with version "original".',
 };
 
 export const zhCN: Record<string, string> = {
@@ -13,4 +16,7 @@ export const zhCN: Record<string, string> = {
   command_killed: '命令被信号 {signal} 终止。{tail}',
   step_timeout: '步骤 "{stepId}" 未能在超时时间 {timeoutMs} 毫秒内完成，已被终止。',
   step_timeout_range: '步骤 "{stepId}"：timeoutMs 必须是 {min} 到 {max} 毫秒（1 秒到 1 小时）之间的整数，而不是 {timeoutMs}。',
+  run_not_retryable: '运行 {runId} 的状态是 {status}：只有失败或被中断的运行才能从失败的步骤重试。',
+  retry_version_invalid: 'version 必须是 "original" 或 "current"，而不是 {version}。',
+  retry_no_current_version: '运行 {runId} 并非来自一个已发布的工作流：请以 version "original" 重试。',
 };

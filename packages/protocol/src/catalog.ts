@@ -135,6 +135,37 @@ export function secretFields(schema: JsonSchema | undefined): string[] {
     .map(([k]) => k);
 }
 
+/** A value that only names where the secret comes from (`{{inputs.password}}`, `{{secrets.SMTP}}`). */
+const WHOLE_REFERENCE = /^\{\{[^{}]+\}\}$/;
+
+/**
+ * What a stored workflow keeps of `args`: each secret field holding a value typed in (anything
+ * but a whole `{{…}}` reference, null or the marker) becomes `REDACTED`, so no definition,
+ * version or export holds a write-only value in clear. The same object when nothing changes.
+ */
+export function sealSecretLiterals(args: Record<string, unknown>, schema: JsonSchema | undefined): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const f of secretFields(schema)) {
+    const v = args[f];
+    if (v === undefined || v === null || v === REDACTED || (typeof v === 'string' && WHOLE_REFERENCE.test(v.trim()))) continue;
+    out ??= { ...args };
+    out[f] = REDACTED;
+  }
+  return out ?? args;
+}
+
+/**
+ * The arguments a tool receives: a secret field still holding the marker (a value a workflow did
+ * not keep) is left out, as if not given, so the marker is never taken for the secret itself.
+ */
+export function dropRedactedSecrets(args: Record<string, unknown>, schema: JsonSchema | undefined): Record<string, unknown> {
+  const drop = secretFields(schema).filter((f) => args[f] === REDACTED);
+  if (drop.length === 0) return args;
+  const out = { ...args };
+  for (const f of drop) delete out[f];
+  return out;
+}
+
 /**
  * A shallow copy of `args` with each secret field's value replaced by `REDACTED`, for events,
  * logs and API output. Null and absent fields stay as they are; non-object `args` (and `args`

@@ -1,4 +1,4 @@
-import { FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError } from '@fengyu/protocol';
+import { dropRedactedSecrets, FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError } from '@fengyu/protocol';
 import { resolveArguments } from './step-arguments';
 import { type NewEvent, presetJson } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
@@ -167,6 +167,8 @@ export class StepRunner {
     }
     const tool = step.tool ? r.catalog.get(step.tool) : undefined;
     if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, this.clock(), this.active.now());
+    // a write-only value a workflow did not keep is not given, never sent as the marker
+    if (tool) args = dropRedactedSecrets(args, tool.inputSchema);
     let gateReason = needsStepGate(step, r.config);
     if (tool) {
       const decision = await this.check(step, tool, args);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FengYuError, MCP_OFF, parseWorkflowMcp, planToGraph, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
 import type { Clock } from '../clock';
 import type { CatalogSnapshot } from '../tools/catalog';
+import { sealGraphSecrets, sealPlanSecrets } from './secret-literals';
 import type { TemplateStore } from './templates';
 import { contentColumns, contentOf, type VersionRow, type WorkflowContent, type WorkflowRepository, type WorkflowRow, type WorkflowTrx } from './workflow.repository';
 
@@ -70,7 +71,9 @@ export class WorkflowService {
     const result = validateWorkflowDefinition(body, { tool: (n) => catalog.get(n), allowUnavailableTools: !strict, allowMissingTools: !strict });
     if (!result.ok) throw new FengYuError('workflow_invalid', { count: result.problems.length }, result.problems);
     const d = WorkflowDraftSchema.parse(body);
-    return { name: d.name, description: d.description, inputSchema: d.inputSchema, plan: result.plan, graph: d.graph ?? null, layout: d.layout ?? null };
+    const schemaOf = (tool: string) => catalog.get(tool)?.inputSchema;
+    const graph = d.graph ? sealGraphSecrets(d.graph, schemaOf) : null;
+    return { name: d.name, description: d.description, inputSchema: d.inputSchema, plan: sealPlanSecrets(result.plan, schemaOf), graph, layout: d.layout ?? null };
   }
 
   async row(owner: string, id: string): Promise<WorkflowRow> {

@@ -40,6 +40,8 @@ export interface TaskSnapshot {
 export interface TaskCapacity {
   policy: string;
   maxRunning: number;
+  /** Running slots one owner may hold (the rest stay free for other owners). */
+  ownerMaxRunning: number;
   running: number;
   maxQueued: number;
   queued: number;

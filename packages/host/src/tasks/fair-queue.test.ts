@@ -116,7 +116,11 @@ class Sim {
     const v: string[] = [];
     if (this.running.size > L.maxRunning) v.push(`running ${this.running.size}`);
     if (this.queued.size > L.maxQueued) v.push(`queued ${this.queued.size}`);
-    if (this.running.size < L.maxRunning && this.queued.size > 0) v.push('a slot is idle while work waits');
+    const runningOf = (o: string) => [...this.running.values()].filter((t) => t.owner === o).length;
+    // a slot may stay idle only while every owner with queued work holds its running cap
+    const waitingUnderCap = [...this.queued.values()].some((t) => runningOf(t.owner) < L.ownerMaxRunning);
+    if (this.running.size < L.maxRunning && waitingUnderCap) v.push('a slot is idle while work waits');
+    for (const o of new Set([...this.running.values()].map((t) => t.owner))) if (runningOf(o) > L.ownerMaxRunning) v.push(`owner ${o} runs over its cap`);
     const owners = new Set([...this.queued.values()].map((t) => t.owner));
     for (const o of owners) {
       if (this.count((t) => t.owner === o) > L.ownerQueueLimit) v.push(`owner ${o} queued over its allowance`);
@@ -250,6 +254,18 @@ const noStarvationHolds = (make: Make) =>
     return false;
   });
 
+/**
+ * Running slots stay reserved for other owners: whatever owner `a` submits, ends or withdraws,
+ * the first submission of owner `b` (any class) starts at once.
+ */
+const reservedSlotsHold = (make: Make) =>
+  fc.property(fc.array(opArb.filter((o) => o.op !== 'submit' || o.owner === 'a'), { minLength: 20, maxLength: 200 }), prioArb, (ops, mine) => {
+    const sim = new Sim(make);
+    for (let i = 0; i < 20; i++) sim.submit('a', 'batch');
+    for (const op of ops) apply(sim, op as Op);
+    return sim.submit('b', mine).admission.kind === 'start';
+  });
+
 const run = (p: fc.IProperty<unknown[]>, numRuns = 100) => fc.check(p, { numRuns, seed: 1405 }) as fc.RunDetails<unknown[]>;
 
 describe('fair queue properties', () => {
@@ -268,6 +284,9 @@ describe('fair queue properties', () => {
   it('does not starve a second owner', () => {
     fc.assert(noStarvationHolds(fair), { numRuns: 100 });
   });
+  it('keeps running slots for another owner however the first floods (a per-owner running cap)', () => {
+    fc.assert(reservedSlotsHold(fair), { numRuns: 150 });
+  });
 });
 
 describe('negative controls: the same properties reject simpler policies', () => {
@@ -283,6 +302,9 @@ describe('negative controls: the same properties reject simpler policies', () =>
   it('plain FIFO starves a second owner behind a flood', () => {
     expect(run(noStarvationHolds(fifo)).failed).toBe(true);
   });
+  it('plain FIFO lets one owner hold every running slot', () => {
+    expect(run(reservedSlotsHold(fifo)).failed).toBe(true);
+  });
   it('newest-first breaks FIFO within an owner-priority queue', () => {
     expect(run(fifoPerLaneHolds(lifo)).failed).toBe(true);
   });
@@ -293,14 +315,32 @@ describe('fair queue decisions', () => {
     for (let i = 0; i < n; i++) q.submit({ id: `${owner}-${priority}-${Math.random()}`, owner, priority }, 0);
   };
 
-  it('starts at once while a slot is free, then queues', () => {
+  it('starts at once while a slot is free and the owner is under its cap, then queues', () => {
     const q = new FairQueue();
-    for (let i = 0; i < 16; i++) expect(q.submit({ id: `r${i}`, owner: 'o', priority: 'batch' }, 0)).toEqual({ kind: 'start' });
+    for (let i = 0; i < 12; i++) expect(q.submit({ id: `r${i}`, owner: 'o', priority: 'batch' }, 0)).toEqual({ kind: 'start' });
     expect(q.submit({ id: 'q', owner: 'o', priority: 'batch' }, 0)).toEqual({ kind: 'queue' });
+    // four slots stay for everyone else: the primary owner's interactive webhook starts at once
+    for (let i = 0; i < 4; i++) expect(q.submit({ id: `p${i}`, owner: 'primary', priority: 'interactive' }, 0)).toEqual({ kind: 'start' });
+    expect(q.submit({ id: 'p4', owner: 'primary', priority: 'interactive' }, 0)).toEqual({ kind: 'queue' });
+    expect(q.capacity(0, 'o')).toMatchObject({ running: 16, ownerMaxRunning: 12, ownedRunning: 12 });
+    // once slots are contended, owners under their cap take turns (o queued first)
+    expect(q.finish('r0').map((t) => t.id)).toEqual(['q']);
+    expect(q.finish('p0').map((t) => t.id)).toEqual(['p4']);
+    // a capped owner never takes a slot freed by another owner
+    expect(q.submit({ id: 'q2', owner: 'o', priority: 'interactive' }, 0)).toEqual({ kind: 'queue' });
+    expect(q.finish('p1')).toEqual([]);
+    expect(q.capacity(0)).toMatchObject({ running: 15, queued: 1 });
+  });
+
+  it('derives the cap from maxRunning (a quarter left for others) and keeps small hosts whole', () => {
+    expect(new FairQueue().limits.ownerMaxRunning).toBe(12);
+    expect(new FairQueue({ maxRunning: 8 }).limits.ownerMaxRunning).toBe(6);
+    expect(new FairQueue({ maxRunning: 2 }).limits.ownerMaxRunning).toBe(2);
+    expect(new FairQueue({ maxRunning: 4, ownerMaxRunning: 9 }).limits.ownerMaxRunning).toBe(4);
   });
 
   it('names the limit that refused: owner, owner-priority (batch, normal), global, global-priority', () => {
-    const q = new FairQueue();
+    const q = new FairQueue({ ownerMaxRunning: 16 });
     fill(q, 16); // running
     fill(q, 16, 'o', 'batch');
     expect(q.submit({ id: 'b17', owner: 'o', priority: 'batch' }, 0)).toEqual({ kind: 'refuse', capacityScope: 'owner-priority', capacityPriority: 'batch' });
@@ -318,7 +358,7 @@ describe('fair queue decisions', () => {
   });
 
   it('reports capacity on the fake clock, with the caller’s own figures only', () => {
-    const q = new FairQueue();
+    const q = new FairQueue({ ownerMaxRunning: 16 });
     fill(q, 16, 'x');
     q.submit({ id: 'n1', owner: 'me', priority: 'normal' }, 1000);
     q.submit({ id: 'b1', owner: 'other', priority: 'batch' }, 4000);

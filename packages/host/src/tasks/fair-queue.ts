@@ -17,11 +17,17 @@ import type { CapacityScope, TaskPriority } from './task-submitter';
  *   picks its next class from a bounded 4:2:1 cycle (interactive, normal, batch); a class with
  *   nothing queued passes its turn to the next class in the cycle, and an owner with nothing
  *   queued is skipped (work-conserving);
- * - FIFO within one owner-priority queue.
+ * - FIFO within one owner-priority queue;
+ * - one owner holds at most `ownerMaxRunning` running slots (default: a quarter of `maxRunning`
+ *   left for the others, 12 of 16), so another owner's work — the primary owner's interactive
+ *   webhook, say — finds a slot at once however long the first owner's tasks run. A slot stays
+ *   idle while only capped owners wait: that is the reservation, not a lost slot.
  */
 
 export interface QueueLimits {
   maxRunning: number;
+  /** Running slots one owner may hold; the rest stay free for other owners. */
+  ownerMaxRunning: number;
   maxQueued: number;
   ownerQueueLimit: number;
   batchOwner: number;
@@ -32,6 +38,7 @@ export interface QueueLimits {
 
 export const DEFAULT_LIMITS: Readonly<QueueLimits> = Object.freeze({
   maxRunning: 16,
+  ownerMaxRunning: 12,
   maxQueued: 128,
   ownerQueueLimit: 32,
   batchOwner: 16,
@@ -131,7 +138,12 @@ export class FairQueue implements QueuePolicy {
   private readonly runningBy = zeroByPriority();
 
   constructor(limits: Partial<QueueLimits> = {}) {
-    this.limits = { ...DEFAULT_LIMITS, ...limits };
+    this.limits = resolveLimits(limits);
+  }
+
+  /** Whether `owner` may take one more running slot. */
+  private underCap(o: OwnerState | undefined): boolean {
+    return (o?.running ?? 0) < this.limits.ownerMaxRunning;
   }
 
   private owner(id: string): OwnerState {
@@ -168,7 +180,8 @@ export class FairQueue implements QueuePolicy {
 
   submit(task: QueueTask, now: number): Admission {
     if (this.running.has(task.id) || this.waiting.has(task.id)) throw new Error(`task ${task.id} is already known`);
-    if (this.running.size < this.limits.maxRunning && this.waiting.size === 0) {
+    // a free slot means no owner under its cap is waiting (fill keeps that true): start at once
+    if (this.running.size < this.limits.maxRunning && this.underCap(this.owners.get(task.owner)) && !this.ring.includes(task.owner)) {
       this.startTask(task);
       return { kind: 'start' };
     }
@@ -224,6 +237,11 @@ export class FairQueue implements QueuePolicy {
   private pick(): QueueTask | undefined {
     if (this.ring.length === 0) return undefined;
     if (this.turn >= this.ring.length) this.turn = 0;
+    // the first owner from the turn on that is under its running cap
+    let k = 0;
+    while (k < this.ring.length && !this.underCap(this.owners.get(this.ring[(this.turn + k) % this.ring.length] as string))) k++;
+    if (k === this.ring.length) return undefined;
+    this.turn = (this.turn + k) % this.ring.length;
     const ownerId = this.ring[this.turn] as string;
     const o = this.owners.get(ownerId) as OwnerState;
     for (let k = 0; k < PRIORITY_CYCLE.length; k++) {
@@ -300,6 +318,7 @@ export class FairQueue implements QueuePolicy {
     return {
       policy: POLICY_NAME,
       maxRunning: L.maxRunning,
+      ownerMaxRunning: L.ownerMaxRunning,
       running: this.running.size,
       maxQueued: L.maxQueued,
       queued: this.waiting.size,
@@ -323,4 +342,15 @@ export class FairQueue implements QueuePolicy {
       ownerSaturated: ownedQueued >= L.ownerQueueLimit,
     };
   }
+}
+
+/**
+ * Limits with the defaults filled in. The per-owner running cap is as given, else `maxRunning`
+ * less a quarter of it (12 of 16, 3 of 4; a host of 1–3 slots keeps them all for one owner), and
+ * never more than `maxRunning`.
+ */
+export function resolveLimits(limits: Partial<QueueLimits> = {}): QueueLimits {
+  const max = limits.maxRunning ?? DEFAULT_LIMITS.maxRunning;
+  const cap = limits.ownerMaxRunning ?? max - Math.floor(max / 4);
+  return { ...DEFAULT_LIMITS, ...limits, ownerMaxRunning: Math.max(1, Math.min(cap, max)) };
 }

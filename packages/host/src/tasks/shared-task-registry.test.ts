@@ -10,7 +10,7 @@ import type { TaskPriority } from './task-submitter';
  * (same limit named), and reports the same queue pressure.
  */
 
-const limits = { ...DEFAULT_LIMITS, maxRunning: 4, maxQueued: 12, ownerQueueLimit: 6, batchOwner: 3, batchGlobal: 6, nonInteractiveOwner: 5, nonInteractiveGlobal: 9 };
+const limits = { ...DEFAULT_LIMITS, maxRunning: 4, ownerMaxRunning: 3, maxQueued: 12, ownerQueueLimit: 6, batchOwner: 3, batchGlobal: 6, nonInteractiveOwner: 5, nonInteractiveGlobal: 9 };
 
 type Op = { kind: 'submit'; owner: number; priority: TaskPriority } | { kind: 'finish'; pick: number };
 
@@ -51,7 +51,7 @@ describe('replayQueue', () => {
           if (expected.kind !== 'refuse') rows.set(id, { id, owner: task.owner, priority: task.priority, state: expected.kind === 'start' ? 'running' : 'queued', submitted_ms: now, released_ms: null });
           const a = live.capacity(now, task.owner);
           const b = replayQueue([...rows.values()], limits).capacity(now, task.owner);
-          expect({ ...b, maxRunning: a.maxRunning, saturated: a.saturated }).toEqual(a);
+          expect({ ...b, maxRunning: a.maxRunning, ownerMaxRunning: a.ownerMaxRunning, saturated: a.saturated }).toEqual(a);
         }
       }),
       { numRuns: 300 },

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { type Db, loadPg } from '../storage/database';
 import { CancelSlot } from './canceller';
-import { type Admission, DEFAULT_LIMITS, FairQueue, type QueueLimits, type QueueTask } from './fair-queue';
+import { type Admission, FairQueue, type QueueLimits, type QueueTask, resolveLimits } from './fair-queue';
 import { type LiveRow, SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
@@ -109,7 +109,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private flushingEnds = false;
 
   constructor(private readonly deps: SharedTaskDeps) {
-    this.limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    this.limits = resolveLimits(deps.limits);
     this.store = new SharedTaskStore(deps.db);
     this.reads = new SqliteTaskStore(deps.db);
     this.finishedTasks = new FinishedTasks((keep) => this.reads.prune(keep), deps.logger);
@@ -250,7 +250,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.view = replayQueue(rows, this.limits);
     // after a take-over the turn order starts afresh from the rows
     this.mirror ??= {
-      queue: new FairQueue({ maxRunning: this.limits.maxRunning, maxQueued: Number.POSITIVE_INFINITY, ownerQueueLimit: Number.POSITIVE_INFINITY, batchOwner: Number.POSITIVE_INFINITY, batchGlobal: Number.POSITIVE_INFINITY, nonInteractiveOwner: Number.POSITIVE_INFINITY, nonInteractiveGlobal: Number.POSITIVE_INFINITY }),
+      queue: new FairQueue({ maxRunning: this.limits.maxRunning, ownerMaxRunning: this.limits.ownerMaxRunning, maxQueued: Number.POSITIVE_INFINITY, ownerQueueLimit: Number.POSITIVE_INFINITY, batchOwner: Number.POSITIVE_INFINITY, batchGlobal: Number.POSITIVE_INFINITY, nonInteractiveOwner: Number.POSITIVE_INFINITY, nonInteractiveGlobal: Number.POSITIVE_INFINITY }),
       known: new Map(),
     };
     const { queue, known } = this.mirror;
@@ -539,7 +539,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
 
   private viewOf(ownerId?: string): TaskCapacity {
     const v = this.view.capacity(this.now(), ownerId);
-    return { ...v, maxRunning: this.limits.maxRunning, saturated: v.running >= this.limits.maxRunning };
+    return { ...v, maxRunning: this.limits.maxRunning, ownerMaxRunning: this.limits.ownerMaxRunning, saturated: v.running >= this.limits.maxRunning };
   }
 
   onFinished(listener: (task: TaskSnapshot) => void): () => void {

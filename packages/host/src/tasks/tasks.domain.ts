@@ -100,15 +100,18 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
   const logger = ctx.logger.child({ component: 'tasks' });
   let registry: TaskExecutor;
   let shared: SharedTaskRegistry | undefined;
+  // running slots one owner may hold (default 12 of 16: the rest stay free for other owners)
+  const cap = Number(ctx.config.env.FENGYU_TASK_OWNER_MAX_RUNNING);
+  const limits = Number.isInteger(cap) && cap >= 1 ? { ownerMaxRunning: cap } : {};
   if (ctx.config.databaseUrl && ctx.hostId) {
     // several hosts, one queue: the job engine is loaded only here
     const engine = await TaskEngine.start(ctx.config.databaseUrl, logger);
     const slots = Number(ctx.config.env.FENGYU_TASK_WORKER_SLOTS);
     const workerSlots = Number.isInteger(slots) && slots >= 1 ? slots : undefined;
-    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses, ...(workerSlots ? { workerSlots } : {}) });
+    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses, limits, ...(workerSlots ? { workerSlots } : {}) });
     registry = shared;
   } else {
-    const policy = new FairQueue();
+    const policy = new FairQueue(limits);
     registry = new TaskRegistry({ store: new SqliteTaskStore(ctx.db), policy, clock: ctx.clock === systemClock ? fineClock() : ctx.clock, logger, body, metrics, killProcesses, ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}) });
   }
   const executor = registry;

@@ -26,7 +26,8 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     const databaseUrl = await server.createDatabase();
     home = mkdtempSync(join(tmpdir(), 'fengyu-shared-tasks-'));
     // eight task bodies per host: the sixteen global running slots are spread over both
-    const env = { ...process.env, FENGYU_TASK_WORKER_SLOTS: '8' };
+    // (one owner fills all sixteen here; the per-owner cap on this path: shared-owner-cap.test.ts)
+    const env = { ...process.env, FENGYU_TASK_WORKER_SLOTS: '8', FENGYU_TASK_OWNER_MAX_RUNNING: '16' };
     a = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, sandbox: 'off', env });
     b = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, sandbox: 'off', env });
   }, 120_000);

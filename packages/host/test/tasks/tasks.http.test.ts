@@ -14,7 +14,8 @@ let sleeper: string;
 const started: string[] = [];
 
 beforeAll(async () => {
-  t = await startTestHost();
+  // one owner fills every running slot here; the per-owner cap is tested in owner-running-cap.test.ts
+  t = await startTestHost({ env: { ...process.env, FENGYU_TASK_OWNER_MAX_RUNNING: '16' } });
   scratch = mkdtempSync(join(tmpdir(), 'fengyu-tasks-'));
   quick = await publishCommand(t, 'echo "hello {{inputs.who}}"', { type: 'object', required: ['who'], properties: { who: { type: 'string', maxLength: 20 } } }, 'quick');
   sleeper = await publishCommand(t, 'sleep 600', { type: 'object', properties: {} }, 'sleeper');

@@ -10,6 +10,11 @@ import { alive, pidsIn, publishCommand, until } from './helpers';
 
 /** Durable snapshots: a real restart on the same home; the finished-task cap on a real SQLite file. */
 
+// one owner fills every running slot here (the child hosts inherit it); the per-owner running
+// cap has its own test (owner-running-cap.test.ts)
+process.env.FENGYU_TASK_OWNER_MAX_RUNNING = '16';
+const ONE_OWNER_FILLS = { ...process.env };
+
 const homes: string[] = [];
 const hosts: TestHost[] = [];
 afterAll(async () => {
@@ -23,7 +28,7 @@ describe('restart', () => {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-restart-'));
     homes.push(home);
     const marks = join(home, 'marks');
-    const a = await startTestHost({ keepHome: home });
+    const a = await startTestHost({ keepHome: home, env: ONE_OWNER_FILLS });
     hosts.push(a);
     const quick = await publishCommand(a, 'echo done-before-restart', { type: 'object', properties: {} }, 'quick');
     const slow = await publishCommand(a, `echo $$ >> ${marks}; sleep 600`, { type: 'object', properties: {} }, 'slow');
@@ -39,7 +44,7 @@ describe('restart', () => {
     // the host's stop ended the commands it started
     await until(() => startedPids.every((p) => !alive(p)), 'the commands to end with the host');
 
-    const b = await startTestHost({ keepHome: home });
+    const b = await startTestHost({ keepHome: home, env: ONE_OWNER_FILLS });
     hosts.push(b);
     const kept = (await b.api('GET', `/api/agent/tasks/${done.id}`)).body;
     expect(kept).toMatchObject({ state: 'completed', output: { truncated: false } });

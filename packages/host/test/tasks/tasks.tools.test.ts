@@ -22,7 +22,8 @@ async function publish(host: TestHost, name: string, steps: unknown[]): Promise<
 }
 
 beforeAll(async () => {
-  t = await startTestHost();
+  // one owner fills every running slot here; the per-owner cap is tested in owner-running-cap.test.ts
+  t = await startTestHost({ env: { ...process.env, FENGYU_TASK_OWNER_MAX_RUNNING: '16' } });
   echoFlow = await publish(t, 'echo', [{ id: 'e', tool: 'echo', arguments: { value: 'echo {{inputs.text}}' } }]);
   slowFlow = await publish(t, 'slow', [{ id: 's', tool: 'slow', arguments: { ms: 120000 } }]);
 });

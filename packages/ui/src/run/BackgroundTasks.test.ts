@@ -12,7 +12,7 @@ import type { TaskCapacity, TaskSnapshot } from '@fengyu/protocol';
 
 const capacity: TaskCapacity = {
   policy: 'owner-round-robin-weighted-priority',
-  maxRunning: 16,
+  maxRunning: 16, ownerMaxRunning: 12,
   running: 16,
   maxQueued: 128,
   queued: 128,

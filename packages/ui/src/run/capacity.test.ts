@@ -5,7 +5,7 @@ import type { TaskCapacity, TaskSnapshot } from '@fengyu/protocol';
 
 const idle: TaskCapacity = {
   policy: 'owner-round-robin-weighted-priority',
-  maxRunning: 16,
+  maxRunning: 16, ownerMaxRunning: 12,
   running: 0,
   maxQueued: 128,
   queued: 0,

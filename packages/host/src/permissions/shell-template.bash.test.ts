@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ResolveScope } from './references';
-import { resolveShellTemplate, ShellTemplateError, shellSlots, shellTemplateProblems } from './shell-template';
+import { type ResolveScope, resolveShellTemplate, ShellTemplateError, shellSlots, shellTemplateProblems } from '@fengyu/protocol';
 
 /**
+ * (Here rather than beside protocol's shell-template.ts: the contract package does no I/O, and
+ * this test runs the real bash.)
  * Values reach a shell command as data: each template is rendered and run by the real bash, and
  * what bash prints must be the value itself, whatever it holds.
  */

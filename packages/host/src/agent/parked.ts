@@ -1,3 +1,4 @@
+import { planRejectedSummary } from './run-finish';
 import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import { isoTime, type Clock } from '../clock';
 import type { EventLog, NewEvent } from '../events/event-log';
@@ -57,7 +58,8 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
   if (gate.kind === 'plan' && answer.kind !== 'approve') {
     const events: NewEvent[] = [{ type: 'audit', kind: answer.kind === 'expire' ? 'gate_expired' : 'plan_rejected', gateId: gate.id, ...(answer.kind === 'reject' ? { reason: answer.reason } : {}) }, { type: 'cancelled' }];
     await deps.events.commit(row.id, events, async (trx) => {
-      if (!(await deps.repo.updateIfLive(row.id, { status: 'cancelled', gate: null, finished_at: now, updated_at: now }, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
+      const summary = answer.kind === 'reject' ? { summary: planRejectedSummary(answer.reason) } : {};
+      if (!(await deps.repo.updateIfLive(row.id, { status: 'cancelled', gate: null, finished_at: now, updated_at: now, ...summary }, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
       await settle(trx);
     });
     deps.gates?.told({ removed: gate.id, outcome: how });

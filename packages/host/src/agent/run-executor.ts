@@ -12,7 +12,7 @@ import { initialRunState, type GateTicket, type Reduction, type RunAction, type 
 import { errorText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepRow } from './run.repository';
-import { finishRun, runEndHooks } from './run-finish';
+import { finishRun, planRejectedSummary, runEndHooks } from './run-finish';
 import { type HeldEnd, type StepEnd, StepRunner } from './step-runner';
 
 /**
@@ -53,6 +53,8 @@ export class ActiveRun implements StepHost {
   readonly results = new Map<string, unknown>();
   readonly ended: Promise<RunStatus>;
   private readonly errors = new Map<string, string>();
+  /** The summary a cancelled run ends with (a rejected plan's reason). */
+  cancelSummary?: string;
   /** Cancel, shutdown or a failed creation: tells the run's calls; a real signal only when one is read. */
   readonly stop = new Stop();
   private readonly pending = new Map<string, PendingGate>();
@@ -445,7 +447,9 @@ export class ActiveRun implements StepHost {
     if (gate.kind === 'plan') {
       if (reject) {
         const reason = (body as { reason?: unknown }).reason;
-        if (this.deps.gates) await this.commit([{ type: 'audit', kind: 'plan_rejected', gateId: gate.id, ...(typeof reason === 'string' ? { reason } : {}) }], undefined, this.settleRecord(gate.id, 'answered'));
+        // the reason stays in the history whether or not an inbox records the gate
+        await this.commit([{ type: 'audit', kind: 'plan_rejected', gateId: gate.id, ...(typeof reason === 'string' ? { reason } : {}) }], undefined, this.settleRecord(gate.id, 'answered'));
+        this.cancelSummary = planRejectedSummary(typeof reason === 'string' ? reason : undefined);
         this.deps.gates?.told({ removed: gate.id, outcome: 'answered' });
         await this.cancel();
       } else await this.approvePlan(key, gate, isPlan ? restoreSecrets(body as AgentPlan, this.plan, this.catalog) : this.plan, isPlan);

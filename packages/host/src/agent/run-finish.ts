@@ -8,7 +8,16 @@ import type { HeldEnd } from './step-runner';
 
 /** The end of a run: its result and summary, the terminal event, and the run-end hooks. */
 
-type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan };
+type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan; cancelSummary?: string };
+
+/**
+ * The summary of a run whose plan was rejected: the reason is kept in the run's history (SPEC
+ * §3), where `GET /api/agent/runs?q=` finds it and the run detail shows it (besides the
+ * `plan_rejected` audit event that carries it).
+ */
+export function planRejectedSummary(reason: string | undefined): string {
+  return reason ? `Plan rejected: ${reason}` : 'Plan rejected.';
+}
 
 /**
  * Commits the terminal event with the row's final state; returns the status written. `held`, the
@@ -34,7 +43,7 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
     await write([{ type: 'error', message }], { ...end, status: 'failed', error: message });
     return 'failed';
   }
-  await write([{ type: 'cancelled' }], { ...end, status: 'cancelled' });
+  await write([{ type: 'cancelled' }], { ...end, status: 'cancelled', ...(run.cancelSummary ? { summary: run.cancelSummary } : {}) });
   return 'cancelled';
 }
 

@@ -144,6 +144,20 @@ describe('supplied workflow runs', () => {
     expect(ev.at(-1)?.data.message).toContain('not today');
   });
 
+  it("rejecting the plan gate keeps the reason in the run's history (SPEC §3)", async () => {
+    const id = await run({ config: { planApproval: true }, workflow: { steps: [{ id: 'w', tool: 'write_note', arguments: { text: 'no' } }] } });
+    await t.waitFor(id, 'plan_approval_requested');
+    expect((await t.api('POST', `/api/agent/${id}/approve`, { decision: 'reject', reason: 'wrong recipients' })).status).toBe(200);
+    await t.stream(id);
+    const detail = (await t.api('GET', `/api/agent/runs/${id}`)).body;
+    expect(detail.status).toBe('cancelled');
+    expect(detail.events.find((e: { type: string; kind?: string }) => e.type === 'audit' && e.kind === 'plan_rejected')).toMatchObject({ reason: 'wrong recipients' });
+    expect(detail.summary).toBe('Plan rejected: wrong recipients');
+    // found in the history by its reason
+    const found = (await t.api('GET', '/api/agent/runs?q=recipients')).body;
+    expect(JSON.stringify(found)).toContain(id);
+  });
+
   it('retries retry-safe tools with backoff, and serves pinned results without executing', async () => {
     const id = await run({ config: auto, workflow: { steps: [{ id: 'f', tool: 'flaky', arguments: { key: 'k1', failures: 2 }, retry: { maxAttempts: 3, initialBackoffMs: 10 } }] } });
     const ev = await t.stream(id);

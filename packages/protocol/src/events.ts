@@ -19,6 +19,15 @@ export interface EventBase {
 }
 
 /**
+ * Fields of the events of a step inside a forEach body: `iteration` is the 0-based item index and
+ * `parentStepId` the forEach step. `index` of such a step is its 1-based position in the body.
+ */
+export interface BodyStepFields {
+  iteration?: number;
+  parentStepId?: string;
+}
+
+/**
  * Each event type and its payload (the fields besides `EventBase` and `type`). Arguments in
  * events are redacted: fields a tool declares secret read `[redacted]`.
  */
@@ -49,7 +58,10 @@ export interface RunEventPayloads {
    * a pinned step, whose result is served without running the tool); `reused` marks a step
    * carried over from an earlier run.
    */
-  step_start: { stepId: string; index: number; title?: string; tool?: string; arguments?: unknown; attempt: number; pinned?: boolean; reused?: boolean };
+  step_start: { stepId: string; index: number; title?: string; tool?: string; arguments?: unknown; attempt: number; pinned?: boolean; reused?: boolean } & BodyStepFields & {
+      /** A forEach step: how many iterations it will run. */
+      total?: number;
+    };
   /**
    * The run pauses before step `stepId` until gate `gateId` is answered; `reason` says why
    * (a rule, the permission mode, `requiresApproval`) and `effect` is the tool's effect.
@@ -64,14 +76,16 @@ export interface RunEventPayloads {
    * A tool call (`phase: 'call'`, with redacted `arguments`) or its outcome (`phase: 'result'`,
    * with `result` or `error`). `callId` pairs a call with its result (set for a chat model's calls).
    */
-  tool: { phase: 'call' | 'result'; stepId?: string; name: string; arguments?: unknown; result?: unknown; error?: string; callId?: string };
+  tool: { phase: 'call' | 'result'; stepId?: string; name: string; arguments?: unknown; result?: unknown; error?: string; callId?: string } & BodyStepFields;
   /** An attempt failed with `error`; attempt number `attempt` (2 or more) starts after `delayMs` milliseconds. */
   step_retry: { stepId: string; attempt: number; delayMs: number; error: string };
   /**
    * A step ended: `done` (with `result`), `failed` (with `error`) or `skipped`. `attempts` is
    * how many attempts ran; `durationMs` the wall time in milliseconds (0 for a reused step).
    */
-  step_complete: { stepId: string; index: number; status: 'done' | 'failed' | 'skipped'; result?: unknown; error?: string; attempts: number; durationMs: number; reused?: boolean };
+  step_complete: { stepId: string; index: number; status: 'done' | 'failed' | 'skipped'; result?: unknown; error?: string; attempts: number; durationMs: number; reused?: boolean } & BodyStepFields;
+  /** A forEach step finished one more iteration: `done` of `total` iterations have ended. */
+  loop_progress: { stepId: string; done: number; total: number; iteration: number };
   /**
    * Audit events: permission decisions, hook runs and other records that explain a run.
    * `kind` names the record; `decision`, `source`, `rule` and `reason` describe a permission

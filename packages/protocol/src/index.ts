@@ -11,6 +11,8 @@ export { LOCALES, type Locale, localize, MESSAGES, pickLocale, renderTemplate } 
 export * from './plan';
 // Control flow in plans: step kinds, condition cases, ports, joins, forEach limits.
 export * from './control-flow';
+// Condition evaluation (pure): comparisons, the branch taken, a model's answer.
+export * from './condition';
 // The `{{…}}` / `@file:` reference grammar and its resolver.
 export * from './references';
 export * from './shell-template';

@@ -189,7 +189,12 @@ export interface ResolveScope {
   file?: (name: string) => unknown;
   /** Inside a forEach body: the current element (`{{item}}`) and its 0-based position (`{{index}}`). */
   iteration?: { item: unknown; index: number };
+  /** Steps that were skipped: a reference to one is `null` (a whole-value placeholder) or `""` (inside text). */
+  skipped?: ReadonlySet<string>;
 }
+
+/** What `lookup` answers for a reference to a skipped step. */
+const SKIPPED: unique symbol = Symbol('skipped');
 
 /**
  * Thrown at dispatch when a placeholder points at nothing: an unknown or unfinished step, an
@@ -203,26 +208,42 @@ export class UnresolvedReferenceError extends Error {
 }
 
 /**
- * The value a reference points at in `scope`; throws `UnresolvedReferenceError` when the step
- * has no result yet, the input is absent, or the path reads nothing (`undefined`).
+ * The value a reference points at in `scope` (`null` for a skipped step's result); throws
+ * `UnresolvedReferenceError` when the step has no result yet, the input is absent, or the path
+ * reads nothing (`undefined`).
  */
 export function resolveReference(ref: Reference, scope: ResolveScope): unknown {
+  const value = lookup(ref, scope);
+  return value === SKIPPED ? null : value;
+}
+
+/** A reference's value as text inside a longer string: `""` for a skipped step's result. */
+export function resolveText(ref: Reference, scope: ResolveScope): string {
+  const value = lookup(ref, scope);
+  return value === SKIPPED ? '' : renderText(value);
+}
+
+function lookup(ref: Reference, scope: ResolveScope): unknown {
   let base: unknown;
   let found = true;
+  const skipped = scope.skipped;
   switch (ref.kind) {
     case 'steps': {
       const id = scope.stepIds[ref.index - 1];
+      if (skipped && id !== undefined && skipped.has(id)) return SKIPPED;
       found = id !== undefined && scope.results.has(id);
       base = id === undefined ? undefined : scope.results.get(id);
       break;
     }
     case 'node':
+      if (skipped?.has(ref.id)) return SKIPPED;
       found = scope.results.has(ref.id);
       base = scope.results.get(ref.id);
       break;
     case 'last': {
       const order = new Map(scope.stepIds.map((id, i) => [id, i]));
-      const latest = [...scope.dependsOn].sort((a, b) => (order.get(b) ?? -1) - (order.get(a) ?? -1))[0];
+      const latest = [...scope.dependsOn].map((d) => d.split(':')[0] as string).sort((a, b) => (order.get(b) ?? -1) - (order.get(a) ?? -1))[0];
+      if (skipped && latest !== undefined && skipped.has(latest)) return SKIPPED;
       found = latest !== undefined && scope.results.has(latest);
       base = latest === undefined ? undefined : scope.results.get(latest);
       break;
@@ -264,7 +285,7 @@ export function resolveString(text: string, scope: ResolveScope): unknown {
   return text.replace(PLACEHOLDER, (whole, inner: string) => {
     const parsed = parseReference(inner, whole);
     if (!parsed.ok) return whole;
-    return renderText(resolveReference(parsed.ref, scope));
+    return resolveText(parsed.ref, scope);
   });
 }
 

@@ -7,7 +7,10 @@ import type { AgentPlan, RunStatus } from './plan';
 export interface StepExecution {
   stepId: string;
   /** `uncertain`: the host stopped while its non-idempotent tool ran (it may have taken effect). */
-  status: 'running' | 'done' | 'failed' | 'uncertain';
+  status: 'running' | 'done' | 'failed' | 'uncertain' | 'skipped';
+  /** A step inside a forEach body: the iteration (0-based item index) and the forEach step. */
+  iteration?: number;
+  parentStepId?: string;
   attempts: number;
   result?: unknown;
   error?: string;

@@ -1,5 +1,5 @@
 import type { Problem } from './errors';
-import { parseReference, type ResolveScope, resolveReference, renderText } from './references';
+import { parseReference, type ResolveScope, resolveText } from './references';
 
 /**
  * References inside a shell command line. A tool argument that is shell source
@@ -271,7 +271,7 @@ export function resolveShellTemplate(template: string, scope: ResolveScope): str
     const parsed = parseReference(slot.raw.slice(2, -2), slot.raw);
     if (!parsed.ok) continue;
     if (slot.refused) throw new ShellTemplateError(slot.raw, slot.refused);
-    out += template.slice(at, slot.start) + shellQuote(renderText(resolveReference(parsed.ref, scope)), slot.context ?? 'unquoted');
+    out += template.slice(at, slot.start) + shellQuote(resolveText(parsed.ref, scope), slot.context ?? 'unquoted');
     at = slot.end;
   }
   return out + template.slice(at);

@@ -1,4 +1,4 @@
-import { type AgentPlan, FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
@@ -51,6 +51,12 @@ function summaryOf(row: RunRow): RunListItem {
   };
 }
 
+/** Executions of body steps name their forEach step (`parentStepId`), found in the plan. */
+function withParents(executions: StepExecution[], plan: AgentPlan | undefined): StepExecution[] {
+  const parent = new Map((plan?.steps ?? []).flatMap((s) => (s.steps ?? []).map((b) => [b.id, s.id] as const)));
+  return executions.map((e) => (e.iteration === undefined ? e : { ...e, parentStepId: parent.get(e.stepId) }));
+}
+
 export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunRow): Promise<RunDetail> {
   const [executions, events, catalog] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id), ctx.catalog.snapshot(row.owner)]);
   const plan = parsePlan(row);
@@ -70,7 +76,7 @@ export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunR
     result: row.result ? JSON.parse(row.result) : null,
     gate: row.gate ? JSON.parse(row.gate) : null,
     sandbox: JSON.parse(row.sandbox),
-    executions,
+    executions: withParents(executions, plan),
     events: events.filter((e) => e.type !== 'plan_token'),
   };
 }

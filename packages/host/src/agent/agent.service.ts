@@ -16,7 +16,7 @@ import { RETRY_VERSIONS, type RetryVersion, retrySplit } from './retry';
 import { newRunId } from './run-id';
 import type { ResolvedConfig, RunDeps } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
-import { type StepExecution, parsePlan, type RunRepository, type RunRow } from './run.repository';
+import { executionKey, type StepExecution, parsePlan, type RunRepository, type RunRow } from './run.repository';
 
 /**
  * The agent's lifecycle API: start, approve, cancel, history, resume, fork, rewind, batch.
@@ -417,10 +417,11 @@ export class AgentService {
     if (!plan) throw new FengYuError('run_not_resumable', { runId, status: `${row.status} (it has no plan yet)` });
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: true };
     const executions = await this.deps.repo.steps(runId);
-    const reuse = new Map(executions.filter((e) => e.status === 'done').map((e) => [e.stepId, e]));
+    // skipped body steps count towards a finished iteration (see FlowEffects); only done steps are reused as such
+    const reuse = new Map(executions.filter((e) => e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)).map((e) => [executionKey(e), e]));
     const uncertain = executions.filter((e) => e.status === 'uncertain').map((e) => e.stepId);
     const catalog = await this.deps.catalog.snapshot(owner);
-    await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.keys()] }], (trx) =>
+    await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.values()].filter((e) => e.status === 'done' && e.iteration === undefined).map((e) => e.stepId) }], (trx) =>
       this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: isoTime(this.deps.clock.now()) }, trx),
     );
     const run = new ActiveRun(
@@ -443,8 +444,9 @@ export class AgentService {
     if (keep !== undefined) {
       if (!Number.isInteger(keep) || keep < 1 || keep > plan.steps.length) throw new FengYuError('invalid_keep_steps', { max: plan.steps.length });
       steps = plan.steps.slice(0, keep);
-      const kept = new Set(steps.map((s) => s.id));
-      reuse = new Map((await this.deps.repo.steps(runId)).filter((e) => e.status === 'done' && kept.has(e.stepId)).map((e) => [e.stepId, e]));
+      // a kept forEach keeps its finished iterations (body steps are keyed by step and iteration)
+      const kept = new Set(steps.flatMap((s) => [s.id, ...(s.steps ?? []).map((b) => b.id)]));
+      reuse = new Map((await this.deps.repo.steps(runId)).filter((e) => (e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)) && kept.has(e.stepId)).map((e) => [executionKey(e), e]));
     }
     const config = JSON.parse(row.config) as ResolvedConfig;
     const req: StartRequest = {

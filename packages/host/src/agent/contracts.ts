@@ -52,6 +52,20 @@ export interface ModelStepRequest {
   askApproval: (reason: string, detail: { tool: string; arguments: unknown; effect: string }) => Promise<boolean>;
 }
 
+/** A model condition's question (SPEC §8): the instruction and the cases to pick from. */
+export interface ModelChoiceRequest {
+  owner: string;
+  runId: string;
+  /** The condition's instruction with references resolved. */
+  instruction: string;
+  cases: { name: string; description: string }[];
+  backend?: string;
+  model?: string;
+  signal: AbortSignal;
+}
+
 export interface ModelStepRunner {
   run(req: ModelStepRequest): Promise<unknown>;
+  /** Asks the model to pick one case (no tools offered); answers the model's raw text. */
+  choose?(req: ModelChoiceRequest): Promise<string>;
 }

@@ -1,4 +1,4 @@
-import type { PlanStep } from '@fengyu/protocol';
+import { dependencyStep, type PlanStep } from '@fengyu/protocol';
 
 /**
  * The runner's pure decision: given the state of a run's steps, which steps to launch now and
@@ -6,7 +6,7 @@ import type { PlanStep } from '@fengyu/protocol';
  * No I/O, no clock.
  */
 
-export type StepStatus = 'pending' | 'active' | 'done' | 'failed';
+export type StepStatus = 'pending' | 'active' | 'done' | 'failed' | 'skipped';
 
 /** What the decision needs of a step: its id and prerequisites. */
 export interface StepLinks {
@@ -21,7 +21,7 @@ export interface DecisionInput {
   maxConcurrency: number;
   cancelRequested: boolean;
   /** How many steps are active, done and failed, when the caller keeps these counts (else they are counted here). */
-  counts?: { active: number; done: number; failed: number };
+  counts?: { active: number; done: number; failed: number; skipped?: number };
   /**
    * How many prerequisites of each step (by position) are not done, when the caller keeps these
    * counts: a pending step is ready when its count is 0 (else its dependencies are looked up).
@@ -38,16 +38,18 @@ export function decide(input: DecisionInput): Decision {
   const { steps, status } = input;
   let active = 0;
   let failed = false;
+  // done or skipped: a skipped step is settled too
   let done = 0;
   if (input.counts) {
     ({ active, done } = input.counts);
+    done += input.counts.skipped ?? 0;
     failed = input.counts.failed > 0;
   } else
     for (const s of steps) {
       const st = status.get(s.id) ?? 'pending';
       if (st === 'active') active += 1;
       else if (st === 'failed') failed = true;
-      else if (st === 'done') done += 1;
+      else if (st === 'done' || st === 'skipped') done += 1;
     }
   if (input.cancelRequested) return active === 0 ? { kind: 'finish', outcome: 'cancelled' } : { kind: 'wait' };
   if (failed) return active === 0 ? { kind: 'finish', outcome: 'failed' } : { kind: 'wait' };
@@ -71,9 +73,9 @@ export function needsStepGate(step: PlanStep, cfg: { stepApproval: boolean; perm
   return undefined;
 }
 
-/** The result of a finished run: the single sink step's result, or sink results by step id. */
+/** The result of a finished run: the single sink step's result, or sink results by step id (a skipped sink's is null). */
 export function runResult(steps: readonly PlanStep[], results: ReadonlyMap<string, unknown>): unknown {
-  const used = new Set(steps.flatMap((s) => s.dependsOn ?? []));
+  const used = new Set(steps.flatMap((s) => (s.dependsOn ?? []).map(dependencyStep)));
   const sinks = steps.filter((s) => !used.has(s.id));
   if (sinks.length === 1) return results.get((sinks[0] as PlanStep).id) ?? null;
   return Object.fromEntries(sinks.map((s) => [s.id, results.get(s.id) ?? null]));

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
 import { isoTime } from '../clock';
 import type { NewEvent, Trx } from '../events/event-log';
@@ -7,12 +6,14 @@ import { Stop } from '../tools/call-scope';
 import type { FileGrant } from '../tools/tool';
 import type { GateOutcome, OpenGate } from './gates';
 import { draftPlan } from './plan-draft';
+import { doneSteps, FlowEffects, type FlowHost, planNodes as nodes } from './flow-effects';
 import { reuseSteps } from './reuse';
-import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, type StepNode } from './run-reducer';
-import { errorText, redactPlan, restoreSecrets } from './run-text';
+import { RunGates } from './run-gates';
+import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce } from './run-reducer';
+import { redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
-import type { RunRow, StepRow } from './run.repository';
-import { finishRun, planRejectedSummary, runEndHooks } from './run-finish';
+import type { RunRow, StepExecution, StepRow } from './run.repository';
+import { finishRun, planRejectedSummary, recordFailure, runEndHooks } from './run-finish';
 import { type HeldEnd, type StepEnd, StepRunner } from './step-runner';
 
 /**
@@ -22,16 +23,6 @@ import { type HeldEnd, type StepEnd, StepRunner } from './step-runner';
  * log (with its projection) before anything reports it.
  */
 
-interface PendingGate {
-  gate: OpenGate;
-  resolve?: (o: GateOutcome) => void;
-  /** Answered (or expired) and committed; the run may still wait for its slot before going on. */
-  answered?: boolean;
-}
-
-/** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */
-const FAILURE_RECORD_ATTEMPTS = 6;
-const FAILURE_RECORD_RETRY_MS = 50;
 
 interface PlanLookup {
   plan?: AgentPlan;
@@ -39,9 +30,7 @@ interface PlanLookup {
   at: Map<string, number>;
 }
 
-const nodes = (plan: AgentPlan): StepNode[] => plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [] }));
-
-export class ActiveRun implements StepHost {
+export class ActiveRun implements StepHost, FlowHost {
   readonly id: string;
   readonly owner: string;
   readonly goal?: string;
@@ -51,14 +40,17 @@ export class ActiveRun implements StepHost {
   readonly grants: FileGrant[];
   readonly catalog: CatalogSnapshot;
   readonly results = new Map<string, unknown>();
+  /** Top-level steps that were skipped (their references read null / ""). */
+  readonly skipped = new Set<string>();
   readonly ended: Promise<RunStatus>;
   private readonly errors = new Map<string, string>();
   /** The summary a cancelled run ends with (a rejected plan's reason). */
   cancelSummary?: string;
   /** Cancel, shutdown or a failed creation: tells the run's calls; a real signal only when one is read. */
   readonly stop = new Stop();
-  private readonly pending = new Map<string, PendingGate>();
+  private readonly gates: RunGates;
   private readonly steps: StepRunner;
+  private readonly flow: FlowEffects;
   private state: RunState;
   private status: RunStatus = 'running';
   private closed = false;
@@ -82,7 +74,7 @@ export class ActiveRun implements StepHost {
   private lastSettle?: { from: RunState; stepId: string; ok: boolean; next: Reduction };
 
   constructor(
-    private readonly init: RunInit,
+    readonly init: RunInit,
     readonly deps: RunDeps,
   ) {
     this.id = init.id;
@@ -97,6 +89,8 @@ export class ActiveRun implements StepHost {
     // the row was created with the plan and the status `running` in the commit that announced it
     if (init.announced) this.rowStatus = 'running';
     this.steps = new StepRunner(this);
+    this.flow = new FlowEffects(this);
+    this.gates = new RunGates(this);
     this.ended = new Promise((r) => {
       this.resolveEnd = r;
     });
@@ -115,6 +109,18 @@ export class ActiveRun implements StepHost {
 
   get signal(): AbortSignal {
     return this.stop.signal;
+  }
+
+  get reuse(): ReadonlyMap<string, StepExecution> {
+    return this.init.reuse;
+  }
+
+  get fresh(): boolean {
+    return this.init.fresh;
+  }
+
+  recordError(stepId: string, error: string): void {
+    this.errors.set(stepId, error);
   }
 
   cancelRequested(): boolean {
@@ -201,6 +207,7 @@ export class ActiveRun implements StepHost {
     try {
       const plan = this.plan;
       if (!plan) return this.dispatch({ type: 'begin' });
+      this.flow.plannedFor(plan);
       const announce: NewEvent[] = this.init.fresh && !this.init.announced ? [{ type: 'plan_ready', plan: redactPlan(plan, this.catalog) }] : [];
       if (this.config.planApproval) {
         if (announce.length) await this.commit(announce);
@@ -210,7 +217,7 @@ export class ActiveRun implements StepHost {
       if (announce.length) await this.commit(announce, { status: 'running', plan: JSON.stringify(plan) });
       this.beginning = true;
       try {
-        this.dispatch({ type: 'begin', steps: nodes(plan), done });
+        this.dispatch({ type: 'begin', steps: nodes(plan), done: doneSteps(plan, done, this.results) });
       } finally {
         this.beginning = false;
       }
@@ -219,7 +226,7 @@ export class ActiveRun implements StepHost {
     }
   }
 
-  private dispatch(input: RunInput): void {
+  dispatch(input: RunInput): void {
     const { state, actions } = this.reduced(input);
     this.state = state;
     for (const action of actions) this.perform(action);
@@ -240,16 +247,20 @@ export class ActiveRun implements StepHost {
   }
 
   private perform(action: RunAction): void {
+    if (this.flow.perform(action)) return;
     switch (action.type) {
       case 'draft_plan':
         return void this.draft();
       case 'open_gate':
-        return void this.openGate(action.ticket);
+        return void this.gates.open(action.ticket);
       case 'cancel_gates':
-        for (const t of action.tickets) this.settleGate(t.key, { kind: 'cancelled' });
+        for (const t of action.tickets) this.gates.settle(t.key, { kind: 'cancelled' });
         return;
       case 'start_steps':
-        for (const id of action.stepIds) void this.runStep(id);
+        for (const id of action.stepIds) {
+          const step = this.plan?.steps[this.lookup().at.get(id) ?? -1];
+          if (!step || !this.flow.start(step)) void this.runStep(id);
+        }
         return;
       case 'finish':
         return void this.finish(action.outcome);
@@ -258,7 +269,7 @@ export class ActiveRun implements StepHost {
     }
   }
 
-  private failWith(err: unknown): void {
+  failWith(err: unknown): void {
     this.failure = err;
     this.dispatch({ type: 'fail' });
   }
@@ -268,6 +279,7 @@ export class ActiveRun implements StepHost {
       const plan = await draftPlan(this, () => this.state.phase === 'ended');
       if (!plan) return;
       this.plan = plan;
+      this.flow.plannedFor(plan);
       this.dispatch({ type: 'plan_drafted', steps: nodes(plan) });
     } catch (err) {
       this.failWith(err);
@@ -355,92 +367,31 @@ export class ActiveRun implements StepHost {
   }
 
   /** Read through a method: the phase changes across awaits, which narrowing cannot see. */
-  private hasEnded(): boolean {
+  hasEnded(): boolean {
     return this.state.phase === 'ended';
   }
 
-  private async openGate(ticket: GateTicket): Promise<void> {
-    let entry = this.pending.get(ticket.key);
-    if (!entry) {
-      const uncertainSteps = this.init.uncertain ?? [];
-      entry = { gate: { id: randomUUID(), kind: 'plan', reason: 'review the plan', ...(uncertainSteps.length ? { detail: { uncertainSteps } } : {}) } };
-      this.pending.set(ticket.key, entry);
-    }
-    const gate = entry.gate;
-    const recorder = this.deps.gates;
-    const record = recorder ? (trx: Trx) => recorder.opened(this, gate, trx) : undefined;
-    try {
-      if (gate.kind === 'plan') {
-        this.status = 'awaiting_plan_approval';
-        await this.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: redactPlan(this.plan as AgentPlan, this.catalog), ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) }, record);
-      } else {
-        this.status = 'awaiting_step_approval';
-        await this.commit([{ type: 'step_approval_requested', gateId: gate.id, stepId: gate.stepId as string, reason: gate.reason, ...gate.detail }], { status: this.status, gate: JSON.stringify(gate) }, record);
-      }
-    } catch {
-      this.settleGate(ticket.key, { kind: 'cancelled' });
-      this.dispatch({ type: 'gate_resolved', key: ticket.key, outcome: 'cancelled' });
-      return;
-    }
-    recorder?.told({ added: gate.id });
-    this.init.parking?.parked();
-  }
-
-  private settleGate(key: string, outcome: GateOutcome): void {
-    const entry = this.pending.get(key);
-    this.pending.delete(key);
-    entry?.resolve?.(outcome);
-  }
-
   /** Opens a step gate (or answers at once when this run may not pause). */
-  async stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome> {
-    if (this.config.noGates && this.config.preApproved) {
-      await this.commit([{ type: 'audit', kind: 'gate_preapproved', stepId, reason: `${reason}; approved with the outer tool call` }]);
-      return { kind: 'approved' };
-    }
-    const outer = this.init.outerApproval;
-    if (this.config.noGates && outer) {
-      const approved = await outer(reason, { tool: String(detail.tool ?? 'model'), arguments: detail.arguments, effect: String(detail.effect ?? 'model') });
-      await this.commit([{ type: 'audit', kind: approved ? 'gate_outer_approved' : 'gate_outer_rejected', stepId, reason }]);
-      return approved ? { kind: 'approved' } : { kind: 'rejected', reason: `rejected in the chat (${reason})` };
-    }
-    const answered = this.init.answered;
-    if (answered?.stepId === stepId) {
-      // its gate was answered while the run was parked (a host stop): that answer holds, once
-      this.init.answered = undefined;
-      return answered.outcome;
-    }
-    const key = randomUUID();
-    return new Promise<GateOutcome>((resolve) => {
-      this.pending.set(key, { gate: { id: key, kind: 'step', stepId, reason, detail }, resolve });
-      this.dispatch({ type: 'gate_requested', ticket: { key, kind: 'step', stepId } });
-    });
-  }
-
-  /** The open gate's entry, unless it has been answered (its run may wait for a slot to go on). */
-  private openEntry(): { key: string; entry: PendingGate } {
-    const key = this.state.gates[0]?.key;
-    const entry = key ? this.pending.get(key) : undefined;
-    if (!key || !entry || entry.answered) throw new FengYuError('no_pending_gate', { runId: this.id });
-    return { key, entry };
+  stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome> {
+    return this.gates.request(stepId, reason, detail);
   }
 
   /** The open gate's id (undefined when none is open or it has been answered). */
   openGateId(): string | undefined {
-    const key = this.state.gates[0]?.key;
-    const entry = key ? this.pending.get(key) : undefined;
-    return entry && !entry.answered ? entry.gate.id : undefined;
+    return this.gates.openGateId();
   }
 
-  /** Records the gate's end in the inbox, in the transaction of the answer. */
-  private settleRecord(gateId: string, outcome: 'answered' | 'expired'): ((trx: Trx) => Promise<void>) | undefined {
-    const recorder = this.deps.gates;
-    return recorder ? (trx) => recorder.settled(gateId, outcome, trx) : undefined;
+  queuedGates(): readonly GateTicket[] {
+    return this.state.gates;
+  }
+
+  setStatus(status: RunStatus): void {
+    this.status = status;
   }
 
   /** Releases the open gate. A plan body (plan gate only) replaces the plan after validation. */
   async approve(body: unknown): Promise<OpenGate> {
-    const { key, entry } = this.openEntry();
+    const { key, entry } = this.gates.openEntry();
     const gate = entry.gate;
     const isPlan = !!body && typeof body === 'object' && 'steps' in (body as object);
     const reject = !!body && typeof body === 'object' && (body as { decision?: unknown }).decision === 'reject';
@@ -448,7 +399,7 @@ export class ActiveRun implements StepHost {
       if (reject) {
         const reason = (body as { reason?: unknown }).reason;
         // the reason stays in the history whether or not an inbox records the gate
-        await this.commit([{ type: 'audit', kind: 'plan_rejected', gateId: gate.id, ...(typeof reason === 'string' ? { reason } : {}) }], undefined, this.settleRecord(gate.id, 'answered'));
+        await this.commit([{ type: 'audit', kind: 'plan_rejected', gateId: gate.id, ...(typeof reason === 'string' ? { reason } : {}) }], undefined, this.gates.settleRecord(gate.id, 'answered'));
         this.cancelSummary = planRejectedSummary(typeof reason === 'string' ? reason : undefined);
         this.deps.gates?.told({ removed: gate.id, outcome: 'answered' });
         await this.cancel();
@@ -458,7 +409,7 @@ export class ActiveRun implements StepHost {
     if (isPlan) throw new FengYuError('invalid_request', { reason: 'an edited plan can only be sent to a plan approval gate' });
     let outcome: GateOutcome = { kind: 'approved' };
     if (reject) outcome = { kind: 'rejected', reason: String((body as { reason?: unknown }).reason ?? 'rejected by the user') };
-    await this.answerStep(key, entry, outcome, 'answered');
+    await this.gates.answerStep(key, entry, outcome, 'answered');
     return gate;
   }
 
@@ -467,55 +418,20 @@ export class ActiveRun implements StepHost {
    * False when that gate is no longer the open one.
    */
   async expire(gateId: string): Promise<boolean> {
-    const key = this.state.gates[0]?.key;
-    const entry = key ? this.pending.get(key) : undefined;
-    if (!key || !entry || entry.answered || entry.gate.id !== gateId) return false;
-    if (entry.gate.kind === 'plan') {
-      if (this.deps.gates) await this.commit([{ type: 'audit', kind: 'gate_expired', gateId }], undefined, this.settleRecord(gateId, 'expired'));
-      this.deps.gates?.told({ removed: gateId, outcome: 'expired' });
-      await this.cancel();
-      return true;
-    }
-    await this.answerStep(key, entry, { kind: 'rejected', reason: `gate_expired: nobody answered the approval of step "${entry.gate.stepId}" in time` }, 'expired');
-    return true;
-  }
-
-  /** A step gate's answer (or expiry): committed with its inbox record; the run goes on once it holds a slot again. */
-  private async answerStep(key: string, entry: PendingGate, outcome: GateOutcome, how: 'answered' | 'expired'): Promise<void> {
-    const gate = entry.gate;
-    entry.answered = true;
-    this.status = this.state.gates.length > 1 ? 'awaiting_step_approval' : 'running';
-    const event: NewEvent =
-      outcome.kind === 'rejected'
-        ? { type: 'audit', kind: how === 'expired' ? 'gate_expired' : 'step_rejected', stepId: gate.stepId, reason: outcome.reason }
-        : { type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string };
-    try {
-      await this.commit([event], { status: this.status, gate: null }, this.settleRecord(gate.id, how));
-    } catch (err) {
-      entry.answered = false;
-      throw err;
-    }
-    if (how === 'answered') this.deps.crashPoint?.('gate-answer');
-    this.deps.gates?.told({ removed: gate.id, outcome: how });
-    const go = () => {
-      this.settleGate(key, outcome);
-      this.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind });
-    };
-    const parking = this.init.parking;
-    if (!parking) return go();
-    void parking.resumed().then(go, go);
+    return this.gates.expire(gateId);
   }
 
   private async approvePlan(key: string, gate: OpenGate, candidate: unknown, edited: boolean): Promise<void> {
     const plan = this.deps.validate(candidate, this);
     this.plan = plan;
+    this.flow.plannedFor(plan);
     this.status = 'running';
-    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null }, this.settleRecord(gate.id, 'answered'));
+    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null }, this.gates.settleRecord(gate.id, 'answered'));
     this.deps.crashPoint?.('gate-answer');
     this.deps.gates?.told({ removed: gate.id, outcome: 'answered' });
-    this.pending.delete(key);
+    this.gates.pending.delete(key);
     void reuseSteps(this, plan, this.init).then(
-      (done) => this.dispatch({ type: 'plan_approved', key, steps: nodes(plan), done }),
+      (done) => this.dispatch({ type: 'plan_approved', key, steps: nodes(plan), done: doneSteps(plan, done, this.results) }),
       (err) => this.failWith(err),
     );
   }
@@ -528,7 +444,7 @@ export class ActiveRun implements StepHost {
     this.closed = true;
     this.state = { ...this.state, phase: 'ended' };
     this.stop.abort(new FengYuError('tool_cancelled', { name: 'run' }));
-    for (const key of [...this.pending.keys()]) this.settleGate(key, { kind: 'cancelled' });
+    this.gates.settleAll();
     this.resolveEnd('failed');
   }
 
@@ -539,7 +455,7 @@ export class ActiveRun implements StepHost {
     this.closed = true;
     this.state = { ...this.state, phase: 'ended' };
     this.stop.abort(new FengYuError('tool_cancelled', { name: 'run' }));
-    for (const key of [...this.pending.keys()]) this.settleGate(key, { kind: 'cancelled' });
+    this.gates.settleAll();
     this.resolveEnd('interrupted');
   }
 
@@ -569,37 +485,9 @@ export class ActiveRun implements StepHost {
     if (this.status === 'completed' || this.status === 'failed') void runEndHooks(this, this.status);
   }
 
-  /**
-   * Fails the run outside of a step (planning, validation of an edited plan, storage). A record
-   * of the failure that cannot be written is tried again after a growing wait (a busy or full disk
-   * may recover), so that the run does not stay `running` in storage; after the last attempt, or
-   * when the host shuts down meanwhile (it records `interrupted`), the run ends without it.
-   */
+  /** Fails the run outside of a step: the failure's record (tried again while storage refuses it), then the end. */
   private async recordFailure(): Promise<void> {
-    const err = this.failure;
-    const message = errorText(err);
-    const code = (err as { code?: string }).code;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.commit(
-          [{ type: 'error', message, ...(code ? { code } : {}), ...(err instanceof FengYuError && err.details ? { details: err.details } : {}) }],
-          {
-            status: 'failed',
-            error: message,
-            finished_at: this.now(),
-            gate: null,
-          },
-          undefined,
-          true,
-        );
-        break;
-      } catch (e) {
-        this.deps.logger.error({ runId: this.id, err: e, attempt }, 'could not persist a run failure');
-        if (attempt >= FAILURE_RECORD_ATTEMPTS || this.closed) break;
-        await new Promise((r) => setTimeout(r, FAILURE_RECORD_RETRY_MS * 2 ** (attempt - 1)).unref());
-        if (this.closed) break;
-      }
-    }
+    await recordFailure(this, this.failure, () => this.closed);
     this.status = 'failed';
     this.resolveEnd('failed');
   }

@@ -1,8 +1,9 @@
-import type { AgentPlan, RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import { type NewEvent, presetJson } from '../events/event-log';
 import { runResult } from './decide';
 import type { RunOutcome } from './run-reducer';
 import type { StepHost } from './run-types';
+import { errorText } from './run-text';
 import type { RunRow } from './run.repository';
 import type { HeldEnd } from './step-runner';
 
@@ -106,4 +107,39 @@ function failureMessage(plan: AgentPlan | undefined, errors: ReadonlyMap<string,
     if (e) return `Step "${s.id}" failed: ${e}`;
   }
   return 'The run failed.';
+}
+
+/** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */
+const FAILURE_RECORD_ATTEMPTS = 6;
+const FAILURE_RECORD_RETRY_MS = 50;
+
+/** A run whose failure is recorded: its commit may be told that this is its last transition (`last`). */
+interface FailingRun {
+  readonly id: string;
+  readonly deps: StepHost['deps'];
+  now(): string;
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: undefined, last?: boolean): Promise<unknown>;
+}
+
+/**
+ * Records the failure of a run outside of a step (planning, validation of an edited plan,
+ * storage). A record that cannot be written is tried again after a growing wait (a busy or full
+ * disk may recover), so that the run does not stay `running` in storage; after the last attempt,
+ * or when the host shuts down meanwhile (`closed`: it records `interrupted`), it gives up.
+ */
+export async function recordFailure(run: FailingRun, err: unknown, closed: () => boolean): Promise<void> {
+  const message = errorText(err);
+  const code = (err as { code?: string }).code;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const details = err instanceof FengYuError && err.details ? { details: err.details } : {};
+      await run.commit([{ type: 'error', message, ...(code ? { code } : {}), ...details }], { status: 'failed', error: message, finished_at: run.now(), gate: null }, undefined, true);
+      return;
+    } catch (e) {
+      run.deps.logger.error({ runId: run.id, err: e, attempt }, 'could not persist a run failure');
+      if (attempt >= FAILURE_RECORD_ATTEMPTS || closed()) return;
+      await new Promise((r) => setTimeout(r, FAILURE_RECORD_RETRY_MS * 2 ** (attempt - 1)).unref());
+      if (closed()) return;
+    }
+  }
 }

@@ -17,9 +17,9 @@ interface Walk {
   final: RunState;
 }
 
-function recount(state: RunState): { active: number; done: number; failed: number } {
+function recount(state: RunState): { active: number; done: number; failed: number; skipped: number } {
   const all = state.steps.map((s) => statusOf(state, s.id));
-  return { active: all.filter((x) => x === 'active' || x === 'waiting').length, done: all.filter((x) => x === 'done').length, failed: all.filter((x) => x === 'failed').length };
+  return { active: all.filter((x) => x === 'active' || x === 'waiting').length, done: all.filter((x) => x === 'done').length, failed: all.filter((x) => x === 'failed').length, skipped: all.filter((x) => x === 'skipped').length };
 }
 
 /** Each step's prerequisites that are not done, counted again from the statuses. */
@@ -185,7 +185,7 @@ describe('run reducer (examples)', () => {
     const r1 = reduce(r0.state, { type: 'step_settled', stepId: 'a', ok: true });
     expect(r1.actions).toEqual([{ type: 'start_steps', stepIds: ['b'] }]);
     expect(statusOf(r0.state, 'b')).toBe('pending');
-    expect(r1.state.counts).toEqual({ active: 1, done: 1, failed: 0 });
+    expect(r1.state.counts).toEqual({ active: 1, done: 1, failed: 0, skipped: 0 });
   });
 
   it('starts a level once every step of the one before it is done, in one start and in plan order', () => {

@@ -47,6 +47,8 @@ export function restoreSecrets(edited: AgentPlan, current: AgentPlan | undefined
 /** Identity of what a step does (a digest: arguments may hold secrets). Equal ⇒ reusable on resume. */
 export function fingerprint(step: PlanStep): string {
   // the one-shot digest: the same SHA-256 hex as a Hash object's, without making one per step
+  // control-flow steps add what they decide on (cases, items, body); other steps keep their digest
+  if (step.kind || step.cases || step.steps) return hash('sha256', JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null, step.kind ?? null, step.cases ?? null, step.items ?? null, step.steps ?? null, step.maxItems ?? null]), 'hex');
   return hash('sha256', JSON.stringify([step.tool ?? null, step.arguments ?? null, step.instruction ?? null]), 'hex');
 }
 

@@ -115,4 +115,11 @@ export interface StepHost {
   stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
   /** Whether this step settling so would end the run now (nothing else left to run or wait for). */
   endsRun(stepId: string, ok: boolean): boolean;
+  /** Steps skipped so far (their references resolve to null / ""). */
+  readonly skipped?: ReadonlySet<string>;
+  /** Inside a forEach body: the iteration's item and index, and the fields its events carry. */
+  readonly iteration?: { item: unknown; index: number };
+  readonly frame?: { iteration: number; parentStepId: string };
+  /** The execution row's key of a step (`<stepId>#<iteration>` inside a body); default the step id. */
+  rowKey?(stepId: string): string;
 }

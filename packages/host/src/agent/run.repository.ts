@@ -48,7 +48,7 @@ export interface StepRow {
   run_id: string;
   step_id: string;
   /** `uncertain`: the host stopped while its non-idempotent tool ran (it may have taken effect). */
-  status: 'running' | 'done' | 'failed' | 'uncertain';
+  status: 'running' | 'done' | 'failed' | 'uncertain' | 'skipped';
   attempts: number;
   result: string | null;
   error: string | null;
@@ -66,9 +66,24 @@ type Tables = {
 
 export type { StepExecution };
 
+/**
+ * A body step's execution is keyed `<stepId>#<iteration>` (a step id holds no `#`): one row per
+ * (step, iteration) under the table's (run, step) key, no second key column needed.
+ */
+export function iterationKey(stepId: string, iteration: number): string {
+  return `${stepId}#${iteration}`;
+}
+
+/** The map key of an execution: its step id, or `<stepId>#<iteration>` for a body step's. */
+export function executionKey(e: Pick<StepExecution, 'stepId' | 'iteration'>): string {
+  return e.iteration === undefined ? e.stepId : iterationKey(e.stepId, e.iteration);
+}
+
 export function toExecution(r: StepRow): StepExecution {
+  const hash = r.step_id.indexOf('#');
   return {
-    stepId: r.step_id,
+    stepId: hash < 0 ? r.step_id : r.step_id.slice(0, hash),
+    ...(hash < 0 ? {} : { iteration: Number(r.step_id.slice(hash + 1)) }),
     status: r.status,
     attempts: r.attempts,
     ...(r.result !== null ? { result: JSON.parse(r.result) } : {}),

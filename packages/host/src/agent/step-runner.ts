@@ -138,6 +138,11 @@ export class StepRunner {
     return this.active.indexOf(step.id);
   }
 
+  /** The execution row's key: the step id, or `<stepId>#<iteration>` inside a forEach body. */
+  private key(step: PlanStep): string {
+    return this.active.rowKey ? this.active.rowKey(step.id) : step.id;
+  }
+
   private clock(): number {
     return this.active.deps.clock.now();
   }
@@ -153,7 +158,7 @@ export class StepRunner {
   private async runInner(step: PlanStep): Promise<StepEnd> {
     const r = this.active;
     if (step.pinned) {
-      await r.commit([{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, attempt: 0, pinned: true }]);
+      await r.commit([{ type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, attempt: 0, pinned: true, ...r.frame }]);
       return this.settle(step, { ok: true, result: step.pinned.result }, 0, this.clock(), this.active.now());
     }
     let args: Record<string, unknown>;
@@ -197,6 +202,8 @@ export class StepRunner {
       results: r.results,
       dependsOn: step.dependsOn ?? [],
       inputs: r.inputs,
+      iteration: r.iteration,
+      skipped: r.skipped,
       file: (name: string) => {
         const grant = r.grants.find((g) => g.name === name);
         if (!grant) throw new UnresolvedReferenceError(`@file:${name}`);
@@ -255,10 +262,10 @@ export class StepRunner {
     let attempt = 1;
     for (; attempt <= maxAttempts; attempt++) {
       if (tool) {
-        if (attempt > 1) await r.commit([callEvent(step, tool, args)]);
+        if (attempt > 1) await r.commit([callEvent(step, tool, args, r.frame)]);
         if (attempt > 1) calledIn = turn.ended;
         outcome = await (attempt === 1 && first ? first : this.invoke(step, tool, args, approved));
-        tail = [outcome.ok ? toolResult(step.id, tool.name, outcome) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error, ...keptField(outcome) }];
+        tail = [outcome.ok ? toolResult(step.id, tool.name, outcome, r.frame) : { type: 'tool', phase: 'result', stepId: step.id, name: tool.name, error: outcome.error, ...keptField(outcome), ...r.frame }];
       } else outcome = await this.modelStep(step, instruction);
       if (startFailure) throw startFailure.err;
       if (outcome.ok || r.cancelRequested() || attempt === maxAttempts) break;
@@ -281,10 +288,10 @@ export class StepRunner {
   private startRecord(step: PlanStep, tool: Tool | undefined, args: Record<string, unknown>, startedAt: string): { events: NewEvent[]; row: StepRow } {
     const events: NewEvent[] = [
       ...this.take(step.id),
-      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1 },
-      ...(tool ? [callEvent(step, tool, args)] : []),
+      { type: 'step_start', stepId: step.id, index: this.index(step), title: step.title, tool: step.tool, arguments: redactSecrets(args, tool?.inputSchema), attempt: 1, ...this.active.frame },
+      ...(tool ? [callEvent(step, tool, args, this.active.frame)] : []),
     ];
-    const row: StepRow = { run_id: this.active.id, step_id: step.id, status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 };
+    const row: StepRow = { run_id: this.active.id, step_id: this.key(step), status: 'running', attempts: 1, result: null, error: null, started_at: startedAt, finished_at: null, duration_ms: null, fingerprint: this.fingerprint(step), reused: 0 };
     return { events, row };
   }
 
@@ -385,12 +392,12 @@ export class StepRunner {
       ...this.take(step.id),
       ...before,
       outcome.ok
-        ? stepComplete(step.id, this.index(step), attempts, durationMs, outcome)
-        : { type: 'step_complete', stepId: step.id, index: this.index(step), status, error: outcome.error, attempts, durationMs },
+        ? stepComplete(step.id, this.index(step), attempts, durationMs, outcome, r.frame)
+        : { type: 'step_complete', stepId: step.id, index: this.index(step), status, error: outcome.error, attempts, durationMs, ...r.frame },
     ];
     const row: StepRow = {
       run_id: r.id,
-      step_id: step.id,
+      step_id: this.key(step),
       status,
       attempts,
       result: outcome.ok ? (outcome.json ?? JSON.stringify(outcome.result ?? null)) : keptJson(outcome),
@@ -415,13 +422,27 @@ export class StepRunner {
  * made from it and the JSON of the members before it, instead of serializing the result again.
  * Each is one object literal (one shape), its members before the result written out twice.
  */
-function toolResult(stepId: string, name: string, outcome: Outcome & { ok: true }): NewEvent {
+/** Where a body step's events say it runs (none for a top-level step). */
+type Frame = { iteration: number; parentStepId: string } | undefined;
+
+function toolResult(stepId: string, name: string, outcome: Outcome & { ok: true }, frame: Frame): NewEvent {
+  if (frame) {
+    const event: NewEvent = { type: 'tool', phase: 'result', stepId, name, iteration: frame.iteration, parentStepId: frame.parentStepId, result: outcome.result };
+    if (outcome.json !== undefined) presetJson.set(event, withResultText(JSON.stringify({ phase: 'result', stepId, name, iteration: frame.iteration, parentStepId: frame.parentStepId }), outcome.json));
+    return event;
+  }
   const event: NewEvent = { type: 'tool', phase: 'result', stepId, name, result: outcome.result };
   if (outcome.json !== undefined) presetJson.set(event, withResultText(JSON.stringify({ phase: 'result', stepId, name }), outcome.json));
   return event;
 }
 
-function stepComplete(stepId: string, index: number, attempts: number, durationMs: number, outcome: Outcome & { ok: true }): NewEvent {
+function stepComplete(stepId: string, index: number, attempts: number, durationMs: number, outcome: Outcome & { ok: true }, frame: Frame): NewEvent {
+  if (frame) {
+    const { iteration, parentStepId } = frame;
+    const event: NewEvent = { type: 'step_complete', stepId, index, status: 'done', attempts, durationMs, iteration, parentStepId, result: outcome.result };
+    if (outcome.json !== undefined) presetJson.set(event, withResultText(JSON.stringify({ stepId, index, status: 'done', attempts, durationMs, iteration, parentStepId }), outcome.json));
+    return event;
+  }
   const event: NewEvent = { type: 'step_complete', stepId, index, status: 'done', attempts, durationMs, result: outcome.result };
   if (outcome.json !== undefined) presetJson.set(event, withResultText(JSON.stringify({ stepId, index, status: 'done', attempts, durationMs }), outcome.json));
   return event;
@@ -463,8 +484,8 @@ function tooLarge(json: string): boolean {
   return json.length > MAX_RESULT_BYTES / 3 && Buffer.byteLength(json) > MAX_RESULT_BYTES;
 }
 
-function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>): NewEvent {
-  return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: redactSecrets(args, tool.inputSchema) };
+function callEvent(step: PlanStep, tool: Tool, args: Record<string, unknown>, frame: Frame): NewEvent {
+  return { type: 'tool', phase: 'call', stepId: step.id, name: tool.name, arguments: redactSecrets(args, tool.inputSchema), ...frame };
 }
 
 /** The value as JSON text (the text it was parsed from, when known); undefined when it has none (a cycle, a BigInt). */

@@ -1,4 +1,4 @@
-import type { ModelStepRequest, ModelStepRunner } from '../agent/contracts';
+import type { ModelChoiceRequest, ModelStepRequest, ModelStepRunner } from '../agent/contracts';
 import type { BackendResolver } from './backend-resolver';
 import { fileRefsPrompt, injectFileArgument } from './file-routing';
 import { parseJsonAnswer } from './plan-prompt';
@@ -25,6 +25,10 @@ const SYSTEM = [
 
 export class ModelStepExecutor implements ModelStepRunner {
   constructor(private readonly deps: ModelStepDeps) {}
+
+  choose(req: ModelChoiceRequest): Promise<string> {
+    return chooseCase(this.deps.resolver, req);
+  }
 
   async run(req: ModelStepRequest): Promise<unknown> {
     const backend = await this.deps.resolver.resolve(req.owner, req.backend, req.model);
@@ -59,6 +63,29 @@ export class ModelStepExecutor implements ModelStepRunner {
     });
     return stepResult(req.instruction, result.finalText);
   }
+}
+
+const CHOOSE_SYSTEM = [
+  'You decide which branch one step of an approved FengYu workflow takes.',
+  'Read the instruction and the cases, pick exactly one case name (or "else" when no case fits).',
+  'Answer with JSON only: {"case": "<name>"}.',
+].join('\n');
+
+/** A model condition: one round, no tools; the answer is the model's text (the runner reads the case from it). */
+export async function chooseCase(resolver: BackendResolver, req: ModelChoiceRequest): Promise<string> {
+  const backend = await resolver.resolve(req.owner, req.backend, req.model);
+  const cases = req.cases.map((c) => `- ${c.name}: ${c.description}`).join('\n');
+  const result = await runToolLoop({
+    model: backend.model,
+    backendId: backend.id,
+    system: CHOOSE_SYSTEM,
+    messages: [{ role: 'user', content: `${req.instruction}\n\nCases:\n${cases}\n- else: none of the cases above` }],
+    tools: [],
+    maxRounds: 1,
+    signal: req.signal,
+    call: async () => ({ success: false, error: 'no tools are offered to a condition' }),
+  });
+  return result.finalText;
 }
 
 /** The step's value: parsed JSON when the instruction asks for JSON and the answer parses; else the text. */

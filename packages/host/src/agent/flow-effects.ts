@@ -1,0 +1,295 @@
+import { type AgentPlan, FengYuError, FOREACH_DEFAULT_MAX_ITEMS, MAX_RUN_EXECUTIONS, type PlanStep, resolveValue, stepKind, UnresolvedReferenceError } from '@fengyu/protocol';
+import type { NewEvent } from '../events/event-log';
+import { BodyHost } from './body-host';
+import { portOf, runCondition, scopeOf } from './condition-step';
+import type { DoneStep, RunAction, RunInput, StepNode } from './run-reducer';
+import { errorText, fingerprint } from './run-text';
+import type { StepHost } from './run-types';
+import { iterationKey, type StepExecution, type StepRow } from './run.repository';
+
+/**
+ * The effects of control flow (SPEC §8) that the run executor performs for the reducer: run a
+ * condition, start a forEach (resolve and check its items), run the body steps of an iteration
+ * (reusing finished ones), record skipped steps, report loop progress, and settle a loop with
+ * the array of each iteration's last body step result. Each effect commits before it reports.
+ */
+
+/** What the reducer needs of a plan: each step's edges and join, and each forEach's body and concurrency. */
+export const planNodes = (plan: { steps: readonly PlanStep[] }): StepNode[] =>
+  plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [], ...(s.join ? { join: s.join } : {}), ...(s.steps ? { body: planNodes({ steps: s.steps }), concurrency: s.concurrency ?? 1 } : {}) }));
+
+/** Reused steps for the reducer, each with the port it took (a reused condition's branch). */
+export function doneSteps(plan: AgentPlan, ids: readonly string[], results: ReadonlyMap<string, unknown>): DoneStep[] {
+  return ids.map((id) => {
+    const port = portOf(plan.steps.find((s) => s.id === id), results.get(id));
+    return port ? { id, port } : id;
+  });
+}
+
+/** What the flow effects need of their run (implemented by the run executor). */
+export interface FlowHost extends StepHost {
+  readonly plan?: AgentPlan;
+  readonly results: Map<string, unknown>;
+  readonly skipped: Set<string>;
+  /** Completed executions of an earlier run that may be reused, by `<stepId>` or `<stepId>#<iteration>`. */
+  readonly reuse: ReadonlyMap<string, StepExecution>;
+  /** A new run (its reused executions are recorded anew); a resumed run already has them. */
+  readonly fresh: boolean;
+  recordError(stepId: string, error: string): void;
+  dispatch(input: RunInput): void;
+  failWith(err: unknown): void;
+  hasEnded(): boolean;
+}
+
+/** A forEach in flight: its items, the open iterations' hosts, the results per item, the first failure. */
+interface LoopRun {
+  step: PlanStep;
+  items: unknown[];
+  hosts: Map<number, BodyHost>;
+  results: unknown[];
+  lastBodyId: string;
+  started: number;
+  startedAt: string;
+  error?: string;
+}
+
+export class FlowEffects {
+  private readonly loops = new Map<string, LoopRun>();
+  /** Step executions this run may still make at most (top-level steps, plus each started loop's iterations × body). */
+  private planned = 0;
+
+  constructor(private readonly run: FlowHost) {}
+
+  /** A (new) plan: every top-level step may run once. */
+  plannedFor(plan: AgentPlan): void {
+    this.planned = plan.steps.length;
+  }
+
+  /** Performs a control-flow action; false when the action is not one of them. */
+  perform(action: RunAction): boolean {
+    switch (action.type) {
+      case 'skip_steps':
+        void this.skip(action.stepIds, action.loopId, action.iteration);
+        return true;
+      case 'start_body':
+        for (const id of action.stepIds) void this.runBody(action.loopId, action.iteration, id);
+        return true;
+      case 'iteration_done':
+        this.iterationDone(action.loopId, action.iteration, action.done, action.total);
+        return true;
+      case 'loop_done':
+        void this.finishLoop(action.loopId, action.ok, action.cancelled);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Starts a top-level condition or forEach step; false for other kinds (the step runner runs those). */
+  start(step: PlanStep): boolean {
+    const kind = stepKind(step);
+    if (kind === 'condition') {
+      void this.topCondition(step);
+      return true;
+    }
+    if (kind === 'forEach') {
+      void this.startLoop(step);
+      return true;
+    }
+    return false;
+  }
+
+  private async topCondition(step: PlanStep): Promise<void> {
+    const r = this.run;
+    try {
+      const end = await runCondition(r, step);
+      if (r.hasEnded()) return;
+      if (end.ok) r.results.set(step.id, { branch: end.branch });
+      else r.recordError(step.id, end.error);
+      r.dispatch({ type: 'step_settled', stepId: step.id, ok: end.ok, ...(end.ok ? { port: end.branch } : {}) });
+    } catch (err) {
+      if (!r.hasEnded()) r.failWith(err);
+    }
+  }
+
+  /** The loop's items, or why it fails before any iteration. */
+  private itemsOf(step: PlanStep): { items: unknown[] } | { error: string } {
+    let items: unknown;
+    try {
+      items = Array.isArray(step.items) ? step.items : resolveValue(step.items, scopeOf(this.run, step));
+    } catch (err) {
+      return { error: err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : errorText(err) };
+    }
+    if (!Array.isArray(items)) return { error: errorText(new FengYuError('foreach_items_not_array', { stepId: step.id })) };
+    const max = step.maxItems ?? FOREACH_DEFAULT_MAX_ITEMS;
+    if (items.length > max) return { error: errorText(new FengYuError('foreach_too_many_items', { stepId: step.id, count: items.length, max })) };
+    const more = items.length * (step.steps?.length ?? 0);
+    if (this.planned + more > MAX_RUN_EXECUTIONS) return { error: errorText(new FengYuError('run_too_many_executions', { max: MAX_RUN_EXECUTIONS })) };
+    return { items };
+  }
+
+  private async startLoop(step: PlanStep): Promise<void> {
+    const r = this.run;
+    const started = r.deps.clock.now();
+    const startedAt = r.now();
+    const index = r.indexOf(step.id);
+    const got = this.itemsOf(step);
+    try {
+      if ('error' in got) {
+        r.recordError(step.id, got.error);
+        await r.commit(
+          [
+            { type: 'step_start', stepId: step.id, index, title: step.title, attempt: 1 },
+            { type: 'step_complete', stepId: step.id, index, status: 'failed', error: got.error, attempts: 1, durationMs: 0 },
+          ],
+          { status: r.liveStatus() },
+          this.row(step.id, step, 'failed', null, got.error, startedAt, 0),
+        );
+        return r.dispatch({ type: 'step_settled', stepId: step.id, ok: false });
+      }
+      const items = got.items;
+      this.planned += items.length * (step.steps?.length ?? 0);
+      const body = step.steps ?? [];
+      this.loops.set(step.id, { step, items, hosts: new Map(), results: new Array(items.length).fill(null), lastBodyId: (body[body.length - 1] as PlanStep).id, started, startedAt });
+      await r.commit([{ type: 'step_start', stepId: step.id, index, title: step.title, attempt: 1, total: items.length }], { status: r.liveStatus() }, this.row(step.id, step, 'running', null, null, startedAt, null));
+      if (r.hasEnded()) return;
+      r.dispatch({ type: 'loop_started', stepId: step.id, total: items.length });
+    } catch (err) {
+      if (!r.hasEnded()) r.failWith(err);
+    }
+  }
+
+  private host(loop: LoopRun, iteration: number): BodyHost {
+    let host = loop.hosts.get(iteration);
+    if (!host) {
+      host = new BodyHost(this.run, loop.step, loop.items[iteration], iteration);
+      loop.hosts.set(iteration, host);
+    }
+    return host;
+  }
+
+  private async runBody(loopId: string, iteration: number, stepId: string): Promise<void> {
+    const r = this.run;
+    const loop = this.loops.get(loopId);
+    const step = loop?.step.steps?.find((s) => s.id === stepId);
+    if (!loop || !step || r.hasEnded()) return;
+    const host = this.host(loop, iteration);
+    const settled = (ok: boolean, result: unknown, error?: string, port?: string) => {
+      if (ok) host.own.set(stepId, result);
+      else loop.error ??= `Step "${stepId}" (iteration ${iteration}) failed: ${error}`;
+      r.dispatch({ type: 'body_settled', loopId, iteration, stepId, ok, ...(port ? { port } : {}) });
+    };
+    try {
+      const turn = r.deps.events.turn.yieldIfLong();
+      if (turn) await turn;
+      if (r.hasEnded()) return;
+      if (r.cancelRequested()) return r.dispatch({ type: 'body_parked', loopId, iteration, stepId });
+      const prior = r.reuse.get(iterationKey(stepId, iteration));
+      if (prior?.status === 'done' && this.finished(loop, iteration)) {
+        await this.reuseBody(host, step, prior);
+        return settled(true, prior.result, undefined, portOf(step, prior.result));
+      }
+      if (stepKind(step) === 'condition') {
+        const end = await runCondition(host, step);
+        if (r.hasEnded()) return;
+        return end.ok ? settled(true, { branch: end.branch }, undefined, end.branch) : settled(false, undefined, end.error);
+      }
+      const end = await host.runner.run(step);
+      if (r.hasEnded()) return;
+      if (end.kind === 'parked') return r.dispatch({ type: 'body_parked', loopId, iteration, stepId });
+      settled(end.ok, end.ok ? end.result : undefined, end.ok ? undefined : end.error);
+      await Promise.all([end.written, end.end.written]);
+    } catch (err) {
+      if (!r.hasEnded()) r.failWith(err);
+    }
+  }
+
+  /**
+   * Whether an earlier run finished iteration `i` of this loop: every body step ended there, done
+   * (unchanged) or skipped. Only a finished iteration is reused; a partial one runs again whole.
+   */
+  private finished(loop: LoopRun, i: number): boolean {
+    return (loop.step.steps ?? []).every((b) => {
+      const p = this.run.reuse.get(iterationKey(b.id, i));
+      return p?.status === 'skipped' || (p?.status === 'done' && p.fingerprint === fingerprint(b));
+    });
+  }
+
+  /** A finished body step of an earlier run, carried over: recorded anew in a new run (a resumed run has its row). */
+  private async reuseBody(host: BodyHost, step: PlanStep, prior: StepExecution): Promise<void> {
+    if (!this.run.fresh) return;
+    const event: NewEvent = { type: 'step_complete', stepId: step.id, index: host.indexOf(step.id), status: 'done', result: prior.result, attempts: prior.attempts, durationMs: 0, reused: true, ...host.frame };
+    const row = { ...this.row(host.rowKey(step.id), step, 'done', JSON.stringify(prior.result ?? null), null, prior.startedAt ?? null, prior.durationMs ?? null), attempts: prior.attempts, finished_at: prior.finishedAt ?? null, reused: 1 };
+    await host.commitQueued([event], undefined, row);
+  }
+
+  /** Records skipped steps: `step_complete {status: "skipped"}` and an execution row each, in one commit. */
+  private async skip(stepIds: string[], loopId?: string, iteration?: number): Promise<void> {
+    const r = this.run;
+    const loop = loopId ? this.loops.get(loopId) : undefined;
+    const host: StepHost & { ownSkipped?: Set<string> } = loop && iteration !== undefined ? this.host(loop, iteration) : r;
+    const set = loop && iteration !== undefined ? (host as BodyHost).ownSkipped : r.skipped;
+    const events: NewEvent[] = [];
+    const rows: StepRow[] = [];
+    const now = r.now();
+    for (const id of stepIds) {
+      set.add(id);
+      events.push({ type: 'step_complete', stepId: id, index: host.indexOf(id), status: 'skipped', attempts: 0, durationMs: 0, ...host.frame });
+      rows.push({ ...this.row(host.rowKey ? host.rowKey(id) : id, undefined, 'skipped', null, null, null, 0), attempts: 0, finished_at: now });
+    }
+    try {
+      if (rows.length === 1) await r.commitQueued(events, undefined, rows[0]);
+      else
+        await r.commit(events, undefined, async (trx) => {
+          for (const row of rows) await r.deps.repo.upsertStep(row, trx);
+        });
+    } catch (err) {
+      if (!r.hasEnded()) r.failWith(err);
+    }
+  }
+
+  /** One iteration ended: keep its last body step's result (null when skipped) and report progress. */
+  private iterationDone(loopId: string, iteration: number, done: number, total: number): void {
+    const loop = this.loops.get(loopId);
+    if (!loop) return;
+    const host = loop.hosts.get(iteration);
+    loop.results[iteration] = host?.own.get(loop.lastBodyId) ?? null;
+    loop.hosts.delete(iteration);
+    void this.run.commitQueued([{ type: 'loop_progress', stepId: loopId, done, total, iteration }]).catch(() => undefined);
+  }
+
+  /** Every iteration ended (or the loop stopped): the loop step ends with its result array, or fails. */
+  private async finishLoop(loopId: string, ok: boolean, cancelled: boolean): Promise<void> {
+    const r = this.run;
+    const loop = this.loops.get(loopId);
+    if (!loop) return;
+    this.loops.delete(loopId);
+    const { step } = loop;
+    const index = r.indexOf(step.id);
+    const durationMs = r.deps.clock.now() - loop.started;
+    const error = ok ? undefined : (loop.error ?? (cancelled ? 'cancelled before the next iteration' : 'the loop stopped'));
+    const json = ok ? JSON.stringify(loop.results) : null;
+    try {
+      await r.commit(
+        [
+          ok
+            ? { type: 'step_complete', stepId: step.id, index, status: 'done', result: loop.results, attempts: 1, durationMs }
+            : { type: 'step_complete', stepId: step.id, index, status: 'failed', error, attempts: 1, durationMs },
+        ],
+        undefined,
+        this.row(step.id, step, ok ? 'done' : 'failed', json, error ?? null, loop.startedAt, durationMs),
+      );
+      if (r.hasEnded()) return;
+      if (ok) r.results.set(step.id, loop.results);
+      else r.recordError(step.id, error as string);
+      r.dispatch({ type: 'step_settled', stepId: step.id, ok });
+    } catch (err) {
+      if (!r.hasEnded()) r.failWith(err);
+    }
+  }
+
+  private row(key: string, step: PlanStep | undefined, status: StepRow['status'], result: string | null, error: string | null, startedAt: string | null, durationMs: number | null): StepRow {
+    const finished = status === 'running' ? null : this.run.now();
+    return { run_id: this.run.id, step_id: key, status, attempts: 1, result, error, started_at: startedAt, finished_at: finished, duration_ms: durationMs, fingerprint: step ? fingerprint(step) : null, reused: 0 };
+  }
+}

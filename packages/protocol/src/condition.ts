@@ -2,7 +2,7 @@ import { type Comparison, type ComparisonOp, type ConditionCase, ELSE_PORT, type
 import { compilePattern } from './validate-flow';
 
 /**
- * Condition evaluation (SPEC §8), pure: the branch a structured condition takes, given a
+ * Condition evaluation, pure: the branch a structured condition takes, given a
  * function that resolves each side of a comparison, and the case a model's answer names.
  * No I/O, no clock; the runner resolves references and calls these.
  */

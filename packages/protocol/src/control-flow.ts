@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Control flow in plans (SPEC §8): step kinds, condition cases and their comparisons, ports in
+ * Control flow in plans: step kinds, condition cases and their comparisons, ports in
  * `dependsOn`, joins and forEach limits. The schemas check shape only; the rules (counts,
  * names, operators, regexes, ports) are coded problems of `validatePlan`, so a bad operator is
  * reported as `condition_operator_unknown` naming the step and field, not as a schema issue.
@@ -10,7 +10,7 @@ import { z } from 'zod';
 /**
  * What a step does: `tool` (calls a catalog tool; the default when `tool` is set), `model` (the
  * model carries out `instruction`; the default without `tool`), `condition` (picks a branch),
- * `forEach` (runs its body once per item). More kinds (`input`, SPEC §10) join this list.
+ * `forEach` (runs its body once per item). More kinds (`input`, people in the loop) join this list.
  */
 export const STEP_KINDS = ['tool', 'model', 'condition', 'forEach'] as const;
 /** One of `STEP_KINDS`. */
@@ -18,7 +18,7 @@ export type StepKind = (typeof STEP_KINDS)[number];
 
 /** A condition case name: a lower-case letter, then up to 31 lower-case letters, digits or `_`. */
 export const CASE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
-/** Port names no case may take: `else` (no case held) and `error` (SPEC §9's failure port). */
+/** Port names no case may take: `else` (no case held) and `error` (failure handling's failure port). */
 export const RESERVED_PORTS: readonly string[] = ['else', 'error'];
 /** The port taken when no case of a condition holds. */
 export const ELSE_PORT = 'else';

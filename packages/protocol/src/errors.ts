@@ -60,7 +60,7 @@ export const ERRORS = {
   invalid_keep_steps: spec(400),
   batch_size: spec(400),
   read_only_violation: spec(400),
-  // control flow (SPEC §8): step errors raised while a run executes
+  // control flow: step errors raised while a run executes
   condition_model_invalid: spec(400),
   condition_pinned_invalid: spec(400),
   foreach_items_not_array: spec(400),

@@ -71,7 +71,7 @@ export const StepSchema = z
     /** A short human label for the step, at most 200 characters. Optional. */
     title: z.string().max(200).optional(),
     /**
-     * What the step does: `tool`, `model`, `condition` or `forEach` (SPEC §8). Optional: the
+     * What the step does: `tool`, `model`, `condition` or `forEach`. Optional: the
      * default is `tool` when `tool` is set, else `model`.
      */
     kind: z.enum(STEP_KINDS).optional(),

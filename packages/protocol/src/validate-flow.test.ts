@@ -39,7 +39,7 @@ const headline = {
   ],
 };
 
-describe('control flow in plans (SPEC §8)', () => {
+describe('control flow in plans', () => {
   it('accepts conditions, ports, joins, a forEach with item and index, and a model condition', () => {
     expect(problems(headline)).toEqual([]);
     const model = {

@@ -19,7 +19,7 @@ import type { PlanStep } from './plan';
 import { exactReference, type PathPart, scanString } from './references';
 
 /**
- * The control-flow rules of one step (SPEC §8), as coded problems: which fields its kind takes,
+ * The control-flow rules of one step, as coded problems: which fields its kind takes,
  * a condition's cases and comparisons, a forEach's list, limits and body. Pure; called by
  * `validatePlan` for every step whose shape is sound.
  */
@@ -29,7 +29,7 @@ type StepField = keyof PlanStep;
 /**
  * Fields each kind needs and fields it cannot have. Tool and model steps keep what they always
  * accepted (a model step's missing instruction has its own code, `step_missing_instruction`).
- * A new kind (`input`, SPEC §10) adds one row.
+ * A new kind (`input`, people in the loop) adds one row.
  */
 const KIND_FIELDS: Record<StepKind, { required: StepField[]; forbidden: StepField[] }> = {
   tool: { required: ['tool'], forbidden: ['cases', 'items', 'concurrency', 'maxItems', 'steps'] },

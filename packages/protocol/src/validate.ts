@@ -186,9 +186,9 @@ function referenceSites(step: PlanStep): ReturnType<typeof collectReferences> {
  */
 function targetProblem(step: PlanStep, loop: PlanStep | undefined, target: string, index: PlanIndex): { code: string; params: Record<string, unknown> } | undefined {
   const where = index.located.get(target);
-  if (where?.loop && where.loop !== loop) return { code: 'ref_body_step', params: { target, loop: where.loop.id } };
+  if (where?.loop && where.loop !== loop) return { code: 'ref_body_step', params: { stepId: step.id, target, loop: where.loop.id } };
   const reachable = where?.loop === loop ? index.pre(loop).get(step.id) : index.pre(undefined).get(loop?.id ?? '');
-  return reachable?.has(target) ? undefined : { code: 'ref_not_prerequisite', params: { target } };
+  return reachable?.has(target) ? undefined : { code: 'ref_not_prerequisite', params: { stepId: step.id, target } };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { StepHost } from './run-types';
 import type { StepRow } from './run.repository';
 
 /**
- * A condition step (SPEC §8): a structured one picks its branch with the pure `pickBranch` over
+ * A condition step: a structured one picks its branch with the pure `pickBranch` over
  * resolved comparison sides; a model one asks the model to name a case (no tools offered). The
  * step's start and end are one commit; its result is `{"branch": "<name>"}` and the port it takes
  * is that name. A pinned condition serves its pinned branch.

@@ -52,7 +52,7 @@ export interface ModelStepRequest {
   askApproval: (reason: string, detail: { tool: string; arguments: unknown; effect: string }) => Promise<boolean>;
 }
 
-/** A model condition's question (SPEC §8): the instruction and the cases to pick from. */
+/** A model condition's question: the instruction and the cases to pick from. */
 export interface ModelChoiceRequest {
   owner: string;
   runId: string;

@@ -8,7 +8,7 @@ import type { StepHost } from './run-types';
 import { iterationKey, type StepExecution, type StepRow } from './run.repository';
 
 /**
- * The effects of control flow (SPEC §8) that the run executor performs for the reducer: run a
+ * The effects of control flow that the run executor performs for the reducer: run a
  * condition, start a forEach (resolve and check its items), run the body steps of an iteration
  * (reusing finished ones), record skipped steps, report loop progress, and settle a loop with
  * the array of each iteration's last body step result. Each effect commits before it reports.

@@ -4,11 +4,11 @@ import { parseDependency } from '@fengyu/protocol';
  * One scope of a run's steps (the plan's top level, or one iteration of a forEach body) as pure
  * data: each step's state, the port it took, and how many of its incoming edges are settled and
  * satisfied. Settling a step settles its outgoing edges; a step whose join can no longer hold is
- * skipped at once, and the skip runs down the graph (SPEC §8). No I/O, no clock.
+ * skipped at once, and the skip runs down the graph. No I/O, no clock.
  *
  * An edge is a `dependsOn` entry. It is satisfied when its source ends `done` and, when it names
  * a port, the source took that port; it is skipped when the source was skipped or took another
- * port. A failed source settles nothing: the run fails (SPEC §9's `onError` decides otherwise by
+ * port. A failed source settles nothing: the run fails (failure handling's `onError` decides otherwise by
  * the port the failed step takes — `error` — through this same rule).
  */
 

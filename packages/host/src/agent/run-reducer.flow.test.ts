@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { initialRunState, type RunAction, type RunInput, type RunState, reduce, type StepNode } from './run-reducer';
 
 /**
- * Properties of conditions, ports, joins, skips and forEach iterations (SPEC §8) over random
+ * Properties of conditions, ports, joins, skips and forEach iterations over random
  * plans: every step ends exactly once (done, failed or skipped); no step starts whose port was
  * not taken; `join: all` / `join: any` hold; a loop runs each iteration's body steps once.
  */

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auto, startTestHost, type SseEvent, type TestHost } from '../support/host';
 
 /**
- * Control flow end to end (SPEC §8) on a real host: conditions, ports, joins, skipped steps and
+ * Control flow end to end on a real host: conditions, ports, joins, skipped steps and
  * forEach loops, with `execute_command` leaving side-effect marks and pinned steps for data.
  */
 

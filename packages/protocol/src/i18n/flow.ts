@@ -1,4 +1,4 @@
-/** Messages of control flow in plans (SPEC §8): validation problems and run-time step errors, in both languages. */
+/** Messages of control flow in plans: validation problems and run-time step errors, in both languages. */
 export const en: Record<string, string> = {
   // problems (details[])
   step_field_required: 'Step "{stepId}" ({kind}) needs "{field}".',

@@ -357,7 +357,7 @@ export class AgentService {
     const next = await answerParked(this.deps, row, gate, answer.kind === 'approve' && gate.kind === 'plan' ? { ...answer, plan } : answer);
     if (next.kind === 'ended' || !plan) return;
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: false };
-    const reuse = new Map((await this.deps.repo.steps(row.id)).filter((e) => e.status === 'done').map((e) => [e.stepId, e]));
+    const reuse = new Map((await this.deps.repo.steps(row.id)).filter((e) => e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)).map((e) => [executionKey(e), e]));
     // the task (if any) is adopted once the run is tracked here, so that it follows this run
     let task: GateParking | undefined;
     const parking: GateParking = { parked: () => task?.parked(), resumed: () => task?.resumed() ?? Promise.resolve() };

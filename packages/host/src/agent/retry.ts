@@ -31,7 +31,8 @@ function sameDependencies(a: PlanStep, b: PlanStep): boolean {
 /** Splits `next`'s top-level steps into reused and re-run, against the old run's plan and executions. */
 export function retrySplit(old: AgentPlan, next: AgentPlan, executions: readonly StepExecution[]): RetrySplit {
   const oldSteps = new Map(old.steps.map((s) => [s.id, s]));
-  const done = new Map(executions.filter((e) => e.status === 'done').map((e) => [e.stepId, e]));
+  // top-level steps only: a body step's executions are per iteration (reused by the loop itself)
+  const done = new Map(executions.filter((e) => e.status === 'done' && e.iteration === undefined).map((e) => [e.stepId, e]));
   const split: RetrySplit = { reused: [], rerun: [], reuse: new Map() };
   for (const step of next.steps) {
     const before = oldSteps.get(step.id);

@@ -12,7 +12,7 @@ import { deliverOnce, drive, makeTemplate, MARKS, type Template } from './worklo
 
 /**
  * The crash campaign (SPEC §13, docs/reliability.md):
- *   npm run crash-campaign -- --trials N [--points a,b] [--seed S] [--parallel P] [--trial K] [--keep]
+ *   npm run crash-campaign -- --trials N [--points a,b] [--seed S] [--parallel P] [--trial K] [--keep] [--until HH:MM]
  * Each trial copies a prepared home, starts a real host with FENGYU_CRASH_AT=<point>:<n> (point
  * and pass drawn from the seeded PRNG), drives the mixed workload until the host kills itself
  * (or, when the pass is never reached, kills it from outside), checks that none of its
@@ -45,6 +45,8 @@ interface Options {
   parallel: number;
   only?: number;
   keep: boolean;
+  /** No trial starts after this time (ISO or HH:MM UTC): the campaign reports the trials that ran. */
+  until?: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -57,6 +59,12 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--parallel') o.parallel = Math.max(1, Number(v()));
     else if (a === '--trial') o.only = Number(v());
     else if (a === '--keep') o.keep = true;
+    else if (a === '--until') {
+      const text = v();
+      const at = /^\d\d:\d\d$/.test(text) ? Date.parse(`${new Date().toISOString().slice(0, 10)}T${text}:00Z`) : Date.parse(text);
+      if (!Number.isFinite(at)) throw new Error(`--until needs HH:MM (UTC) or an ISO time, got "${text}"`);
+      o.until = at;
+    }
     else if (a === '--points') {
       const names = v().split(',').filter(Boolean);
       for (const n of names) if (!(CRASH_POINTS as readonly string[]).includes(n)) throw new Error(`unknown crash point "${n}": the points are ${CRASH_POINTS.join(', ')}`);
@@ -190,7 +198,7 @@ async function main(): Promise<void> {
   const results: TrialResult[] = [];
   let next = 0;
   const worker = async () => {
-    while (next < indexes.length) {
+    while (next < indexes.length && (o.until === undefined || Date.now() < o.until)) {
       const index = indexes[next++] as number;
       let r: TrialResult;
       try {
@@ -214,6 +222,7 @@ async function main(): Promise<void> {
   const failed = results.filter((r) => r.violations.length > 0).length;
   const ms = results.map((r) => r.ms).sort((x, y) => x - y);
   process.stdout.write(`trial time: median ${((ms[Math.floor(ms.length / 2)] ?? 0) / 1000).toFixed(1)} s, max ${((ms[ms.length - 1] ?? 0) / 1000).toFixed(1)} s\n`);
+  if (results.length < indexes.length) process.stdout.write(`stopped at --until: ${results.length} of ${indexes.length} trials ran\n`);
   process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
   if (failed === 0 && !o.keep) rmSync(base, { recursive: true, force: true });
   process.exit(failed ? 1 : 0);

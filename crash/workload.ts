@@ -161,7 +161,8 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
           run.runId = r.body.runId;
           await recordStream(h, run.runId as string, run.frames, gateAnswerer(api, () => run.runId));
         })
-        .catch((e) => (h.proc.exitCode === null && h.proc.signalCode === null ? Promise.reject(e) : undefined)),
+        // a request the dying host never answered is the crash itself, not a violation
+        .catch((e: Error) => (e instanceof TypeError || (h.proc.exitCode ?? h.proc.signalCode) !== null ? undefined : Promise.reject(e))),
     );
   });
   const tasks: Drive['tasks'] = [];

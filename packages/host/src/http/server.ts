@@ -92,6 +92,9 @@ export async function createHost(options: HostOptions = {}): Promise<Host> {
   serveUi(app, config.uiDir);
 
   await app.listen({ host: config.host, port: config.port });
+  // tasks the last stop left queued (never started) are queued again once every domain follows task ends
+  const requeued = await ctx.tasksDomain?.registry.resumeQueued?.();
+  if (requeued) logger.info({ requeued }, 'background tasks left queued by the last stop were queued again');
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://127.0.0.1:${port}`;

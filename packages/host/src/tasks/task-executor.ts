@@ -5,4 +5,5 @@ import type { TaskRegistry } from './task-registry';
  * `TaskRegistry` (one process, the SQLite file) or the shared deployment's `SharedTaskRegistry`
  * (several hosts, one PostgreSQL queue).
  */
-export type TaskExecutor = Pick<TaskRegistry, 'submit' | 'get' | 'list' | 'output' | 'wait' | 'kill' | 'capacity' | 'globalCapacity' | 'onFinished' | 'snapshot' | 'recover' | 'close'>;
+export type TaskExecutor = Pick<TaskRegistry, 'submit' | 'get' | 'list' | 'output' | 'wait' | 'kill' | 'capacity' | 'globalCapacity' | 'onFinished' | 'snapshot' | 'recover' | 'close'> &
+  Partial<Pick<TaskRegistry, 'resumeQueued'>>;

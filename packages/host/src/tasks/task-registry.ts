@@ -37,6 +37,7 @@ export const FINISHED_KEPT = 100;
 /** Kill escalation: cooperative grace, then SIGTERM grace, then SIGKILL grace (each ≤ 5 s). */
 export const KILL_GRACES_MS = { cooperative: 2000, term: 2000, kill: 1000 } as const;
 
+const RUNNING_INTERRUPTED = { code: 'task_interrupted', message: 'The host stopped while this task was running; it is not run again.' };
 const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 
 export interface BodyHooks {
@@ -342,14 +343,44 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     this.finishedTasks = new FinishedTasks((keep) => deps.store.prune(keep), deps.logger);
   }
 
-  /** At start: tasks that were queued or running when the host stopped become interrupted (never re-run). */
+  /** Tasks the last stop left queued (their body never started), submitted again by `resumeQueued`. */
+  private leftQueued: TaskRecord[] = [];
+
+  /**
+   * At start: tasks that were running when the host stopped become interrupted (never re-run: their
+   * body may have taken effect); those only queued are kept for `resumeQueued`. A store that cannot
+   * list queued tasks interrupts them too.
+   */
   async recover(): Promise<number> {
-    const interrupted = await this.deps.store.interruptLive(this.deps.clock.now(), {
-      code: 'task_interrupted',
-      message: 'The host stopped while this task was queued or running; it is not run again.',
-    });
-    await this.deps.store.prune(FINISHED_KEPT);
+    const store = this.deps.store;
+    const interrupted = await store.interruptLive(this.deps.clock.now(), RUNNING_INTERRUPTED, store.queued ? ['running'] : ['queued', 'running']);
+    this.leftQueued = (await store.queued?.()) ?? [];
+    await store.prune(FINISHED_KEPT);
     return interrupted.length;
+  }
+
+  /**
+   * Once the host is up (every domain listening for task ends, stale runs interrupted): the tasks
+   * the last stop left queued go back into the queue in submission order, with their ids, as if
+   * submitted again now; one the limits refuse comes back interrupted. Returns how many were queued again.
+   */
+  async resumeQueued(): Promise<number> {
+    const left = this.leftQueued;
+    this.leftQueued = [];
+    let n = 0;
+    for (const r of left) {
+      if (this.closing) break;
+      const now = this.now();
+      const admission = this.deps.policy.submit({ id: r.id, owner: r.ownerId, priority: r.priority }, now);
+      if (admission.kind === 'refuse') {
+        await this.deps.store.save({ ...r, state: 'interrupted', finishedMs: now, error: { code: 'task_interrupted', message: 'The host stopped while this task was queued, and the queue had no room for it after the restart.' } });
+        continue;
+      }
+      const entry = this.liveEntry(r);
+      n += 1;
+      if (admission.kind === 'start') this.launch(entry, true);
+    }
+    return n;
   }
 
   private now(): number {
@@ -463,14 +494,19 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     }
     const starts = admission.kind === 'start';
     const record = newTaskRecord(id, req, prepared, starts ? 'running' : 'queued', now, this.deps.defaultPermissionMode);
+    return { ok: true, entry: this.liveEntry(record), starts };
+  }
+
+  /** A task's live entry, known to the executor from now on. */
+  private liveEntry(record: TaskRecord): Live {
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => {
       resolveDone = r;
     });
     // the view is a copy: the record's later changes (start, end) are reported once committed
     const entry: Live = { record, view: copyRecord(record), slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
-    this.live.set(id, entry);
-    return { ok: true, entry, starts };
+    this.live.set(record.id, entry);
+    return entry;
   }
 
   /** A task whose creation was not committed: forgotten, its slot or queue place freed. */
@@ -755,14 +791,18 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     return { parked: hooks.park, resumed: hooks.unpark };
   }
 
-  /** Host stop: nothing more starts; live tasks are recorded interrupted (never re-run). */
+  /**
+   * Host stop: nothing more starts; running tasks are recorded interrupted (never re-run), queued
+   * ones stay queued for the next start (`resumeQueued`), or are interrupted too when the store
+   * cannot list them.
+   */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     const live = [...this.live.values()];
     for (const e of live) e.slot.kill();
     await Promise.allSettled(live.map((e) => e.persisted));
-    await this.deps.store.interruptLive(this.now(), { code: 'task_interrupted', message: 'The host stopped while this task was queued or running; it is not run again.' });
+    await this.deps.store.interruptLive(this.now(), RUNNING_INTERRUPTED, this.deps.store.queued ? ['running'] : ['queued', 'running']);
     for (const e of live) e.resolveDone();
     this.live.clear();
   }

@@ -71,13 +71,15 @@ export interface TaskStore {
   get(id: string): Promise<TaskRecord | undefined>;
   /** The owner's tasks, newest first. */
   list(ownerId: string, query: TaskListQuery): Promise<TaskRecord[]>;
-  /** Marks every queued or running task interrupted (at start: their work cannot be resumed); returns them. */
-  interruptLive(nowMs: number, error: { code: string; message: string }): Promise<TaskRecord[]>;
   /**
    * Tasks whose run waits in the inbox (`waiting`): not interrupted by a stop, since their run is
    * parked at its gate (single host only; a shared queue keeps such a task running).
    */
   waiting?(): Promise<TaskRecord[]>;
+  /** Marks every task in `states` (default queued and running) interrupted; returns them. */
+  interruptLive(nowMs: number, error: { code: string; message: string }, states?: ReadonlyArray<'queued' | 'running'>): Promise<TaskRecord[]>;
+  /** The tasks stored `queued` (their body never started), oldest submission first. */
+  queued?(): Promise<TaskRecord[]>;
   /** Deletes finished tasks beyond the newest `keep`. */
   prune(keep: number): Promise<void>;
 }
@@ -361,15 +363,15 @@ export class SqliteTaskStore implements TaskStore {
     return rows.map(fromRow);
   }
 
-  async interruptLive(nowMs: number, error: { code: string; message: string }): Promise<TaskRecord[]> {
+  async interruptLive(nowMs: number, error: { code: string; message: string }, states: ReadonlyArray<'queued' | 'running'> = ['queued', 'running']): Promise<TaskRecord[]> {
     // writes still waiting for their group commit land first, so none of them overwrites this
     if (this.pending.size > 0) await this.flush();
-    const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', ['queued', 'running']).execute();
+    const live = await this.db.selectFrom('bg_tasks').selectAll().where('state', 'in', [...states]).execute();
     if (live.length === 0) return [];
     await this.db
       .updateTable('bg_tasks')
       .set({ state: 'interrupted', finished_ms: ms(nowMs, this.postgres), error_code: error.code, error_message: error.message })
-      .where('state', 'in', ['queued', 'running'])
+      .where('state', 'in', [...states])
       .execute();
     return live.map((r) => ({ ...fromRow(r), state: 'interrupted' as const, finishedMs: nowMs, error }));
   }
@@ -377,6 +379,12 @@ export class SqliteTaskStore implements TaskStore {
   async waiting(): Promise<TaskRecord[]> {
     if (this.pending.size > 0) await this.flush();
     return (await this.db.selectFrom('bg_tasks').selectAll().where('state', '=', 'waiting').execute()).map(fromRow);
+  }
+
+  async queued(): Promise<TaskRecord[]> {
+    if (this.pending.size > 0) await this.flush();
+    const rows = await this.db.selectFrom('bg_tasks').selectAll().where('state', '=', 'queued').orderBy('submitted_ms').orderBy('id').execute();
+    return rows.map(fromRow);
   }
 
   async prune(keep: number): Promise<void> {

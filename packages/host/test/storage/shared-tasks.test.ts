@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskSnapshot } from '../../src/tasks/task-submitter';
 import { startTestHost, type TestHost } from '../support/host';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
-import { publishCommand, until } from '../tasks/helpers';
+import { pidsIn, publishCommand, until } from '../tasks/helpers';
 
 /**
  * Background tasks of two hosts on one PostgreSQL database share one queue: capacity is global,
@@ -105,4 +105,26 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     for (const id of running) expect((await state(a, id)).state).toBe('cancelled');
     expect((await state(b, queued.id)).startedAt).toBeUndefined();
   }, 240_000);
+
+  it('a host that stops leaves its running tasks interrupted, never run again, and the queued one in the shared queue, run once', async () => {
+    const marks = join(home, 'shared-marks');
+    const sleeper = await publishCommand(a, `echo $$ >> ${marks}; sleep 600`, { type: 'object', properties: {} }, 'sleeper2');
+    const laterMarks = join(home, 'shared-later');
+    const later = await publishCommand(a, `echo $$ >> ${laterMarks}`, { type: 'object', properties: {} }, 'later');
+    const running: string[] = [];
+    for (let i = 0; i < 16; i++) running.push((await (i % 2 ? b : a).api('POST', '/api/agent/tasks', { workflowId: sleeper, permissionMode: 'full-access' })).body.id as string);
+    await until(async () => (await Promise.all(running.map((id) => state(a, id)))).every((t) => t.state === 'running'), 'all 16 to run', 120_000);
+    const queued = (await b.api('POST', '/api/agent/tasks', { workflowId: later, permissionMode: 'full-access', priority: 'batch' })).body as TaskSnapshot;
+    expect(queued.state).toBe('queued');
+    await b.close();
+    // B's eight are interrupted, never run again; the queued one stays in the shared queue and runs once, wherever a slot frees
+    const states = await Promise.all(running.map((id) => state(a, id)));
+    expect(states.filter((t) => t.state === 'interrupted')).toHaveLength(8);
+    const done = await a.api('POST', '/api/agent/tasks/wait', { ids: [queued.id], mode: 'all', timeoutMs: 60_000 });
+    expect(done.body.tasks[0]).toMatchObject({ id: queued.id, state: 'completed' });
+    expect(pidsIn(laterMarks)).toHaveLength(1);
+    // nothing that had started ran again: sixteen sleepers started, once each
+    expect(pidsIn(marks)).toHaveLength(16);
+    await Promise.all(running.map((id) => a.api('POST', `/api/agent/tasks/${id}/kill`)));
+  }, 300_000);
 });

@@ -16,8 +16,9 @@ export interface ChildHost {
 const fixture = join(import.meta.dirname, 'serve-fixture.ts');
 const started: ChildProcess[] = [];
 
-export function startChildHost(home: string): Promise<ChildHost> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, home], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `env`: added to this process's environment (e.g. FENGYU_CRASH_AT). */
+export function startChildHost(home: string, env: Record<string, string> = {}): Promise<ChildHost> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture, home], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   started.push(child);
   return new Promise((resolve, reject) => {
     let buf = '';

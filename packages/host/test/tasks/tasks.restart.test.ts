@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('restart', () => {
-  it('keeps finished tasks, brings queued and running ones back interrupted, and never re-runs them', async () => {
+  it('keeps finished tasks, brings running ones back interrupted and never re-runs them, and queues again the one only queued', async () => {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-restart-'));
     homes.push(home);
     const marks = join(home, 'marks');
@@ -32,11 +32,13 @@ describe('restart', () => {
     hosts.push(a);
     const quick = await publishCommand(a, 'echo done-before-restart', { type: 'object', properties: {} }, 'quick');
     const slow = await publishCommand(a, `echo $$ >> ${marks}; sleep 600`, { type: 'object', properties: {} }, 'slow');
+    const queuedMarks = join(home, 'queued-marks');
+    const later = await publishCommand(a, `echo $$ >> ${queuedMarks}`, { type: 'object', properties: {} }, 'later');
     const done = (await a.api('POST', '/api/agent/tasks', { workflowId: quick, permissionMode: 'full-access' })).body;
     await a.api('GET', `/api/agent/tasks/${done.id}/output?timeoutMs=30000`);
     const running: string[] = [];
     for (let i = 0; i < 16; i++) running.push((await a.api('POST', '/api/agent/tasks', { workflowId: slow, permissionMode: 'full-access' })).body.id);
-    const queued = (await a.api('POST', '/api/agent/tasks', { workflowId: slow, permissionMode: 'full-access', priority: 'batch' })).body;
+    const queued = (await a.api('POST', '/api/agent/tasks', { workflowId: later, permissionMode: 'full-access', priority: 'batch' })).body;
     expect(queued.state).toBe('queued');
     await until(() => pidsIn(marks).length >= 16, 'every body to start its command');
     const startedPids = pidsIn(marks);
@@ -49,20 +51,20 @@ describe('restart', () => {
     const kept = (await b.api('GET', `/api/agent/tasks/${done.id}`)).body;
     expect(kept).toMatchObject({ state: 'completed', output: { truncated: false } });
     expect(kept.output.text).toContain('done-before-restart');
-    for (const id of [...running, queued.id]) {
+    for (const id of running) {
       const s = (await b.api('GET', `/api/agent/tasks/${id}`)).body;
       expect(s, id).toMatchObject({ state: 'interrupted', queued: false, error: { code: 'task_interrupted' } });
       expect(s.finishedAt).toBeTruthy();
     }
-    const q = (await b.api('GET', `/api/agent/tasks/${queued.id}`)).body;
-    expect(q.startedAt).toBeUndefined();
-    expect(q.runId).toBeUndefined();
-    // nothing was replayed: no slot is in use and no new command started
+    // the task only queued (its body never started) was queued again, with its id, and ran once
+    const waited = await b.api('POST', '/api/agent/tasks/wait', { ids: [queued.id], mode: 'all', timeoutMs: 30_000 });
+    expect(waited.body.tasks[0]).toMatchObject({ id: queued.id, state: 'completed' });
+    expect(waited.body.tasks[0].runId).toBeTruthy();
+    expect(pidsIn(queuedMarks)).toHaveLength(1);
+    // nothing that had started was replayed: no slot is in use and no slow command started again
     expect((await b.api('GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 0, queued: 0 });
-    const waited = await b.api('POST', '/api/agent/tasks/wait', { ids: [queued.id], mode: 'all', timeoutMs: 200 });
-    expect(waited.body.tasks[0].state).toBe('interrupted');
     expect(pidsIn(marks).length).toBe(startedPids.length);
-    expect((await b.api('GET', '/api/agent/tasks?state=interrupted&limit=200')).body.items).toHaveLength(17);
+    expect((await b.api('GET', '/api/agent/tasks?state=interrupted&limit=200')).body.items).toHaveLength(16);
   }, 120_000);
 });
 
@@ -71,7 +73,7 @@ const serve = startChildHost;
 const call = childApi;
 
 describe('crash', () => {
-  it('after a SIGKILL of the host, queued and running tasks come back interrupted and are not re-run', async () => {
+  it('after a SIGKILL of the host, running tasks come back interrupted and are not re-run; the queued one is queued again', async () => {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-crash-'));
     homes.push(home);
     const first = await serve(home);
@@ -89,13 +91,57 @@ describe('crash', () => {
     await new Promise((r) => first.child.once('exit', r));
 
     const second = await serve(home);
-    for (const id of ids) expect((await call(second, 'GET', `/api/agent/tasks/${id}`)).body, id).toMatchObject({ state: 'interrupted', error: { code: 'task_interrupted' } });
-    expect((await call(second, 'GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 0, queued: 0 });
+    const queued = ids[16] as string;
+    for (const id of ids.slice(0, 16)) expect((await call(second, 'GET', `/api/agent/tasks/${id}`)).body, id).toMatchObject({ state: 'interrupted', error: { code: 'task_interrupted' } });
+    const again = await until(async () => {
+      const t = (await call(second, 'GET', `/api/agent/tasks/${queued}`)).body;
+      return t.state === 'running' && t.runId ? t : undefined;
+    }, 'the queued task to run after the restart');
+    expect(again.error).toBeUndefined();
+    expect((await call(second, 'GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 1, queued: 0 });
     const runs = (await call(second, 'GET', '/api/agent/runs?limit=50')).body;
-    const items = (runs.items ?? runs.runs ?? runs) as Array<{ status: string }>;
-    expect(items.filter((r) => r.status === 'running')).toEqual([]);
+    const items = (runs.items ?? runs.runs ?? runs) as Array<{ id: string; status: string }>;
+    // the runs of the interrupted tasks are not live; the one running is the queued task's
+    expect(items.filter((r) => r.status === 'running').map((r) => r.id)).toEqual([again.runId]);
     second.child.kill('SIGKILL');
   }, 120_000);
+
+  it('a task killed at task-start (its start committed, its body not begun) comes back interrupted and never runs; the same for one leaving the queue', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-tasks-start-crash-'));
+    homes.push(home);
+    const setup = await serve(home);
+    const def = (await call(setup, 'POST', '/api/workflows', { name: 'long', plan: { steps: [{ id: 's', tool: 'slow', arguments: { ms: 60000 } }] } })).body;
+    await call(setup, 'POST', `/api/workflows/${def.id}/publish`, { revision: def.revision });
+    setup.child.kill('SIGKILL');
+    await new Promise((r) => setup.child.once('exit', r));
+
+    // straight into a slot: the first pass of task-start
+    const first = await serve(home, { FENGYU_CRASH_AT: 'task-start' });
+    const exited = new Promise((r) => first.child.once('exit', (_c, signal) => r(signal)));
+    const r = await call(first, 'POST', '/api/agent/tasks', { workflowId: def.id, permissionMode: 'full-access' }).catch(() => undefined);
+    expect(await exited).toBe('SIGKILL');
+    // out of the queue: 16 bodies start (passes 1–16), the 17th waits; one killed frees its slot, the 17th dies at its start
+    const second = await serve(home, { FENGYU_CRASH_AT: 'task-start:17' });
+    const exited2 = new Promise((res) => second.child.once('exit', (_c, signal) => res(signal)));
+    const ids: string[] = [];
+    for (let i = 0; i < 17; i++) ids.push((await call(second, 'POST', '/api/agent/tasks', { workflowId: def.id, permissionMode: 'full-access' })).body.id);
+    await until(async () => (await call(second, 'GET', `/api/agent/tasks/${ids[0]}`)).body.runId, 'the first run to be recorded');
+    void call(second, 'POST', `/api/agent/tasks/${ids[0]}/kill`).catch(() => undefined);
+    expect(await exited2).toBe('SIGKILL');
+
+    const third = await serve(home);
+    const all = (await call(third, 'GET', '/api/agent/tasks?limit=100')).body.items as Array<{ id: string; state: string; runId?: string; startedAt?: string }>;
+    const fromFirst = all.filter((t) => !ids.includes(t.id));
+    // the task that died at its start on each host is interrupted and has no run: its body never began, and it is not replayed
+    expect([...fromFirst, all.find((t) => t.id === ids[16])].map((t) => [t?.state, t?.runId])).toEqual([
+      ['interrupted', undefined],
+      ['interrupted', undefined],
+    ]);
+    void r;
+    expect(all.filter((t) => t.state === 'queued' || t.state === 'running')).toEqual([]);
+    expect((await call(third, 'GET', '/api/agent/tasks/capacity')).body).toMatchObject({ running: 0, queued: 0 });
+    third.child.kill('SIGKILL');
+  }, 300_000);
 });
 
 describe('the finished-task cap', () => {

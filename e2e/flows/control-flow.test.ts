@@ -1,0 +1,142 @@
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type FlowsE2E, startFlowsE2E } from './harness';
+
+/**
+ * Control flow drawn in the real builder at 1280×800 (SPEC §8, issue 39 item 3): a Condition with a
+ * case port and else, a For-each group with a step dragged into its body, saved, run against the
+ * real host: the branch not taken is faded as skipped, the group counts its iterations and lists
+ * per-item results.
+ */
+
+let e: FlowsE2E;
+let page: Page;
+let flowId = '';
+const PARTS = [{ name: 'North', rows: 1200 }, { name: 'South', rows: 30 }, { name: 'East', rows: 7 }];
+
+type Box = { x: number; y: number; width: number; height: number };
+const box = async (selector: string): Promise<Box> => {
+  const b = await page.locator(selector).first().boundingBox();
+  if (!b) throw new Error(`${selector} is not shown`);
+  return b;
+};
+const node = (id: string) => `.vue-flow__node [data-node-id="${id}"]`;
+const centre = (b: Box) => ({ x: b.x + b.width / 2, y: b.y + b.height / 2 });
+
+/** Drags with the mouse from one element's centre to another's (a connection, or a node into a group). */
+async function drag(from: string, to: string | { x: number; y: number }) {
+  const a = centre(await box(from));
+  const b = typeof to === 'string' ? centre(await box(to)) : to;
+  await page.mouse.move(a.x, a.y);
+  await page.mouse.down();
+  await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 5 });
+  await page.mouse.move(b.x, b.y, { steps: 5 });
+  await page.mouse.up();
+}
+const select = (id: string) => page.locator(`${node(id)} .fy-label`).first().click();
+const fit = () => page.locator('.vue-flow__controls-fitview').click();
+
+beforeAll(async () => {
+  e = await startFlowsE2E();
+  // the data steps exist already; the control flow is drawn by hand below
+  const steps = [
+    { id: 'rows', title: 'Parts', tool: 'echo', arguments: { value: PARTS } },
+    { id: 'notify', title: 'Nothing to send', tool: 'echo', arguments: { text: 'no parts' } },
+    { id: 'mail', title: 'Mail a part', tool: 'echo', arguments: { text: 'part' } },
+  ];
+  const created = await e.t.api('POST', '/api/workflows', { name: 'Parts by size', plan: { steps } });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  flowId = created.body.id;
+  page = await e.context.newPage();
+  await page.setViewportSize({ width: 1280, height: 800 });
+}, 240_000);
+
+afterAll(async () => {
+  await page?.close().catch(() => {});
+  await e?.close();
+});
+
+it('draws a condition and a for-each, saves the plan they mean, runs it and shows skipped and iteration badges', async () => {
+  await page.goto(e.url(`/flows/${encodeURIComponent(flowId)}`));
+  await page.locator(node('mail')).waitFor();
+  await page.getByTestId('palette-expand').click();
+
+  // a Condition right of the data step: case "none" holds when the list is empty
+  await select('rows');
+  await page.locator('[data-palette-item="condition"]').click();
+  await page.locator(node('check')).waitFor();
+  await page.getByTestId('palette-collapse').click();
+  const editor = page.getByTestId('condition-editor');
+  await editor.getByTestId('case-name').fill('none');
+  await editor.getByTestId('case-name').press('Tab');
+  await editor.getByTestId('cmp-left').fill('{{node.rows.result.echoed}}');
+  await editor.getByTestId('cmp-left').press('Tab');
+  await editor.getByTestId('cmp-op').selectOption('empty');
+  await expect.poll(() => editor.getByTestId('cmp-right').count()).toBe(0); // no right side for "is empty"
+  expect(await page.locator(`${node('check')} [data-port]`).evaluateAll((els) => els.map((el) => el.getAttribute('data-port')))).toEqual(['none', 'else']);
+  await e.shot(page, 'control-flow-condition');
+
+  // a For-each group right of the condition, over the parts
+  await page.getByTestId('palette-expand').click();
+  await page.locator('[data-palette-item="forEach"]').click();
+  await page.locator(node('each')).waitFor();
+  await page.getByTestId('palette-collapse').click();
+  await page.getByTestId('foreach-items').fill('{{node.rows.result.echoed}}');
+  await page.getByTestId('foreach-items').press('Tab');
+  await page.getByTestId('foreach-concurrency').fill('2');
+  await page.getByTestId('foreach-concurrency').press('Tab');
+  await fit();
+
+  // connect: the list into the condition, its case to "notify", its else into the loop
+  await drag(`${node('rows')} .fy-out-handle`, `${node('check')} .fy-in-handle`);
+  await drag(`${node('check')} [data-port="none"] .vue-flow__handle`, `${node('notify')} .fy-in-handle`);
+  await drag(`${node('check')} [data-port="else"] .vue-flow__handle`, `${node('each')} .fy-in-handle`);
+  // drag the mail step into the group's body, then mail each part by name
+  const area = await box(`${node('each')} .fy-group-area`);
+  await drag(`${node('mail')} .fy-icon`, { x: area.x + area.width * 0.55, y: area.y + area.height * 0.5 });
+  await expect.poll(() => page.locator(`${node('each')} .fy-group-hint`).count()).toBe(0);
+  await select('mail');
+  const text = page.locator('[data-arg="text"]');
+  await text.locator('[data-source="expression"]').click();
+  await text.getByTestId('expression').fill('Part {{item.name}} ({{index}})');
+  await text.getByTestId('expression').press('Tab');
+  await fit();
+  // the group grows from its corner
+  const before = await box(node('each'));
+  await drag(`${node('each')} [data-testid="group-resize"]`, { x: before.x + before.width + 40, y: before.y + before.height + 30 });
+  await expect.poll(async () => (await box(node('each'))).width).toBeGreaterThan(before.width + 30);
+  await e.shot(page, 'control-flow-drawn');
+
+  await page.getByTestId('save').click();
+  await expect.poll(() => page.getByTestId('unsaved').count()).toBe(0);
+  const saved = (await e.t.api('GET', `/api/workflows/${flowId}`)).body;
+  const steps = saved.plan.steps as Array<Record<string, unknown>>;
+  expect(steps.find((s) => s.id === 'check')).toMatchObject({ kind: 'condition', cases: [{ name: 'none', when: { all: [{ left: '{{node.rows.result.echoed}}', op: 'empty' }] } }], dependsOn: ['rows'] });
+  expect(steps.find((s) => s.id === 'notify')).toMatchObject({ dependsOn: ['check:none'] });
+  expect(steps.find((s) => s.id === 'each')).toMatchObject({ kind: 'forEach', items: '{{node.rows.result.echoed}}', concurrency: 2, steps: [{ id: 'mail', arguments: { text: 'Part {{item.name}} ({{index}})' } }] });
+  expect((steps.find((s) => s.id === 'each')?.dependsOn as string[]).sort()).toEqual(['check:else', 'rows']);
+  expect(steps.some((s) => s.id === 'mail')).toBe(false);
+  const group = (saved.graph.nodes as Array<{ id: string; data: { width?: number } }>).find((n) => n.id === 'each');
+  expect(group?.data.width).toBeGreaterThan(520);
+
+  // run it for real: the empty case is not taken, so "notify" is skipped; the loop runs three times
+  await page.getByTestId('run').click();
+  const dialog = page.getByTestId('run-dialog');
+  await dialog.getByTestId('permission-mode').selectOption('full-access');
+  await dialog.getByTestId('run-start').click();
+  const panel = page.getByTestId('run-panel');
+  await panel.getByTestId('approve-plan').click({ timeout: 30_000 });
+  await expect.poll(() => panel.getByTestId('run-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
+  await expect.poll(() => page.locator(node('notify')).getAttribute('data-badge')).toBe('skipped');
+  expect(await page.locator(node('notify')).evaluate((el) => getComputedStyle(el).opacity)).toBe('0.4');
+  expect(await page.locator(`${node('check')} [data-testid="branch-taken"]`).textContent()).toBe('else');
+  expect(await page.locator(`${node('each')} [data-testid="loop-progress"]`).textContent()).toBe('3 / 3');
+  // the loop's output viewer lists each item's result
+  await page.getByTestId('tab-config').click();
+  await page.locator(`${node('each')} .fy-label`).first().click();
+  const items = page.getByTestId('iteration-results').locator('[data-iteration]');
+  await expect.poll(() => items.count()).toBe(3);
+  expect(await items.nth(1).textContent()).toContain('Part South (1)');
+  await fit();
+  await e.shot(page, 'control-flow-run');
+});

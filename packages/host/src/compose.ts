@@ -13,6 +13,7 @@ import { createMcpDomain } from './mcp/mcp.domain';
 import { createModelsDomain } from './models/models.domain';
 import { createPermissionsDomain } from './permissions/permissions.domain';
 import { createPluginsDomain } from './plugins/plugins.domain';
+import { openVault } from './secrets/secrets.domain';
 import type { CoreServices } from './services';
 import { SettingsStore } from './settings/settings.store';
 import { migrate, type OpenedDatabase, openConfigured } from './storage/database';
@@ -61,6 +62,11 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
   const clock = options.clock ?? systemClock;
   const database = openConfigured(config);
   await migrate(database.db);
+  // a missing or wrong secrets key stops the start here, before anything reads a secret
+  const vault = await openVault(database, config, clock).catch(async (err) => {
+    await database.close();
+    throw err;
+  });
   // several hosts may share a PostgreSQL database: each has an id and a lease, and live work names its host
   const lease = database.dialect === 'postgres' ? new HostLease(database.db, clock, logger.child({ component: 'hosts' }), leaseMsFrom(config.env)) : undefined;
   await lease?.register();
@@ -76,6 +82,7 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
     events: new EventLog(database.db, clock, undefined, crashPoint),
     catalog: new ToolCatalog(),
     settings,
+    vault,
     runs: new RunRepository(database.db, lease?.id),
     onClose: (fn) => void closers.push(fn),
   };
@@ -112,6 +119,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     planner: models.planner,
     modelSteps: models.modelSteps,
     filesResolver: plugins.resolveFiles,
+    secrets: core.vault,
     ...(lease ? { hostId: lease.id } : {}),
     ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}),
     gates: inboxCore.recorder,

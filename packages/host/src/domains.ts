@@ -18,5 +18,6 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'models', load: async () => (await import('./models/models.routes')).registerModels },
   { name: 'builder-assist', load: async () => (await import('./chat/builder-assist.routes')).registerBuilderAssist },
   { name: 'inbox', load: async () => (await import('./inbox/inbox.routes')).registerInbox },
+  { name: 'secrets', load: async () => (await import('./secrets/secrets.routes')).registerSecrets },
   { name: 'schedules', load: async () => (await import('./schedules/schedules.routes')).registerSchedules },
 ];

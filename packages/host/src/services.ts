@@ -4,6 +4,7 @@ import type { Clock } from './clock';
 import type { HostConfig } from './config/config';
 import type { CrashPoint } from './config/crash-points';
 import type { EventLog } from './events/event-log';
+import type { Vault } from './secrets/vault';
 import type { SettingsStore } from './settings/settings.store';
 import type { Db } from './storage/database';
 import type { ToolCatalog } from './tools/catalog';
@@ -24,6 +25,8 @@ export interface CoreServices {
   readonly events: EventLog;
   readonly catalog: ToolCatalog;
   readonly settings: SettingsStore;
+  /** The encrypted secrets vault (named secrets and other domains' internal values). */
+  readonly vault: Vault;
   /** Run and step-execution rows (projections of the event log). */
   readonly runs: RunRepository;
   /** Registers cleanup run by `host.close()` (reverse order). */

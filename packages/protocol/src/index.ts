@@ -16,6 +16,8 @@ export * from './condition';
 // The `{{…}}` / `@file:` reference grammar and its resolver.
 export * from './references';
 export * from './shell-template';
+// Secrets: names, where a reference may stand, and the one redaction of values.
+export * from './secrets';
 // JSON Schema checking of tool arguments and workflow inputs.
 export * from './schema-check';
 // Full plan validation (every problem at once).

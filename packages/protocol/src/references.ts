@@ -7,6 +7,7 @@
  *   {{inputs.<name><path>}}    workflow inputs
  *   {{item<path>}}             inside a forEach body: the current element
  *   {{index}}                  inside a forEach body: its 0-based position
+ *   {{secrets.<NAME>}}         a vault secret (tool-step arguments only; substituted at dispatch)
  *   @file:<input>              a file input (a whole string), swapped for a resolved path
  *
  * A path is any mix of `.field` and `[index]`. A string that is exactly one placeholder keeps
@@ -28,7 +29,8 @@ export type Reference =
   | { kind: 'last'; path: PathPart[]; raw: string }
   | { kind: 'inputs'; name: string; path: PathPart[]; raw: string }
   | { kind: 'item'; path: PathPart[]; raw: string }
-  | { kind: 'index'; path: PathPart[]; raw: string };
+  | { kind: 'index'; path: PathPart[]; raw: string }
+  | { kind: 'secrets'; name: string; path: PathPart[]; raw: string };
 
 /** A placeholder that parsed, or one that is malformed (`raw` is the text to report). */
 export type ParsedToken = { ok: true; ref: Reference } | { ok: false; raw: string };
@@ -39,9 +41,9 @@ const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const IDENT = '[A-Za-z_$][A-Za-z0-9_$-]*';
 /** A reference path: any mix of `.field` and `[index]` parts. */
 const PATH = `(?:\\.${IDENT}|\\[\\d+\\])*`;
-/** The whole reference grammar (one of the six roots), surrounding spaces allowed. */
+/** The whole reference grammar (one of the seven roots), surrounding spaces allowed; a secret has no path. */
 const REF_RE = new RegExp(
-  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH})|item(${PATH})|(index))\\s*$`,
+  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH})|item(${PATH})|(index)|secrets\\.([A-Za-z_][A-Za-z0-9_]{0,63}))\\s*$`,
 );
 /** A whole `@file:<name>` string. */
 const FILE_RE = /^@file:([A-Za-z_][A-Za-z0-9_-]*)$/;
@@ -73,6 +75,7 @@ export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken
   if (m[5] !== undefined) return { ok: true, ref: { kind: 'last', path: parsePath(m[5]), raw } };
   if (m[8] !== undefined) return { ok: true, ref: { kind: 'item', path: parsePath(m[8]), raw } };
   if (m[9] !== undefined) return { ok: true, ref: { kind: 'index', path: [], raw } };
+  if (m[10] !== undefined) return { ok: true, ref: { kind: 'secrets', name: m[10], path: [], raw } };
   return { ok: true, ref: { kind: 'inputs', name: m[6] as string, path: parsePath(m[7] ?? ''), raw } };
 }
 
@@ -191,6 +194,11 @@ export interface ResolveScope {
   iteration?: { item: unknown; index: number };
   /** Steps that were skipped: a reference to one is `null` (a whole-value placeholder) or `""` (inside text). */
   skipped?: ReadonlySet<string>;
+  /**
+   * A secret's value, by name (only right before dispatch). Without it a `{{secrets.NAME}}`
+   * placeholder stays as written, which is how arguments are shown in events and gates.
+   */
+  secret?: (name: string) => string | undefined;
 }
 
 /** What `lookup` answers for a reference to a skipped step. */
@@ -259,6 +267,10 @@ function lookup(ref: Reference, scope: ResolveScope): unknown {
     case 'index':
       found = scope.iteration !== undefined;
       base = scope.iteration?.index;
+      break;
+    case 'secrets':
+      // shown as written until dispatch; a name the vault lacks resolves to nothing
+      base = scope.secret ? scope.secret(ref.name) : ref.raw;
       break;
   }
   const value = found ? getPath(base, ref.path) : undefined;

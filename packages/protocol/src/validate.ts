@@ -7,6 +7,7 @@ import { collectFileInputs, collectReferences, formatPath, type PathPart } from 
 import { checkSchema } from './schema-check';
 import { flowProblems, flowReferenceSites } from './validate-flow';
 import { SHELL_TEMPLATE_ARGUMENTS, shellTemplateProblems } from './shell-template';
+import { secretProblems } from './secrets';
 
 /**
  * Plan validation: every rule, every problem reported at once, before any tool runs.
@@ -31,6 +32,11 @@ export interface ValidationContext {
   inputNames: ReadonlySet<string>;
   /** Declared file input names; `@file:<name>` must name one (`ref_undeclared_file`). Default `inputNames`. */
   fileInputNames?: ReadonlySet<string>;
+  /**
+   * The caller's secret names: a `{{secrets.NAME}}` outside them is `secret_unknown`. Without
+   * it names are not checked; where a secret may stand is checked either way.
+   */
+  secretNames?: ReadonlySet<string>;
   /** When true, any step whose tool is not a read tool (model steps included) is refused (`read_only_step`). */
   readOnly?: boolean;
   /**
@@ -227,6 +233,8 @@ function referenceProblems(step: PlanStep, loop: PlanStep | undefined, index: Pl
     } else if (ref.kind === 'item' || ref.kind === 'index') {
       if (!loop) p('ref_item_outside_loop', { ref: ref.raw });
       continue;
+    } else if (ref.kind === 'secrets') {
+      continue; // where a secret stands and whether it exists: `secretProblems`
     } else {
       if (!ctx.inputNames.has(ref.name)) p('ref_undeclared_input', { input: ref.name });
       continue;
@@ -414,5 +422,6 @@ export function validatePlan(input: unknown, ctx: ValidationContext): Validation
   problems.push(...stepSetProblems(plan.steps, [], ctx));
   const index = indexPlan(plan.steps);
   for (const { step, loop } of everyStep(plan.steps)) problems.push(...referenceProblems(step, loop, index, ctx));
+  problems.push(...secretProblems(plan, ctx.secretNames));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, plan };
 }

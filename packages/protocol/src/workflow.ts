@@ -305,6 +305,8 @@ export interface DefinitionContext {
    * plugin not installed yet): saved, refused at publish and run (`step_unknown_tool`).
    */
   allowMissingTools?: boolean;
+  /** The owner's secret names (`secret_unknown` outside them); absent: names are not checked (a draft). */
+  secretNames?: ReadonlySet<string>;
 }
 
 /**
@@ -332,6 +334,7 @@ function goalProblems(plan: unknown, c: InputContract): Problem[] {
   const out: Problem[] = [];
   for (const { token } of collectReferences(goal)) {
     if (!token.ok) out.push({ code: 'goal_ref_invalid', field: 'plan.goal', params: { ref: token.raw } });
+    else if (token.ref.kind === 'secrets') continue; // secret_not_allowed_here, from validatePlan
     else if (token.ref.kind !== 'inputs') out.push({ code: 'goal_ref_invalid', field: 'plan.goal', params: { ref: token.ref.raw } });
     else if (!c.values.includes(token.ref.name)) out.push({ code: 'goal_ref_undeclared_input', field: 'plan.goal', params: { input: token.ref.name } });
   }
@@ -361,6 +364,7 @@ export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext)
     tool: (name) => ctx.tool(name) ?? (isWorkflowToolName(name) ? workflowToolStub(name) : undefined),
     inputNames: new Set(c.values),
     fileInputNames: fileLike,
+    ...(ctx.secretNames ? { secretNames: ctx.secretNames } : {}),
     extraStepCheck: (step) => nestedWorkflowCheck(step),
   });
   if (!result.ok) {

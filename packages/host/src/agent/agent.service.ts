@@ -1,5 +1,5 @@
 import type { CrashPoint } from '../config/crash-points';
-import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, validatePlan } from '@fengyu/protocol';
+import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, secretNamesIn, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
@@ -14,7 +14,7 @@ import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } f
 import { ActiveRun } from './run-executor';
 import { RETRY_VERSIONS, type RetryVersion, retrySplit } from './retry';
 import { newRunId } from './run-id';
-import type { ResolvedConfig, RunDeps } from './run-types';
+import type { ResolvedConfig, RunDeps, RunSecrets } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
 import { executionKey, type StepExecution, parsePlan, type RunRepository, type RunRow } from './run.repository';
 
@@ -78,6 +78,8 @@ export interface AgentServiceDeps {
   crashPoint?: CrashPoint;
   /** The inbox: where the runs' gates are recorded. */
   gates?: GateRecorder;
+  /** The owners' secrets (the vault): names to validate `{{secrets.NAME}}`, values for dispatch and redaction. */
+  secrets?: RunSecrets;
 }
 
 /** How many runs created here keep their owner in memory (`ownerOf`); the oldest is dropped first. */
@@ -130,14 +132,16 @@ export class AgentService {
       modelSteps: this.modelSteps,
       callTimeoutSeconds: this.deps.callTimeoutSeconds,
       ...(this.deps.gates ? { gates: this.deps.gates } : {}),
-      validate: (plan, run) => this.validate(plan, run.catalog, run.config, this.checks.get(run.id)),
+      validate: (plan, run) => this.validate(plan, run.catalog, run.config, this.checks.get(run.id), run.owner),
       ...(this.deps.crashPoint ? { crashPoint: this.deps.crashPoint } : {}),
+      ...(this.deps.secrets ? { secrets: this.deps.secrets } : {}),
     };
   }
 
-  validate(plan: unknown, catalog: CatalogSnapshot, cfg: Pick<ResolvedConfig, 'inputNames' | 'fileInputNames' | 'readOnly'>, extra?: (step: PlanStep) => Problem[]): AgentPlan {
+  validate(plan: unknown, catalog: CatalogSnapshot, cfg: Pick<ResolvedConfig, 'inputNames' | 'fileInputNames' | 'readOnly'>, extra: ((step: PlanStep) => Problem[]) | undefined, owner: string): AgentPlan {
     const result = validatePlan(plan, {
       tool: (name) => catalog.get(name),
+      secretNames: this.deps.secrets?.view(owner).names ?? new Set(),
       inputNames: new Set(cfg.inputNames),
       fileInputNames: new Set([...cfg.fileInputNames, ...cfg.inputNames]),
       readOnly: cfg.readOnly,
@@ -179,7 +183,11 @@ export class AgentService {
     const fileNames = hasFiles ? ((req.files as Array<{ name?: unknown }>).map((f) => f?.name).filter((n) => typeof n === 'string') as string[]) : [];
     config.fileInputNames = [...new Set([...config.fileInputNames, ...fileNames, ...(req.grants ?? []).map((g) => g.name)])];
     let plan: AgentPlan | undefined;
-    if (req.workflow !== undefined && req.workflow !== null) plan = this.validate(req.workflow, catalog, config, req.extraStepCheck);
+    await this.deps.secrets?.refresh(req.owner);
+    if (typeof req.goal === 'string' && secretNamesIn(req.goal).length > 0) {
+      throw new FengYuError('invalid_plan', { count: 1 }, [{ code: 'secret_not_allowed_here', field: 'goal', params: { name: secretNamesIn(req.goal)[0], field: 'goal' } }]);
+    }
+    if (req.workflow !== undefined && req.workflow !== null) plan = this.validate(req.workflow, catalog, config, req.extraStepCheck, req.owner);
     else if (!this.planner || !(await this.planner.available(req.owner, config.backend))) throw new FengYuError('no_chat_backend');
     if (req.goal !== undefined && typeof req.goal !== 'string') throw new FengYuError('invalid_request', { reason: 'goal must be a string' });
     return { runId, config, catalog, plan };
@@ -345,7 +353,7 @@ export class AgentService {
     const gate = gateOf(row);
     if (!gate || !(await this.parked(row))) throw new FengYuError('no_pending_gate', { runId: row.id });
     const config = JSON.parse(row.config) as ResolvedConfig;
-    const answer = await parkedAnswerOf(body, gate, async (plan) => this.validate(plan, await this.deps.catalog.snapshot(row.owner), config, this.checks.get(row.id)));
+    const answer = await parkedAnswerOf(body, gate, async (plan) => this.validate(plan, await this.deps.catalog.snapshot(row.owner), config, this.checks.get(row.id), row.owner));
     await this.continueParked(row, answer);
     return { gateId: gate.id, kind: gate.kind };
   }

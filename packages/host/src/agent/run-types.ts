@@ -6,6 +6,7 @@ import type { EventLog, NewEvent, Trx } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { Stop } from '../tools/call-scope';
 import type { CatalogSnapshot } from '../tools/catalog';
+import type { SecretsView } from '../secrets/vault';
 import type { FileGrant } from '../tools/tool';
 import type { ModelStepRunner, Planner } from './contracts';
 import type { GateOutcome, GateParking, GateRecorder, OuterApproval } from './gates';
@@ -41,9 +42,18 @@ export interface RunDeps {
   /** The inbox: where opened gates are recorded (absent in hosts without one). */
   gates?: GateRecorder;
   /** Validates a plan against this run's snapshot; throws invalid_plan with every problem. */
-  validate: (plan: unknown, run: { id: string; catalog: CatalogSnapshot; config: ResolvedConfig }) => AgentPlan;
+  validate: (plan: unknown, run: { id: string; owner: string; catalog: CatalogSnapshot; config: ResolvedConfig }) => AgentPlan;
   /** Crash tests (SPEC §13): `gate-answer`. */
   crashPoint?: CrashPoint;
+  /** The owners' secrets: substituted into tool arguments right before dispatch, redacted from results. */
+  secrets?: RunSecrets;
+}
+
+/** What runs read of the vault (`secrets/vault.ts`). */
+export interface RunSecrets {
+  view(owner: string): SecretsView;
+  /** Reads the owner's secrets again where another host may have changed them. */
+  refresh(owner: string): Promise<void>;
 }
 
 export interface RunInit {

@@ -1,5 +1,6 @@
-import { dropRedactedSecrets, FengYuError, isFengYuError, isRetrySafe, type PlanStep, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError } from '@fengyu/protocol';
+import { dropRedactedSecrets, FengYuError, isFengYuError, isRetrySafe, type PlanStep, type ResolveScope, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError } from '@fengyu/protocol';
 import { resolveArguments } from './step-arguments';
+import { dispatchArguments, redactOutcome } from '../secrets/dispatch';
 import type { NewEvent } from '../events/event-log';
 import type { GuardDecision, ToolCall } from '../permissions/types';
 import { type AbortWatch, CallScope } from '../tools/call-scope';
@@ -106,6 +107,8 @@ interface HeldEvents {
 export class StepRunner {
   /** Audit records waiting to be committed with the step's next transition (fewer commits). */
   private readonly pending = new Map<string, NewEvent[]>();
+  /** The scope each step's shown arguments were resolved in, for the dispatch copy. */
+  private readonly scopes = new WeakMap<object, ResolveScope>();
   /** Fingerprints by step (a plan's steps do not change; an edited plan brings new step objects). */
   private readonly prints = new WeakMap<PlanStep, string>();
 
@@ -155,9 +158,11 @@ export class StepRunner {
     }
     let args: Record<string, unknown>;
     let instruction = step.instruction ?? '';
+    let scope: ResolveScope;
     try {
-      args = resolveArguments(step, this.scope(step));
-      if (!step.tool) instruction = String(resolveValue(instruction, this.scope(step)));
+      scope = this.scope(step);
+      args = resolveArguments(step, scope);
+      if (!step.tool) instruction = String(resolveValue(instruction, scope));
     } catch (err) {
       const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : err instanceof ShellTemplateError ? err.message : errorText(err);
       return this.settle(step, { ok: false, error: msg }, 0, this.clock(), this.active.now());
@@ -166,6 +171,8 @@ export class StepRunner {
     if (step.tool && !tool) return this.settle(step, { ok: false, error: `tool "${step.tool}" is not in the catalog` }, 0, this.clock(), this.active.now());
     // a write-only value a workflow did not keep is not given, never sent as the marker
     if (tool) args = dropRedactedSecrets(args, tool.inputSchema);
+    // dispatch resolves the template again in the same scope, with the secrets' values
+    this.scopes.set(args, scope);
     let gateReason = needsStepGate(step, r.config);
     if (tool) {
       const decision = await this.check(step, tool, args);
@@ -292,6 +299,7 @@ export class StepRunner {
     const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
     // no AbortController unless the tool reads `signal`: a worker's call is told through `abort`
     const call = new CallScope(r.stop, step.timeoutMs ?? seconds * 1000);
+    const secrets = r.deps.secrets?.view(r.owner);
     const record = (e: NewEvent) => {
       if (held && !held.open) held.events.push(e);
       else void r.commit([e]);
@@ -301,7 +309,8 @@ export class StepRunner {
     try {
       // a run stopped while the permission check ran never starts the call
       if (call.aborted) throw call.reason;
-      const result = await raceAbort(tool.invoke(args, ctx), call);
+      // `{{secrets.NAME}}` becomes its value only here, in the arguments handed to the tool
+      const result = await raceAbort(tool.invoke(dispatchArguments(step, args, this.scopes.get(args) ?? this.scope(step), secrets, (s) => dropRedactedSecrets(resolveArguments(step, s), tool.inputSchema)), ctx), call);
       if (result && typeof result === 'object' && (result as { success?: unknown }).success === false) {
         const e = (result as { error?: unknown }).error;
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };
@@ -313,6 +322,8 @@ export class StepRunner {
     } finally {
       call.dispose();
     }
+    // a secret's value echoed by the tool is hidden before anything stores or streams it
+    if (secrets) outcome = redactOutcome(outcome, secrets.redactions);
     if (outcome.ok) {
       const json = jsonOf(outcome.result);
       if (json === undefined || tooLarge(json)) outcome = { ok: false, error: `result of "${tool.name}" exceeds ${MAX_RESULT_BYTES} bytes` };

@@ -1,4 +1,4 @@
-import { checkSchema, FengYuError, type PermissionMode, redactSecrets } from '@fengyu/protocol';
+import { checkSchema, FengYuError, type PermissionMode, redactSecrets, type SecretValue } from '@fengyu/protocol';
 import type { ModelMessage } from 'ai';
 import type { Logger } from 'pino';
 import type { FilesResolver } from '../agent/agent.service';
@@ -41,6 +41,8 @@ export interface ChatDeps {
   logger: Logger;
   resolveFiles?: () => FilesResolver | undefined;
   maxRounds?: number;
+  /** The owner's secret values, hidden in tool answers (the vault's redaction list). */
+  redactions?: (owner: string) => readonly SecretValue[];
 }
 
 /** A turn that passed every check and may start streaming. */
@@ -144,6 +146,7 @@ export class ChatService {
               guard: this.deps.guard(),
               grants: turn.grants,
               signal,
+              redactions: this.deps.redactions?.(turn.owner) ?? [],
               emit: (type, payload) => {
                 if (type === 'tool') sink('tool', payload);
                 else this.deps.logger.debug({ conversationId, audit: { kind: payload.kind, tool: payload.tool, decision: payload.decision, source: payload.source } }, 'chat audit');

@@ -45,6 +45,16 @@ program
     process.exitCode = await doctorCommand(opts);
   });
 
+const secrets = program.command('secrets').description('the encrypted secrets vault');
+secrets
+  .command('rotate-key')
+  .description('re-encrypt every stored secret with a new key (stop the host first)')
+  .option('--home <dir>', 'data directory')
+  .action(async (opts: { home?: string }) => {
+    const { rotateKeyCommand } = await import('./secrets-commands');
+    process.exitCode = await rotateKeyCommand(opts);
+  });
+
 const plugin = program.command('plugin').description('plugin packages');
 plugin
   .command('pack <dir>')

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { createHost } from '../http/server';
+import { isFengYuError, localize } from '@fengyu/protocol';
+import { createHost, type Host } from '../http/server';
 import { startIdleRelease } from './idle-release';
 import { openInBrowser } from './open-browser';
 
@@ -10,7 +11,16 @@ const cpuMs = () => {
 
 export async function serveCommand(opts: { port?: number; home?: string; open?: boolean }): Promise<void> {
   const loaded = { at: performance.now(), cpu: cpuMs() };
-  const host = await createHost({ port: opts.port, home: opts.home });
+  let host: Host;
+  try {
+    host = await createHost({ port: opts.port, home: opts.home });
+  } catch (err) {
+    // a start-up refusal with a code (a missing or wrong secrets key, …) is told in words, not as a stack
+    if (!isFengYuError(err)) throw err;
+    process.stderr.write(`fengyu: ${localize(err.code, err.params)}\n`);
+    process.exitCode = 1;
+    return;
+  }
   // FENGYU_START_TRACE=1: where a start's time went since the process began (wall and CPU ms), on stderr
   if (process.env.FENGYU_START_TRACE === '1') {
     process.stderr.write(`fengyu start: code loaded at ${loaded.at.toFixed(0)} ms (cpu ${loaded.cpu.toFixed(0)}), listening at ${performance.now().toFixed(0)} ms (cpu ${cpuMs().toFixed(0)})\n`);

@@ -22,6 +22,8 @@ const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\/\S+$/, 'FENGYU_DATABASE_URL must be a postgres:// or postgresql:// URL')
     .optional(),
   FENGYU_DB_SYNC: z.enum(['normal', 'full']).optional(),
+  // The secrets vault's key, instead of $FENGYU_HOME/secrets.key (checked where it is parsed).
+  FENGYU_SECRETS_KEY: z.string().optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
   // crash tests (SPEC §13): `<point>[:<n>]`, checked by parseCrashAt
   FENGYU_CRASH_AT: z.string().optional(),
@@ -54,6 +56,8 @@ export interface HostConfig {
   otlpMetricsEndpoint?: string;
   /** Crash tests: the labelled point (and pass) at which the host SIGKILLs itself (`FENGYU_CRASH_AT`). */
   crashAt?: CrashAt;
+  /** The secrets key's text (FENGYU_SECRETS_KEY); otherwise `$home/secrets.key` is used or created. */
+  secretsKey?: string;
   env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -72,6 +76,7 @@ export interface ConfigOptions {
   callTimeoutSeconds?: number;
   mcpCallPatienceMs?: number;
   crashAt?: CrashAt;
+  secretsKey?: string;
   env?: Record<string, string | undefined>;
 }
 
@@ -97,6 +102,7 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     mcpCallPatienceMs: options.mcpCallPatienceMs ?? 50_000,
     otlpMetricsEndpoint: parsed.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
     ...crashAtOf(options.crashAt, parsed.FENGYU_CRASH_AT),
+    secretsKey: options.secretsKey ?? parsed.FENGYU_SECRETS_KEY,
     env,
   };
 }

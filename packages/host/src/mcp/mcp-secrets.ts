@@ -7,7 +7,7 @@ import { isStdio, type McpServerConfig, McpServersSettings, redactServers, reser
 
 /**
  * MCP header values (`mcpServers.<n>.headers`) and stdio env values (`mcpServers.<n>.env`) are
- * stored like backend API keys: the values go to the 0600 secret store, the settings document
+ * stored like backend API keys: the values go to the vault (sealed), the settings document
  * keeps only the marker, the API shows only the marker, and sending the marker back keeps the
  * stored value. The MCP source sees the revealed values.
  */
@@ -29,8 +29,8 @@ export function revealServers(secrets: SecretStore, owner: string, servers: McpS
   return out;
 }
 
-/** Moves every value into the store (replacing the owner's MCP secrets) and returns the servers with markers. */
-export function sealServers(secrets: SecretStore, owner: string, servers: McpServersSettings): McpServersSettings {
+/** Moves every value into the vault (replacing the owner's MCP secrets) and returns the servers with markers. */
+export async function sealServers(secrets: SecretStore, owner: string, servers: McpServersSettings): Promise<McpServersSettings> {
   const keys: Record<string, string> = {};
   const out: McpServersSettings = {};
   for (const [server, c] of Object.entries(servers)) {
@@ -38,7 +38,7 @@ export function sealServers(secrets: SecretStore, owner: string, servers: McpSer
     for (const [k, v] of Object.entries(map)) if (v !== REDACTED) keys[keyOf(server, kind, k)] = v;
     out[server] = { ...c, [kind]: Object.fromEntries(Object.keys(map).map((k) => [k, REDACTED])) } as McpServerConfig;
   }
-  secrets.replace(owner, keys);
+  await secrets.replace(owner, keys);
   return out;
 }
 

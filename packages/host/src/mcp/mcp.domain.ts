@@ -17,12 +17,12 @@ export interface McpDomain {
   source: McpToolSource;
 }
 
-/** Header and env values of MCP servers are kept in this 0600 store, like backend API keys. */
-export function mcpSecrets(core: Pick<CoreServices, 'config'>): SecretStore {
-  return new SecretStore(core.config.home, 'mcp-secrets');
+/** Header and env values of MCP servers are kept in the vault, like backend API keys. */
+export function mcpSecrets(core: Pick<CoreServices, 'vault'>): SecretStore {
+  return new SecretStore(core.vault, 'mcp');
 }
 
-export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'config'>, secrets = mcpSecrets(core)): McpToolSource {
+export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'config' | 'vault'>, secrets = mcpSecrets(core)): McpToolSource {
   const launch = { home: core.config.home, hostEnv: core.config.env, isolation: hostOwnerIsolation(core) };
   return new McpToolSource({
     launchStdio: (owner, server, config) => launchMcpStdio(launch, owner, server, config),
@@ -36,7 +36,7 @@ export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 's
   });
 }
 
-export function createMcpDomain(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'catalog' | 'onClose' | 'config'>): McpDomain {
+export function createMcpDomain(core: Pick<CoreServices, 'logger' | 'clock' | 'settings' | 'catalog' | 'onClose' | 'config' | 'vault'>): McpDomain {
   registerMcpErrors();
   registerWebTools(core);
   const secrets = mcpSecrets(core);

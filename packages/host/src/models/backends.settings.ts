@@ -5,7 +5,7 @@ import type { SecretStore } from './secret-store';
 
 /**
  * Settings sections `backends` and `defaultBackend`. An `apiKey` never reaches the
- * database: `prepare` moves it into the SecretStore and stores the one redaction marker
+ * settings document: `prepare` moves it into the vault (sealed, docs/secrets.md) and stores the one redaction marker
  * (`"[redacted]"`, the same as every other secret) instead. Reading shows the same marker, so a
  * GET → edit → PATCH round trip keeps the key: the marker keeps the stored key, a new string
  * replaces it, an absent `apiKey` removes it. The marker earlier versions used (`"••••"`) is
@@ -94,8 +94,9 @@ export function keyFollowProblems(list: BackendConfig[], prev: BackendConfig[] |
   });
 }
 
-/** Moves new keys into the secret store; returns the list as stored (keys replaced by the marker). */
-export function prepareBackends(secrets: SecretStore, owner: string, next: BackendConfig[]): BackendConfig[] {
+/** Moves new keys into the vault; returns the list as stored (keys replaced by the marker). */
+export async function prepareBackends(secrets: SecretStore, owner: string, next: BackendConfig[]): Promise<BackendConfig[]> {
+
   const keys: Record<string, string> = {};
   const stored = next.map((b) => {
     if (b.apiKey === undefined) return b;
@@ -105,7 +106,7 @@ export function prepareBackends(secrets: SecretStore, owner: string, next: Backe
     keys[b.id] = key;
     return { ...rest, apiKey: KEY_MARKER };
   });
-  secrets.replace(owner, keys);
+  await secrets.replace(owner, keys);
   return stored;
 }
 

@@ -1,3 +1,4 @@
+import type { SecretValue } from '@fengyu/protocol';
 import type { ModelChoiceRequest, ModelStepRequest, ModelStepRunner } from '../agent/contracts';
 import type { BackendResolver } from './backend-resolver';
 import { fileRefsPrompt, injectFileArgument } from './file-routing';
@@ -15,6 +16,8 @@ import { DEFAULT_MAX_ROUNDS, runToolLoop } from './tool-loop';
 export interface ModelStepDeps {
   resolver: BackendResolver;
   maxRounds?: number;
+  /** The owner's secret values, hidden in tool answers before the model sees them. */
+  redactions?: (owner: string) => readonly SecretValue[];
 }
 
 const SYSTEM = [
@@ -54,6 +57,7 @@ export class ModelStepExecutor implements ModelStepRunner {
             runId: req.runId,
             stepId: req.step.id,
             emit: req.emit,
+            redactions: this.deps.redactions?.(req.owner) ?? [],
             askApproval: (reason, detail) => req.askApproval(reason, { tool: detail.tool, arguments: detail.arguments, effect: detail.effect }),
           },
           tool,

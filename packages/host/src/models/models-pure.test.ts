@@ -1,7 +1,10 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../clock';
+import { openVault } from '../secrets/secrets.domain';
+import { migrate, openDatabase, type OpenedDatabase } from '../storage/database';
 import { REDACTED } from '@fengyu/protocol';
 import { trimHistory } from '../chat/chat.service';
 import { KEY_MARKER, prepareBackends, redactBackends, validateBackends } from './backends.settings';
@@ -31,6 +34,12 @@ describe('parseJsonAnswer', () => {
 });
 
 describe('planSystemPrompt', () => {
+  it('lists the secret names a drafted plan may use (by name only), and says where', () => {
+    const text = planSystemPrompt({ goal: 'g', catalog: [], inputs: {}, memories: [], secretNames: ['GITHUB_TOKEN', 'SMTP_PASS'] });
+    expect(text).toMatch(/\{\{secrets\.<NAME>\}\} only inside a tool step's "arguments"[^\n]*: GITHUB_TOKEN, SMTP_PASS/);
+    expect(planSystemPrompt({ goal: 'g', catalog: [], inputs: {}, memories: [] })).not.toContain('secrets.');
+  });
+
   it('lists only available tools, the schema, inputs and memories', () => {
     const entry = (name: string, available: boolean) => ({ name, description: `d ${name}`, inputSchema: { type: 'object' }, effect: 'read' as const, source: 'builtin' as const, id: `builtin:${name}`, schemaRevision: '1', idempotent: false, available });
     const text = planSystemPrompt({ goal: 'g', catalog: [entry('here', true), entry('gone', false)], inputs: { region: 'EU' }, memories: ['likes csv'] });
@@ -48,21 +57,31 @@ describe('planSystemPrompt', () => {
 
 describe('backend keys', () => {
   const home = mkdtempSync(join(tmpdir(), 'fengyu-keys-'));
-  afterAll(() => rmSync(home, { recursive: true, force: true }));
-  const secrets = new SecretStore(home);
+  let database: OpenedDatabase;
+  let secrets: SecretStore;
+  beforeAll(async () => {
+    database = openDatabase(home);
+    await migrate(database.db);
+    secrets = new SecretStore(await openVault(database, { home }, systemClock), 'backend');
+  });
+  afterAll(async () => {
+    await database.close();
+    rmSync(home, { recursive: true, force: true });
+  });
 
-  it('moves keys out, keeps them on the marker, drops them when absent, and scopes them per owner', () => {
-    const stored = prepareBackends(secrets, 'alice', [{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-1' }, { id: 'b', provider: 'openai', model: 'm' }]);
+  it('moves keys into the vault (sealed), keeps them on the marker, drops them when absent, and scopes them per owner', async () => {
+    const stored = await prepareBackends(secrets, 'alice', [{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-1-alice-key' }, { id: 'b', provider: 'openai', model: 'm' }]);
     expect(stored[0]?.apiKey).toBe(KEY_MARKER);
     expect(stored[1]?.apiKey).toBeUndefined();
-    expect(secrets.get('alice', 'a')).toBe('sk-1');
-    expect(statSync(secrets.file).mode & 0o777).toBe(0o600);
-    prepareBackends(secrets, 'alice', [{ id: 'a', provider: 'openai', model: 'm', apiKey: KEY_MARKER }]);
-    expect(secrets.get('alice', 'a')).toBe('sk-1');
+    expect(secrets.get('alice', 'a')).toBe('sk-1-alice-key');
+    expect(statSync(join(home, 'secrets.key')).mode & 0o777).toBe(0o600);
+    for (const f of readdirSync(home)) expect(readFileSync(join(home, f)).includes('sk-1-alice-key')).toBe(false);
+    await prepareBackends(secrets, 'alice', [{ id: 'a', provider: 'openai', model: 'm', apiKey: KEY_MARKER }]);
+    expect(secrets.get('alice', 'a')).toBe('sk-1-alice-key');
     expect(secrets.get('bob', 'a')).toBeUndefined();
-    const forged = prepareBackends(secrets, 'bob', [{ id: 'a', provider: 'openai', model: 'm', apiKey: KEY_MARKER }]);
+    const forged = await prepareBackends(secrets, 'bob', [{ id: 'a', provider: 'openai', model: 'm', apiKey: KEY_MARKER }]);
     expect(forged[0]?.apiKey).toBeUndefined(); // a marker without a stored key is not a key
-    prepareBackends(secrets, 'alice', [{ id: 'a', provider: 'openai', model: 'm' }]);
+    await prepareBackends(secrets, 'alice', [{ id: 'a', provider: 'openai', model: 'm' }]);
     expect(secrets.get('alice', 'a')).toBeUndefined();
   });
 
@@ -71,9 +90,9 @@ describe('backend keys', () => {
     expect(redactBackends([{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-live' }])[0]?.apiKey).toBe(REDACTED);
   });
 
-  it('reads the marker of earlier versions as "keep", never as a new key', () => {
-    prepareBackends(secrets, 'carol', [{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-carol' }]);
-    const kept = prepareBackends(secrets, 'carol', [{ id: 'a', provider: 'openai', model: 'm', apiKey: '\u2022\u2022\u2022\u2022' }]);
+  it('reads the marker of earlier versions as "keep", never as a new key', async () => {
+    await prepareBackends(secrets, 'carol', [{ id: 'a', provider: 'openai', model: 'm', apiKey: 'sk-carol' }]);
+    const kept = await prepareBackends(secrets, 'carol', [{ id: 'a', provider: 'openai', model: 'm', apiKey: '\u2022\u2022\u2022\u2022' }]);
     expect(kept[0]?.apiKey).toBe(REDACTED);
     expect(secrets.get('carol', 'a')).toBe('sk-carol');
   });

@@ -33,7 +33,7 @@ export interface ModelsDomain {
   chatGates: ChatGates;
 }
 
-export interface ModelsDeps extends Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'settings' | 'catalog'> {
+export interface ModelsDeps extends Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'settings' | 'catalog' | 'vault'> {
   /** Read at each call (a test host may swap the guard). */
   guard: () => PermissionGuard;
   resolveFiles: FilesResolver;
@@ -45,7 +45,7 @@ export function createModelsDomain(deps: ModelsDeps): ModelsDomain {
   // route them into the host's structured log instead.
   const modelLog = deps.logger.child({ component: 'models' });
   globalThis.AI_SDK_LOG_WARNINGS = ({ warnings, provider, model }) => modelLog.debug({ provider, model, warnings }, 'model provider warnings');
-  const secrets = new SecretStore(deps.config.home);
+  const secrets = new SecretStore(deps.vault, 'backend');
   deps.settings.registerSection('backends', backendsSection(secrets, DEFAULT_OWNER));
   deps.settings.registerSection('defaultBackend', defaultBackendSection);
   deps.settings.registerSection('memory', memorySection);
@@ -71,11 +71,12 @@ export function createModelsDomain(deps: ModelsDeps): ModelsDomain {
     clock: deps.clock,
     logger: deps.logger.child({ component: 'chat' }),
     resolveFiles: () => deps.resolveFiles,
+    redactions: (owner) => deps.vault.view(owner).redactions,
   });
   return {
     resolver,
-    planner: new ModelPlanner({ resolver, memories: (owner, goal) => memory.relevant(owner, goal) }),
-    modelSteps: new ModelStepExecutor({ resolver }),
+    planner: new ModelPlanner({ resolver, memories: (owner, goal) => memory.relevant(owner, goal), secretNames: (owner) => [...deps.vault.view(owner).names].sort() }),
+    modelSteps: new ModelStepExecutor({ resolver, redactions: (owner) => deps.vault.view(owner).redactions }),
     memory,
     memoryTools: new MemoryToolSource(memory),
     chat,

@@ -13,6 +13,8 @@ export interface PlanPromptInput {
   memories: readonly string[];
   /** Grants attached to the run (names usable as `@file:<name>`). */
   fileInputs?: readonly string[];
+  /** The owner's secret names (never a value): usable as `{{secrets.<NAME>}}` in tool arguments. */
+  secretNames?: readonly string[];
 }
 
 const RULES = [
@@ -36,6 +38,11 @@ export function planSystemPrompt(input: PlanPromptInput): string {
     `Tool catalog (${tools.length}):\n${tools.map((t) => JSON.stringify(t)).join('\n') || '(empty: use model steps only)'}`,
     `Run inputs (reference as {{inputs.<name>}}):\n${Object.keys(input.inputs).length ? JSON.stringify(input.inputs) : '(none)'}`,
   ];
+  if (input.secretNames?.length) {
+    parts.push(
+      `The user's secrets (reference as {{secrets.<NAME>}} only inside a tool step's "arguments", never in a goal, instruction or title; the host puts the value in when the tool runs, you never see it): ${input.secretNames.join(', ')}`,
+    );
+  }
   if (input.fileInputs?.length) parts.push(`Attached files (reference as @file:<name>): ${input.fileInputs.join(', ')}`);
   if (input.memories.length) {
     parts.push(`Things the user asked you to remember (may be relevant):\n${input.memories.map((m) => `- ${m}`).join('\n')}`);

@@ -16,6 +16,8 @@ export interface PlannerDeps {
   resolver: BackendResolver;
   /** Memories relevant to the goal (empty when memory is off for the owner). */
   memories: (owner: string, goal: string) => Promise<string[]>;
+  /** The owner's secret names, listed in the prompt so a drafted plan can use one by name. */
+  secretNames?: (owner: string) => readonly string[];
 }
 
 export class ModelPlanner implements Planner {
@@ -77,7 +79,7 @@ export class ModelPlanner implements Planner {
 
   private async conversation(req: PlanRequest): Promise<{ system: string; messages: ModelMessage[] }> {
     const memories = await this.deps.memories(req.owner, req.goal);
-    const system = planSystemPrompt({ goal: req.goal, catalog: req.catalog.entries(), inputs: req.inputs, memories });
+    const system = planSystemPrompt({ goal: req.goal, catalog: req.catalog.entries(), inputs: req.inputs, memories, secretNames: this.deps.secretNames?.(req.owner) ?? [] });
     return { system, messages: [{ role: 'user', content: `Goal: ${req.goal}` }] };
   }
 

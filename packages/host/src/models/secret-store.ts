@@ -1,51 +1,31 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import type { Vault } from '../secrets/vault';
 
 /**
- * Secrets kept outside the database, in one JSON file under FENGYU_HOME with mode 0600 per kind
- * (`secrets/backend-keys.json`: owner → backend id → key; `secrets/mcp-secrets.json`: owner →
- * `<server>/<headers|env>/<name>` → value). Writes are atomic (temp file +
- * rename). Nothing here logs a key.
+ * One domain's internal values in the vault (backend API keys: `backend:<id>`; MCP header and env
+ * values: `mcp:<server>/<headers|env>/<name>`), sealed like every secret (docs/secrets.md). Reads are
+ * synchronous (the vault holds internal values opened in memory); writes replace the domain's
+ * values of an owner in one transaction. Nothing here logs a value.
  */
 export class SecretStore {
-  readonly file: string;
+  private readonly prefix: string;
 
-  /** `name` picks the file: `secrets/<name>.json` (backend keys by default; MCP secrets use their own). */
-  constructor(home: string, name = 'backend-keys') {
-    this.file = join(home, 'secrets', `${name}.json`);
+  constructor(
+    private readonly vault: Vault,
+    domain: 'backend' | 'mcp',
+  ) {
+    this.prefix = `${domain}:`;
   }
 
   get(owner: string, id: string): string | undefined {
-    return this.read()[owner]?.[id];
+    return this.vault.getInternal(owner, `${this.prefix}${id}`);
   }
 
   has(owner: string, id: string): boolean {
     return this.get(owner, id) !== undefined;
   }
 
-  /** Replaces the owner's keys with exactly `keys` (ids absent from it are dropped). */
-  replace(owner: string, keys: Record<string, string>): void {
-    const all = this.read();
-    if (Object.keys(keys).length === 0) delete all[owner];
-    else all[owner] = keys;
-    this.write(all);
-  }
-
-  private read(): Record<string, Record<string, string>> {
-    if (!existsSync(this.file)) return {};
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(this.file, 'utf8'));
-      return parsed && typeof parsed === 'object' ? (parsed as Record<string, Record<string, string>>) : {};
-    } catch {
-      return {};
-    }
-  }
-
-  private write(all: Record<string, Record<string, string>>): void {
-    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(all), { mode: 0o600 });
-    chmodSync(tmp, 0o600);
-    renameSync(tmp, this.file);
+  /** Replaces the owner's values with exactly `keys` (ids absent from it are dropped). */
+  replace(owner: string, keys: Record<string, string>): Promise<void> {
+    return this.vault.replaceInternal(owner, this.prefix, keys);
   }
 }

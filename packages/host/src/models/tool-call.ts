@@ -1,4 +1,4 @@
-import { type PermissionMode, isFengYuError, localize, redactSecrets } from '@fengyu/protocol';
+import { type PermissionMode, isFengYuError, localize, redactSecrets, redactText, redactValue, type SecretValue } from '@fengyu/protocol';
 import type { CallerKind, PermissionGuard, ToolCall } from '../permissions/types';
 import type { FileGrant, Tool } from '../tools/tool';
 
@@ -21,6 +21,8 @@ export interface CallEnv {
   /** The chat conversation, when the caller is chat. */
   conversationId?: string;
   emit: (type: 'tool' | 'audit', payload: Record<string, unknown>) => void;
+  /** The owner's secret values: hidden (`[redacted:NAME]`) in what a tool answers before anyone sees it. */
+  redactions?: readonly SecretValue[];
   /** Resolves true when the human approves (the run's step gate, or the chat confirmation card). */
   askApproval: (reason: string, detail: { tool: string; arguments: unknown; effect: string; callId: string }) => Promise<boolean>;
 }
@@ -46,7 +48,7 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
   }
   try {
     if (!tool.available) throw new Error(`tool "${tool.name}" is currently unavailable`);
-    const result = await tool.invoke(args, {
+    const answer = await tool.invoke(args, {
       signal: env.signal,
       owner: env.owner,
       permissionMode: env.permissionMode,
@@ -58,12 +60,14 @@ export async function callToolGuarded(env: CallEnv, tool: Tool, args: Record<str
       emit: env.emit,
       askApproval: (reason, detail) => env.askApproval(reason, { ...detail, callId }),
     });
+    // the model, the events and the hooks see the answer with every secret value hidden
+    const result = redactValue(answer, env.redactions ?? []);
     env.emit('tool', { phase: 'result', ...base, result });
     await observe(env, call, { ok: true, result });
     return result ?? null;
   } catch (err) {
     if (env.signal.aborted) throw err;
-    const error = errorText(err);
+    const error = redactText(errorText(err), env.redactions ?? []);
     env.emit('tool', { phase: 'result', ...base, error });
     await observe(env, call, { ok: false, error });
     return { success: false, error };

@@ -25,9 +25,12 @@ export function allowListedEnv(source: Readonly<Record<string, string | undefine
   return out;
 }
 
-/** The host's environment minus the host's own token: what the primary owner's commands get. */
+/** The host's own credentials: never passed to a child process. */
+const HOST_SECRETS = new Set(['FENGYU_TOKEN', 'FENGYU_SECRETS_KEY']);
+
+/** The host's environment minus the host's own token and secrets key: what the primary owner's commands get. */
 export function withoutHostToken(source: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(source)) if (v !== undefined && k !== 'FENGYU_TOKEN') out[k] = v;
+  for (const [k, v] of Object.entries(source)) if (v !== undefined && !HOST_SECRETS.has(k)) out[k] = v;
   return out;
 }

@@ -19,6 +19,8 @@ export interface WorkflowServiceDeps {
   templates: TemplateStore;
   /** The owner's catalog without workflow tools (what a definition validates against). */
   baseCatalog: (owner: string) => Promise<CatalogSnapshot>;
+  /** The owner's secret names: a publish refuses a `{{secrets.NAME}}` outside them (a draft may name one not yet added). */
+  secretNames?: (owner: string) => ReadonlySet<string>;
 }
 
 /** Runs inside the delete transaction (schedules and webhooks cancel theirs here). */
@@ -68,7 +70,8 @@ export class WorkflowService {
   /** Validates a draft body in full; throws `workflow_invalid` with every problem. */
   async checked(owner: string, body: unknown, strict = false): Promise<WorkflowContent> {
     const catalog = await this.deps.baseCatalog(owner);
-    const result = validateWorkflowDefinition(body, { tool: (n) => catalog.get(n), allowUnavailableTools: !strict, allowMissingTools: !strict });
+    const names = strict ? this.deps.secretNames?.(owner) : undefined;
+    const result = validateWorkflowDefinition(body, { tool: (n) => catalog.get(n), allowUnavailableTools: !strict, allowMissingTools: !strict, ...(names ? { secretNames: names } : {}) });
     if (!result.ok) throw new FengYuError('workflow_invalid', { count: result.problems.length }, result.problems);
     const d = WorkflowDraftSchema.parse(body);
     const schemaOf = (tool: string) => catalog.get(tool)?.inputSchema;

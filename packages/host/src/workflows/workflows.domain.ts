@@ -25,13 +25,14 @@ export interface WorkflowsDomain {
   runner: WorkflowRunner;
 }
 
-export function createWorkflowsDomain(deps: Pick<CoreServices, 'db' | 'catalog' | 'clock' | 'logger' | 'runs'> & { agent: AgentService }, templateDirs: string[] = [TEMPLATES_DIR]): WorkflowsDomain {
+export function createWorkflowsDomain(deps: Pick<CoreServices, 'db' | 'catalog' | 'clock' | 'logger' | 'runs'> & Partial<Pick<CoreServices, 'vault'>> & { agent: AgentService }, templateDirs: string[] = [TEMPLATES_DIR]): WorkflowsDomain {
   registerWorkflowErrors();
   const repo = new WorkflowRepository(deps.db);
   const base = new BaseCatalog(deps.catalog);
   const templates = new TemplateStore(deps.logger.child({ component: 'workflow-templates' }));
   for (const dir of templateDirs) templates.loadDir(dir);
-  const service = new WorkflowService({ repo, clock: deps.clock, templates, baseCatalog: (o) => base.snapshot(o) });
+  const vault = deps.vault;
+  const service = new WorkflowService({ repo, clock: deps.clock, templates, baseCatalog: (o) => base.snapshot(o), ...(vault ? { secretNames: (o: string) => vault.view(o).names } : {}) });
   const tools = new WorkflowToolSource({ repo, base, agent: deps.agent, runs: deps.runs });
   deps.catalog.register(tools);
   const runner = new WorkflowRunner({ agent: deps.agent, baseCatalog: (o) => base.snapshot(o), service });

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { REDACTED } from '@fengyu/protocol';
+import { DEFAULT_OWNER } from '../../src/http/auth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { filesHolding } from '../support/home-bytes';
 import { startTestHost, type TestHost } from '../support/host';
 
 /**
@@ -21,7 +21,8 @@ function strings(v: unknown, out: string[] = []): string[] {
   return out;
 }
 
-const keyFile = () => readFileSync(join(t.home, 'secrets', 'backend-keys.json'), 'utf8');
+/** The stored backend key (sealed in the vault, opened here to compare). */
+const storedKey = () => t.host.ctx.vault.getInternal(DEFAULT_OWNER, 'backend:remote');
 
 describe('one redaction marker', () => {
   it('shows backend keys and MCP secrets as [redacted], and nothing else in their place', async () => {
@@ -43,14 +44,15 @@ describe('one redaction marker', () => {
   it('keeps every secret when the redacted document is sent back', async () => {
     const got = await t.api('GET', '/api/settings');
     expect((await t.api('PATCH', '/api/settings', { backends: got.body.backends, mcpServers: got.body.mcpServers })).status).toBe(200);
-    expect(keyFile()).toContain('sk-live-backend-1');
-    expect(keyFile()).not.toContain(REDACTED);
+    expect(storedKey()).toBe('sk-live-backend-1');
+    expect(filesHolding(t.home, 'sk-live-backend-1')).toEqual([]);
+    expect(filesHolding(t.home, 'mcp-env-secret-2')).toEqual([]);
   });
 
   it('an older client sending the old marker back keeps the key instead of saving the marker', async () => {
     const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'remote', provider: 'openai', model: 'm', apiKey: '\u2022\u2022\u2022\u2022' }] });
     expect(res.status).toBe(200);
     expect(res.body.backends[0].apiKey).toBe(REDACTED);
-    expect(keyFile()).toContain('sk-live-backend-1');
+    expect(storedKey()).toBe('sk-live-backend-1');
   });
 });

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { filesHolding } from '../support/home-bytes';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -124,17 +125,18 @@ describe('MCP servers in the host', () => {
       mcpServers: { everything: { command: process.execPath, args: [everything], env: { SOME_TOKEN: '[redacted]' } } },
     });
     expect(res.status).toBe(200);
-    // The settings document (and so the database) keeps only the marker; the value is in the 0600 secret store.
+    // The settings document (and so the database) keeps only the marker; the value is sealed in the vault.
     const saved = await t.host.ctx.settings.section<Record<string, { env: Record<string, string> }>>(DEFAULT_OWNER, 'mcpServers');
     expect(saved.everything?.env.SOME_TOKEN).toBe('[redacted]');
     const rows = await t.host.ctx.db.selectFrom('settings').select('doc').execute();
     expect(JSON.stringify(rows)).not.toContain('sekrit');
-    const store = join(t.home, 'secrets', 'mcp-secrets.json');
-    expect(statSync(store).mode & 0o777).toBe(0o600);
-    expect(readFileSync(store, 'utf8')).toContain('sekrit-value');
-    // The server itself still gets the real value.
+    expect(t.host.ctx.vault.getInternal(DEFAULT_OWNER, 'mcp:everything/env/SOME_TOKEN')).toBe('sekrit-value');
+    expect(filesHolding(t.home, 'sekrit-value')).toEqual([]);
+    // The server itself gets the real value; its echo comes back redacted (docs/secrets.md).
     const events = await run({ steps: [{ id: 'env', tool: 'everything__get-env', arguments: {} }] });
-    expect(JSON.stringify(stepDone(events, 'env')?.result)).toContain('sekrit-value');
+    const result = JSON.stringify(stepDone(events, 'env')?.result);
+    expect(result).toContain('[redacted:mcp:everything/env/SOME_TOKEN]');
+    expect(result).not.toContain('sekrit-value');
   });
 
   it('stores MCP header secrets like API keys: redacted in GET /api/settings, sent to the server', async () => {

@@ -1,6 +1,8 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_OWNER } from '../../src/http/auth';
+import { filesHolding } from '../support/home-bytes';
 import { scriptedHost } from '../support/scripted-host';
 
 const { t, llm } = scriptedHost();
@@ -31,30 +33,23 @@ describe('no backend configured', () => {
 });
 
 describe('backend settings', () => {
-  it('stores the API key outside the database (0600) and never returns it', async () => {
+  it('stores the API key sealed in the vault (its key file 0600) and never returns it', async () => {
     const res = await t.api('PATCH', '/api/settings', { backends: [backend()], defaultBackend: 'local' });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const got = await t.api('GET', '/api/settings');
     expect(got.body.backends[0].apiKey).toBe('[redacted]');
     expect(JSON.stringify(got.body)).not.toContain('sk-test-secret-123');
     expect(JSON.stringify(res.body)).not.toContain('sk-test-secret-123');
-    const file = join(t.home, 'secrets', 'backend-keys.json');
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(readFileSync(file, 'utf8')).toContain('sk-test-secret-123');
-    for (const f of ['fengyu.db', 'fengyu.db-wal']) {
-      try {
-        expect(readFileSync(join(t.home, f)).includes(Buffer.from('sk-test-secret-123'))).toBe(false);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      }
-    }
+    expect(statSync(join(t.home, 'secrets.key')).mode & 0o777).toBe(0o600);
+    expect(t.host.ctx.vault.getInternal(DEFAULT_OWNER, 'backend:local')).toBe('sk-test-secret-123');
+    expect(filesHolding(t.home, 'sk-test-secret-123')).toEqual([]);
   });
 
   it('keeps the key when the redacted document is sent back, and rejects bad backends', async () => {
     const got = await t.api('GET', '/api/settings');
     const again = await t.api('PATCH', '/api/settings', { backends: got.body.backends });
     expect(again.status).toBe(200);
-    expect(readFileSync(join(t.home, 'secrets', 'backend-keys.json'), 'utf8')).toContain('sk-test-secret-123');
+    expect(t.host.ctx.vault.getInternal(DEFAULT_OWNER, 'backend:local')).toBe('sk-test-secret-123');
     const bad = [
       [{ id: 'x', provider: 'nope', model: 'm' }],
       [{ id: 'x', provider: 'openai-compatible', model: 'm' }],

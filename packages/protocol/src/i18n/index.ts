@@ -9,6 +9,7 @@ import * as permissions from './permissions';
 import * as plugins from './plugins';
 import * as portability from './portability';
 import * as schedules from './schedules';
+import * as secrets from './secrets';
 import * as tasks from './tasks';
 import * as unattended from './unattended';
 import * as webhooks from './webhooks';
@@ -18,7 +19,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox];
+const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox, secrets];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

@@ -120,3 +120,19 @@ describe('every offered input reference is one the validator accepts', () => {
     expect(inText.find((r) => r.label === 'f_text')).toMatchObject({ ref: '{{inputs.f_text}}', compatible: true });
   });
 });
+
+describe('secrets in the Reference picker', () => {
+  it('offers the owner’s secrets by name (a lock, never a value) to tool nodes only', () => {
+    const g = graph();
+    g.nodes.push({ id: 'think', type: 'model', position: { x: 4, y: 0 }, data: { instruction: 'x' } } as WorkflowGraph['nodes'][number]);
+    const c = { graph: g, tool: () => undefined, secretNames: ['API_TOKEN', 'SMTP_PASS'] };
+    const secrets = variableTree(c, 'send', 'text').find((gr) => gr.id === 'secrets');
+    expect(secrets?.rows.map((r) => [r.ref, r.label, r.secret, r.compatible, r.example, r.lastValue])).toEqual([
+      ['{{secrets.API_TOKEN}}', 'API_TOKEN', true, true, undefined, undefined],
+      ['{{secrets.SMTP_PASS}}', 'SMTP_PASS', true, true, undefined, undefined],
+    ]);
+    expect(variableTree(c, 'think', 'text').some((gr) => gr.id === 'secrets')).toBe(false);
+    expect(variableTree({ ...c, secretNames: [] }, 'send', 'text').some((gr) => gr.id === 'secrets')).toBe(false);
+    expect(variableTree(c, 'send', 'number').find((gr) => gr.id === 'secrets')?.rows[0]?.compatible).toBe(false);
+  });
+});

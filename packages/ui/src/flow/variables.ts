@@ -1,4 +1,4 @@
-import { type CatalogEntry, exactReference, fieldSchema, formatPath, getPath, graphDependencies, isFileBound, isStepNode, type JsonSchema, parentOf, type PathPart, startNode, type WorkflowGraph } from '@fengyu/protocol';
+import { type CatalogEntry, exactReference, fieldSchema, formatPath, getPath, graphDependencies, isFileBound, isStepNode, type JsonSchema, parentOf, type PathPart, secretPlaceholder, startNode, type WorkflowGraph } from '@fengyu/protocol';
 import { declaredOutputSchema } from './flow-node';
 import { fileRef, inputRef, nodeRef } from './input-source';
 import { childSchema, compatible, schemaExample, schemaKind, type ValueKind, valueKind } from './value-kinds';
@@ -25,6 +25,8 @@ export interface VariableRow {
   mismatch?: { expected: ValueKind; actual: ValueKind };
   /** A file input (`@file:<name>`): usable only as a whole argument, never inside text. */
   wholeOnly?: boolean;
+  /** A vault secret (`{{secrets.NAME}}`): offered by name with a lock, never with a value. */
+  secret?: boolean;
   children: VariableRow[];
 }
 
@@ -42,6 +44,8 @@ export interface TreeContext {
   graph: WorkflowGraph;
   tool: (name: string) => CatalogEntry | undefined;
   lastResults?: ReadonlyMap<string, unknown>;
+  /** The owner's secret names: offered to tool nodes only (tool-step arguments only, docs/secrets.md). */
+  secretNames?: readonly string[];
 }
 
 const MAX_DEPTH = 5;
@@ -142,6 +146,23 @@ function fileRow(name: string, label: string, expected: ValueKind, inText: boole
   };
 }
 
+/** The secrets group: one text row per name, no value, no children; only a tool node's arguments may use them. */
+function secretRows(names: readonly string[], expected: ValueKind): VariableRow[] {
+  const fit = compatible(expected, 'text');
+  return names.map((name) => ({
+    key: secretPlaceholder(name),
+    label: name,
+    ref: secretPlaceholder(name),
+    path: [],
+    kind: 'text' as ValueKind,
+    hasLast: false,
+    compatible: fit.ok,
+    secret: true,
+    ...(fit.ok ? {} : { mismatch: { expected, actual: 'text' as ValueKind } }),
+    children: [],
+  }));
+}
+
 /**
  * `inText`: the tree feeds an expression (placeholders inside text), where a file input cannot
  * appear; its row is shown but not pickable.
@@ -188,6 +209,7 @@ export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKi
     });
     groups.push({ id: node.id, nodeId: node.id, label: node.data.title || node.id, connected: above.has(node.id), rows: [row] });
   }
+  if (self?.type === 'tool' && ctx.secretNames?.length) groups.push({ id: 'secrets', label: 'secrets', connected: true, rows: secretRows(ctx.secretNames, expected) });
   return groups;
 }
 

@@ -130,6 +130,8 @@ export const en = {
     copyPath: 'Copy the reference',
     example: 'Example',
     lastRun: 'Last run',
+    secrets: 'Secrets',
+    secretHelp: 'A secret from Settings → Secrets: its value is put in only when the tool runs, and is never shown.',
   },
   output: {
     undeclared: 'This tool does not declare its output; run the flow to see it.',
@@ -293,6 +295,8 @@ export const zhCN: typeof en = {
     copyPath: '复制引用',
     example: '示例',
     lastRun: '上次运行',
+    secrets: '密钥',
+    secretHelp: '来自“设置 → 密钥”的密钥：仅在工具运行时填入其值，且从不显示。',
   },
   output: {
     undeclared: '此工具没有声明输出；运行一次流程即可看到。',

@@ -40,6 +40,8 @@ export const useBuilder = defineStore('builder', () => {
   const graph = ref<WorkflowGraph>(emptyGraph());
   const saved = ref('');
   const catalog = ref<CatalogEntry[]>([]);
+  /** The owner's secret names (never values), offered by the Reference picker of tool nodes. */
+  const secretNames = ref<string[]>([]);
   const catalogError = ref<string>();
   const sync = ref<CatalogSync>({ unavailable: [], reconciled: [] });
   const selected = ref<string>();
@@ -117,6 +119,8 @@ export const useBuilder = defineStore('builder', () => {
     try {
       catalog.value = await api().agent.tools();
       catalogError.value = undefined;
+      // a host without the vault (or a failed read) offers no secrets; the catalog still loads
+      secretNames.value = (await api().secrets?.list().catch(() => []) ?? []).map((s) => s.name);
       const before = docJson();
       sync.value = syncWithCatalog(graph.value, catalog.value);
       // Binding identities/reconciling is not a user edit: keep "unsaved" honest.
@@ -381,7 +385,7 @@ export const useBuilder = defineStore('builder', () => {
   }
 
   return {
-    workflowId, meta, versionState, name, description, goal, graph, catalog, catalogError, sync, selected, loadError, saveError, conflict, saving,
+    workflowId, meta, versionState, name, description, goal, graph, catalog, secretNames, catalogError, sync, selected, loadError, saveError, conflict, saving,
     lastResults, badges, loops, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
     init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addCondition, addForEach, addNote, resizeGroup, setCases, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,

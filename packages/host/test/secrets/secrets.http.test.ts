@@ -1,0 +1,173 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rotateKey } from '../../src/secrets/rotate';
+import { VaultRepository } from '../../src/secrets/vault.repository';
+import { migrate, openDatabase } from '../../src/storage/database';
+import { filesHolding } from '../support/home-bytes';
+import { auto, startTestHost, type TestHost } from '../support/host';
+
+/**
+ * The vault end to end (docs/secrets.md) on a real host: the API, references resolved at dispatch by a
+ * real command that echoes the value, redaction in every answer and event, the raw bytes of
+ * every file under the home, another owner, a restart and a key rotation on the same home.
+ */
+
+const VALUE = 'tok-3f9a-SECRET-value-77';
+const home = mkdtempSync(join(tmpdir(), 'fengyu-secrets-'));
+let t: TestHost;
+let bob: string;
+
+beforeAll(async () => {
+  t = await startTestHost({ keepHome: home });
+  bob = (await t.api('POST', '/api/owners', { name: 'bob' })).body.token;
+});
+afterAll(async () => {
+  await t.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+/** A real command that fails with the value in its stderr (its error and its kept result carry it). */
+const failingPlan = (ref = '{{secrets.API_TOKEN}}') => ({ steps: [{ id: 'ls', tool: 'execute_command', arguments: { command: `ls '/nonexistent-${ref}'` } }] });
+const plainEcho = (ref = '{{secrets.API_TOKEN}}') => ({ steps: [{ id: 'say', tool: 'execute_command', arguments: { command: `printf 'got:%s' '${ref}'` } }] });
+const fetchPlan = (ref = '{{secrets.API_TOKEN}}') => ({ steps: [{ id: 'fetch', tool: 'web_fetch', arguments: { url: `http://127.0.0.1:1/${ref}` } }] });
+
+async function runAndWait(plan: unknown, token?: string) {
+  const res = await t.api('POST', '/api/agent/run', { goal: 'echo', workflow: plan, config: auto }, token ? { 'x-fengyu-token': token } : {});
+  if (res.status !== 200) return { res, events: [] };
+  if (!token) return { res, events: await t.stream(res.body.runId) };
+  // another owner's run: its stream is not the default token's to read
+  await t.host.ctx.agent.waitForEnd(res.body.runId);
+  const detail = await t.api('GET', `/api/agent/runs/${res.body.runId}`, undefined, { 'x-fengyu-token': token });
+  return { res, events: (detail.body.events as Array<{ type: string }>).map((e) => ({ type: e.type, id: '', data: e })) };
+}
+
+describe('the vault API', () => {
+  it('creates, lists (never a value), replaces and deletes a secret', async () => {
+    expect((await t.api('PUT', '/api/secrets/API_TOKEN', { value: 'first-value' })).status).toBe(204);
+    const first = (await t.api('GET', '/api/secrets')).body.items;
+    expect(first).toEqual([{ name: 'API_TOKEN', createdAt: expect.any(String), updatedAt: expect.any(String) }]);
+    expect((await t.api('PUT', '/api/secrets/API_TOKEN', { value: VALUE })).status).toBe(204);
+    const list = await t.api('GET', '/api/secrets');
+    expect(list.body.items[0].createdAt).toBe(first[0].createdAt);
+    expect(JSON.stringify(list.body)).not.toContain(VALUE);
+    expect((await t.api('PUT', '/api/secrets/TEMP', { value: 'gone soon' })).status).toBe(204);
+    expect((await t.api('DELETE', '/api/secrets/TEMP')).status).toBe(204);
+    expect((await t.api('DELETE', '/api/secrets/TEMP')).status).toBe(404);
+  });
+
+  it('refuses a bad name, an empty, oversized or non-string value, and a wrong body, localized', async () => {
+    const cases: Array<[string, unknown, string]> = [
+      ['/api/secrets/1BAD', { value: 'x' }, 'secret_name_invalid'],
+      ['/api/secrets/bad-name', { value: 'x' }, 'secret_name_invalid'],
+      [`/api/secrets/${'A'.repeat(65)}`, { value: 'x' }, 'secret_name_invalid'],
+      ['/api/secrets/OK', { value: '' }, 'secret_value_invalid'],
+      ['/api/secrets/OK', { value: 'x'.repeat(65537) }, 'secret_value_invalid'],
+      ['/api/secrets/OK', { value: 42 }, 'secret_value_invalid'],
+      ['/api/secrets/OK', { value: 'x', extra: 1 }, 'secret_value_invalid'],
+      ['/api/secrets/OK', ['x'], 'secret_value_invalid'],
+    ];
+    for (const [path, body, code] of cases) {
+      const res = await t.api('PUT', path, body);
+      expect([res.status, res.body.error.code], path).toEqual([400, code]);
+    }
+    const zh = await t.api('PUT', '/api/secrets/1BAD', { value: 'x' }, { 'accept-language': 'zh-CN' });
+    expect(zh.body.error.message).toContain('密钥名称');
+    expect((await t.api('PUT', '/api/secrets/OK', { value: 'x'.repeat(65536) })).status).toBe(204);
+    expect((await t.api('DELETE', '/api/secrets/OK')).status).toBe(204);
+  });
+
+  it('another owner neither sees, deletes, nor uses the secret', async () => {
+    const as = { 'x-fengyu-token': bob };
+    expect((await t.api('GET', '/api/secrets', undefined, as)).body.items).toEqual([]);
+    expect((await t.api('DELETE', '/api/secrets/API_TOKEN', undefined, as)).status).toBe(404);
+    const { res } = await runAndWait(fetchPlan(), bob);
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.map((d: { code: string }) => d.code)).toEqual(['secret_unknown']);
+    // bob's own secret of the same name is his, and ours stays ours
+    expect((await t.api('PUT', '/api/secrets/API_TOKEN', { value: 'bobs-own-value' }, as)).status).toBe(204);
+    const bobs = await runAndWait(fetchPlan(), bob);
+    const error = bobs.events.find((e) => e.type === 'step_complete')?.data.error;
+    expect(error).toContain('127.0.0.1:1/[redacted:API_TOKEN]');
+    expect(JSON.stringify(bobs.events)).not.toContain('bobs-own-value');
+  });
+});
+
+describe('references at dispatch', () => {
+  it('refuses a missing secret and a secret outside tool arguments before anything runs', async () => {
+    const before = (await t.api('GET', '/api/agent/runs')).body.runs.length;
+    const bad = [
+      [plainEcho('{{secrets.NOPE}}'), 'secret_unknown'],
+      [{ steps: [{ id: 'm', instruction: 'say {{secrets.API_TOKEN}}' }] }, 'secret_not_allowed_here'],
+      [{ goal: 'use {{secrets.API_TOKEN}}', steps: plainEcho().steps }, 'secret_not_allowed_here'],
+    ] as const;
+    for (const [plan, code] of bad) {
+      const res = await t.api('POST', '/api/agent/run', { workflow: plan, config: auto });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.map((d: { code: string }) => d.code)).toContain(code);
+    }
+    const goal = await t.api('POST', '/api/agent/run', { goal: 'tell me {{secrets.API_TOKEN}}', config: auto });
+    expect([goal.status, goal.body.error.details?.[0]?.code]).toEqual([400, 'secret_not_allowed_here']);
+    expect((await t.api('GET', '/api/agent/runs')).body.runs.length).toBe(before);
+  });
+
+  it('a real command gets the value; its output and error come back [redacted:NAME]; events show the reference', async () => {
+    const { res, events } = await runAndWait(failingPlan());
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(events)).not.toContain(VALUE);
+    const start = events.find((e) => e.type === 'step_start' && e.data.stepId === 'ls');
+    expect(start?.data.arguments.command).toBe("ls '/nonexistent-{{secrets.API_TOKEN}}'");
+    const ls = events.find((e) => e.type === 'step_complete' && e.data.stepId === 'ls');
+    expect([ls?.data.status, ls?.data.error]).toEqual(['failed', expect.stringContaining("'/nonexistent-[redacted:API_TOKEN]'")]);
+    const failed = await t.api('GET', `/api/agent/runs/${res.body.runId}`);
+    expect(JSON.stringify(failed.body)).not.toContain(VALUE);
+    expect(JSON.stringify(failed.body.executions)).toContain('[redacted:API_TOKEN]');
+    const ok = await runAndWait(plainEcho());
+    const result = ok.events.find((e) => e.type === 'step_complete')?.data.result;
+    expect(JSON.stringify(result)).toContain('got:[redacted:API_TOKEN]');
+    const detail = await t.api('GET', `/api/agent/runs/${ok.res.body.runId}`);
+    expect(JSON.stringify(detail.body)).not.toContain(VALUE);
+    expect(JSON.stringify(detail.body)).toContain('{{secrets.API_TOKEN}}');
+  });
+
+  it('a {{secrets.…}} text arriving as data (another step’s result) is never substituted', async () => {
+    const plan = {
+      steps: [
+        { id: 'a', tool: 'execute_command', arguments: { command: "printf '\\173\\173secrets.API_TOKEN\\175\\175'" } },
+        { id: 'b', tool: 'execute_command', arguments: { command: "printf 'b:%s' '{{node.a.result.stdout}}'" }, dependsOn: ['a'] },
+      ],
+    };
+    const { events } = await runAndWait(plan);
+    const b = events.find((e) => e.type === 'step_complete' && e.data.stepId === 'b');
+    expect(JSON.stringify(b?.data.result)).toContain('b:{{secrets.API_TOKEN}}');
+  });
+
+  it('no file under the home holds the value in clear after real runs (database, WAL, logs)', () => {
+    expect(filesHolding(home, VALUE)).toEqual([]);
+    expect(filesHolding(home, 'bobs-own-value')).toEqual([]);
+  });
+});
+
+describe('restart and rotation', () => {
+  it('a restart still decrypts; a rotated key keeps everything readable; a wrong key stops the start', async () => {
+    await t.host.close();
+    const db = openDatabase(home);
+    await migrate(db.db);
+    const rotated = await rotateKey(new VaultRepository(db.db), { home });
+    await db.close();
+    expect(rotated.count).toBeGreaterThanOrEqual(2);
+    t = await startTestHost({ keepHome: home });
+    const { events } = await runAndWait(plainEcho());
+    const done = events.find((e) => e.type === 'step_complete');
+    expect(done?.data.status).toBe('done');
+    expect(JSON.stringify(done?.data.result)).toContain('got:[redacted:API_TOKEN]');
+    await t.host.close();
+    await expect(startTestHost({ keepHome: home, secretsKey: 'ab'.repeat(32) })).rejects.toMatchObject({ code: 'secrets_key_wrong' });
+    await expect(startTestHost({ keepHome: home, secretsKey: 'short' })).rejects.toMatchObject({ code: 'secrets_key_invalid' });
+    rmSync(join(home, 'secrets.key'));
+    await expect(startTestHost({ keepHome: home })).rejects.toMatchObject({ code: 'secrets_key_missing' });
+    expect(filesHolding(home, VALUE)).toEqual([]);
+    t = { ...t, close: async () => undefined };
+  });
+});

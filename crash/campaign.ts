@@ -11,7 +11,7 @@ import { apiOf, prng, ROOT, sleep, startHost } from './host';
 import { deliverOnce, drive, makeTemplate, MARKS, type Template } from './workload';
 
 /**
- * The crash campaign (SPEC §13, docs/reliability.md):
+ * The crash campaign (docs/reliability.md):
  *   npm run crash-campaign -- --trials N [--points a,b] [--seed S] [--parallel P] [--trial K] [--keep] [--until HH:MM]
  * Each trial copies a prepared home, starts a real host with FENGYU_CRASH_AT=<point>:<n> (point
  * and pass drawn from the seeded PRNG), drives the mixed workload until the host kills itself

@@ -4,7 +4,7 @@ import { type Api, type Frame, processesOf, recordStream, sleep } from './host';
 import { type Delivery, type DirectRun, type Drive, gateAnswerer, MARKS } from './workload';
 
 /**
- * The invariants of SPEC §13, checked from the outside after a crash and a restart on the same
+ * The crash invariants of docs/reliability.md, checked from the outside after a crash and a restart on the same
  * home: each returns the violations it found (empty: it held).
  */
 

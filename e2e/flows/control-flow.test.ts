@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type FlowsE2E, startFlowsE2E } from './harness';
 
 /**
- * Control flow drawn in the real builder at 1280×800 (SPEC §8, issue 39 item 3): a Condition with a
+ * Control flow drawn in the real builder at 1280×800: a Condition with a
  * case port and else, a For-each group with a step dragged into its body, saved, run against the
  * real host: the branch not taken is faded as skipped, the group counts its iterations and lists
  * per-item results.

@@ -16,7 +16,7 @@ import type { ToolCatalog } from './tools/catalog';
  */
 export interface CoreServices {
   readonly config: HostConfig;
-  /** Crash tests: called at each labelled point (SPEC §13); undefined unless `FENGYU_CRASH_AT` is set. */
+  /** Crash tests: called at each labelled point (docs/reliability.md); undefined unless `FENGYU_CRASH_AT` is set. */
   readonly crashPoint?: CrashPoint;
   readonly logger: Logger;
   readonly clock: Clock;

@@ -57,7 +57,7 @@ function level(prefix: string, count: number, body: boolean): fc.Arbitrary<PlanS
       title: optional(fc.string({ minLength: 1, maxLength: 10 })),
       join: optional(fc.constant('any' as const)),
       requiresApproval: optional(fc.constant(true as const)),
-      // fields the canvas does not model (SPEC §9) travel through it untouched
+      // fields the canvas does not model (onError, timeoutMs) travel through it untouched
       timeoutMs: optional(fc.integer({ min: 1000, max: 3_600_000 })),
       onError: optional(fc.constantFrom('continue' as const, 'branch' as const)),
     });

@@ -13,7 +13,7 @@ import type { AgentPlan, PlanStep } from './plan';
  * tools rebuild one with `planToGraph`. Both directions live here only, so the canvas, the host
  * and the model can never disagree about what a graph means.
  *
- * Control flow (SPEC §8): a condition node compiles to `kind: "condition"` with its cases, an
+ * Control flow (docs/workflows.md): a condition node compiles to `kind: "condition"` with its cases, an
  * edge from its port handle `port:<name>` to `dependsOn: ["<id>:<name>"]`; a forEach group
  * compiles to `kind: "forEach"` whose `steps` are the nodes inside it (`parentId`), in their own
  * reading order; edges from the group's inner start carry no dependency; `data.join: "any"`

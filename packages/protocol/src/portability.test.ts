@@ -27,9 +27,10 @@ describe('names a document lists', () => {
       { id: 'a', tool: 'http', arguments: { headers: { auth: 'Bearer {{ secrets.API_KEY }}' }, list: ['{{secrets.B}}', 3] } },
       { id: 'l', kind: 'forEach', items: '[]', steps: [{ id: 'm', tool: 'mail', arguments: { password: '{{secrets.SMTP}}' } }] },
       { id: 'x', instruction: 'never {{secrets.IN_TEXT}} here' },
+      { id: 'y', tool: 'z', arguments: { a: '{{secrets.B}}' } },
     ] as unknown as PlanStep[];
     expect(secretNamesOf(steps)).toEqual(['API_KEY', 'B', 'SMTP']);
-    expect(toolNamesOf(steps)).toEqual(['http', 'mail']);
+    expect(toolNamesOf(steps)).toEqual(['http', 'mail', 'z']);
   });
 });
 

@@ -1,6 +1,7 @@
 import { canonicalJson } from './catalog';
 import type { Problem } from './errors';
 import type { PlanStep } from './plan';
+import { planSecretNames } from './secrets';
 
 /**
  * Workflows in and out: the export document, the import answer and version diffs. Pure; the
@@ -157,24 +158,9 @@ export function diffWorkflows(from: DiffSide, to: DiffSide): WorkflowDiff {
   };
 }
 
-/** `{{secrets.NAME}}` anywhere in a string (spaces inside the braces allowed). */
-const SECRET_REF = /\{\{\s*secrets\.([A-Za-z_][A-Za-z0-9_]{0,63})\s*\}\}/g;
-
-function collectStrings(value: unknown, out: string[]): void {
-  if (typeof value === 'string') out.push(value);
-  else if (Array.isArray(value)) for (const v of value) collectStrings(v, out);
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) collectStrings(v, out);
-}
-
-/** The secret names a plan's steps reference, sorted and unique. */
+/** The secret names a plan's tool steps reference (forEach bodies included), sorted. */
 export function secretNamesOf(steps: readonly PlanStep[]): string[] {
-  const names = new Set<string>();
-  for (const s of allSteps(steps)) {
-    const texts: string[] = [];
-    collectStrings(s.arguments ?? {}, texts);
-    for (const t of texts) for (const m of t.matchAll(SECRET_REF)) names.add(m[1] as string);
-  }
-  return [...names].sort();
+  return planSecretNames({ steps }).sort();
 }
 
 /** The tool names a plan's steps call (body steps included), sorted and unique. */

@@ -74,7 +74,7 @@ export interface AgentServiceDeps {
   filesResolver?: FilesResolver;
   /** This host process's id on a shared database: a graceful stop interrupts only its own runs. */
   hostId?: string;
-  /** Crash tests (SPEC §13): the host's crash points. */
+  /** Crash tests (docs/reliability.md): the host's crash points. */
   crashPoint?: CrashPoint;
   /** The inbox: where the runs' gates are recorded. */
   gates?: GateRecorder;

@@ -43,7 +43,7 @@ export interface RunDeps {
   gates?: GateRecorder;
   /** Validates a plan against this run's snapshot; throws invalid_plan with every problem. */
   validate: (plan: unknown, run: { id: string; owner: string; catalog: CatalogSnapshot; config: ResolvedConfig }) => AgentPlan;
-  /** Crash tests (SPEC §13): `gate-answer`. */
+  /** Crash tests (docs/reliability.md): `gate-answer`. */
   crashPoint?: CrashPoint;
   /** The owners' secrets: substituted into tool arguments right before dispatch, redacted from results. */
   secrets?: RunSecrets;

@@ -25,7 +25,7 @@ const EnvSchema = z.object({
   // The secrets vault's key, instead of $FENGYU_HOME/secrets.key (checked where it is parsed).
   FENGYU_SECRETS_KEY: z.string().optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
-  // crash tests (SPEC §13): `<point>[:<n>]`, checked by parseCrashAt
+  // crash tests (docs/reliability.md): `<point>[:<n>]`, checked by parseCrashAt
   FENGYU_CRASH_AT: z.string().optional(),
 });
 

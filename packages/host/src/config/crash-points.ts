@@ -1,5 +1,5 @@
 /**
- * Crash points (SPEC §13): `FENGYU_CRASH_AT=<point>[:<n>]` makes the host SIGKILL itself the n-th
+ * Crash points (docs/reliability.md): `FENGYU_CRASH_AT=<point>[:<n>]` makes the host SIGKILL itself the n-th
  * time (default 1) it passes the labelled point, so a crash test can stop it at the moment that
  * matters and check what a restart on the same data recovers. Each point is named after where
  * it stands; docs/reliability.md says what a crash there proves.

@@ -146,7 +146,7 @@ export class EventLog {
     private readonly clock: Clock,
     /** The turns of the event loop the group commit and the runner's slices follow. */
     readonly turn: LoopTurn = new LoopTurn(),
-    /** Crash tests (SPEC §13): `run-event-append`, `step-commit`, `run-finish`; undefined otherwise. */
+    /** Crash tests (docs/reliability.md): `run-event-append`, `step-commit`, `run-finish`; undefined otherwise. */
     private readonly crash?: CrashPoint,
   ) {
     this.db = db.withTables<EventTables>();

@@ -62,7 +62,7 @@ export interface WorkerManagerOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The host's process registry (workers die with the host and are stopped with it). */
   groups?: ProcessGroups;
-  /** Crash tests (SPEC §13): `plugin-call`. */
+  /** Crash tests (docs/reliability.md): `plugin-call`. */
   crashPoint?: CrashPoint;
 }
 

@@ -26,6 +26,7 @@ export const registerPortability: DomainRegistrar = (ctx, app) => {
     clock: ctx.clock,
     baseCatalog: (owner) => ctx.workflows.base.snapshot(owner),
     pluginVersion: async (pluginId) => (await ctx.plugins.service.get(pluginId))?.version,
+    secretNames: async (owner) => new Set((await ctx.vault.list(owner)).map((x) => x.name)),
   });
   const api = typedRoutes(app);
   const tags = ['workflows'];

@@ -57,7 +57,7 @@ export interface ScheduleLoopDeps {
   logger: Logger;
   timers?: Timers;
   maxWaitMs?: number;
-  /** Crash tests (SPEC §13): `schedule-due`, `schedule-claim`, `schedule-submit`. */
+  /** Crash tests (docs/reliability.md): `schedule-due`, `schedule-claim`, `schedule-submit`. */
   crashPoint?: CrashPoint;
 }
 

@@ -30,7 +30,7 @@ export interface SchedulesDeps {
   tasks: () => TaskSubmitter | undefined;
   guard: () => PermissionGuard;
   posture: () => SandboxPosture;
-  /** Crash tests (SPEC §13): the host's crash points. */
+  /** Crash tests (docs/reliability.md): the host's crash points. */
   crashPoint?: CrashPoint;
 }
 

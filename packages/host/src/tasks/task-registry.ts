@@ -91,7 +91,7 @@ export interface TaskRegistryDeps {
   /** Default mode when a request names none. */
   defaultPermissionMode?: PermissionMode;
   graces?: { cooperative: number; term: number; kill: number };
-  /** Crash tests (SPEC §13): `task-admit`, `task-start`. */
+  /** Crash tests (docs/reliability.md): `task-admit`, `task-start`. */
   crashPoint?: CrashPoint;
 }
 

@@ -38,7 +38,7 @@ export interface TasksDeps {
   agent: AgentService;
   workflows: Pick<WorkflowsDomain, 'service' | 'runner' | 'base'>;
   onClose(fn: () => Promise<void> | void): void;
-  /** Crash tests (SPEC §13). */
+  /** Crash tests (docs/reliability.md). */
   crashPoint?: CrashPoint;
 }
 

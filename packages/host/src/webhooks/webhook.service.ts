@@ -62,7 +62,7 @@ export interface WebhookServiceDeps {
   logger: Logger;
   unattended?: UnattendedCheck;
   /**
-   * Crash tests (SPEC §13): `webhook-claim` right after a claim is written (on SQLite's group
+   * Crash tests (docs/reliability.md): `webhook-claim` right after a claim is written (on SQLite's group
    * path, once the claim, audit and task rows are written, before they commit; elsewhere once the
    * claim committed, before the task is submitted); `webhook-commit` once the delivery is
    * committed, before its task starts and the sender is answered.

@@ -105,7 +105,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
     posture: () => ctx.posture(),
     logger: ctx.logger.child({ component: 'webhooks' }),
     unattended: unattendedCheck(ctx, domain),
-    // crash tests (SPEC §13): `webhook-claim`, `webhook-commit`
+    // crash tests (docs/reliability.md): `webhook-claim`, `webhook-commit`
     ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}),
   });
   domain.service.onDelete((trx, owner, workflowId) => service.disableForWorkflow(trx, owner, workflowId));

@@ -144,7 +144,7 @@ describe('supplied workflow runs', () => {
     expect(ev.at(-1)?.data.message).toContain('not today');
   });
 
-  it("rejecting the plan gate keeps the reason in the run's history (SPEC §3)", async () => {
+  it("rejecting the plan gate keeps the reason in the run's history", async () => {
     const id = await run({ config: { planApproval: true }, workflow: { steps: [{ id: 'w', tool: 'write_note', arguments: { text: 'no' } }] } });
     await t.waitFor(id, 'plan_approval_requested');
     expect((await t.api('POST', `/api/agent/${id}/approve`, { decision: 'reject', reason: 'wrong recipients' })).status).toBe(200);

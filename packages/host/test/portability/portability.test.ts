@@ -73,6 +73,19 @@ describe('export and import', () => {
     expect(pub.body.error.details.map((d: { code: string }) => d.code)).toContain('step_unknown_tool');
   });
 
+  it('lists the secrets a workflow uses by name, never a value, and warns on import where one is missing', async () => {
+    expect((await a.api('PUT', '/api/secrets/API_KEY', { value: 'sk-very-secret-value' })).status).toBe(204);
+    const def = await create(a, { name: 'Uses a secret', plan: { steps: [{ id: 'first', tool: 'echo', arguments: { value: '{{secrets.API_KEY}}' } }] }, inputSchema: { type: 'object', properties: {} } });
+    const res = await a.api('GET', `/api/workflows/${def.id}/export`);
+    expect(res.body.secrets).toEqual(['API_KEY']);
+    expect(JSON.stringify(res.body)).not.toContain('sk-very-secret-value');
+    const imp = await b.api('POST', '/api/workflows/import', res.body);
+    expect(imp.status, JSON.stringify(imp.body)).toBe(201);
+    expect(imp.body.warnings).toEqual([{ code: 'import_secret_missing', name: 'API_KEY' }]);
+    // the same document on the host that has the secret: nothing missing
+    expect((await a.api('POST', '/api/workflows/import', res.body)).body.warnings).toEqual([]);
+  });
+
   it('refuses invalid documents with every problem listed, in English and Chinese, and creates nothing', async () => {
     const before = (await b.api('GET', '/api/workflows')).body.workflows.length;
     const bad = await b.api('POST', '/api/workflows/import', { format: 'other', formatVersion: 1, name: 3, graph: [] });

@@ -3,7 +3,7 @@ import { absolutePosition, BODY_HANDLE, type ForEachNode, GROUP_SIZE, type Graph
 /**
  * forEach groups on the canvas: which group a point falls in, and moving a node into or out of a
  * body. A node inside a group is a body step (`parentId`, position relative to the group); a
- * connection never crosses a group's border (a body step depends on body steps only, SPEC §8),
+ * connection never crosses a group's border (a body step depends on body steps only),
  * so moving a node across it drops such connections. Plain mutations; the store wraps each in an
  * undo snapshot.
  */

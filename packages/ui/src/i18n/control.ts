@@ -1,4 +1,4 @@
-/** Strings of control flow on the canvas: conditions, Condition Agent, forEach groups, joins (SPEC §8). */
+/** Strings of control flow on the canvas: conditions, Condition Agent, forEach groups, joins. */
 export const en = {
   palette: {
     condition: 'Condition',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyEvent, badgeOf, initialRun, type RawEvent } from './run-state';
 
-/** forEach progress and skipped steps as the run panel and the canvas fold them from events (SPEC §8). */
+/** forEach progress and skipped steps as the run panel and the canvas fold them from events. */
 
 const plan = {
   steps: [

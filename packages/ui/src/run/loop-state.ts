@@ -1,7 +1,7 @@
 import type { AgentPlan } from '@fengyu/protocol';
 
 /**
- * forEach progress as a pure fold over a run's events (SPEC §8): events of body steps carry
+ * forEach progress as a pure fold over a run's events: events of body steps carry
  * `iteration` (the item's 0-based index) and `parentStepId` (the loop). An iteration is settled
  * once every body step has ended (done, failed or skipped); its result is the result of the
  * body's last step (plan order), as in the loop's own result.

@@ -47,7 +47,7 @@ export interface ExecuteCommandDeps {
   groups?: ProcessGroups;
   /** Owner isolation; when omitted every owner is treated as the primary one (tests of the tool alone). */
   isolation?: OwnerIsolation;
-  /** Crash tests (SPEC §13): `command-running`. */
+  /** Crash tests (docs/reliability.md): `command-running`. */
   crashPoint?: CrashPoint;
 }
 

@@ -114,7 +114,7 @@ it('draws a condition and a for-each, saves the plan they mean, runs it and show
   expect(steps.find((s) => s.id === 'check')).toMatchObject({ kind: 'condition', cases: [{ name: 'none', when: { all: [{ left: '{{node.rows.result.echoed}}', op: 'empty' }] } }], dependsOn: ['rows'] });
   expect(steps.find((s) => s.id === 'notify')).toMatchObject({ dependsOn: ['check:none'] });
   expect(steps.find((s) => s.id === 'each')).toMatchObject({ kind: 'forEach', items: '{{node.rows.result.echoed}}', concurrency: 2, steps: [{ id: 'mail', arguments: { text: 'Part {{item.name}} ({{index}})' } }] });
-  expect((steps.find((s) => s.id === 'each')?.dependsOn as string[]).sort()).toEqual(['check:else', 'rows']);
+  expect([...((steps.find((s) => s.id === 'each')?.dependsOn as string[] | undefined) ?? [])].sort()).toEqual(['check:else', 'rows']);
   expect(steps.some((s) => s.id === 'mail')).toBe(false);
   const group = (saved.graph.nodes as Array<{ id: string; data: { width?: number } }>).find((n) => n.id === 'each');
   expect(group?.data.width).toBeGreaterThan(520);

@@ -22,11 +22,11 @@ export interface Ui2 {
 /** Screenshots land in docs/screenshots only when asked (UPDATE_SCREENSHOTS=1); otherwise in a git-ignored folder. */
 export const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : join(ROOT, 'e2e/.artifacts/screenshots');
 
-export async function startUi2(opts: { backend?: boolean; plugins?: boolean } = {}): Promise<Ui2> {
+export async function startUi2(opts: { backend?: boolean; plugins?: boolean; env?: Record<string, string | undefined> } = {}): Promise<Ui2> {
   const uiDir = (inject('ui2Dist') as string | undefined) ?? buildUi();
   const llm = await startScriptedOpenAI();
   // `plugins`: the official Excel and E-mail plugins (built by `npm run build`) are bundled
-  const t = await startTestHost({ uiDir, ...(opts.plugins ? { bundledPluginDirs: [join(ROOT, 'packages/plugins/excel/dist'), join(ROOT, 'packages/plugins/email/dist')] } : {}) });
+  const t = await startTestHost({ uiDir, ...(opts.env ? { env: opts.env } : {}), ...(opts.plugins ? { bundledPluginDirs: [join(ROOT, 'packages/plugins/excel/dist'), join(ROOT, 'packages/plugins/email/dist')] } : {}) });
   if (opts.backend !== false) {
     const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted', apiKey: 'sk-e2e-secret' }], defaultBackend: 'local' });
     if (res.status !== 200) throw new Error(`backend settings: ${JSON.stringify(res.body)}`);

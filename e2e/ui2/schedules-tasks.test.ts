@@ -41,7 +41,8 @@ async function killAll() {
 }
 
 beforeAll(async () => {
-  u = await startUi2({ backend: false });
+  // one owner fills every slot here: lift the per-owner running cap (12 of 16 by default)
+  u = await startUi2({ backend: false, env: { ...process.env, FENGYU_TASK_OWNER_MAX_RUNNING: '16' } });
   const context = await u.browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: ZONE, locale: 'en-US' });
   page = await context.newPage();
   ids.report = await publish('Daily report', [{ id: 'say', tool: 'echo', arguments: { text: '{{inputs.who}}' } }], { type: 'object', required: ['who'], properties: { who: { type: 'string', title: 'Who' } } });

@@ -71,7 +71,7 @@ export const en = {
 export const zhCN: typeof en = {
   palette: {
     condition: '条件',
-    conditionHelp: '分支：取第一个成立的情况，都不成立时走 else 分支',
+    conditionHelp: '分支：取第一个成立的情况，都不成立时走“否则”分支',
     conditionAgent: '条件智能体',
     conditionAgentHelp: '由模型根据说明和各情况的描述选择分支',
     forEach: '逐项循环',
@@ -131,7 +131,7 @@ export const zhCN: typeof en = {
   },
   join: {
     any: '任一路径到达即运行（join: any）',
-    help: '默认情况下，步骤要等所有连入的连接，其中任何一个被跳过它也会被跳过。开启后，只要所有连接都已结束且至少一个运行过，它就会运行，例如在 if/else 之后。',
+    help: '默认情况下，步骤要等所有连入的连接，其中任何一个被跳过它也会被跳过。开启后，只要所有连接都已结束且至少一个运行过，它就会运行，例如在条件分支之后。',
   },
   vars: { loop: '当前项' },
   iterations: { status: { running: '运行中', done: '已完成', failed: '失败', skipped: '已跳过' } },

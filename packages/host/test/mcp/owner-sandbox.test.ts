@@ -97,7 +97,9 @@ describe.skipIf(!bwrapHere)("a second owner's MCP stdio server on a host with bu
     expect(r.text).not.toContain(SECRET);
     expect(r.text).not.toContain('FENGYU_TOKEN');
     expect(r.text).toContain('token-error=ENOENT');
-    expect(r.text).toContain('owner-own-value');
+    // the owner's own value reached its server, and came back redacted like every secret in a result
+    expect(r.text).toContain('[redacted:mcp:probe/env/PROBE_KEY]');
+    expect(r.text).not.toContain('owner-own-value');
     expect(r.text).toMatch(/cwd=\S*\/runs\/adhoc-[^/]+\/work/);
     expect(existsSync(join(t.home, 'mcp-was-here'))).toBe(false);
   });

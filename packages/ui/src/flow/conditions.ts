@@ -11,7 +11,7 @@ import { type Comparison, type ConditionCase, exactReference, UNARY_OPS, type Wh
 /** The JSON value an operand's text stands for (see the rule above). */
 export function parseOperand(text: string): unknown {
   const trimmed = text.trim();
-  if (trimmed === '' || trimmed.includes('{{')) return text;
+  if (trimmed === '') return text;
   try {
     return JSON.parse(trimmed) as unknown;
   } catch {

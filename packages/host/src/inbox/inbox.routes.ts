@@ -32,7 +32,7 @@ export const registerInbox: DomainRegistrar = (ctx, app) => {
       seq += 1;
       const [type, data] = change.kind === 'added' ? ['inbox_added', { item: change.item }] : ['inbox_removed', { id: change.id, outcome: change.outcome }];
       res.write(`id: ${seq}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
-    });
+    }, () => res.end());
     const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
     res.on('close', () => {
       clearInterval(beat);

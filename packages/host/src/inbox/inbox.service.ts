@@ -32,6 +32,8 @@ export interface InboxServiceDeps {
 export class InboxService {
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** How to end each open stream when the host stops. */
+  private readonly streams = new Set<() => void>();
   private sweeping?: Promise<number>;
   /** E-mails being sent (waited for at close, and by tests). */
   readonly sending = new Set<Promise<boolean>>();
@@ -54,11 +56,19 @@ export class InboxService {
     this.deps.listening?.(url);
   }
 
-  /** Listens to the owner's changes (the stream). */
-  subscribe(owner: string, listener: (change: InboxChange) => void): () => void {
-    return this.deps.recorder.on((change) => {
+  /**
+   * Listens to the owner's changes (the stream). `ended` is called once when the host stops, so a
+   * stream open in a browser never holds the stop waiting for its connection.
+   */
+  subscribe(owner: string, listener: (change: InboxChange) => void, ended?: () => void): () => void {
+    const off = this.deps.recorder.on((change) => {
       if (change.owner === owner) listener(change);
     });
+    if (ended) this.streams.add(ended);
+    return () => {
+      off();
+      if (ended) this.streams.delete(ended);
+    };
   }
 
   async list(owner: string, cursor?: string): Promise<InboxPage> {
@@ -158,5 +168,8 @@ export class InboxService {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
+    const open = [...this.streams];
+    this.streams.clear();
+    for (const end of open) end();
   }
 }

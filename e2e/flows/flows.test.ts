@@ -116,7 +116,11 @@ describe('Flows library, builder and run panel', () => {
     await second.locator('.fy-node[data-node-id="confirm"]').waitFor();
     await second.getByTestId('toolbar-name').fill('Changed in tab two');
     await second.getByTestId('toolbar-name').press('Tab');
+    // the change is the tab's own before it saves, and its save has landed before the tab closes
+    await second.getByTestId('unsaved').waitFor();
+    const secondRevision = await second.getByTestId('revision').textContent();
     await second.getByTestId('save').click();
+    await expect.poll(() => second.getByTestId('revision').textContent()).not.toBe(secondRevision);
     await expect.poll(() => second.getByTestId('unsaved').count()).toBe(0);
     await second.close();
 

@@ -63,14 +63,27 @@ async function isolationProblems(isolation: OwnerIsolation | undefined, owner: s
   return problems;
 }
 
-/** A stored header value never follows a new URL: the marker keeps it only while `url` is unchanged. */
-export function headerFollowProblems(servers: McpServersSettings, prev: McpServersSettings | undefined): Problem[] {
+/** Where a server's stored values go: its URL, or the program it starts (command and arguments). */
+function destinationOf(c: McpServerConfig): string {
+  return isStdio(c) ? [c.command, ...(c.args ?? [])].join(' ') : c.url;
+}
+
+/**
+ * A stored value never follows a new destination: the marker keeps a header value only while
+ * `url` is unchanged, and an env value only while `command` and `args` are (a changed program
+ * would receive it, as a changed address would).
+ */
+export function followProblems(servers: McpServersSettings, prev: McpServersSettings | undefined): Problem[] {
   return Object.entries(servers).flatMap(([name, c]) => {
     const old = prev?.[name];
-    if (isStdio(c) || !old || isStdio(old) || old.url === c.url) return [];
-    return Object.entries(c.headers)
+    if (!old || isStdio(old) !== isStdio(c)) return [];
+    const same = isStdio(c) && isStdio(old) ? old.command === c.command && canonicalJson(old.args) === canonicalJson(c.args) : !isStdio(c) && !isStdio(old) && old.url === c.url;
+    if (same) return [];
+    const [from, to] = [destinationOf(old), destinationOf(c)];
+    const [kind, values] = secretMapOf(c);
+    return Object.entries(values)
       .filter(([, v]) => v === REDACTED)
-      .map(([header]) => ({ code: 'secret_reentry_required', field: `mcpServers.${name}.headers.${header}`, params: { name, secret: `headers.${header}`, from: old.url, to: c.url } }));
+      .map(([key]) => ({ code: 'secret_reentry_required', field: `mcpServers.${name}.${kind}.${key}`, params: { name, secret: `${kind}.${key}`, from, to } }));
   });
 }
 
@@ -81,7 +94,7 @@ export function mcpServersSection(secrets: SecretStore, isolation?: OwnerIsolati
     redact: redactServers,
     validate: async (servers, _doc, ctx) => [
       ...reservedServerNames(servers),
-      ...headerFollowProblems(servers, ctx.prev.mcpServers as McpServersSettings | undefined),
+      ...followProblems(servers, ctx.prev.mcpServers as McpServersSettings | undefined),
       ...(await isolationProblems(isolation, ctx.owner, servers, ctx.prev.mcpServers as McpServersSettings | undefined)),
     ],
     prepare: (next, prev, owner) => sealServers(secrets, owner, restoreRedacted(next, revealServers(secrets, owner, prev ?? {}))),

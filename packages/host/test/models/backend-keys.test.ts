@@ -91,4 +91,16 @@ describe('a changed address', () => {
     expect((await save(`${llm.url}/mcp`, '[redacted]')).status).toBe(200);
     await t.api('PATCH', '/api/settings', { mcpServers: null });
   });
+
+  it("does not carry a stdio MCP server's stored env values to another program", async () => {
+    const save = (args: string[], key: string) => t.api('PATCH', '/api/settings', { mcpServers: { local: { command: process.execPath, args, env: { API_KEY: key } } } });
+    expect((await save(['server.js'], 'mcp-env-secret')).status).toBe(200);
+    const moved = await save(['-e', 'console.log(process.env.API_KEY)'], '[redacted]');
+    expect(moved.status).toBe(400);
+    expect(problems(moved.body)[0]).toMatchObject({ code: 'secret_reentry_required', field: 'mcpServers.local.env.API_KEY' });
+    // entered again, the value may go to the new program; unchanged, the marker keeps it
+    expect((await save(['-e', 'console.log(process.env.API_KEY)'], 'mcp-env-entered-again')).status).toBe(200);
+    expect((await save(['-e', 'console.log(process.env.API_KEY)'], '[redacted]')).status).toBe(200);
+    await t.api('PATCH', '/api/settings', { mcpServers: null });
+  });
 });

@@ -1,6 +1,6 @@
 import { type AgentPlan, FengYuError } from '@fengyu/protocol';
 import type { PlanRequest } from './contracts';
-import { problemTexts, redactPlan } from './run-text';
+import { problemLines, redactPlan } from './run-text';
 import type { StepHost } from './run-types';
 
 /**
@@ -30,7 +30,7 @@ export async function draftPlan(run: StepHost & { goal?: string }, ended: () => 
   try {
     plan = run.deps.validate(draft, run);
   } catch (err) {
-    draft = await planner.repair(req, draft, problemTexts(err));
+    draft = await planner.repair(req, draft, problemLines(err));
     await tokens;
     plan = run.deps.validate(draft, run);
   }

@@ -66,3 +66,13 @@ export function problemTexts(err: unknown): string[] {
   if (!Array.isArray(details)) return [];
   return details.map((p: { code: string; params?: Record<string, unknown>; message?: string }) => p.message ?? localize(p.code, p.params ?? {}));
 }
+
+/**
+ * The problems as the planner's repair round shows them to the model: each with its stable code
+ * first (`[condition_operator_unknown] Step "check": …`), so the model can tell what to change.
+ */
+export function problemLines(err: unknown): string[] {
+  const details = (err as { details?: unknown }).details;
+  if (!Array.isArray(details)) return [];
+  return details.map((p: { code: string; params?: Record<string, unknown>; message?: string; field?: string }) => `[${p.code}]${p.field ? ` (${p.field})` : ''} ${p.message ?? localize(p.code, p.params ?? {})}`);
+}

@@ -17,6 +17,17 @@ export interface PlanPromptInput {
   secretNames?: readonly string[];
 }
 
+/**
+ * Conditions and loops (the control-flow format every surface shares), taught with one short
+ * example each; the drafted plan is checked by the same validator as every other plan.
+ */
+const CONTROL_FLOW_RULES = [
+  'To branch, add a condition step: {"id":"check","kind":"condition","cases":[{"name":"big","when":{"all":[{"left":"{{node.count.result.rows}}","op":"gt","right":1000}]}}]}. Its first case whose "when" holds is taken, else the branch "else". Steps after it depend on a port: "dependsOn":["check:big"] or ["check:else"]; a step on a branch not taken is skipped, and so is everything that needs it. A step after both branches says "dependsOn":["a","b"],"join":"any".',
+  'Case names match ^[a-z][a-z0-9_]{0,31}$ (never "else" or "error"). "when" is {"all":[…]} or {"any":[…]} of comparisons {"left","op","right"}; op is one of eq, ne, gt, gte, lt, lte, contains, startsWith, endsWith, in (right is an array), matches (right is a regular expression), exists, empty (these two take no right). A condition has no tool and no arguments.',
+  'When only judgement can decide, let the model choose: a condition with "instruction" and cases with a "description" instead of "when".',
+  'To repeat work for each element of a list, add a forEach step: {"id":"each","kind":"forEach","items":"{{node.split.result.files}}","concurrency":2,"dependsOn":["split"],"steps":[{"id":"mail","tool":"…","arguments":{"to":"{{item.owner}}","subject":"Part {{index}}"}}]}. Inside its body "steps", {{item}} / {{item.<field>}} is the element and {{index}} its 0-based position; body steps depend only on each other and may hold conditions, never another forEach. Outside, only the loop\'s result (a list, per item the result of the body\'s last step) can be read: {{node.each.result}}.',
+];
+
 const RULES = [
   'Reply with ONE JSON object that matches the AgentPlan schema, and nothing else (no prose; a ```json fence is tolerated).',
   'Tools are NOT callable now: you only structure the workflow; the host executes it after a human approves it.',
@@ -25,6 +36,7 @@ const RULES = [
   'Step ids match ^[A-Za-z][A-Za-z0-9_-]{0,63}$ and are unique. List prerequisites in "dependsOn"; steps with no path between them run in parallel.',
   'To use an earlier result, write {{node.<id>.result}} (or a path like {{node.<id>.result.files[0].name}}) inside an argument string, and list <id> in dependsOn. {{inputs.<name>}} reads a run input; @file:<name> passes an attached file.',
   'Keep plans short: at most 64 steps, usually far fewer. Only read tools may have "retry".',
+  ...CONTROL_FLOW_RULES,
 ];
 
 export function planSystemPrompt(input: PlanPromptInput): string {

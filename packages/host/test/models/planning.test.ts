@@ -127,6 +127,88 @@ describe('model planning over the real provider path', () => {
     expect(llm.requests.length).toBe(start + 2);
   });
 
+  it('drafts a condition and a forEach: the plan is accepted, the untaken branch skipped, the loop run per item', async () => {
+    const text = plan([
+      { id: 'count', tool: 'echo', arguments: { value: { rows: 1500, parts: ['north', 'south'] } } },
+      { id: 'check', kind: 'condition', dependsOn: ['count'], cases: [{ name: 'big', when: { all: [{ left: '{{node.count.result.echoed.rows}}', op: 'gt', right: 1000 }] } }] },
+      { id: 'manager', tool: 'echo', arguments: { text: 'manager' }, dependsOn: ['check:big'] },
+      { id: 'team', tool: 'echo', arguments: { text: 'team' }, dependsOn: ['check:else'] },
+      { id: 'each', kind: 'forEach', items: '{{node.count.result.echoed.parts}}', dependsOn: ['count'], steps: [{ id: 'part', tool: 'echo', arguments: { text: '{{item}} #{{index}}' } }] },
+      { id: 'report', tool: 'echo', arguments: { value: '{{node.manager.result.echoed}}{{node.team.result.echoed}}' }, dependsOn: ['manager', 'team', 'each'], join: 'any' },
+    ]);
+    llm.push({ text }, { text: 'Mailed the manager.' });
+    const start = llm.requests.length;
+    const res = await t.api('POST', '/api/agent/run', { goal: 'mail big parts to the manager', config: { planApproval: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const events = await t.stream(res.body.runId);
+    expect(events.at(-1)?.type, JSON.stringify(events.at(-1)?.data)).toBe('complete');
+    const status = (id: string) => events.filter((e) => e.type === 'step_complete' && e.data.stepId === id && e.data.iteration === undefined).map((e) => e.data.status);
+    expect(status('check')).toEqual(['done']);
+    expect(status('manager')).toEqual(['done']);
+    expect(status('team')).toEqual(['skipped']);
+    expect(events.filter((e) => e.type === 'step_complete' && e.data.stepId === 'part').map((e) => e.data.result.echoed)).toEqual(['north #0', 'south #1']);
+    expect(events.at(-1)?.data.result.echoed).toBe('manager');
+    // the planner was taught both shapes
+    const system = JSON.stringify(llm.requests[start]?.messages[0]);
+    expect(system).toContain('\\"kind\\":\\"condition\\"');
+    expect(system).toContain('\\"kind\\":\\"forEach\\"');
+    expect(system).toContain('{{item}}');
+  });
+
+  it('sends a bad drafted condition back with its code, and fails the run naming the step and field when the repair is still bad', async () => {
+    const bad = (op: string) => plan([{ id: 'check', kind: 'condition', cases: [{ name: 'big', when: { all: [{ left: '{{inputs.n}}', op }] } }] }, { id: 'go', tool: 'echo', dependsOn: ['check:big'] }]);
+    llm.push({ text: bad('greater') }, { text: bad('gt') });
+    const start = llm.requests.length;
+    const res = await t.api('POST', '/api/agent/run', { goal: 'branch on n', inputs: { n: 3 }, config: { planApproval: false } });
+    const events = await t.stream(res.body.runId);
+    const repair = JSON.stringify(llm.requests[start + 1]?.messages.at(-1));
+    expect(repair).toContain('[condition_operator_unknown] (cases[0].when.all[0].op)');
+    expect(repair).toContain('\\"greater\\" is not an operator');
+    const last = events.at(-1);
+    expect(last?.type).toBe('error');
+    expect(last?.data.details).toEqual([expect.objectContaining({ code: 'condition_right_missing', stepId: 'check', field: 'cases[0].when.all[0].right' })]);
+    expect(last?.data.message).toContain('operator "gt" needs a "right" value');
+    expect(events.some((e) => e.type === 'step_start')).toBe(false);
+  });
+
+  it('a model condition takes the port of the case the model names (JSON or bare name); an answer naming no case fails the step', async () => {
+    const workflow = {
+      steps: [
+        { id: 'triage', kind: 'condition', instruction: 'Ticket: {{inputs.ticket}}', cases: [{ name: 'urgent', description: 'the customer cannot work at all' }, { name: 'routine', description: 'a question or a small bug' }] },
+        { id: 'page', tool: 'echo', arguments: { text: 'page' }, dependsOn: ['triage:urgent'] },
+        { id: 'queue', tool: 'echo', arguments: { text: 'queue' }, dependsOn: ['triage:routine'] },
+        { id: 'drop', tool: 'echo', arguments: { text: 'drop' }, dependsOn: ['triage:else'] },
+      ],
+    };
+    const go = async (answer: string, summary = true) => {
+      llm.push({ text: answer }, ...(summary ? [{ text: 'summary' }] : []));
+      const start = llm.requests.length;
+      const res = await t.api('POST', '/api/agent/run', { goal: 'triage', inputs: { ticket: 'Nothing works since 9:00' }, config: { planApproval: false }, workflow });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const events = await t.stream(res.body.runId);
+      const ran = (id: string) => events.find((e) => e.type === 'step_complete' && e.data.stepId === id)?.data.status;
+      return { events, ran, asked: llm.requests[start] };
+    };
+    const urgent = await go('{"case": "urgent"}');
+    expect(urgent.events.at(-1)?.type).toBe('complete');
+    expect([urgent.ran('triage'), urgent.ran('page'), urgent.ran('queue'), urgent.ran('drop')]).toEqual(['done', 'done', 'skipped', 'skipped']);
+    expect(urgent.events.find((e) => e.type === 'step_complete' && e.data.stepId === 'triage')?.data.result).toEqual({ branch: 'urgent' });
+    expect(urgent.asked?.tools).toBeUndefined();
+    const prompt = JSON.stringify(urgent.asked?.messages);
+    expect(prompt).toContain('Nothing works since 9:00');
+    expect(prompt).toContain('urgent: the customer cannot work at all');
+    expect(prompt).toContain('else');
+
+    const routine = await go('routine');
+    expect([routine.ran('page'), routine.ran('queue'), routine.ran('drop')]).toEqual(['skipped', 'done', 'skipped']);
+    const none = await go('none of them', false);
+    expect(none.ran('triage')).toBe('failed');
+    expect([none.ran('page'), none.ran('queue'), none.ran('drop')]).not.toContain('done');
+    const failed = none.events.find((e) => e.type === 'step_complete' && e.data.stepId === 'triage');
+    expect(failed?.data.error).toContain('The model\'s answer names no case of condition "triage": none of them');
+    expect(none.events.at(-1)?.type).toBe('error');
+  });
+
   it('fails the run with model_failed when the backend errors, without leaking the key', async () => {
     llm.push({ error: { status: 400, message: 'model scripted is overloaded' } });
     const res = await t.api('POST', '/api/agent/run', { goal: 'backend down', config: { planApproval: false } });

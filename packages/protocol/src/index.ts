@@ -47,6 +47,7 @@ export * from './mcp-serving';
 export * from './graph-layout';
 // Graph diagnostics, diffs and fingerprints.
 export * from './graph-check';
+export * from './graph-explain';
 // Background tasks and webhook triggers as the API answers them.
 export * from './tasks';
 // Schedules: recurrences and the schedule as answered.

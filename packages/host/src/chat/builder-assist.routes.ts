@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { canonicalJson, checkGraph, errorSpecOf, FengYuError, graphToPlan, isStepNode, parseGraph, registerErrors } from '@fengyu/protocol';
+import { canonicalJson, checkGraph, errorSpecOf, FengYuError, graphToPlan, isStepNode, parseGraph, pickLocale, registerErrors } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DomainRegistrar, HostContext } from '../context';
 import { type FromSchema, typedRoutes } from '../http/route-types';
@@ -111,6 +111,7 @@ export const registerBuilderAssist: DomainRegistrar = (ctx, app: FastifyInstance
         saved,
         problems,
         newId: randomUUID,
+        locale: pickLocale(req.headers['accept-language']),
         onProposal: (p) => send('proposal', { ...p }),
         runSaved: (s, args, toolCtx) =>
           runWorkflowAsTool({ agent: ctx.agent, base: ctx.workflows.base, runs: ctx.runs }, { owner: req.owner, workflowId: s.id, version: null, content: s.content, name: 'run_current_flow' }, args, toolCtx),

@@ -2,14 +2,18 @@ import {
   AgentPlanSchema,
   checkGraph,
   diffGraphs,
+  explainDiagnostic,
   FengYuError,
   type GraphDiagnostic,
   graphFingerprint,
   graphToPlan,
   inputContract,
+  isComparisonProblem,
   isEmptyDiff,
+  isPortProblem,
   isStepNode,
   type JsonSchema,
+  type Locale,
   localize,
   planToGraph,
   type Proposal,
@@ -68,10 +72,12 @@ export interface AuthoringDeps {
   onProposal: (p: Proposal) => void;
   /** Runs the saved draft as a tool call (the same path as `run_workflow_<id>`). */
   runSaved: (saved: SavedFlow, args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
+  /** The language of the person in the panel (their Accept-Language): the diagnosis' explanations are in it. */
+  locale?: Locale;
 }
 
 
-const withMessages = (list: GraphDiagnostic[]) => list.map((d) => ({ ...d, message: localize(d.code, d.params, 'en') }));
+const withMessages = (list: GraphDiagnostic[], locale: Locale = 'en') => list.map((d) => ({ ...d, message: localize(d.code, d.params, locale) }));
 
 function toolContracts(catalog: CatalogSnapshot) {
   return catalog.tools.map((t) => ({ name: t.name, description: t.description, effect: t.effect, available: t.available, inputSchema: t.inputSchema, ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}) }));
@@ -79,7 +85,7 @@ function toolContracts(catalog: CatalogSnapshot) {
 
 /** Groups problems by the kinds a person asks about. */
 function problemKinds(list: GraphDiagnostic[]): Record<string, string[]> {
-  const kinds: Record<string, string[]> = { unavailableTools: [], missingArguments: [], malformedReferences: [], danglingConnections: [], cycles: [], other: [] };
+  const kinds: Record<string, string[]> = { unavailableTools: [], missingArguments: [], malformedReferences: [], danglingConnections: [], cycles: [], wrongPorts: [], badComparisons: [], other: [] };
   for (const d of list) {
     const where = d.nodeId ?? d.edgeId ?? d.field ?? '';
     const kind =
@@ -93,7 +99,11 @@ function problemKinds(list: GraphDiagnostic[]): Record<string, string[]> {
               ? 'danglingConnections'
               : d.code === 'plan_cycle'
                 ? 'cycles'
-                : 'other';
+                : isPortProblem(d)
+                  ? 'wrongPorts'
+                  : isComparisonProblem(d)
+                    ? 'badComparisons'
+                    : 'other';
     kinds[kind]?.push(`${where}: ${localize(d.code, d.params, 'en')}`);
   }
   return kinds;
@@ -107,7 +117,10 @@ const EDIT_SCHEMA: JsonSchema = {
     mode: { type: 'string', enum: ['replace', 'edit'], description: '"replace": a complete new flow (e.g. from an empty canvas); "edit" (default): the current flow changed, keeping positions, notes and connections of unchanged steps.' },
     steps: {
       type: 'array',
-      description: 'Every step of the resulting flow, in order (AgentPlan steps: id, title?, tool (a catalog tool name) or instruction (a model step), arguments, dependsOn?, requiresApproval?).',
+      description:
+        'Every step of the resulting flow, in order (AgentPlan steps: id, title?, tool (a catalog tool name) or instruction (a model step), arguments, dependsOn?, join?, requiresApproval?). ' +
+        'A condition: {"id":"check","kind":"condition","cases":[{"name":"big","when":{"all":[{"left":"{{node.count.result.rows}}","op":"gt","right":1000}]}}]}, or with "instruction" and cases[].description to let the model pick; later steps depend on a port "check:big" / "check:else". ' +
+        'A loop: {"id":"each","kind":"forEach","items":"{{node.split.result.files}}","concurrency":2,"steps":[…body steps using {{item}} and {{index}}…]}.',
       items: { type: 'object', required: ['id'] },
     },
     inputSchema: { type: 'object', description: 'JSON Schema (type object) of the flow inputs; omit to keep the current inputs.' },
@@ -164,9 +177,11 @@ export function authoringTools(snap: CanvasSnapshot, deps: AuthoringDeps): Tool[
     };
   });
 
-  const diagnose = tool('diagnose_current_flow', 'Check the flow open in the builder for problems (unavailable tools, missing required arguments, malformed references, dangling connections, cycles) and report the last run\'s error. Changes nothing.', noArgs, 'read', async () => {
+  const diagnose = tool('diagnose_current_flow', 'Check the flow open in the builder for problems (unavailable tools, missing required arguments, malformed references, dangling connections, cycles, connections to a port a step does not have, bad comparisons in conditions) and report the last run\'s error; each problem comes with an explanation in the user\'s language that names the step and the field. Changes nothing.', noArgs, 'read', async () => {
     const problems = check(snap.graph);
-    return { valid: problems.length === 0, problems: withMessages(problems), byKind: problemKinds(problems), lastRunError: snap.lastRunError ?? null };
+    const locale = deps.locale ?? 'en';
+    const explained = withMessages(problems, locale).map((p) => ({ ...p, explanation: explainDiagnostic(p, snap.graph, locale) }));
+    return { valid: problems.length === 0, problems: explained, byKind: problemKinds(problems), lastRunError: snap.lastRunError ?? null };
   });
 
   const edit = tool('edit_current_flow', 'Propose a new version of the flow open in the builder. The user sees it as a diff on the canvas and decides to apply it; this tool never saves anything.', EDIT_SCHEMA, 'read', async (args) => {
@@ -210,5 +225,6 @@ export function builderSystemPrompt(snap: CanvasSnapshot, saved: SavedFlow | und
     saved ? `It validates and was saved (revision ${saved.revision}); run_current_flow runs it.` : `It does not validate (${problems.length} problem(s)) or is empty, so run_current_flow refuses to run it.`,
     'Use inspect_current_flow to read it, diagnose_current_flow to find problems, and edit_current_flow to propose changes (the user reviews and applies them; never claim a proposal was saved).',
     'Tool steps name catalog tools exactly; reference earlier results as {{node.<id>.result…}} and inputs as {{inputs.<name>}}.',
+    'A flow may branch (a condition step with cases; later steps depend on its ports "<id>:<case>" or "<id>:else") and loop (a forEach step whose body steps run once per item with {{item}} and {{index}}); edit_current_flow adds and changes both. When diagnose_current_flow explains a problem, pass its explanation on in your own words.',
   ].join('\n');
 }

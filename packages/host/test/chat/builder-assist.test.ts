@@ -1,4 +1,4 @@
-import { canonicalJson, emptyGraph, graphToPlan, type WorkflowGraph } from '@fengyu/protocol';
+import { canonicalJson, emptyGraph, graphToPlan, planToGraph, type WorkflowGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
 import type { ChatRequestBody, ScriptedTurn } from '../support/scripted-openai';
 import { scriptedHost } from '../support/scripted-host';
@@ -117,6 +117,72 @@ describe('builder AI panel', () => {
     const results = framesOf(r, 'tool').filter((f) => f.data.phase === 'result' && f.data.name === 'edit_current_flow');
     expect(results[1]?.data.error).toMatch(/not a valid plan/);
     expect(framesOf(r, 'proposal')).toHaveLength(1);
+  });
+
+  it('adds a condition and a loop, then changes them, as proposals the canvas can show', async () => {
+    const steps = [
+      { id: 'say', tool: 'echo', arguments: { text: '{{inputs.text}}' } },
+      { id: 'check', kind: 'condition', dependsOn: ['say'], cases: [{ name: 'long', when: { all: [{ left: '{{node.say.result.echoed}}', op: 'matches', right: '^.{20,}$' }] } }] },
+      { id: 'manager', tool: 'echo', arguments: { text: 'manager' }, dependsOn: ['check:long'] },
+      { id: 'team', tool: 'echo', arguments: { text: 'team' }, dependsOn: ['check:else'] },
+      { id: 'each', kind: 'forEach', items: ['north', 'south'], concurrency: 2, dependsOn: ['say'], steps: [{ id: 'part', tool: 'echo', arguments: { text: '{{item}} #{{index}}' } }] },
+    ];
+    script([{ toolCalls: [{ name: 'edit_current_flow', arguments: { steps, summary: 'Branch on length, loop over parts' } }] }, { text: 'Proposed.' }]);
+    const r = await assist({ message: 'send long texts to the manager, and echo each part', canvas: { graph: echoFlow() } });
+    const [proposal] = framesOf(r, 'proposal');
+    expect(proposal?.data.problems).toEqual([]);
+    expect(proposal?.data.diff.nodes.added).toEqual(expect.arrayContaining(['check', 'manager', 'team', 'each', 'part']));
+    const graph = proposal?.data.graph as WorkflowGraph;
+    const node = (id: string) => graph.nodes.find((n) => n.id === id) as { type: string; parentId?: string };
+    expect([node('check').type, node('each').type, node('part').parentId]).toEqual(['condition', 'forEach', 'each']);
+    expect(graph.edges.find((e) => e.target === 'manager')?.sourceHandle).toBe('port:long');
+    const compiled = graphToPlan(graph).plan.steps;
+    expect(canonicalJson(compiled.find((x) => x.id === 'check'))).toBe(canonicalJson(steps[1]));
+    expect(canonicalJson(compiled.find((x) => x.id === 'each'))).toBe(canonicalJson(steps[4]));
+
+    // change the comparison and the loop on the proposed canvas: both nodes change, nothing else
+    const changed = structuredClone(steps) as typeof steps;
+    (changed[1] as { cases: [{ when: { all: [{ op: string; right: unknown }] } }] }).cases[0].when.all[0] = { left: '{{node.say.result.echoed}}', op: 'contains', right: 'urgent' } as never;
+    (changed[4] as { concurrency: number }).concurrency = 4;
+    script([{ toolCalls: [{ name: 'edit_current_flow', arguments: { steps: changed } }] }, { text: 'Changed.' }]);
+    const again = await assist({ message: 'branch on "urgent" instead, 4 at a time', canvas: { graph } });
+    const [edit] = framesOf(again, 'proposal');
+    expect(edit?.data.diff).toEqual({ nodes: { added: [], changed: ['check', 'each'], removed: [] }, edges: { added: [], removed: [] } });
+    expect(graphToPlan(edit?.data.graph).plan.steps.find((x) => x.id === 'check')?.cases?.[0]?.when?.all?.[0]).toEqual({ left: '{{node.say.result.echoed}}', op: 'contains', right: 'urgent' });
+  });
+
+  it('explains a connection to a port the condition lacks and a bad comparison, naming step and field, in English and Chinese', async () => {
+    const g = planToGraph({
+      steps: [
+        { id: 'check', kind: 'condition', cases: [{ name: 'big', when: { all: [{ left: '{{inputs.n}}', op: 'exists' }, { left: '{{inputs.n}}', op: 'greater', right: 1000 }] } }] },
+        { id: 'mail', tool: 'echo', arguments: { text: 'x' }, dependsOn: ['check:huge'] },
+      ],
+    }, { type: 'object', properties: { n: { type: 'number' } } });
+    const diagnose = async (headers: Record<string, string>) => {
+      script([{ toolCalls: [{ name: 'diagnose_current_flow', arguments: {} }] }, { text: 'explained' }]);
+      const res = await fetch(`${t.host.url}/api/builder/assist`, { method: 'POST', headers: { 'x-fengyu-token': t.host.token, 'content-type': 'application/json', ...headers }, body: JSON.stringify({ message: 'why?', canvas: { graph: g } }) });
+      const text = await res.text();
+      const m = /event: tool\ndata: (.*"phase":"result".*)\n/.exec(text);
+      return JSON.parse(m?.[1] ?? '{}').result;
+    };
+    const en = await diagnose({});
+    expect(en.valid).toBe(false);
+    expect(en.byKind.wrongPorts).toHaveLength(1);
+    expect(en.byKind.badComparisons).toHaveLength(1);
+    const port = en.problems.find((p: { code: string }) => p.code === 'step_unknown_dependency');
+    expect(port).toMatchObject({ nodeId: 'mail', field: 'dependsOn' });
+    expect(port.explanation).toBe('Step "mail" is connected to the port "huge" of condition "check" (its field dependsOn), but "check" has no case "huge": its ports are "big", "else". Connect the step to one of those ports, or add a case named "huge" to "check".');
+    const cmp = en.problems.find((p: { code: string }) => p.code === 'condition_operator_unknown');
+    expect(cmp).toMatchObject({ nodeId: 'check', field: 'cases[0].when.all[1].op' });
+    expect(cmp.explanation).toContain('In condition "check", case "big", comparison 2 (field cases[0].when.all[1].op): Step "check": "greater" is not an operator');
+    expect(cmp.explanation).toContain('Numbers compare with gt, gte, lt or lte');
+    const zh = await diagnose({ 'accept-language': 'zh-CN' });
+    const zport = zh.problems.find((p: { code: string }) => p.code === 'step_unknown_dependency');
+    expect(zport.explanation).toContain('步骤 "mail" 连接到了条件 "check" 的端口 "huge"（字段 dependsOn）');
+    expect(zport.message).toContain('步骤 "mail"');
+    const zcmp = zh.problems.find((p: { code: string }) => p.code === 'condition_operator_unknown');
+    expect(zcmp.explanation).toContain('在条件 "check" 的分支 "big" 中，第 2 个比较（字段 cases[0].when.all[1].op）');
+    expect(zcmp.explanation).toContain('数字用 gt、gte、lt 或 lte 比较');
   });
 
   it('refuses run_current_flow for an invalid graph', async () => {

@@ -29,6 +29,16 @@ export const en: Record<string, string> = {
   condition_pinned_invalid: 'The pinned result of condition "{stepId}" names no case.',
   foreach_too_many_items: 'Loop "{stepId}" got {count} items; it accepts at most {max}.',
   run_too_many_executions: 'The run reached its limit of {max} step executions.',
+  // plain-words explanations of graph problems (the AI panel's diagnosis)
+  explain_port_unknown: 'Step "{stepId}" is connected to the port "{port}" of condition "{source}" (its field dependsOn), but "{source}" has no case "{port}": its ports are {ports}. Connect the step to one of those ports, or add a case named "{port}" to "{source}".',
+  explain_port_unknown_branch: 'Step "{stepId}" is connected to the port "{port}" of "{source}" (its field dependsOn), but "{source}" only offers {ports}. Connect the step to one of those ports.',
+  explain_port_none: 'Step "{stepId}" is connected to a port "{port}" of "{source}" (its field dependsOn), but "{source}" is a {kind} step and has no ports. Connect the step to "{source}" itself, or put a condition in between.',
+  explain_comparison: 'In condition "{stepId}", case "{case}", comparison {n} (field {field}): {problem} {hint}',
+  explain_hint_left: 'Put the value to test on the left, usually a reference such as {{node.<id>.result.<field>}}.',
+  explain_hint_operator: 'Numbers compare with gt, gte, lt or lte; text with eq, ne, contains, startsWith, endsWith or matches; a list with in; exists and empty test one value on their own.',
+  explain_hint_right: 'Give the value to compare with on the right, or use exists or empty, which need none.',
+  explain_hint_in: 'Write the right side as a list, for example ["north", "south"].',
+  explain_hint_regex: 'Fix the pattern (a JavaScript regular expression of at most 200 characters), or compare with contains, startsWith or endsWith instead.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -59,4 +69,13 @@ export const zhCN: Record<string, string> = {
   condition_pinned_invalid: '条件 "{stepId}" 的固定结果没有指明任何分支。',
   foreach_too_many_items: '循环 "{stepId}" 收到 {count} 项；最多接受 {max} 项。',
   run_too_many_executions: '本次运行已达到 {max} 次步骤执行的上限。',
+  explain_port_unknown: '步骤 "{stepId}" 连接到了条件 "{source}" 的端口 "{port}"（字段 dependsOn），但 "{source}" 没有名为 "{port}" 的分支：它的端口是 {ports}。请把该步骤连接到其中一个端口，或为 "{source}" 添加名为 "{port}" 的分支。',
+  explain_port_unknown_branch: '步骤 "{stepId}" 连接到了 "{source}" 的端口 "{port}"（字段 dependsOn），但 "{source}" 只提供 {ports}。请把该步骤连接到其中一个端口。',
+  explain_port_none: '步骤 "{stepId}" 连接到了 "{source}" 的端口 "{port}"（字段 dependsOn），但 "{source}" 是 {kind} 步骤，没有端口。请直接连接到 "{source}"，或在中间加一个条件。',
+  explain_comparison: '在条件 "{stepId}" 的分支 "{case}" 中，第 {n} 个比较（字段 {field}）：{problem}{hint}',
+  explain_hint_left: '请在左侧填写要检查的值，通常是一个引用，例如 {{node.<id>.result.<field>}}。',
+  explain_hint_operator: '数字用 gt、gte、lt 或 lte 比较；文本用 eq、ne、contains、startsWith、endsWith 或 matches；列表用 in；exists 和 empty 只检查一个值。',
+  explain_hint_right: '请在右侧填写要比较的值，或改用不需要右侧值的 exists 或 empty。',
+  explain_hint_in: '请把右侧写成列表，例如 ["north", "south"]。',
+  explain_hint_regex: '请修正该模式（不超过 200 个字符的 JavaScript 正则表达式），或改用 contains、startsWith 或 endsWith 比较。',
 };

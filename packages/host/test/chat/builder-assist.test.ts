@@ -1,4 +1,4 @@
-import { canonicalJson, emptyGraph, graphToPlan, planToGraph, type WorkflowGraph } from '@fengyu/protocol';
+import { canonicalJson, emptyGraph, graphToPlan, type PlanStep, planToGraph, type WorkflowGraph } from '@fengyu/protocol';
 import { describe, expect, it } from 'vitest';
 import type { ChatRequestBody, ScriptedTurn } from '../support/scripted-openai';
 import { scriptedHost } from '../support/scripted-host';
@@ -141,9 +141,9 @@ describe('builder AI panel', () => {
     expect(canonicalJson(compiled.find((x) => x.id === 'each'))).toBe(canonicalJson(steps[4]));
 
     // change the comparison and the loop on the proposed canvas: both nodes change, nothing else
-    const changed = structuredClone(steps) as typeof steps;
-    (changed[1] as { cases: [{ when: { all: [{ op: string; right: unknown }] } }] }).cases[0].when.all[0] = { left: '{{node.say.result.echoed}}', op: 'contains', right: 'urgent' } as never;
-    (changed[4] as { concurrency: number }).concurrency = 4;
+    const changed = structuredClone(steps) as PlanStep[];
+    changed[1] = { ...changed[1], cases: [{ name: 'long', when: { all: [{ left: '{{node.say.result.echoed}}', op: 'contains', right: 'urgent' }] } }] } as PlanStep;
+    changed[4] = { ...changed[4], concurrency: 4 } as PlanStep;
     script([{ toolCalls: [{ name: 'edit_current_flow', arguments: { steps: changed } }] }, { text: 'Changed.' }]);
     const again = await assist({ message: 'branch on "urgent" instead, 4 at a time', canvas: { graph } });
     const [edit] = framesOf(again, 'proposal');

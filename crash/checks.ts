@@ -50,7 +50,8 @@ export function markCounts(home: string): Map<string, number> {
 
 /** Steps whose end (`done`) a client received before the crash. */
 export function reportedDone(run: DirectRun): string[] {
-  return run.frames.filter((f) => f.event === 'step_complete' && f.data?.status === 'done').map((f) => f.data.stepId as string);
+  // a loop's body step is counted per iteration (`m` of iteration 1 is `m1`)
+  return run.frames.filter((f) => f.event === 'step_complete' && f.data?.status === 'done').map((f) => `${f.data.stepId as string}${typeof f.data.iteration === 'number' ? f.data.iteration : ''}`);
 }
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);

@@ -28,6 +28,20 @@ function markStep(marks: string, tag: string, id: string, dependsOn: string[] = 
   return { id, title: `mark ${id}`, tool: 'execute_command', arguments: { command: `echo ${tag}-${id} >> ${marks}; sleep 0.15`, timeoutSeconds: 30 }, ...(dependsOn.length ? { dependsOn } : {}) };
 }
 
+/**
+ * A forEach over three items, two at a time, then a step after it: each iteration marks
+ * `<tag>-m<index>`, so an iteration reported done (step `m`, iteration i) is step `m<i>` here.
+ */
+export function loopPlan(marks: string, tag: string) {
+  const body = { ...markStep(marks, tag, 'm'), arguments: { command: `echo ${tag}-m{{index}} >> ${marks}; sleep 0.15`, timeoutSeconds: 30 } };
+  return { steps: [{ id: 'each', kind: 'forEach', items: ['a', 'b', 'c'], concurrency: 2, steps: [body] }, markStep(marks, tag, 's1', ['each'])] };
+}
+
+/** The steps the campaign counts marks of: a loop's body step once per item. */
+export function markedSteps(kind: DirectRun['kind'], ids: string[]): string[] {
+  return kind === 'loop' ? ['m0', 'm1', 'm2', 's1'] : ids;
+}
+
 export function chainPlan(marks: string, tag: string, n: number) {
   return { steps: Array.from({ length: n }, (_, i) => markStep(marks, tag, `s${i + 1}`, i ? [`s${i}`] : [])) };
 }
@@ -84,7 +98,7 @@ export async function makeTemplate(home: string, token: string): Promise<Templat
 /** A direct run the campaign streamed. */
 export interface DirectRun {
   tag: string;
-  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin';
+  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin' | 'loop';
   steps: string[];
   runId?: string;
   frames: Frame[];
@@ -141,7 +155,7 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
   writeFileSync(marks, '', { flag: 'a' });
   const runs: DirectRun[] = [];
   const work: Promise<unknown>[] = [];
-  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin'];
+  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin', 'loop'];
   kinds.forEach((kind, i) => {
     if (pick() < 0.15) return;
     const tag = `${trial}r${i}`;
@@ -149,8 +163,10 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
     const plan =
       kind === 'plugin'
         ? { steps: [{ id: 'x1', title: 'analyze', tool: 'excel_analyze', arguments: { filePath: '@file:workbook' } }, markStep(marks, tag, 's1', ['x1'])] }
-        : chainPlan(marks, tag, n);
-    const run: DirectRun = { tag, kind, steps: plan.steps.map((s) => s.id), frames: [] };
+        : kind === 'loop'
+          ? loopPlan(marks, tag)
+          : chainPlan(marks, tag, n);
+    const run: DirectRun = { tag, kind, steps: markedSteps(kind, plan.steps.map((s) => s.id)), frames: [] };
     runs.push(run);
     const config = { permissionMode: 'full-access', planApproval: kind === 'plan-gate', stepApproval: kind === 'step-gates' };
     const body = { goal: `crash ${tag}`, workflow: plan, config, ...(kind === 'plugin' ? { files: [{ name: 'workbook', refs: [t.fileId] }] } : {}) };

@@ -79,7 +79,7 @@ function cells(steps: readonly PlanStep[], footprint: (s: PlanStep) => Footprint
 }
 
 /** The step fields a graph node models; any other field travels in `data.extra`. */
-const MODELLED_STEP_KEYS = new Set(['id', 'title', 'kind', 'tool', 'arguments', 'instruction', 'dependsOn', 'join', 'cases', 'items', 'concurrency', 'maxItems', 'steps', 'requiresApproval', 'retry', 'pinned']);
+const MODELLED_STEP_KEYS = new Set(['id', 'title', 'kind', 'tool', 'arguments', 'instruction', 'dependsOn', 'join', 'cases', 'items', 'concurrency', 'maxItems', 'steps', 'requiresApproval', 'retry', 'pinned', 'onError', 'timeoutMs']);
 
 /** The fields of a step the canvas does not model, or undefined when it has none. */
 function extraOf(step: PlanStep): Record<string, unknown> | undefined {
@@ -99,6 +99,8 @@ function nodeOf(step: PlanStep, position: GraphPosition, size?: { width: number;
     ...(step.retry ? { retry: { ...step.retry } } : {}),
     ...(step.pinned ? { pinned: { result: jsonCopy(step.pinned.result) } } : {}),
     ...(step.join === 'any' ? { join: 'any' as const } : {}),
+    ...(step.onError !== undefined ? { onError: step.onError } : {}),
+    ...(step.timeoutMs !== undefined ? { timeoutMs: step.timeoutMs } : {}),
   };
   const { id } = step;
   switch (stepKind(step)) {

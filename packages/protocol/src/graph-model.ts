@@ -1,6 +1,6 @@
 import type { JsonSchema } from './catalog';
 import type { ConditionCase } from './control-flow';
-import type { AgentPlan } from './plan';
+import type { AgentPlan, OnError } from './plan';
 
 /**
  * The authored canvas graph: FengYu's own document shape, independent of any canvas library.
@@ -130,7 +130,14 @@ export interface StepData {
    */
   join?: 'any';
   /**
-   * Step fields the canvas does not model (e.g. `onError`, `timeoutMs`), kept verbatim so a plan
+   * What the step's failure does (the step's `onError`, compiled as written; absent = `fail`).
+   * With `branch` the node offers the ports `port:ok` and `port:error`.
+   */
+  onError?: OnError;
+  /** How long one attempt may take, in milliseconds (the step's `timeoutMs`); absent = the tool's own. */
+  timeoutMs?: number;
+  /**
+   * Step fields the canvas does not model (e.g. `kind: "input"` fields), kept verbatim so a plan
    * survives the canvas; compiled first, so a field the canvas models always wins.
    */
   extra?: Record<string, unknown>;

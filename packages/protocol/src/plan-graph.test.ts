@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AgentPlan, PlanStep } from './plan';
+import { type AgentPlan, type OnError, type PlanStep, STEP_TIMEOUT_MS } from './plan';
 import { fieldsToSchema } from './graph-fields';
 import { cloneGraph, emptyGraph, FIELD_TYPES, newEdgeId, newNodeId, parseGraph, START_ID, type StartField, startNode } from './graph-model';
 import { planToGraph } from './graph-layout';
@@ -62,6 +62,8 @@ function canonicalStep(id: string, earlier: string[]): fc.Arbitrary<PlanStep> {
     requiresApproval: optional(fc.constant(true as const)),
     retry: optional(fc.record({ maxAttempts: fc.integer({ min: 2, max: 5 }), initialBackoffMs: optional(fc.integer({ min: 0, max: 60_000 })) }, { requiredKeys: ['maxAttempts'] })),
     pinned: optional(json.map((result) => ({ result }))),
+    onError: optional(fc.constantFrom<OnError>('fail', 'continue', 'branch')),
+    timeoutMs: optional(fc.integer({ min: STEP_TIMEOUT_MS.min, max: STEP_TIMEOUT_MS.max })),
   });
   const kind = fc.oneof(
     fc.record({ tool: fc.constantFrom(...TOOLS), arguments: args }),
@@ -77,6 +79,8 @@ function canonicalStep(id: string, earlier: string[]): fc.Arbitrary<PlanStep> {
     if (c.requiresApproval) step.requiresApproval = true;
     if (c.retry) step.retry = c.retry.initialBackoffMs === undefined ? { maxAttempts: c.retry.maxAttempts } : { maxAttempts: c.retry.maxAttempts, initialBackoffMs: c.retry.initialBackoffMs };
     if (c.pinned) step.pinned = c.pinned;
+    if (c.onError) step.onError = c.onError;
+    if (c.timeoutMs !== undefined) step.timeoutMs = c.timeoutMs;
     return step;
   });
 }

@@ -120,7 +120,8 @@ function kindFields(node: StepNode, body: () => PlanStep[]): Partial<PlanStep> {
  * The plan step of one node, in canonical shape: an empty title, an empty `dependsOn`, a false
  * `requiresApproval`, a one-attempt retry, `join: "all"`, and the empty arguments of a model,
  * condition or forEach node are left out; a tool step always has `arguments`; a model step
- * always has an `instruction` (maybe empty); `kind` is written for conditions and forEach only.
+ * always has an `instruction` (maybe empty); `kind` is written for conditions and forEach only;
+ * `onError` and `timeoutMs` are written as the node holds them (`onError: "fail"` included).
  * Fields the canvas does not model (`data.extra`) come first; a modelled field wins.
  */
 function stepOf(graph: WorkflowGraph, node: StepNode, deps: ReadonlyMap<string, string[]>): PlanStep {
@@ -133,6 +134,8 @@ function stepOf(graph: WorkflowGraph, node: StepNode, deps: ReadonlyMap<string, 
   if (d.join === 'any') step.join = 'any';
   if (d.requiresApproval) step.requiresApproval = true;
   if (d.retry && d.retry.maxAttempts > 1) step.retry = { ...d.retry };
+  if (d.onError !== undefined) step.onError = d.onError;
+  if (d.timeoutMs !== undefined) step.timeoutMs = d.timeoutMs;
   if (d.pinned) step.pinned = { result: jsonCopy(d.pinned.result) };
   return step;
 }

@@ -52,3 +52,19 @@ export interface RunDetail extends RunListItem {
   /** The run's event log, without the plan's token stream. */
   events: RunEvent[];
 }
+
+/** Which plan a retry from the failed step runs: the failed run's own, or its workflow's latest published version. */
+export const RETRY_VERSIONS = ['original', 'current'] as const;
+/** One of `RETRY_VERSIONS`. */
+export type RetryVersion = (typeof RETRY_VERSIONS)[number];
+
+/** What a retry would do (`POST /api/agent/runs/{runId}/retry/preview`): top-level step ids, in plan order. */
+export interface RetryPreview {
+  version: RetryVersion;
+  /** The workflow version the retry runs, for a run started from a workflow. */
+  workflowVersion?: number;
+  /** Steps whose completed execution is reused (emitted with `reused: true`). */
+  reused: string[];
+  /** Steps that run again. */
+  rerun: string[];
+}

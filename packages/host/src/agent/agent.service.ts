@@ -1,5 +1,5 @@
 import type { CrashPoint } from '../config/crash-points';
-import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RunStatus, renderGoal, secretNamesIn, validatePlan } from '@fengyu/protocol';
+import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RetryPreview, type RunStatus, renderGoal, secretNamesIn, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
@@ -88,13 +88,8 @@ export const KNOWN_OWNERS = 256;
 /** The latest published plan of a workflow and its version, when it has one (retry with `current`). */
 export type CurrentPlan = (owner: string, workflowId: string) => Promise<{ plan: AgentPlan; version: number } | undefined>;
 
-/** What a retry would do (`POST …/retry/preview`). */
-export interface RetryPreview {
-  version: RetryVersion;
-  workflowVersion?: number;
-  reused: string[];
-  rerun: string[];
-}
+/** What a retry would do (`POST …/retry/preview`): the contract's type. */
+export type { RetryPreview };
 
 /** A finished run's settings as a new run's request takes them (fork, rewind, retry). */
 function replayConfig(config: ResolvedConfig): AgentConfig {

@@ -9,8 +9,7 @@ import type { StepExecution } from './run.repository';
  * that produced the execution. Only `done` executions are reused; every other step runs again.
  */
 
-export const RETRY_VERSIONS = ['original', 'current'] as const;
-export type RetryVersion = (typeof RETRY_VERSIONS)[number];
+export { RETRY_VERSIONS, type RetryVersion } from '@fengyu/protocol';
 
 export interface RetrySplit {
   /** Step ids whose completed execution is reused, in plan order. */

@@ -5,6 +5,7 @@ import * as builder from './builder';
 import * as chat from './chat';
 import * as common from './common';
 import * as control from './control';
+import * as failure from './failure';
 import * as flows from './flows';
 import * as inbox from './inbox';
 import * as plugins from './plugins';
@@ -22,7 +23,7 @@ import * as settings from './settings';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type UiLocale = (typeof LOCALES)[number];
 
-const pages = { common, flows, builder, control, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability };
+const pages = { common, flows, builder, control, failure, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability };
 
 type Messages = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, badgeOf, initialRun, type RawEvent } from './run-state';
+import { applyEvent, badgeOf, failedStepText, initialRun, type RawEvent } from './run-state';
 
 const plan = { steps: [{ id: 'a', tool: 'x' }, { id: 'b', tool: 'y', requiresApproval: true }] };
 
@@ -44,5 +44,22 @@ describe('run panel state', () => {
     const v = fold([{ type: 'plan_ready', seq: 1, plan }, { type: 'cancelled', seq: 2 }]);
     expect(v).toMatchObject({ status: 'cancelled', ended: true });
     expect(v.steps.every((s) => s.status === 'pending')).toBe(true);
+  });
+
+  it('marks steps reused by a retry and lists the failures a run completed past', () => {
+    const v = fold([
+      { type: 'plan_ready', seq: 1, plan },
+      { type: 'step_complete', seq: 2, stepId: 'a', index: 0, status: 'done', result: 1, attempts: 1, durationMs: 0, reused: true },
+      { type: 'step_complete', seq: 3, stepId: 'b', index: 1, status: 'failed', error: 'exit 3', attempts: 1, durationMs: 5 },
+      { type: 'complete', seq: 4, summary: 's', failedSteps: [{ stepId: 'b', error: { code: 'command_exit_nonzero', message: 'exit 3' } }, { iteration: 1 }, null] },
+    ]);
+    expect(v.steps.map((s) => [s.id, s.reused])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
+    expect(v.status).toBe('completed');
+    expect(v.failedSteps).toEqual([{ stepId: 'b', error: { code: 'command_exit_nonzero', message: 'exit 3' } }]);
+    expect(failedStepText(v.failedSteps[0] as never)).toBe('exit 3 (command_exit_nonzero)');
+    expect(failedStepText({ stepId: 'x', error: 'plain text' })).toBe('plain text');
   });
 });

@@ -21,6 +21,8 @@ export interface StepView {
   attempts?: number;
   durationMs?: number;
   pinned?: boolean;
+  /** The result was carried over from the run this one retries (`step_complete` with `reused: true`). */
+  reused?: boolean;
   /** A forEach body step: its loop. */
   parentStepId?: string;
 }
@@ -46,10 +48,32 @@ export interface RunView {
   ended: boolean;
   /** forEach progress by loop step id. */
   loops: Record<string, LoopView>;
+  /** Steps that failed without failing the run (`onError` continue or branch), from `complete`. */
+  failedSteps: FailedStep[];
+}
+
+/** A step that failed without failing its run (the `failedSteps` of `complete` and of the run detail). */
+export interface FailedStep {
+  stepId: string;
+  iteration?: number;
+  error: { code?: string; message?: string } | string;
+}
+
+/** The well-formed entries of a `failedSteps` list (from an event or a run detail). */
+export function failedStepsOf(value: unknown): FailedStep[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter((f): f is FailedStep => !!f && typeof f === 'object' && typeof (f as FailedStep).stepId === 'string');
+}
+
+/** A failed step's error as one line: `message (code)`, or the text as given. */
+export function failedStepText(f: FailedStep): string {
+  if (typeof f.error === 'string') return f.error;
+  const { code, message } = f.error ?? {};
+  return message && code ? `${message} (${code})` : (message ?? code ?? '');
 }
 
 export function initialRun(runId: string): RunView {
-  return { runId, status: 'connecting', planText: '', steps: [], lastSeq: 0, ended: false, loops: {} };
+  return { runId, status: 'connecting', planText: '', steps: [], lastSeq: 0, ended: false, loops: {}, failedSteps: [] };
 }
 
 export interface RawEvent {
@@ -123,10 +147,11 @@ export function applyEvent(view: RunView, e: RawEvent): RunView {
         error: str(e.error),
         attempts: typeof e.attempts === 'number' ? e.attempts : undefined,
         durationMs: typeof e.durationMs === 'number' ? e.durationMs : undefined,
+        reused: e.reused === true,
       });
     }
     case 'complete':
-      return { ...v, status: 'completed', summary: str(e.summary), result: e.result, gate: undefined, ended: true };
+      return { ...v, status: 'completed', summary: str(e.summary), result: e.result, gate: undefined, ended: true, failedSteps: failedStepsOf(e.failedSteps) };
     case 'error':
       return { ...v, status: 'failed', error: str(e.message), gate: undefined, ended: true };
     case 'cancelled':

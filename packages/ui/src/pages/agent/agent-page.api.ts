@@ -1,4 +1,4 @@
-import type { AgentConfig, AgentPlan } from '@fengyu/protocol';
+import type { AgentConfig, AgentPlan, RetryPreview, RetryVersion } from '@fengyu/protocol';
 import type { ApiClient } from '../../api/client';
 
 /** The calls of the Agent page and the bits of settings it reads (backends). */
@@ -19,6 +19,9 @@ export function agentPageApi(api: ApiClient) {
     reject: (runId: string, reason?: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`, { decision: 'reject', ...(reason ? { reason } : {}) }),
     cancel: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/cancel`),
     run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
+    /** Retry a failed or interrupted run from its failed step: a new run, started at once. */
+    retry: (runId: string, version: RetryVersion) => api.post<{ runId: string }>(`/api/agent/runs/${enc(runId)}/retry`, { version }),
+    retryPreview: (runId: string, version: RetryVersion) => api.post<RetryPreview>(`/api/agent/runs/${enc(runId)}/retry/preview`, { version }),
     streamUrl: (runId: string) => api.streamUrl('/api/agent/stream', { runId }),
     async backends(): Promise<{ backends: BackendChoice[]; defaultBackend?: string }> {
       const s = await api.get<{ backends?: BackendChoice[]; defaultBackend?: string | null }>('/api/settings');

@@ -3,10 +3,12 @@ import { createInterface } from 'node:readline/promises';
 import cliProgress from 'cli-progress';
 import { EventSource } from 'eventsource';
 import { call, connectHost, type HostHandle } from './host-client';
+import { newProgressState, planLines, progressOf } from './run-progress';
 
 /**
  * `fengyu run <workflow.json>`: a headless run with a live progress bar of steps, asking at
- * every gate (or approving all with --yes). Exit code 0 only when the run completed.
+ * every gate (or approving all with --yes); skipped steps and loop progress as run-progress.ts
+ * says. Exit code 0 only when the run completed.
  */
 
 interface Opts {
@@ -84,16 +86,19 @@ function follow(h: HostHandle, runId: string, opts: Opts): Promise<string> {
     on('plan_approval_requested', async (d) => {
       total = d.plan.steps.length;
       log(`Plan (${total} steps):`);
-      for (const s of d.plan.steps) log(`  - ${s.id}: ${s.title ?? s.tool ?? 'model step'}${s.dependsOn?.length ? ` (after ${s.dependsOn.join(', ')})` : ''}`);
+      for (const line of planLines(d.plan.steps)) log(line);
       await gate('Approve this plan?');
     });
     on('step_approval_requested', async (d) => gate(`Step "${d.stepId}" (${d.tool ?? 'model'}, ${d.effect ?? ''}) needs approval: ${d.reason}. Approve?`));
-    on('step_start', (d) => bar.update(done, { status: `running ${d.stepId}` }));
-    on('step_complete', (d) => {
-      done += 1;
-      bar.update(done, { status: `${d.stepId} ${d.status}` });
-      if (d.status === 'failed') log(`\n  ✗ ${d.stepId}: ${d.error}`);
-    });
+    const progress = newProgressState();
+    for (const type of ['step_start', 'step_complete', 'loop_progress']) {
+      on(type, (d) => {
+        const u = progressOf(type, d, progress);
+        if (u.advance) done += 1;
+        if (u.status !== undefined) bar.update(done, { status: u.status });
+        for (const line of u.lines) log(line);
+      });
+    }
     on('complete', (d) => {
       bar.update(total, { status: 'completed' });
       finish('completed');

@@ -43,12 +43,25 @@ describe('fengyu run', () => {
     expect(r.stderr).toMatch(/\[b\].*zzz/);
   }, CLI_MS);
 
-  it('passes --inputs to the run, and refuses malformed --inputs before starting anything', () => {
+  it('passes --inputs to the run, shows skipped steps and loop progress, and refuses malformed --inputs before starting anything', () => {
     const file = join(home, 'inputs.json');
-    writeFileSync(file, JSON.stringify({ goal: 'greet {{inputs.who}}', steps: [{ id: 'a', tool: 'execute_command', arguments: { command: 'echo hi {{inputs.who}}' } }] }));
+    const steps = [
+      { id: 'check', kind: 'condition', cases: [{ name: 'ada', when: { all: [{ left: '{{inputs.who}}', op: 'eq', right: 'Ada' }] } }] },
+      { id: 'mail_team', tool: 'task_capacity', dependsOn: ['check:else'] },
+      { id: 'each', kind: 'forEach', items: ['x', 'y', 'z'], steps: [{ id: 'cap', tool: 'task_capacity' }] },
+      { id: 'a', tool: 'execute_command', arguments: { command: 'echo hi {{inputs.who}}' }, dependsOn: ['check', 'each'] },
+    ];
+    writeFileSync(file, JSON.stringify({ goal: 'greet {{inputs.who}}', steps }));
     const r = fengyu(['run', file, '--yes', '--inputs', '{"who":"Ada"}']);
     expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).stdout.trim()).toBe('hi Ada');
+    const out = JSON.parse(r.stdout);
+    expect(out.a.stdout.trim()).toBe('hi Ada');
+    expect(out.mail_team).toBeNull();
+    expect(r.stderr).toContain('  - check: condition → ada | else');
+    expect(r.stderr).toContain('      - cap: task_capacity');
+    expect(r.stderr).toMatch(/^ {2}○ mail_team skipped$/m);
+    expect(r.stderr).toMatch(/^ {2}each: 3\/3$/m);
+    expect(r.stderr).not.toMatch(/○ (check|each|a|cap) skipped/);
     const bad = fengyu(['run', file, '--yes', '--inputs', '{"who":']);
     expect(bad.status).toBe(2);
     expect(bad.stderr).not.toMatch(/^Run /m);

@@ -1,12 +1,16 @@
-import type { AgentPlan, PlanStep } from '@fengyu/protocol';
+import { type AgentPlan, dependencyStep, type PlanStep, stepKind } from '@fengyu/protocol';
 import { fingerprint } from './run-text';
-import type { StepExecution } from './run.repository';
+import { executionKey, type StepExecution } from './run.repository';
 
 /**
  * Retry from the failed step: which completed executions of the old run the new one reuses. A
  * step is unchanged when the plan the retry runs has a step of the same id with the same tool,
  * argument template (and instruction) — its fingerprint — and the same dependencies as the step
  * that produced the execution. Only `done` executions are reused; every other step runs again.
+ * A forEach that runs again keeps its finished iterations when the loop (items, body, limits) and
+ * its dependencies are unchanged and every prerequisite is reused (so its items are the same):
+ * their body executions (done or skipped, keyed `<stepId>#<iteration>`) go into `reuse`, and the
+ * loop reuses an iteration only when all of its body steps finished there unchanged.
  */
 
 export { RETRY_VERSIONS, type RetryVersion } from '@fengyu/protocol';
@@ -16,7 +20,7 @@ export interface RetrySplit {
   reused: string[];
   /** Step ids that run again, in plan order. */
   rerun: string[];
-  /** The executions reused, by step id. */
+  /** The executions reused, by step id (a loop's finished iterations by `<stepId>#<iteration>`). */
   reuse: Map<string, StepExecution>;
 }
 
@@ -41,6 +45,16 @@ export function retrySplit(old: AgentPlan, next: AgentPlan, executions: readonly
       split.reused.push(step.id);
       split.reuse.set(step.id, execution);
     } else split.rerun.push(step.id);
+  }
+  for (const step of next.steps) {
+    const before = oldSteps.get(step.id);
+    if (stepKind(step) !== 'forEach' || !before || !split.rerun.includes(step.id)) continue;
+    if (fingerprint(step) !== fingerprint(before) || !sameDependencies(step, before)) continue;
+    if (!(step.dependsOn ?? []).every((d) => split.reuse.has(dependencyStep(d)))) continue;
+    const body = new Set((step.steps ?? []).map((b) => b.id));
+    for (const e of executions) {
+      if (e.iteration !== undefined && body.has(e.stepId) && (e.status === 'done' || e.status === 'skipped')) split.reuse.set(executionKey(e), e);
+    }
   }
   return split;
 }

@@ -211,4 +211,40 @@ describe('forEach limits, cancel and resume', () => {
     expect(marks(file)).toEqual(['wrote a', 'wrote b', 'wrote c']);
     expect(detail.result.map((r: { stdout: string }) => r.stdout.trim())).toEqual(['wrote a', 'wrote b', 'wrote c']);
   });
+
+  it('retry runs a new run that reuses the finished iterations (done or skipped) and runs only the rest', async () => {
+    const file = join(dir, 'retry.txt');
+    const flag = join(dir, 'retry.flag');
+    const plan = {
+      steps: [
+        { id: 'list', tool: 'echo', arguments: { value: 'x' }, pinned: { result: ['a', 'skip', 'c'] } },
+        {
+          id: 'loop',
+          kind: 'forEach',
+          items: '{{node.list.result}}',
+          dependsOn: ['list'],
+          steps: [
+            { id: 'which', kind: 'condition', cases: [{ name: 'skip', when: { all: [{ left: '{{item}}', op: 'eq', right: 'skip' }] } }] },
+            { id: 'work', tool: 'execute_command', arguments: { command: `echo "work {{item}}" >> '${file}'; [ "{{item}}" != c ] || [ -e '${flag}' ]` }, dependsOn: ['which:else'] },
+          ],
+        },
+      ],
+    };
+    const runId = await run(plan);
+    const first = await t.stream(runId);
+    expect(first.at(-1)?.type).toBe('error');
+    expect(marks(file)).toEqual(['work a', 'work c']);
+    writeFileSync(flag, '');
+    const retried = await t.api('POST', `/api/agent/runs/${runId}/retry`, {});
+    expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+    const events = await t.stream(retried.body.runId);
+    expect(events.at(-1)?.type, JSON.stringify(events.at(-1)?.data)).toBe('complete');
+    // item "a" (done) and item "skip" (its work skipped) are not run again; only "c" is
+    expect(marks(file)).toEqual(['work a', 'work c', 'work c']);
+    const work = completes(events, 'work').map((e) => [e.data.iteration, e.data.status, e.data.reused ?? false]);
+    expect(work.sort()).toEqual([[0, 'done', true], [1, 'skipped', false], [2, 'done', false]]);
+    expect(completes(events, 'which').map((e) => [e.data.iteration, e.data.reused ?? false]).sort()).toEqual([[0, true], [1, true], [2, false]]);
+    const steps = (await t.api('GET', `/api/agent/runs/${retried.body.runId}`)).body.executions as { stepId: string; iteration?: number; status: string }[];
+    expect(steps.filter((x) => x.stepId === 'work').map((x) => [x.iteration, x.status]).sort()).toEqual([[0, 'done'], [1, 'skipped'], [2, 'done']]);
+  });
 });

@@ -55,8 +55,13 @@ async function decideBranch(host: StepHost, step: PlanStep): Promise<ConditionEn
   return { ok: false, error: errorText(new FengYuError('condition_model_invalid', { stepId: step.id, answer: answer.slice(0, 200) })) };
 }
 
-/** Runs a condition step and commits its start and end in one transaction; returns how it ended. */
-export async function runCondition(host: StepHost, step: PlanStep): Promise<ConditionEnd> {
+/**
+ * Runs a condition step and queues its start and end as one commit; returns how it ended and
+ * that commit (`written`). As for a tool step's end, the caller may settle the step before the
+ * commit is written: what its dependents commit is queued after it (the log keeps the order), and
+ * a failed commit fails the run before anything later is written.
+ */
+export async function runCondition(host: StepHost, step: PlanStep): Promise<ConditionEnd & { written: Promise<unknown> }> {
   const started = host.deps.clock.now();
   const startedAt = host.now();
   let end: ConditionEnd;
@@ -88,8 +93,8 @@ export async function runCondition(host: StepHost, step: PlanStep): Promise<Cond
     fingerprint: fingerprint(step),
     reused: 0,
   };
-  await host.commitQueued(events, { status: host.liveStatus() }, row);
-  return end;
+  const written = host.commitQueued(events, { status: host.liveStatus() }, row);
+  return { ...end, written };
 }
 
 /** The port a reused (or pinned) step takes: a condition's stored branch; none for other steps. */

@@ -99,14 +99,26 @@ export class FlowEffects {
     return false;
   }
 
+  /**
+   * A top-level condition. Like a tool step's end (run-executor `settle`), its dependents start
+   * before its commit is written — their commits queue after it — unless other runs have commits
+   * queued, when it waits for its own first (each run one step per turn). A run of conditions
+   * lets the loop turn after a slice of work, as steps do.
+   */
   private async topCondition(step: PlanStep): Promise<void> {
     const r = this.run;
     try {
+      const turn = r.deps.events.turn.yieldIfLong();
+      if (turn) await turn;
+      if (r.hasEnded()) return;
       const end = await runCondition(r, step);
+      if (r.hasEnded()) return;
+      if (r.deps.events.queuedByOthers(r.id)) await end.written;
       if (r.hasEnded()) return;
       if (end.ok) r.results.set(step.id, { branch: end.branch });
       else r.recordError(step.id, end.error);
       r.dispatch({ type: 'step_settled', stepId: step.id, ok: end.ok, ...(end.ok ? { port: end.branch } : {}) });
+      await end.written;
     } catch (err) {
       if (!r.hasEnded()) r.failWith(err);
     }
@@ -192,7 +204,10 @@ export class FlowEffects {
       if (stepKind(step) === 'condition') {
         const end = await runCondition(host, step);
         if (r.hasEnded()) return;
-        return end.ok ? settled(true, { branch: end.branch }, undefined, end.branch) : settled(false, undefined, end.error);
+        if (end.ok) settled(true, { branch: end.branch }, undefined, end.branch);
+        else settled(false, undefined, end.error);
+        await end.written;
+        return;
       }
       const end = await host.runner.run(step);
       if (r.hasEnded()) return;

@@ -2,6 +2,7 @@ import { type CatalogEntry, graphToPlan, planToGraph, type StepNode, validatePla
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { connectionToEdge } from './canvas-map';
+import { diagnose, diagnosticsByNode } from './diagnostics';
 import { failureForm, failurePatch, failurePorts, retryBlock, setOnError } from './failure';
 
 /** Failure handling on the canvas: the form ⇄ step fields, retry safety, the ok/error ports and their edges. */
@@ -110,5 +111,20 @@ describe('the ok / error ports', () => {
     setOnError(g, 'check', 'branch');
     expect(failurePorts(g.nodes.find((n) => n.id === 'm') as StepNode)).toEqual(['ok', 'error']);
     expect(graphToPlan(g).plan.steps.find((s) => s.id === 'check')).not.toHaveProperty('onError');
+  });
+});
+
+describe('problems from the shared validator', () => {
+  it('are shown on the node: a timeout out of range, retry on a command, an error connection from a step that does not branch', () => {
+    const catalog = [entry('echo', 'read'), entry('execute_command', 'command')];
+    const g = planToGraph({ steps: [{ id: 'run', tool: 'execute_command', arguments: {} }, { id: 'alert', tool: 'echo', arguments: {} }] });
+    const run = g.nodes.find((n) => n.id === 'run') as StepNode;
+    Object.assign(run.data, failurePatch({ onError: 'branch', timeoutSeconds: '7200', attempts: 3, delaySeconds: 1 }));
+    g.edges.push({ id: 'e-err', source: 'run', target: 'alert', sourceHandle: 'port:error' });
+    expect((diagnosticsByNode(diagnose(g, catalog)).get('run') ?? []).map((d) => d.code).sort()).toEqual(['retry_unsafe', 'step_timeout_range']);
+    expect(diagnose(g, catalog).some((d) => d.code === 'step_unknown_dependency')).toBe(false);
+    // the same connection from a step that fails the run names the port it lacks
+    delete run.data.onError;
+    expect(diagnose(g, catalog).find((d) => d.code === 'step_unknown_dependency')?.nodeId).toBe('alert');
   });
 });

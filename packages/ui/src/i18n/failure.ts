@@ -10,7 +10,7 @@ export const en = {
     },
     modeHelp: {
       fail: 'The run stops with this step\'s error.',
-      continue: 'The step ends failed and the run goes on; its result is null and its error can be read as node.ID.error.',
+      continue: 'The step ends failed and the run goes on; its result is empty and later steps can read its error as',
       branch: 'The node gets an error output: connect it to the steps that run only when this one failed. The normal output runs only when it succeeded.',
     },
     timeout: 'Timeout (seconds)',
@@ -34,7 +34,7 @@ export const en = {
   errorWorkflow: {
     label: 'Error workflow',
     none: 'None',
-    help: 'When a run of this workflow fails, this published workflow is started in the background with a failedRun input describing the failure.',
+    help: 'When a run of this workflow fails, the chosen published workflow is started in the background and given the failure as its object input',
     noFailedRun: 'needs an object input named failedRun',
     notPublished: 'not published',
     self: 'this workflow',
@@ -76,7 +76,7 @@ export const zhCN: typeof en = {
     },
     modeHelp: {
       fail: '运行以此步骤的错误结束。',
-      continue: '此步骤记为失败，运行继续；它的结果为 null，错误可通过 node.ID.error 读取。',
+      continue: '此步骤记为失败，运行继续；它的结果为空，后续步骤可通过以下引用读取它的错误：',
       branch: '节点多出一个错误输出：连接到只在此步骤失败时运行的步骤。正常输出只在它成功时运行。',
     },
     timeout: '超时（秒）',
@@ -100,7 +100,7 @@ export const zhCN: typeof en = {
   errorWorkflow: {
     label: '错误处理工作流',
     none: '无',
-    help: '此工作流的运行失败时，在后台启动这个已发布的工作流，并以 failedRun 输入描述这次失败。',
+    help: '此工作流的运行失败时，在后台启动所选的已发布工作流，并把这次失败作为它的对象输入',
     noFailedRun: '需要一个名为 failedRun 的对象输入',
     notPublished: '尚未发布',
     self: '即此工作流本身',

@@ -1,4 +1,5 @@
 import type { AgentPlan, RunStatus } from './plan';
+import type { FailedStep } from './runs';
 
 /**
  * Run events. Every state change of a run is one of these, appended to the run's
@@ -101,7 +102,7 @@ export interface RunEventPayloads {
    */
   resumed: { reusedSteps: string[] };
   /** The run completed: `result` is its final value, `summary` a short human text. Ends the stream. */
-  complete: { result: unknown; summary: string };
+  complete: { result: unknown; summary: string; failedSteps?: FailedStep[] };
   /** The run failed: `message` in words, `code` a stable error code when known. Ends the stream. */
   error: { message: string; code?: string; details?: unknown };
   /** The run was cancelled. Ends the stream. */

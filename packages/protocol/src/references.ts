@@ -3,6 +3,7 @@
  *
  *   {{steps.N.result<path>}}   N = 1-based position in the plan
  *   {{node.<id>.result<path>}} by step id
+ *   {{node.<id>.error<path>}}  a failed step's `{code, message}` (null when it did not fail)
  *   {{last.result<path>}}      the latest (plan order) direct dependency
  *   {{inputs.<name><path>}}    workflow inputs
  *   {{item<path>}}             inside a forEach body: the current element
@@ -25,7 +26,7 @@ export type PathPart = string | number;
  */
 export type Reference =
   | { kind: 'steps'; index: number; path: PathPart[]; raw: string }
-  | { kind: 'node'; id: string; path: PathPart[]; raw: string }
+  | { kind: 'node'; id: string; path: PathPart[]; raw: string; field?: 'error' }
   | { kind: 'last'; path: PathPart[]; raw: string }
   | { kind: 'inputs'; name: string; path: PathPart[]; raw: string }
   | { kind: 'item'; path: PathPart[]; raw: string }
@@ -43,7 +44,7 @@ const IDENT = '[A-Za-z_$][A-Za-z0-9_$-]*';
 const PATH = `(?:\\.${IDENT}|\\[\\d+\\])*`;
 /** The whole reference grammar (one of the seven roots), surrounding spaces allowed; a secret has no path. */
 const REF_RE = new RegExp(
-  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.result(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH})|item(${PATH})|(index)|secrets\\.([A-Za-z_][A-Za-z0-9_]{0,63}))\\s*$`,
+  `^\\s*(?:steps\\.(\\d+)\\.result(${PATH})|node\\.([A-Za-z][A-Za-z0-9_-]*)\\.(result|error)(${PATH})|last\\.result(${PATH})|inputs\\.(${IDENT})(${PATH})|item(${PATH})|(index)|secrets\\.([A-Za-z_][A-Za-z0-9_]{0,63}))\\s*$`,
 );
 /** A whole `@file:<name>` string. */
 const FILE_RE = /^@file:([A-Za-z_][A-Za-z0-9_-]*)$/;
@@ -71,12 +72,12 @@ export function parseReference(inner: string, raw = `{{${inner}}}`): ParsedToken
   const m = REF_RE.exec(inner);
   if (!m) return { ok: false, raw };
   if (m[1] !== undefined) return { ok: true, ref: { kind: 'steps', index: Number(m[1]), path: parsePath(m[2] ?? ''), raw } };
-  if (m[3] !== undefined) return { ok: true, ref: { kind: 'node', id: m[3], path: parsePath(m[4] ?? ''), raw } };
-  if (m[5] !== undefined) return { ok: true, ref: { kind: 'last', path: parsePath(m[5]), raw } };
-  if (m[8] !== undefined) return { ok: true, ref: { kind: 'item', path: parsePath(m[8]), raw } };
-  if (m[9] !== undefined) return { ok: true, ref: { kind: 'index', path: [], raw } };
-  if (m[10] !== undefined) return { ok: true, ref: { kind: 'secrets', name: m[10], path: [], raw } };
-  return { ok: true, ref: { kind: 'inputs', name: m[6] as string, path: parsePath(m[7] ?? ''), raw } };
+  if (m[3] !== undefined) return { ok: true, ref: { kind: 'node', id: m[3], path: parsePath(m[5] ?? ''), raw, ...(m[4] === 'error' ? { field: 'error' as const } : {}) } };
+  if (m[6] !== undefined) return { ok: true, ref: { kind: 'last', path: parsePath(m[6]), raw } };
+  if (m[9] !== undefined) return { ok: true, ref: { kind: 'item', path: parsePath(m[9]), raw } };
+  if (m[10] !== undefined) return { ok: true, ref: { kind: 'index', path: [], raw } };
+  if (m[11] !== undefined) return { ok: true, ref: { kind: 'secrets', name: m[11], path: [], raw } };
+  return { ok: true, ref: { kind: 'inputs', name: m[7] as string, path: parsePath(m[8] ?? ''), raw } };
 }
 
 /**
@@ -192,6 +193,11 @@ export interface ResolveScope {
   file?: (name: string) => unknown;
   /** Inside a forEach body: the current element (`{{item}}`) and its 0-based position (`{{index}}`). */
   iteration?: { item: unknown; index: number };
+  /**
+   * The failures of steps that failed and whose `onError` let the run go on, by id: what
+   * `{{node.<id>.error}}` reads (`{code, message}`). Such a step's result is `null`.
+   */
+  errors?: ReadonlyMap<string, StepFailure>;
   /** Steps that were skipped: a reference to one is `null` (a whole-value placeholder) or `""` (inside text). */
   skipped?: ReadonlySet<string>;
   /**
@@ -199,6 +205,12 @@ export interface ResolveScope {
    * placeholder stays as written, which is how arguments are shown in events and gates.
    */
   secret?: (name: string) => string | undefined;
+}
+
+/** A failed step's error as `{{node.<id>.error}}` reads it. */
+export interface StepFailure {
+  code: string;
+  message: string;
 }
 
 /** What `lookup` answers for a reference to a skipped step. */
@@ -244,6 +256,13 @@ function lookup(ref: Reference, scope: ResolveScope): unknown {
       break;
     }
     case 'node':
+      if (ref.field === 'error') {
+        // a failed step that the run went past has `{code, message}`; one that ended otherwise, null
+        const failure = scope.errors?.get(ref.id);
+        found = failure !== undefined || scope.results.has(ref.id) || (skipped?.has(ref.id) ?? false);
+        base = failure ?? null;
+        break;
+      }
       if (skipped?.has(ref.id)) return SKIPPED;
       found = scope.results.has(ref.id);
       base = scope.results.get(ref.id);

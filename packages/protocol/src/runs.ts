@@ -1,5 +1,16 @@
 import type { RunEvent } from './events';
 import type { AgentPlan, RunStatus } from './plan';
+import type { StepFailure } from './references';
+
+/**
+ * A step that failed while its `onError` (continue or branch) let the run go on: a completed
+ * run's `complete` event and detail list these. `iteration`: a body step's iteration.
+ */
+export interface FailedStep {
+  stepId: string;
+  iteration?: number;
+  error: StepFailure;
+}
 
 /** Run history as the API answers it (the host and the UI share these shapes). */
 
@@ -49,6 +60,8 @@ export interface RunDetail extends RunListItem {
   gate: unknown;
   sandbox: { mode?: string; backend?: string } | null;
   executions: StepExecution[];
+  /** A completed run's failures that `onError` went past (absent when there were none). */
+  failedSteps?: FailedStep[];
   /** The run's event log, without the plan's token stream. */
   events: RunEvent[];
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stepPorts } from './control-flow';
 import { localize } from './i18n/index';
+import { parseReference, resolveString, UnresolvedReferenceError } from './references';
 import { type ToolInfo, validatePlan } from './validate';
 
 const tool = (name: string, effect: ToolInfo['effect'] = 'read'): ToolInfo => ({ name, inputSchema: { type: 'object', properties: { value: {} } }, effect, idempotent: false, source: 'builtin', available: true });
@@ -60,5 +61,48 @@ describe('onError ports', () => {
 
   it('refuses an unknown onError mode', () => {
     expect(problems({ steps: [{ id: 'x', tool: 'echo', onError: 'ignore' }] }).length).toBeGreaterThan(0);
+  });
+});
+
+describe('{{node.<id>.error}}', () => {
+  const scope = (errors: Record<string, { code: string; message: string }>, results: Record<string, unknown>, skipped: string[] = []) => ({
+    stepIds: ['x', 'y'],
+    results: new Map(Object.entries(results)),
+    errors: new Map(Object.entries(errors)),
+    skipped: new Set(skipped),
+    dependsOn: ['x'],
+    inputs: {},
+  });
+
+  it('parses as a node reference to the error field, path kept', () => {
+    expect(parseReference('node.x.error.code')).toMatchObject({ ok: true, ref: { kind: 'node', id: 'x', field: 'error', path: ['code'] } });
+    expect(parseReference('node.x.result')).toMatchObject({ ok: true, ref: { kind: 'node', id: 'x', path: [] } });
+    expect(parseReference('node.x.result')).not.toHaveProperty('ref.field');
+    expect(parseReference('node.x.errors').ok).toBe(false);
+  });
+
+  it('is {code, message} for a failed step the run went past, null for one that succeeded or was skipped, unresolved before it ends', () => {
+    const failed = scope({ x: { code: 'command_exit_nonzero', message: 'exit 3' } }, { x: null });
+    expect(resolveString('{{node.x.error}}', failed)).toEqual({ code: 'command_exit_nonzero', message: 'exit 3' });
+    expect(resolveString('code={{node.x.error.code}}', failed)).toBe('code=command_exit_nonzero');
+    expect(resolveString('{{node.x.result}}', failed)).toBeNull();
+    expect(resolveString('{{node.x.error}}', scope({}, { x: 5 }))).toBeNull();
+    expect(resolveString('{{node.x.error}}', scope({}, {}, ['x']))).toBeNull();
+    expect(() => resolveString('{{node.x.error}}', scope({}, {}))).toThrow(UnresolvedReferenceError);
+    expect(() => resolveString('{{node.x.error.code}}', scope({}, { x: 5 }))).toThrow(UnresolvedReferenceError);
+  });
+
+  it('the validator accepts it in arguments and conditions of a dependent, and refuses it from a step that is not one', () => {
+    const plan = {
+      steps: [
+        { id: 'x', tool: 'send', onError: 'continue' },
+        { id: 'y', tool: 'echo', dependsOn: ['x'], arguments: { value: 'failed with {{node.x.error.code}}' } },
+        { id: 'c', kind: 'condition', dependsOn: ['x'], cases: [{ name: 'bad', when: { all: [{ left: '{{node.x.error}}', op: 'exists' }] } }] },
+      ],
+    };
+    expect(problems(plan)).toEqual([]);
+    const unrelated = { steps: [{ id: 'x', tool: 'send', onError: 'continue' }, { id: 'y', tool: 'echo', arguments: { value: '{{node.x.error}}' } }] };
+    expect(problems(unrelated).map((p) => p.code)).toEqual(['ref_not_prerequisite']);
+    expect(problems({ steps: [{ id: 'y', tool: 'echo', arguments: { value: '{{node.nope.error}}' } }] }).map((p) => p.code)).toEqual(['ref_unknown_step']);
   });
 });

@@ -1,4 +1,4 @@
-import { type AgentPlan, FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
+import { type AgentPlan, type FailedStep, FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
@@ -61,6 +61,9 @@ export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunR
   const [executions, events, catalog] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id), ctx.catalog.snapshot(row.owner)]);
   const plan = parsePlan(row);
   const config = JSON.parse(row.config) as Record<string, unknown>;
+  // a completed run's failures that onError went past: as its `complete` event recorded them
+  const ended = row.status === 'completed' ? events.findLast((e) => e.type === 'complete') : undefined;
+  const failedSteps = (ended as { failedSteps?: FailedStep[] } | undefined)?.failedSteps;
   return {
     ...summaryOf(row),
     plan: plan ? redactPlan(plan, catalog) : null,
@@ -77,6 +80,7 @@ export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunR
     gate: row.gate ? JSON.parse(row.gate) : null,
     sandbox: JSON.parse(row.sandbox),
     executions: withParents(executions, plan),
+    ...(failedSteps ? { failedSteps } : {}),
     events: events.filter((e) => e.type !== 'plan_token'),
   };
 }

@@ -1,4 +1,4 @@
-import type { PlanStep, RunStatus } from '@fengyu/protocol';
+import type { PlanStep, RunStatus, StepFailure } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { GateOutcome } from './gates';
 import type { StepHost } from './run-types';
@@ -14,13 +14,13 @@ import { StepRunner } from './step-runner';
  */
 
 /** The run's results with one iteration's body results over them (what references read). */
-class Layered implements Pick<ReadonlyMap<string, unknown>, 'get' | 'has'> {
+class Layered<T = unknown> implements Pick<ReadonlyMap<string, T>, 'get' | 'has'> {
   constructor(
-    readonly own: Map<string, unknown>,
-    private readonly outer: ReadonlyMap<string, unknown>,
+    readonly own: Map<string, T>,
+    private readonly outer: ReadonlyMap<string, T>,
   ) {}
 
-  get(key: string): unknown {
+  get(key: string): T | undefined {
     return this.own.has(key) ? this.own.get(key) : this.outer.get(key);
   }
 
@@ -49,6 +49,9 @@ export class BodyHost implements StepHost {
   /** The body results of this iteration, by step id. */
   readonly own = new Map<string, unknown>();
   readonly ownSkipped = new Set<string>();
+  /** The handled failures of this iteration's body steps, over the run's (`{{node.<id>.error}}`). */
+  readonly ownFailures = new Map<string, StepFailure>();
+  readonly failures: ReadonlyMap<string, StepFailure>;
   private readonly ids: readonly string[];
   private readonly at: ReadonlyMap<string, number>;
 
@@ -60,6 +63,7 @@ export class BodyHost implements StepHost {
   ) {
     this.results = new Layered(this.own, run.results) as unknown as ReadonlyMap<string, unknown>;
     this.skipped = new LayeredSet(this.ownSkipped, run.skipped) as unknown as ReadonlySet<string>;
+    this.failures = new Layered(this.ownFailures, run.failures ?? new Map()) as unknown as ReadonlyMap<string, StepFailure>;
     this.iteration = { item, index };
     this.frame = { iteration: index, parentStepId: loop.id };
     const body = (loop.steps ?? []).map((s) => s.id);

@@ -15,7 +15,7 @@ export type ConditionEnd = { ok: true; branch: string } | { ok: false; error: st
 
 /** The references a step may read, as the resolver wants them. */
 export function scopeOf(host: StepHost, step: PlanStep): ResolveScope {
-  return { stepIds: host.stepIds(), results: host.results, dependsOn: step.dependsOn ?? [], inputs: host.inputs, iteration: host.iteration, skipped: host.skipped };
+  return { stepIds: host.stepIds(), results: host.results, dependsOn: step.dependsOn ?? [], inputs: host.inputs, iteration: host.iteration, skipped: host.skipped, errors: host.failures };
 }
 
 /** One comparison side resolved; `undefined` when a reference points at nothing (so `exists` and `empty` can test it). */

@@ -1,6 +1,7 @@
 import { type AgentPlan, FengYuError, FOREACH_DEFAULT_MAX_ITEMS, MAX_RUN_EXECUTIONS, type PlanStep, resolveValue, stepKind, UnresolvedReferenceError } from '@fengyu/protocol';
 import type { NewEvent } from '../events/event-log';
 import { BodyHost } from './body-host';
+import { type FailedSteps, failureOf, handlesFailure } from './failed-steps';
 import { portOf, runCondition, scopeOf } from './condition-step';
 import type { DoneStep, RunAction, RunInput, StepNode } from './run-reducer';
 import { errorText, fingerprint } from './run-text';
@@ -16,7 +17,7 @@ import { iterationKey, type StepExecution, type StepRow } from './run.repository
 
 /** What the reducer needs of a plan: each step's edges and join, and each forEach's body and concurrency. */
 export const planNodes = (plan: { steps: readonly PlanStep[] }): StepNode[] =>
-  plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [], ...(s.join ? { join: s.join } : {}), ...(s.steps ? { body: planNodes({ steps: s.steps }), concurrency: s.concurrency ?? 1 } : {}) }));
+  plan.steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn ?? [], ...(s.join ? { join: s.join } : {}), ...(s.onError && s.onError !== 'fail' ? { onError: s.onError } : {}), ...(s.steps ? { body: planNodes({ steps: s.steps }), concurrency: s.concurrency ?? 1 } : {}) }));
 
 /** Reused steps for the reducer, each with the port it took (a reused condition's branch). */
 export function doneSteps(plan: AgentPlan, ids: readonly string[], results: ReadonlyMap<string, unknown>): DoneStep[] {
@@ -35,7 +36,9 @@ export interface FlowHost extends StepHost {
   readonly reuse: ReadonlyMap<string, StepExecution>;
   /** A new run (its reused executions are recorded anew); a resumed run already has them. */
   readonly fresh: boolean;
-  recordError(stepId: string, error: string): void;
+  recordError(stepId: string, error: string, code?: string): void;
+  /** The failures the run went past (body steps add theirs with their iteration). */
+  readonly failed: FailedSteps;
   dispatch(input: RunInput): void;
   failWith(err: unknown): void;
   hasEnded(): boolean;
@@ -186,9 +189,15 @@ export class FlowEffects {
     const step = loop?.step.steps?.find((s) => s.id === stepId);
     if (!loop || !step || r.hasEnded()) return;
     const host = this.host(loop, iteration);
-    const settled = (ok: boolean, result: unknown, error?: string, port?: string) => {
+    const settled = (ok: boolean, result: unknown, error?: string, port?: string, code?: string) => {
       if (ok) host.own.set(stepId, result);
-      else loop.error ??= `Step "${stepId}" (iteration ${iteration}) failed: ${error}`;
+      else if (handlesFailure(step)) {
+        // the iteration goes on past it: null result, its error readable in this iteration
+        const failure = failureOf(error ?? '', code);
+        host.own.set(stepId, null);
+        host.ownFailures.set(stepId, failure);
+        r.failed.add(stepId, failure, iteration);
+      } else loop.error ??= `Step "${stepId}" (iteration ${iteration}) failed: ${error}`;
       r.dispatch({ type: 'body_settled', loopId, iteration, stepId, ok, ...(port ? { port } : {}) });
     };
     try {
@@ -212,7 +221,8 @@ export class FlowEffects {
       const end = await host.runner.run(step);
       if (r.hasEnded()) return;
       if (end.kind === 'parked') return r.dispatch({ type: 'body_parked', loopId, iteration, stepId });
-      settled(end.ok, end.ok ? end.result : undefined, end.ok ? undefined : end.error);
+      if (end.ok) settled(true, end.result);
+      else settled(false, undefined, end.error, undefined, end.code);
       await Promise.all([end.written, end.end.written]);
     } catch (err) {
       if (!r.hasEnded()) r.failWith(err);

@@ -8,8 +8,11 @@ import { parseDependency } from '@fengyu/protocol';
  *
  * An edge is a `dependsOn` entry. It is satisfied when its source ends `done` and, when it names
  * a port, the source took that port; it is skipped when the source was skipped or took another
- * port. A failed source settles nothing: the run fails (failure handling's `onError` decides otherwise by
- * the port the failed step takes — `error` — through this same rule).
+ * port. A plain edge is satisfied by any port but `error`. A failed source settles nothing: the run
+ * fails. A source whose `onError` lets the run go on ends in this scope `done` all the same (its
+ * execution records the failure): `continue` takes no port (every dependent runs), `branch` takes
+ * `error` (only `x:error` edges are satisfied); a `branch` step that succeeded takes `ok` (a
+ * condition: its branch).
  */
 
 export type StepState = 'pending' | 'active' | 'waiting' | 'done' | 'failed' | 'skipped';
@@ -19,6 +22,8 @@ export interface StepNode {
   id: string;
   dependsOn: readonly string[];
   join?: 'all' | 'any';
+  /** What a failure of this step does (`fail` when absent): see the header. */
+  onError?: 'continue' | 'branch';
   /** A forEach's body steps and how many iterations may be in flight at once. */
   body?: readonly StepNode[];
   concurrency?: number;
@@ -153,9 +158,10 @@ function gap(s: MutableScope, i: number): number {
  * edges; pending dependents whose join fails are skipped in turn. Returns the positions skipped
  * by this settle (not `i` itself), in the order they were skipped.
  */
-export function settleStep(s: MutableScope, i: number, state: 'done' | 'failed' | 'skipped', port?: string): number[] {
+export function settleStep(s: MutableScope, i: number, ended: 'done' | 'failed' | 'skipped', taken?: string): number[] {
   const skipped: number[] = [];
   const work: number[] = [i];
+  const [state, port] = handled(s.graph.nodes[i]?.onError, ended, taken);
   setState(s, i, state);
   s.port[i] = state === 'done' ? port : undefined;
   while (work.length) {
@@ -165,7 +171,7 @@ export function settleStep(s: MutableScope, i: number, state: 'done' | 'failed' 
     for (const edge of s.graph.out[j] ?? []) {
       const k = edge.to;
       s.open[k] = (s.open[k] as number) - 1;
-      if (st === 'done' && (edge.port === undefined || edge.port === s.port[j])) s.sat[k] = (s.sat[k] as number) + 1;
+      if (st === 'done' && (edge.port === undefined ? s.port[j] !== ERROR_PORT : edge.port === s.port[j])) s.sat[k] = (s.sat[k] as number) + 1;
       s.unmet[k] = gap(s, k);
       if (s.status[k] === 'pending' && joinFails(s, k)) {
         setState(s, k, 'skipped');
@@ -175,6 +181,21 @@ export function settleStep(s: MutableScope, i: number, state: 'done' | 'failed' 
     }
   }
   return skipped;
+}
+
+/** The port a step set to `onError: "branch"` takes when it failed. */
+export const ERROR_PORT = 'error';
+
+/**
+ * How a step's end settles its scope: a failure that `onError` handles settles as `done` (with
+ * the port `error` when branching), and a branching step that succeeded without a port of its
+ * own takes `ok`.
+ */
+export function handled(onError: StepNode['onError'], ended: 'done' | 'failed' | 'skipped', port?: string): ['done' | 'failed' | 'skipped', string | undefined] {
+  if (ended === 'failed' && onError === 'continue') return ['done', undefined];
+  if (ended === 'failed' && onError === 'branch') return ['done', ERROR_PORT];
+  if (ended === 'done' && onError === 'branch' && port === undefined) return ['done', 'ok'];
+  return [ended, port];
 }
 
 /** Whether every step of the scope ended (done, failed or skipped). */

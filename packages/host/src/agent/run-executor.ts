@@ -1,4 +1,5 @@
-import { type AgentPlan, FengYuError, type PlanStep, type RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, type PlanStep, type RunStatus, type StepFailure } from '@fengyu/protocol';
+import { FailedSteps } from './failed-steps';
 import { isoTime } from '../clock';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -10,7 +11,7 @@ import { doneSteps, FlowEffects, type FlowHost, planNodes as nodes } from './flo
 import { reuseSteps } from './reuse';
 import { RunGates } from './run-gates';
 import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce } from './run-reducer';
-import { redactPlan, restoreSecrets } from './run-text';
+import { handled, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepExecution, StepRow } from './run.repository';
 import { finishRun, planRejectedSummary, recordFailure, runEndHooks } from './run-finish';
@@ -22,7 +23,6 @@ import { type HeldEnd, type StepEnd, StepRunner } from './step-runner';
  * draft the plan, open a gate, start steps, finish. Every transition is committed to the event
  * log (with its projection) before anything reports it.
  */
-
 
 interface PlanLookup {
   plan?: AgentPlan;
@@ -44,6 +44,9 @@ export class ActiveRun implements StepHost, FlowHost {
   readonly skipped = new Set<string>();
   readonly ended: Promise<RunStatus>;
   private readonly errors = new Map<string, string>();
+  /** Failures this run went past (`onError`): `failedSteps`, and what `{{node.<id>.error}}` reads. */
+  readonly failed = new FailedSteps();
+  readonly failures: ReadonlyMap<string, StepFailure> = this.failed.errors;
   /** The summary a cancelled run ends with (a rejected plan's reason). */
   cancelSummary?: string;
   /** Cancel, shutdown or a failed creation: tells the run's calls; a real signal only when one is read. */
@@ -119,8 +122,9 @@ export class ActiveRun implements StepHost, FlowHost {
     return this.init.fresh;
   }
 
-  recordError(stepId: string, error: string): void {
-    this.errors.set(stepId, error);
+  /** A top-level step failed: the run's failure, or one its `onError` goes past (`failed-steps.ts`). */
+  recordError(stepId: string, error: string, code?: string): void {
+    if (!this.failed.handle(this.plan?.steps[this.lookup().at.get(stepId) ?? -1], error, code, this.results)) this.errors.set(stepId, error);
   }
 
   cancelRequested(): boolean {
@@ -319,7 +323,7 @@ export class ActiveRun implements StepHost, FlowHost {
   /** Records a step's end: with the run's end when it ends the run, else before its dependents start. */
   private async settle(stepId: string, end: Extract<StepEnd, { kind: 'settled' }>): Promise<void> {
     const settled: RunInput = { type: 'step_settled', stepId, ok: end.ok };
-    const record = () => (end.ok ? this.results.set(stepId, end.result) : this.errors.set(stepId, end.error));
+    const record = () => (end.ok ? this.results.set(stepId, end.result) : this.recordError(stepId, end.error, end.code));
     // When this end ends the run, the step's end and the run's end are one commit (a host that
     // dies leaves neither or both); the run's end is decided before the step's end is written.
     if (!end.end.written) {
@@ -491,10 +495,4 @@ export class ActiveRun implements StepHost, FlowHost {
     this.status = 'failed';
     this.resolveEnd('failed');
   }
-}
-
-/** The promise, with a handler attached (a caller that does not wait for it leaves no unhandled rejection). */
-function handled<T>(p: Promise<T>): Promise<T> {
-  p.catch(() => undefined);
-  return p;
 }

@@ -6,10 +6,11 @@ import type { StepHost } from './run-types';
 import { errorText } from './run-text';
 import type { RunRow } from './run.repository';
 import type { HeldEnd } from './step-runner';
+import type { FailedSteps } from './failed-steps';
 
 /** The end of a run: its result and summary, the terminal event, and the run-end hooks. */
 
-type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan; cancelSummary?: string };
+type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan; cancelSummary?: string; failed?: FailedSteps };
 
 /**
  * The summary of a run whose plan was rejected: the reason is kept in the run's history (SPEC
@@ -33,8 +34,10 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
     const resultJson = heldResultJson(run, held, result) ?? JSON.stringify(result ?? null);
     const summary = await summarize(run, plan, held);
     // the result is serialized once: the row's text, and the event's payload made from it
-    const complete: NewEvent = { type: 'complete', result, summary };
-    presetJson.set(complete, `{"result":${resultJson},"summary":${JSON.stringify(summary)}}`);
+    // the failures the run went past (onError) are listed with its end (docs/workflows.md)
+    const failedSteps = run.failed?.list.length ? run.failed.sorted(plan.steps.map((s) => s.id)) : undefined;
+    const complete: NewEvent = failedSteps ? { type: 'complete', result, summary, failedSteps } : { type: 'complete', result, summary };
+    presetJson.set(complete, `{"result":${resultJson},"summary":${JSON.stringify(summary)}${failedSteps ? `,"failedSteps":${JSON.stringify(failedSteps)}` : ''}}`);
     await write([complete], { finished_at: run.now(), gate: null, status: 'completed', summary, result: resultJson });
     return 'completed';
   }

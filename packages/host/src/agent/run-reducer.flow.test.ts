@@ -4,15 +4,23 @@ import { describe, expect, it } from 'vitest';
 import { initialRunState, type RunAction, type RunInput, type RunState, reduce, type StepNode } from './run-reducer';
 
 /**
- * Properties of conditions, ports, joins, skips and forEach iterations over random
+ * Properties of conditions, ports, joins, skips, `onError` and forEach iterations over random
  * plans: every step ends exactly once (done, failed or skipped); no step starts whose port was
- * not taken; `join: all` / `join: any` hold; a loop runs each iteration's body steps once.
+ * not taken (a step set to `branch` takes `ok` or `error`); `join: all` / `join: any` hold; a
+ * failure ends the run failed only when its step's `onError` is `fail`; a loop runs each
+ * iteration's body steps once.
  */
 
 interface FlowStep extends StepNode {
   /** Ports of a condition (its cases plus `else`); undefined for other steps. */
   ports?: string[];
 }
+
+/** The ports a dependency may name: a condition's, plus `ok` (not on a condition) and `error` when it branches on error. */
+const namedPorts = (s: FlowStep): string[] | undefined => {
+  if (s.onError !== 'branch') return s.ports;
+  return [...(s.ports ?? ['ok']), 'error'];
+};
 
 /** A random plan: step i depends on up to 3 earlier steps, through a port when that step is a condition. */
 const flowPlan = fc.integer({ min: 1, max: 9 }).chain((n) =>
@@ -24,6 +32,7 @@ const flowPlan = fc.integer({ min: 1, max: 9 }).chain((n) =>
           deps: fc.subarray(Array.from({ length: i }, (_, j) => j), { maxLength: Math.min(3, i) }),
           portPicks: fc.array(fc.nat(), { minLength: 3, maxLength: 3 }),
           any: fc.boolean(),
+          onError: fc.constantFrom(undefined, undefined, 'continue' as const, 'branch' as const),
         }),
       ),
     )
@@ -34,10 +43,11 @@ const flowPlan = fc.integer({ min: 1, max: 9 }).chain((n) =>
         const dependsOn = spec.deps.map((j, k) => {
           const source = steps[j] as FlowStep;
           const pick = spec.portPicks[k] as number;
-          // a dependency on a condition names one of its ports, or (every fourth) none
-          return source.ports && pick % 4 !== 0 ? `s${j}:${source.ports[pick % source.ports.length]}` : `s${j}`;
+          const named = namedPorts(source);
+          // a dependency on a condition or a branching step names one of its ports, or (every fourth) none
+          return named && pick % 4 !== 0 ? `s${j}:${named[pick % named.length]}` : `s${j}`;
         });
-        steps.push({ id: `s${i}`, dependsOn, ...(spec.any ? { join: 'any' as const } : {}), ...(ports ? { ports } : {}) });
+        steps.push({ id: `s${i}`, dependsOn, ...(spec.any ? { join: 'any' as const } : {}), ...(ports ? { ports } : {}), ...(spec.onError ? { onError: spec.onError } : {}) });
       });
       return steps;
     }),
@@ -48,6 +58,16 @@ const script = fc.array(fc.record({ pick: fc.nat(), fail: fc.nat({ max: 9 }) }),
 interface Outcome {
   state: 'done' | 'failed' | 'skipped';
   port?: string;
+  /** A failure its step's `onError` handled (the run goes on). */
+  handled?: boolean;
+}
+
+/** How a step's end reads to its dependents (the model the reducer is checked against, written apart from it). */
+function outcomeOf(step: FlowStep, ok: boolean, port: string | undefined): Outcome {
+  if (!ok && step.onError === 'continue') return { state: 'done', handled: true };
+  if (!ok && step.onError === 'branch') return { state: 'done', port: 'error', handled: true };
+  if (!ok) return { state: 'failed' };
+  return { state: 'done', port: port ?? (step.onError === 'branch' ? 'ok' : undefined) };
 }
 
 /** Runs a plan to its end with random ports and an occasional failure; checks each reduction as it goes. */
@@ -63,7 +83,8 @@ function run(steps: FlowStep[], picks: { pick: number; fail: number }[], maxConc
     const o = ended.get(stepId);
     if (!o || o.state === 'failed') return 'open';
     if (o.state === 'skipped') return 'skipped';
-    return port === undefined || port === o.port ? 'satisfied' : 'skipped';
+    // a plain edge: any port but `error`
+    return (port === undefined ? o.port !== 'error' : port === o.port) ? 'satisfied' : 'skipped';
   };
   const apply = (input: RunInput) => {
     const given = JSON.stringify({ ...state, loops: [...state.loops] });
@@ -106,18 +127,20 @@ function run(steps: FlowStep[], picks: { pick: number; fail: number }[], maxConc
     const step = byId.get(id) as FlowStep;
     const ok = m.fail !== 0;
     const port = ok && step.ports ? step.ports[m.pick % step.ports.length] : undefined;
-    ended.set(id, { state: ok ? 'done' : 'failed', port });
+    ended.set(id, outcomeOf(step, ok, port));
     apply({ type: 'step_settled', stepId: id, ok, port });
   }
   // settle what is left, all ok (first port)
   while (active.length && !finished) {
     const id = active.shift() as string;
     const step = byId.get(id) as FlowStep;
-    ended.set(id, { state: 'done', port: step.ports?.[0] });
+    ended.set(id, outcomeOf(step, true, step.ports?.[0]));
     apply({ type: 'step_settled', stepId: id, ok: true, port: step.ports?.[0] });
   }
   return { ended, finished, state };
 }
+
+const byOnError = (steps: FlowStep[], id: string) => steps.find((s) => s.id === id)?.onError;
 
 describe('run reducer: conditions, ports, joins and skips (properties)', () => {
   it('ends every step exactly once, starts only steps whose ports were taken, and keeps join semantics', () => {
@@ -126,8 +149,10 @@ describe('run reducer: conditions, ports, joins and skips (properties)', () => {
         const { ended, finished } = run(steps, picks, max);
         expect(finished?.type).toBe('finish');
         const outcome = (finished as { outcome: string }).outcome;
+        // only a failure that no onError handled fails the run
         const failed = [...ended.values()].some((o) => o.state === 'failed');
         expect(outcome).toBe(failed ? 'failed' : 'completed');
+        if (outcome === 'failed') expect([...ended.entries()].some(([id, o]) => o.state === 'failed' && !byOnError(steps, id))).toBe(true);
         // a completed run ended every step, each once, as done or skipped
         if (outcome === 'completed') expect(steps.every((s) => ended.has(s.id))).toBe(true);
       }),
@@ -154,6 +179,76 @@ describe('run reducer: conditions, ports, joins and skips (properties)', () => {
     expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['report'] }]);
     r = reduce(r.state, { type: 'step_settled', stepId: 'report', ok: true });
     expect(r.actions).toEqual([{ type: 'finish', outcome: 'completed' }]);
+  });
+});
+
+describe('run reducer: onError', () => {
+  const plan: StepNode[] = [
+    { id: 'x', dependsOn: [], onError: 'branch' },
+    { id: 'good', dependsOn: ['x:ok'] },
+    { id: 'plain', dependsOn: ['x'] },
+    { id: 'bad', dependsOn: ['x:error'] },
+    { id: 'after', dependsOn: ['good', 'bad'], join: 'any' },
+  ];
+
+  it('branch: a failure takes x:error, skipping x / x:ok; join any runs after it; the run completes', () => {
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps: plan });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'x', ok: false });
+    expect(r.actions).toEqual([
+      { type: 'skip_steps', stepIds: ['good', 'plain'] },
+      { type: 'start_steps', stepIds: ['bad'] },
+    ]);
+    r = reduce(r.state, { type: 'step_settled', stepId: 'bad', ok: true });
+    expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['after'] }]);
+    r = reduce(r.state, { type: 'step_settled', stepId: 'after', ok: true });
+    expect(r.actions).toEqual([{ type: 'finish', outcome: 'completed' }]);
+  });
+
+  it('branch: a success takes x:ok (and x), skipping x:error', () => {
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps: plan });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'x', ok: true });
+    expect(r.actions).toEqual([
+      { type: 'skip_steps', stepIds: ['bad'] },
+      { type: 'start_steps', stepIds: ['good', 'plain'] },
+    ]);
+  });
+
+  it('continue: dependents run after a failure and the run completes; fail (the default) fails it', () => {
+    const steps = (onError?: 'continue'): StepNode[] => [{ id: 'x', dependsOn: [], ...(onError ? { onError } : {}) }, { id: 'y', dependsOn: ['x'] }];
+    let r = reduce(initialRunState(8, false), { type: 'begin', steps: steps('continue') });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'x', ok: false });
+    expect(r.actions).toEqual([{ type: 'start_steps', stepIds: ['y'] }]);
+    r = reduce(r.state, { type: 'step_settled', stepId: 'y', ok: true });
+    expect(r.actions).toEqual([{ type: 'finish', outcome: 'completed' }]);
+    r = reduce(initialRunState(8, false), { type: 'begin', steps: steps() });
+    r = reduce(r.state, { type: 'step_settled', stepId: 'x', ok: false });
+    expect(r.actions).toEqual([{ type: 'finish', outcome: 'failed' }]);
+  });
+
+  it('per iteration inside a forEach: a handled failure keeps the loop going, its branch taken in that iteration only', () => {
+    const steps: StepNode[] = [{ id: 'each', dependsOn: [], concurrency: 1, body: [{ id: 'f', dependsOn: [], onError: 'branch' }, { id: 'ok', dependsOn: ['f:ok'] }, { id: 'err', dependsOn: ['f:error'] }] }];
+    let r = reduce(initialRunState(4, false), { type: 'begin', steps });
+    r = reduce(r.state, { type: 'loop_started', stepId: 'each', total: 2 });
+    r = reduce(r.state, { type: 'body_settled', loopId: 'each', iteration: 0, stepId: 'f', ok: false });
+    expect(r.actions).toEqual([
+      { type: 'skip_steps', loopId: 'each', iteration: 0, stepIds: ['ok'] },
+      { type: 'start_body', loopId: 'each', iteration: 0, stepIds: ['err'] },
+    ]);
+    r = reduce(r.state, { type: 'body_settled', loopId: 'each', iteration: 0, stepId: 'err', ok: true });
+    expect(r.actions).toEqual([
+      { type: 'iteration_done', loopId: 'each', iteration: 0, done: 1, total: 2 },
+      { type: 'start_body', loopId: 'each', iteration: 1, stepIds: ['f'] },
+    ]);
+    r = reduce(r.state, { type: 'body_settled', loopId: 'each', iteration: 1, stepId: 'f', ok: true });
+    expect(r.actions).toEqual([
+      { type: 'skip_steps', loopId: 'each', iteration: 1, stepIds: ['err'] },
+      { type: 'start_body', loopId: 'each', iteration: 1, stepIds: ['ok'] },
+    ]);
+    r = reduce(r.state, { type: 'body_settled', loopId: 'each', iteration: 1, stepId: 'ok', ok: true });
+    expect(r.actions).toEqual([
+      { type: 'iteration_done', loopId: 'each', iteration: 1, done: 2, total: 2 },
+      { type: 'loop_done', loopId: 'each', ok: true, cancelled: false },
+    ]);
   });
 });
 

@@ -318,7 +318,7 @@ function settleBody(state: RunState, loopId: string, iteration: number, stepId: 
   const actions: RunAction[] = [];
   const skipped = settleStep(scope, i, endState, port);
   if (skipped.length) actions.push({ type: 'skip_steps', loopId, iteration, stepIds: skipped.map((k) => (loop.graph.nodes[k] as StepNode).id) });
-  return continueIteration(state, loopId, { ...loop, failed: loop.failed || endState === 'failed' }, iteration, scope, actions);
+  return continueIteration(state, loopId, { ...loop, failed: loop.failed || scope.status[i] === 'failed' }, iteration, scope, actions);
 }
 
 function parkBody(state: RunState, loopId: string, iteration: number, stepId: string): Reduction {

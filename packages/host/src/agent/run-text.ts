@@ -76,3 +76,9 @@ export function problemLines(err: unknown): string[] {
   if (!Array.isArray(details)) return [];
   return details.map((p: { code: string; params?: Record<string, unknown>; message?: string; field?: string }) => `[${p.code}]${p.field ? ` (${p.field})` : ''} ${p.message ?? localize(p.code, p.params ?? {})}`);
 }
+
+/** The promise, with a handler attached (a caller that does not wait for it leaves no unhandled rejection). */
+export function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}

@@ -1,5 +1,5 @@
 import type { CrashPoint } from '../config/crash-points';
-import type { AgentPlan, PermissionMode, RunStatus } from '@fengyu/protocol';
+import type { AgentPlan, PermissionMode, RunStatus, StepFailure } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { EventLog, NewEvent, Trx } from '../events/event-log';
@@ -127,6 +127,8 @@ export interface StepHost {
   endsRun(stepId: string, ok: boolean): boolean;
   /** Steps skipped so far (their references resolve to null / ""). */
   readonly skipped?: ReadonlySet<string>;
+  /** Failures of steps whose `onError` let the run go on: what `{{node.<id>.error}}` reads. */
+  readonly failures?: ReadonlyMap<string, StepFailure>;
   /** Inside a forEach body: the iteration's item and index, and the fields its events carry. */
   readonly iteration?: { item: unknown; index: number };
   readonly frame?: { iteration: number; parentStepId: string };

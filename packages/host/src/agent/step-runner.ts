@@ -203,6 +203,7 @@ export class StepRunner {
       inputs: r.inputs,
       iteration: r.iteration,
       skipped: r.skipped,
+      errors: r.failures,
       file: (name: string) => {
         const grant = r.grants.find((g) => g.name === name);
         if (!grant) throw new UnresolvedReferenceError(`@file:${name}`);
@@ -415,7 +416,7 @@ export class StepRunner {
     // an end that cannot end the run is written at once; the run's last end waits for the run's end
     if (!r.endsRun(step.id, outcome.ok)) void end.write();
     // one shape per kind of outcome (a spread of the outcome would make one per outcome's shape)
-    return outcome.ok ? { kind: 'settled', ok: true, result: outcome.result, json: outcome.json, written, end } : { kind: 'settled', ok: false, error: outcome.error, written, end };
+    return outcome.ok ? { kind: 'settled', ok: true, result: outcome.result, json: outcome.json, written, end } : { kind: 'settled', ok: false, error: outcome.error, code: outcome.code, written, end };
   }
 }
 

@@ -8,6 +8,11 @@ export const en: Record<string, string> = {
   run_not_retryable: 'Run {runId} is {status}: only a failed or interrupted run can be retried from its failed step.',
   retry_version_invalid: 'version must be "original" or "current", not {version}.',
   retry_no_current_version: 'Run {runId} did not come from a workflow that has a published version: retry it with version "original".',
+  step_failed: 'The step failed: {reason}',
+  error_workflow_unknown: 'errorWorkflowId {errorWorkflowId} names no workflow of yours.',
+  error_workflow_unpublished: 'errorWorkflowId {errorWorkflowId} names a workflow that has never been published: publish it first.',
+  error_workflow_no_failed_run: 'errorWorkflowId {errorWorkflowId}: the error workflow needs an object input named failedRun in its input schema.',
+  error_workflow_self: 'errorWorkflowId cannot name the workflow itself.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -19,4 +24,9 @@ export const zhCN: Record<string, string> = {
   run_not_retryable: '运行 {runId} 的状态是 {status}：只有失败或被中断的运行才能从失败的步骤重试。',
   retry_version_invalid: 'version 必须是 "original" 或 "current"，而不是 {version}。',
   retry_no_current_version: '运行 {runId} 并非来自一个已发布的工作流：请以 version "original" 重试。',
+  step_failed: '步骤执行失败：{reason}',
+  error_workflow_unknown: 'errorWorkflowId {errorWorkflowId} 不是你的任何工作流。',
+  error_workflow_unpublished: 'errorWorkflowId {errorWorkflowId} 指向的工作流从未发布：请先发布它。',
+  error_workflow_no_failed_run: 'errorWorkflowId {errorWorkflowId}：错误处理工作流的输入模式中需要一个名为 failedRun 的对象输入。',
+  error_workflow_self: 'errorWorkflowId 不能指向工作流自身。',
 };

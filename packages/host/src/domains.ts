@@ -19,5 +19,6 @@ export const DOMAINS: Array<{ name: string; load: () => Promise<DomainRegistrar>
   { name: 'builder-assist', load: async () => (await import('./chat/builder-assist.routes')).registerBuilderAssist },
   { name: 'inbox', load: async () => (await import('./inbox/inbox.routes')).registerInbox },
   { name: 'secrets', load: async () => (await import('./secrets/secrets.routes')).registerSecrets },
+  { name: 'memory', load: async () => (await import('./memory/memory.routes')).registerMemory },
   { name: 'schedules', load: async () => (await import('./schedules/schedules.routes')).registerSchedules },
 ];

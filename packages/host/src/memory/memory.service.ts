@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Clock } from '../clock';
 import type { SectionSpec } from '../settings/settings.store';
 import { rankMemories } from './memory-ranking';
-import type { MemoryRepository, StoredMemory } from './memory.repository';
+import type { MemoryPageQuery, MemoryRepository, MemorySource, StoredMemory } from './memory.repository';
 
 /**
  * Cross-session memory (experimental, off by default): the settings section `memory`, the
@@ -44,12 +44,12 @@ export class MemoryService {
     return this.settings.memoryNow?.(owner)?.enabled;
   }
 
-  async remember(owner: string, content: string): Promise<MemoryView> {
+  async remember(owner: string, content: string, source: MemorySource = {}): Promise<MemoryView> {
     const text = content.trim();
     if (!text) throw new FengYuError('invalid_request', { reason: 'content must not be empty' });
     if (text.length > MAX_MEMORY_CHARS) throw new FengYuError('invalid_request', { reason: `content is longer than ${MAX_MEMORY_CHARS} characters` });
     if ((await this.repo.count(owner)) >= MAX_MEMORIES) throw new FengYuError('memory_full', { max: MAX_MEMORIES });
-    return view(await this.repo.add(owner, text, this.clock.now()));
+    return view(await this.repo.add(owner, text, this.clock.now(), source));
   }
 
   async search(owner: string, query: string, limit = 5): Promise<MemoryView[]> {
@@ -61,6 +61,15 @@ export class MemoryService {
     return (await this.repo.list(owner, limit)).map(view);
   }
 
+  /**
+   * The Memory screen's page (`GET /api/memory`): works whether or not memory is enabled, so a
+   * person can review and delete what was stored before they turned it off.
+   */
+  async page(owner: string, query: MemoryPageQuery): Promise<{ items: MemoryEntry[]; nextCursor?: string }> {
+    const page = await this.repo.page(owner, query);
+    return { items: page.items.map(entry), ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+  }
+
   async forget(owner: string, id: string): Promise<boolean> {
     return this.repo.remove(owner, id);
   }
@@ -70,6 +79,18 @@ export class MemoryService {
     if (!(await this.enabled(owner))) return [];
     return (await this.search(owner, text, limit)).map((m) => m.content);
   }
+}
+
+/** A memory as the HTTP API shows it (`text`, `source`), per SPEC. */
+export interface MemoryEntry {
+  id: string;
+  text: string;
+  createdAt: string;
+  source: MemorySource;
+}
+
+function entry(m: StoredMemory): MemoryEntry {
+  return { id: m.id, text: m.content, createdAt: m.createdAtIso, source: m.source };
 }
 
 function view(m: StoredMemory): MemoryView {

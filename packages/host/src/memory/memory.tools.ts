@@ -13,7 +13,7 @@ interface Spec {
   description: string;
   effect: ToolEffect;
   inputSchema: JsonSchema;
-  run: (svc: MemoryService, owner: string, args: Record<string, unknown>) => Promise<unknown>;
+  run: (svc: MemoryService, owner: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<unknown>;
 }
 
 const limitSchema = { type: 'integer', minimum: 1, maximum: 50, description: 'How many to return (default 5 for search, 20 for list).' };
@@ -24,7 +24,7 @@ const SPECS: Spec[] = [
     description: 'Store a durable fact about the user or their work for later sessions (one short sentence).',
     effect: 'write',
     inputSchema: { type: 'object', properties: { content: { type: 'string', minLength: 1, maxLength: MAX_MEMORY_CHARS } }, required: ['content'], additionalProperties: false },
-    run: (svc, owner, a) => svc.remember(owner, str(a, 'content')),
+    run: (svc, owner, a, ctx) => svc.remember(owner, str(a, 'content'), { ...(ctx.runId ? { runId: ctx.runId } : {}), ...(ctx.conversationId ? { conversationId: ctx.conversationId } : {}) }),
   },
   {
     name: 'memory_search',
@@ -73,7 +73,7 @@ function toTool(svc: MemoryService, spec: Spec): Tool {
     schemaRevision: stableHash(spec.inputSchema),
     idempotent: spec.effect === 'read',
     available: true,
-    invoke: (args: Record<string, unknown>, ctx: ToolContext) => spec.run(svc, ctx.owner, args),
+    invoke: (args: Record<string, unknown>, ctx: ToolContext) => spec.run(svc, ctx.owner, args, ctx),
   };
 }
 

@@ -13,5 +13,7 @@ export function registerModelErrors(): void {
     chat_no_pending_gate: errorSpecOf(409),
     chat_busy: errorSpecOf(409, true),
     memory_full: errorSpecOf(409),
+    memory_not_found: errorSpecOf(404),
+    memory_cursor_invalid: errorSpecOf(400),
   });
 }

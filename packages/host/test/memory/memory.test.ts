@@ -93,6 +93,49 @@ describe('cross-session memory', () => {
     expect(mine.find((e) => e.type === 'step_complete')?.data.result.memories).toHaveLength(memories.length - 1);
   });
 
+  it('GET /api/memory lists newest first with its source, searches every term, pages by cursor; DELETE is owner-scoped', async () => {
+    llm.push({ text: 'summary' });
+    const run = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps: [{ id: 'r', tool: 'memory_remember', arguments: { content: 'Budget 100% approved by Finance_team' } }] } });
+    const runId = run.body.runId as string;
+    expect((await t.stream(runId)).at(-1)?.type).toBe('complete');
+    const all = await t.api('GET', '/api/memory');
+    expect(all.status).toBe(200);
+    const items = all.body.items as Array<{ id: string; text: string; createdAt: string; source: { runId?: string; conversationId?: string } }>;
+    expect(items[0]?.text).toBe('Budget 100% approved by Finance_team');
+    expect(items[0]?.source).toEqual({ runId });
+    expect(items.find((m) => m.text === 'Invoices are split by the Region column')?.source.conversationId).toEqual(expect.any(String));
+
+    const search = async (q: string) => ((await t.api('GET', `/api/memory?q=${encodeURIComponent(q)}`)).body.items as Array<{ text: string }>).map((m) => m.text);
+    expect(await search('finance QUARTERLY')).toEqual(['Quarterly report totals go to finance']);
+    expect(await search('100%')).toEqual(['Budget 100% approved by Finance_team']);
+    // LIKE's wildcards stay literal: "_" and "%" match only themselves
+    expect(await search('e_team')).toEqual(['Budget 100% approved by Finance_team']);
+    expect(await search('%')).toEqual(['Budget 100% approved by Finance_team']);
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await t.api('GET', `/api/memory?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.body.items).toHaveLength(1);
+      seen.push(page.body.items[0].id);
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(items.map((m) => m.id));
+    const bad = await t.api('GET', '/api/memory?cursor=bm9wZQ');
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'memory_cursor_invalid']);
+    expect((await t.api('GET', '/api/memory?limit=0')).status).toBe(400);
+
+    const bob = await t.api('POST', '/api/owners', { name: 'bob2' });
+    const bobHeaders = { 'x-fengyu-token': bob.body.token };
+    expect((await t.api('GET', '/api/memory', undefined, bobHeaders)).body.items).toEqual([]);
+    const theirs = await t.api('DELETE', `/api/memory/${items[0]?.id}`, undefined, bobHeaders);
+    expect([theirs.status, theirs.body.error.code]).toEqual([404, 'memory_not_found']);
+    expect((await t.api('DELETE', `/api/memory/${items[0]?.id}`)).status).toBe(204);
+    expect((await t.api('DELETE', `/api/memory/${items[0]?.id}`)).status).toBe(404);
+    expect((await t.api('GET', '/api/memory')).body.items.map((m: { id: string }) => m.id)).toEqual(items.slice(1).map((m) => m.id));
+    expect((await t.api('GET', '/api/memory', undefined, { 'x-fengyu-token': 'wrong' })).status).toBe(401);
+  });
+
   it('refuses empty or oversized memories', async () => {
     for (const content of ['   ', 'x'.repeat(2001)]) {
       const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps: [{ id: 'r', tool: 'memory_remember', arguments: { content } }] } });

@@ -15,6 +15,8 @@ export const en: Record<string, string> = {
   chat_no_pending_gate: 'Conversation {conversationId} has no pending approval "{gateId}".',
   chat_busy: 'Conversation {conversationId} is already answering a message; wait for it to finish.',
   memory_full: 'Memory is full ({max} entries); forget some before remembering more.',
+  memory_not_found: 'Memory {id} was not found.',
+  memory_cursor_invalid: 'The cursor is not one from a previous page of your memories; start again from the first page.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -30,4 +32,6 @@ export const zhCN: Record<string, string> = {
   chat_no_pending_gate: '会话 {conversationId} 没有待处理的审批 "{gateId}"。',
   chat_busy: '会话 {conversationId} 正在回答上一条消息，请等待其完成。',
   memory_full: '记忆已满（{max} 条）；请先删除一些再添加。',
+  memory_not_found: '未找到记忆 {id}。',
+  memory_cursor_invalid: '该游标不是来自记忆列表上一页的游标；请从第一页重新开始。',
 };

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startUi2, type Ui2 } from './harness';
+import { englishLeft, startUi2, type Ui2 } from './harness';
 
 /** Settings' memory and language switches; Chat's published-flows list and attached folders. */
 let u: Ui2;
@@ -101,5 +101,49 @@ describe('chat extras', () => {
     expect(system).toContain(`directory, read, path "${work}"`);
     // and the published flow (previous test) is one of its tools
     expect(JSON.stringify(llm.requests[before]?.tools ?? [])).toContain('"run_workflow_');
+  });
+});
+
+describe('memory page', () => {
+  it('lists, searches and deletes memories after a confirmation, in en and zh-CN at 1280×800', async () => {
+    const { page, t, llm } = u;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await t.api('PATCH', '/api/settings', { memory: { enabled: true } });
+    for (const content of ['Invoices are split by the Region column', 'Reports go to finance every Monday', '发票按地区拆分']) {
+      llm.push({ text: 'summary' });
+      const r = await t.api('POST', '/api/agent/run', { config: { planApproval: false, permissionMode: 'full-access' }, workflow: { steps: [{ id: 'r', tool: 'memory_remember', arguments: { content } }] } });
+      expect((await t.stream(r.body.runId)).at(-1)?.type).toBe('complete');
+    }
+    await t.api('PATCH', '/api/settings', { memory: { enabled: false } });
+    await u.open('/memory');
+    const rows = page.getByTestId('memory-row');
+    await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(3);
+    expect(await rows.first().innerText()).toContain('发票按地区拆分'); // newest first
+    await page.getByTestId('memory-off').waitFor(); // memory is off, the list is still there
+    await page.getByTestId('memory-search').fill('REGION');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().innerText()).toContain('Invoices are split by the Region column');
+    await u.shot('ui2-memory-en');
+    // cancelling the confirmation keeps it; confirming deletes it on the host
+    await page.getByTestId('memory-delete').click();
+    await page.getByTestId('confirm-cancel').click();
+    expect(await rows.count()).toBe(1);
+    await page.getByTestId('memory-delete').click();
+    await page.getByTestId('confirm-ok').click();
+    await page.getByTestId('memory-empty').waitFor();
+    expect((await t.api('GET', '/api/memory')).body.items.map((m: { text: string }) => m.text)).toEqual(['发票按地区拆分', 'Reports go to finance every Monday']);
+
+    await page.getByTestId('locale').selectOption('zh-CN');
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('zh-CN');
+    await page.getByTestId('memory-search').fill('');
+    await expect.poll(() => rows.count()).toBe(2);
+    await page.getByTestId('memory-delete').first().click();
+    await page.getByTestId('confirm-dialog').waitFor();
+    expect(await englishLeft(page, [], '.text')).toEqual([]);
+    await u.shot('ui2-memory-zh');
+    await page.getByTestId('confirm-ok').click();
+    await expect.poll(() => rows.count()).toBe(1);
+    await page.getByTestId('locale').selectOption('en');
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 });

@@ -16,6 +16,7 @@ export const ROUTES: RouteRecordRaw[] = [
   { name: 'inbox', path: '/inbox', component: () => import('./pages/inbox/InboxPage.vue') },
   { name: 'schedules', path: '/schedules', component: () => import('./pages/schedules/SchedulesPage.vue') },
   { name: 'plugins', path: '/plugins', component: () => import('./pages/plugins/PluginsPage.vue') },
+  { name: 'memory', path: '/memory', component: () => import('./pages/memory/MemoryPage.vue') },
   { name: 'settings', path: '/settings', component: () => import('./pages/settings/SettingsPage.vue') },
   { name: 'chat', path: '/chat', component: () => import('./pages/chat/ChatPage.vue') },
   { name: 'notFound', path: '/:unknown(.*)*', component: NotFound },

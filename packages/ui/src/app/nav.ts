@@ -8,6 +8,7 @@ export const NAV: Array<{ key: string; path: string; icon: IconName }> = [
   { key: 'inbox', path: '/inbox', icon: 'approval' },
   { key: 'schedules', path: '/schedules', icon: 'clock' },
   { key: 'plugins', path: '/plugins', icon: 'plug' },
+  { key: 'memory', path: '/memory', icon: 'memory' },
   { key: 'settings', path: '/settings', icon: 'settings' },
   { key: 'chat', path: '/chat', icon: 'chat' },
 ];

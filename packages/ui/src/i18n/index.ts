@@ -8,6 +8,7 @@ import * as control from './control';
 import * as failure from './failure';
 import * as flows from './flows';
 import * as inbox from './inbox';
+import * as memory from './memory';
 import * as plugins from './plugins';
 import * as portability from './portability';
 import * as run from './run';
@@ -23,7 +24,7 @@ import * as settings from './settings';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type UiLocale = (typeof LOCALES)[number];
 
-const pages = { common, flows, builder, control, failure, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability };
+const pages = { common, flows, builder, control, failure, run, agent, runs, schedules, plugins, settings, chat, assist, inbox, portability, memory };
 
 type Messages = Record<string, unknown>;
 

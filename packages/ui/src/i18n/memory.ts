@@ -1,0 +1,36 @@
+/** Strings of the Memory page (/memory). */
+export const en = {
+  title: 'Memory',
+  subtitle: 'Facts the model stored with its memory tool, used when it plans. Review them, search them, and delete what should not be kept.',
+  off: 'Memory is off: the model neither stores nor recalls memories. What it stored before is listed here and can still be deleted.',
+  turnOn: 'Turn it on in Settings',
+  search: 'Search memories',
+  searchPlaceholder: 'Words the memory contains',
+  empty: 'No memories yet. When memory is on, the model stores facts here as you work with it.',
+  noMatch: 'No memory contains “{q}”.',
+  fromRun: 'From a run',
+  fromChat: 'From a chat',
+  more: 'Show more',
+  delete: 'Delete',
+  confirmTitle: 'Delete this memory?',
+  confirmMessage: '“{text}” will be forgotten: the model no longer recalls it when it plans. This cannot be undone.',
+  deleted: 'Memory deleted.',
+};
+
+export const zhCN: typeof en = {
+  title: '记忆',
+  subtitle: '模型用记忆工具保存的事实，会在规划时使用。可在此查看、搜索，并删除不应保留的内容。',
+  off: '记忆已关闭：模型既不保存也不调用记忆。之前保存的记忆仍列在这里，并且仍可删除。',
+  turnOn: '在“设置”中开启',
+  search: '搜索记忆',
+  searchPlaceholder: '记忆中包含的词语',
+  empty: '还没有记忆。开启记忆后，模型会在你使用时把事实保存到这里。',
+  noMatch: '没有包含“{q}”的记忆。',
+  fromRun: '来自一次运行',
+  fromChat: '来自一次对话',
+  more: '显示更多',
+  delete: '删除',
+  confirmTitle: '删除这条记忆？',
+  confirmMessage: '“{text}”将被遗忘：模型规划时不再调用它。此操作无法撤销。',
+  deleted: '记忆已删除。',
+};

@@ -169,6 +169,11 @@ export function createGuard(deps: GuardDeps): Guard {
         break;
       }
       if (outcome.outcome === 'ask' && !verdict) verdict = { decision: 'ask', hook: target.name, reason: outcome.reason ?? 'the hook asks for approval' };
+      // an opt-in fail-closed hook that could not answer blocks the call (the default fails open)
+      if ((outcome.outcome === 'failed' || outcome.outcome === 'timeout') && target.hook.failClosed) {
+        verdict = { decision: 'deny', hook: target.name, reason: `hook ${target.name} failed closed: ${outcome.reason ?? outcome.outcome}` };
+        break;
+      }
     }
     const callFacts = facts(call);
     const decision = evaluateCall(await parserFor(callFacts.name), { call: callFacts, mode: call.permissionMode, rules: await rulesOf(call.owner), ...(verdict ? { hook: verdict } : {}) });

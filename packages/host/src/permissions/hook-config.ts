@@ -22,6 +22,11 @@ export const HookSchema = z
     url: z.string().max(2000).optional(),
     timeoutSeconds: z.number().int().min(1).max(600).default(30),
     enabled: z.boolean().default(true),
+    /**
+     * Opt-in: a pre_tool_use hook that crashes, times out or answers something that is not a
+     * verdict denies the call instead of letting it proceed (default: fail open).
+     */
+    failClosed: z.boolean().optional(),
     /** An http hook to a loopback, private, link-local or metadata address needs this (as for web_fetch). */
     allowPrivateNetwork: z.boolean().optional(),
   })
@@ -32,6 +37,7 @@ export const HookSchema = z
       if (!h.url) ctx.addIssue({ code: 'custom', path: ['url'], message: 'an http hook needs "url"' });
       else if (!/^https?:\/\/[^\s]+$/i.test(h.url) || !URL.canParse(h.url)) ctx.addIssue({ code: 'custom', path: ['url'], message: 'url must be an http(s) URL' });
     }
+    if (h.failClosed && h.event !== 'pre_tool_use') ctx.addIssue({ code: 'custom', path: ['failClosed'], message: 'only a pre_tool_use hook can fail closed (other events cannot block a call)' });
     const bad = matcherProblem(h.matcher);
     if (bad) ctx.addIssue({ code: 'custom', path: ['matcher'], message: bad });
   });

@@ -13,8 +13,10 @@ import type { HookConfig, HookEvent } from './hook-config';
  *
  * pre_tool_use verdicts: exit 2 → deny with the first stderr line; stdout/body JSON
  * `{"decision":"deny","reason"}` → deny whatever the exit code (`"ask"` → ask); exit 0 or a JSON
- * allow → proceed. A crash, another exit code, a bad HTTP status or a timeout fails open: the
- * call proceeds and the failure is logged and returned as the outcome (an audit record).
+ * allow → proceed. A crash, another exit code, a bad HTTP status, a timeout or an answer that is
+ * not a verdict (output starting with `{` that is not JSON, or an unknown `decision`) is the
+ * outcome `failed`/`timeout`: the guard lets the call proceed (fail open) unless the hook says
+ * `failClosed: true`, and the failure is logged and returned as the outcome (an audit record).
  */
 
 export interface HookTarget {
@@ -79,7 +81,7 @@ export class HookRunner {
     }
     const outcome: HookOutcome = { ...base, ...result, durationMs: Math.max(0, this.deps.clock.now() - started) };
     if (outcome.outcome === 'failed' || outcome.outcome === 'timeout') {
-      this.deps.logger.warn({ hook: target.name, event: target.hook.event, outcome: outcome.outcome, reason: outcome.reason }, 'hook failed; failing open');
+      this.deps.logger.warn({ hook: target.name, event: target.hook.event, outcome: outcome.outcome, reason: outcome.reason }, target.hook.failClosed ? 'hook failed; failing closed' : 'hook failed; failing open');
     }
     return outcome;
   }
@@ -117,8 +119,9 @@ export class HookRunner {
     if (r.cancelled || signal?.aborted) return { outcome: 'failed', reason: 'cancelled', exitCode: null };
     const code = r.exitCode;
     const json = jsonVerdict(r.stdout);
-    if (json && json.outcome !== 'proceed') return { ...json, exitCode: code };
+    if (json && json.outcome !== 'proceed' && json.outcome !== 'failed') return { ...json, exitCode: code };
     if (code === 2) return { outcome: 'deny', reason: firstLine(r.stderr) ?? `hook ${target.name} denied the call`, exitCode: 2 };
+    if (json?.outcome === 'failed') return { ...json, exitCode: code };
     if (code === 0 || json) return { outcome: 'proceed', exitCode: code };
     return { outcome: 'failed', reason: r.signal ? `killed by ${r.signal}` : `exit code ${code}${firstLine(r.stderr) ? `: ${firstLine(r.stderr)}` : ''}`, exitCode: code };
   }
@@ -154,7 +157,11 @@ export class HookRunner {
   }
 }
 
-/** A JSON verdict on stdout or in the response body, if there is one. */
+/**
+ * A JSON verdict on stdout or in the response body, if there is one. Output that starts with `{`
+ * but is not JSON, or names a `decision` that is not one of the verdicts, is garbage: `failed`.
+ * JSON without a `decision` is no verdict (the exit code or status decides).
+ */
 function jsonVerdict(text: string): { outcome: HookVerdictKind; reason?: string } | undefined {
   const trimmed = text.trim();
   if (!trimmed.startsWith('{')) return undefined;
@@ -162,14 +169,15 @@ function jsonVerdict(text: string): { outcome: HookVerdictKind; reason?: string 
   try {
     parsed = JSON.parse(trimmed);
   } catch {
-    return undefined;
+    return { outcome: 'failed', reason: `the hook's answer is not JSON: ${trimmed.slice(0, 200)}` };
   }
   const { decision, reason } = (parsed ?? {}) as { decision?: unknown; reason?: unknown };
+  if (decision === undefined) return undefined;
   const why = typeof reason === 'string' && reason !== '' ? reason.slice(0, 2000) : undefined;
   if (decision === 'deny' || decision === 'block') return { outcome: 'deny', ...(why ? { reason: why } : { reason: 'denied by hook' }) };
   if (decision === 'ask') return { outcome: 'ask', ...(why ? { reason: why } : { reason: 'the hook asks for approval' }) };
   if (decision === 'allow' || decision === 'approve') return { outcome: 'proceed', ...(why ? { reason: why } : {}) };
-  return undefined;
+  return { outcome: 'failed', reason: `the hook's decision ${JSON.stringify(decision).slice(0, 100)} is not one of deny, block, ask, allow, approve` };
 }
 
 function errorText(err: unknown): string {

@@ -114,6 +114,29 @@ describe('command hooks (real processes)', () => {
     await g.close();
   });
 
+  it('a fail-closed hook that crashes, exits oddly or answers garbage denies the call; the same hooks fail open without the opt-in', async () => {
+    const broken = [
+      ['crash', 'kill -9 $$', 'SIGKILL'],
+      ['three', 'exit 3', 'exit code 3'],
+      ['garbage', `echo '{not json'`, 'not JSON'],
+      ['unknown', `echo '{"decision":"maybe"}'`, '"maybe" is not one of'],
+    ] as const;
+    const g = await guardWith([]);
+    for (const [name, command, why] of broken) {
+      g.doc.hooks = [hook({ name, command, failClosed: true })];
+      const d = await g.guard.check(call('x'));
+      expect(d, name).toMatchObject({ decision: 'deny', source: 'hook', rule: name, reason: expect.stringContaining(`hook ${name} failed closed:`) });
+      expect(d.reason, name).toContain(why);
+      expect(d.audits?.[0], name).toMatchObject({ hook: name, outcome: 'failed' });
+      g.doc.hooks = [hook({ name, command })];
+      expect(await g.guard.check(call('x')), name).toMatchObject({ decision: 'allow', source: 'mode' });
+    }
+    // a fail-closed hook that answers stays in charge: exit 0 proceeds, JSON without a decision is no verdict
+    g.doc.hooks = [hook({ name: 'ok', command: `echo '{"note":"seen"}'`, failClosed: true })];
+    expect(await g.guard.check(call('x'))).toMatchObject({ decision: 'allow', source: 'mode' });
+    await g.close();
+  });
+
   it('fails open on a timeout and kills the hook', async () => {
     const marker = join(dir, 'timeout-marker');
     const g = await guardWith([hook({ name: 'slow', timeoutSeconds: 1, command: `sleep 5; touch ${marker}` })]);
@@ -178,6 +201,14 @@ describe('http hooks (a real local server)', () => {
     const d = await g.guard.check(call('safe'));
     expect(d).toMatchObject({ decision: 'allow', source: 'mode' });
     expect(d.audits?.map((a) => [a.hook, a.outcome])).toEqual([['h-ok', 'proceed'], ['h-boom', 'failed'], ['h-slow', 'timeout']]);
+    await g.close();
+  });
+
+  it('a fail-closed http hook denies on a 500 and on a timeout', async () => {
+    const g = await guardWith([hook({ name: 'boom', type: 'http', url: `${url}/boom`, allowPrivateNetwork: true, failClosed: true })]);
+    expect(await g.guard.check(call('x'))).toMatchObject({ decision: 'deny', source: 'hook', reason: 'hook boom failed closed: HTTP 500' });
+    g.doc.hooks = [hook({ name: 'slow', type: 'http', url: `${url}/slow`, allowPrivateNetwork: true, timeoutSeconds: 1, failClosed: true })];
+    expect(await g.guard.check(call('x'))).toMatchObject({ decision: 'deny', source: 'hook', reason: 'hook slow failed closed: timed out after 1 s' });
     await g.close();
   });
 

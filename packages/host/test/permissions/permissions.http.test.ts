@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/host';
 
@@ -34,6 +35,15 @@ describe('settings validation', () => {
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     const got = await t.api('GET', '/api/settings');
     expect(got.body.hooks).toEqual([{ name: 'audit', event: 'pre_tool_use', matcher: 'execute_command', type: 'command', command: 'exit 0', timeoutSeconds: 5, enabled: true }]);
+  });
+
+  it('takes failClosed only as a boolean and only on pre_tool_use hooks', async () => {
+    const post = await t.api('PATCH', '/api/settings', { hooks: [{ name: 'p', event: 'post_tool_use', type: 'command', command: 'true', failClosed: true }] });
+    expect([post.status, post.body.error.code]).toEqual([400, 'invalid_settings']);
+    expect(JSON.stringify(post.body.error.details)).toContain('failClosed');
+    const notBool = await t.api('PATCH', '/api/settings', { hooks: [{ name: 'p', event: 'pre_tool_use', type: 'command', command: 'true', failClosed: 'yes' }] });
+    expect(notBool.status).toBe(400);
+    expect(JSON.stringify(notBool.body.error.details)).toContain('failClosed');
   });
 });
 
@@ -105,6 +115,20 @@ describe('runs through the guard', () => {
     const audits = events.filter((e) => e.type === 'audit');
     expect(audits.some((a) => a.data.kind === 'hook' && a.data.hook === 'seen' && a.data.outcome === 'proceed')).toBe(true);
     expect(audits.some((a) => a.data.kind === 'permission' && a.data.source === 'deny' && a.data.stepId === 'rm')).toBe(true);
+    await t.api('PATCH', '/api/settings', { hooks: [] });
+  });
+
+  it('a crashing fail-closed hook blocks a write: the step fails with the reason and nothing is written', async () => {
+    const marker = `${t.host.ctx.config.home}/fail-closed-marker`;
+    await t.api('PATCH', '/api/settings', { hooks: [{ name: 'guard', event: 'pre_tool_use', matcher: 'execute_command', type: 'command', command: 'kill -9 $$', failClosed: true }] });
+    const res = await t.api('POST', '/api/agent/run', { goal: 'blocked write', config: { planApproval: false, permissionMode: 'full-access' }, workflow: { steps: [{ id: 'w', tool: 'execute_command', arguments: { command: `touch ${marker}` } }] } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const events = await t.stream(res.body.runId);
+    const done = events.find((e) => e.type === 'step_complete' && e.data.stepId === 'w');
+    expect(done?.data.status).toBe('failed');
+    expect(done?.data.error).toContain('hook guard failed closed');
+    expect(events.some((e) => e.type === 'audit' && e.data.kind === 'hook' && e.data.hook === 'guard' && e.data.outcome === 'failed')).toBe(true);
+    expect(existsSync(marker)).toBe(false);
     await t.api('PATCH', '/api/settings', { hooks: [] });
   });
 });

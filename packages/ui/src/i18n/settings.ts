@@ -58,6 +58,8 @@ export const en = {
     url: 'URL to call',
     timeout: 'Timeout in seconds',
     enabled: 'On',
+    failClosed: 'Block on failure',
+    failClosedHint: 'Before a tool call only: when this hook crashes, times out or gives an answer that is not a decision, the call is blocked instead of allowed.',
     events: { pre_tool_use: 'Before a tool call', post_tool_use: 'After a tool call', post_tool_use_failure: 'After a failed call', run_complete: 'Run completed', run_error: 'Run failed' },
   },
   backends: {
@@ -164,6 +166,8 @@ export const zhCN: typeof en = {
     url: '要调用的 URL',
     timeout: '超时（秒）',
     enabled: '启用',
+    failClosed: '失败时阻止',
+    failClosedHint: '仅用于工具调用前：此钩子崩溃、超时或给出的答复不是决定时，阻止该调用，而不是放行。',
     events: { pre_tool_use: '工具调用前', post_tool_use: '工具调用后', post_tool_use_failure: '调用失败后', run_complete: '运行完成', run_error: '运行失败' },
   },
   backends: {

@@ -12,6 +12,9 @@ export interface HookSetting {
   url?: string;
   timeoutSeconds?: number;
   enabled?: boolean;
+  /** pre_tool_use only: a hook that crashes, times out or answers garbage blocks the call. */
+  failClosed?: boolean;
+  allowPrivateNetwork?: boolean;
 }
 
 export interface BackendSetting {

@@ -114,6 +114,11 @@ describe('runs page', () => {
     await page.getByTestId('rewind-keep').fill('1');
     expect(await page.getByTestId('rewind-count').innerText()).toContain('1 of 3');
     expect(await page.locator('.step.dropped').count()).toBe(2);
+    // the dropped write step already wrote its note: marked, and listed with the warning; the dropped read step is not
+    await page.locator('[data-step-id="note"] [data-testid="rewind-applied-mark"]').waitFor();
+    expect(await page.locator('[data-step-id="bye"] [data-testid="rewind-applied-mark"]').count()).toBe(0);
+    expect(await page.getByTestId('rewind-applied').innerText()).toContain('rewinding does not undo it');
+    expect(await page.locator('[data-testid="rewind-applied"] li').allInnerTexts()).toEqual([expect.stringContaining('Write the note')]);
     await u.shot('ui2-run-detail-rewind');
     await page.getByTestId('rewind-confirm').click();
     await page.waitForURL((url) => url.pathname === '/agent' && url.searchParams.get('run') !== firstRun);

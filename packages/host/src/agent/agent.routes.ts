@@ -1,4 +1,4 @@
-import { type AgentPlan, type FailedStep, FengYuError, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
+import { type AgentPlan, type FailedStep, FengYuError, isTerminal, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
@@ -7,6 +7,7 @@ import type { CurrentPlan, RetryPreview } from './agent.service';
 import { batchBody, listQuery, retryBody, rewindBody, runIdParams, runIdReply, startBody, streamQuery } from './agent.schemas';
 import { redactPlan } from './run-text';
 import { classifyApproveBody } from './approve-body';
+import { rewindPreview } from './rewind-effects';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 
 /** HTTP surface of the agent. */
@@ -155,6 +156,19 @@ function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: Run
   api.post('/api/agent/runs/:runId/rewind', { schema: { summary: 'A new run with the first keepSteps steps and their completed executions', tags, params: runIdParams, body: rewindBody, response: runIdReply } }, async (req) => {
     const { runId } = req.params;
     return { runId: await agent.rewind(req.owner, runId, req.body.keepSteps) };
+  });
+
+  // the rewind's checks, writing nothing: which steps it keeps and drops, and which dropped ones already took effect
+  api.post('/api/agent/runs/:runId/rewind/preview', { schema: { summary: 'What a rewind to keepSteps keeps and drops, and which dropped steps already wrote or sent something', tags, params: runIdParams, body: rewindBody } }, async (req) => {
+    const { runId } = req.params;
+    const row = await repo.get(runId);
+    if (!row || row.owner !== req.owner) throw new FengYuError('run_not_found', { runId });
+    const plan = parsePlan(row);
+    if (!isTerminal(row.status) || !plan) throw new FengYuError('run_not_finished', { runId, status: plan ? row.status : `${row.status} (it has no plan)` });
+    const keep = req.body.keepSteps;
+    if (!Number.isInteger(keep) || keep < 1 || keep > plan.steps.length) throw new FengYuError('invalid_keep_steps', { max: plan.steps.length });
+    const catalog = await ctx.catalog.snapshot(req.owner);
+    return rewindPreview(plan, keep, await repo.steps(runId), (tool) => catalog.get(tool)?.effect);
   });
 
   api.post('/api/agent/batch', { schema: { summary: 'Start 1–8 isolated runs', tags, body: batchBody } }, async (req) => {

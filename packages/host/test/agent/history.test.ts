@@ -99,6 +99,34 @@ describe('run history', () => {
     expect(t.tools.calls.get('echo') ?? 0).toBe(before);
   });
 
+  it('the rewind preview marks dropped steps that already wrote or sent something, and checks like the rewind', async () => {
+    const { runId } = await finished('rewind with effects', [
+      { id: 'a', tool: 'echo', arguments: { value: 'A' } },
+      { id: 'note', title: 'Write the note', tool: 'write_note', arguments: { text: 'x' }, dependsOn: ['a'] },
+      { id: 'send', tool: 'send_message', arguments: { to: 'x@example.com' }, dependsOn: ['note'] },
+      { id: 'read', tool: 'echo', arguments: { value: 'B' }, dependsOn: ['send'] },
+    ]);
+    const preview = await t.api('POST', `/api/agent/runs/${runId}/rewind/preview`, { keepSteps: 1 });
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body).toEqual({
+      keepSteps: 1,
+      kept: ['a'],
+      dropped: ['note', 'send', 'read'],
+      alreadyApplied: [
+        { stepId: 'note', title: 'Write the note', ranStepId: 'note', tool: 'write_note', effect: 'write', status: 'done', executions: 1 },
+        { stepId: 'send', ranStepId: 'send', tool: 'send_message', effect: 'external', status: 'done', executions: 1 },
+      ],
+    });
+    expect((await t.api('POST', `/api/agent/runs/${runId}/rewind/preview`, { keepSteps: 3 })).body.alreadyApplied.map((a: { stepId: string }) => a.stepId)).toEqual([]);
+    const bad = await t.api('POST', `/api/agent/runs/${runId}/rewind/preview`, { keepSteps: 5 });
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'invalid_keep_steps']);
+    const bob = await t.api('POST', '/api/owners', { name: 'rewind-bob' });
+    const theirs = await t.api('POST', `/api/agent/runs/${runId}/rewind/preview`, { keepSteps: 1 }, { 'x-fengyu-token': bob.body.token });
+    expect([theirs.status, theirs.body.error.code]).toEqual([404, 'run_not_found']);
+    // a preview writes nothing: no run was started
+    expect((await t.api('GET', '/api/agent/runs?q=rewind%20with%20effects')).body.runs).toHaveLength(1);
+  });
+
   it('resume refuses completed runs; fork refuses live ones', async () => {
     const { runId } = await finished('done', [{ id: 'a', tool: 'noop' }]);
     const r = await t.api('POST', `/api/agent/runs/${runId}/resume`);

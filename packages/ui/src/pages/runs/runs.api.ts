@@ -16,11 +16,20 @@ export function runsApi(api: ApiClient) {
     resume: (id: string) => api.post<{ runId: string }>(`/api/agent/runs/${enc(id)}/resume`),
     fork: (id: string) => api.post<{ runId: string }>(`/api/agent/runs/${enc(id)}/fork`),
     rewind: (id: string, keepSteps: number) => api.post<{ runId: string }>(`/api/agent/runs/${enc(id)}/rewind`, { keepSteps }),
+    rewindPreview: (id: string, keepSteps: number) => api.post<RewindPreview>(`/api/agent/runs/${enc(id)}/rewind/preview`, { keepSteps }),
     batch: (goals: string[], config: Record<string, unknown>) => api.post<{ runIds: string[] }>('/api/agent/batch', { runs: goals.map((goal) => ({ goal, config })) }),
   };
 }
 
 /** Which actions a run offers (resume only after failed / cancelled / interrupted). */
+/** `POST /api/agent/runs/{id}/rewind/preview` (docs/api.md): the dropped steps that already wrote or sent something. */
+export interface RewindPreview {
+  keepSteps: number;
+  kept: string[];
+  dropped: string[];
+  alreadyApplied: Array<{ stepId: string; title?: string; ranStepId: string; tool: string; effect: 'write' | 'external' | 'command' | 'unknown'; status: 'done' | 'uncertain'; executions: number }>;
+}
+
 export function runActions(status: RunStatus): { resume: boolean; fork: boolean; rewind: boolean } {
   const ended = TERMINAL_STATUSES.includes(status);
   return { resume: ended && status !== 'completed', fork: ended, rewind: ended };

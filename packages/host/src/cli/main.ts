@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 
-/** `fengyu` — serve the host, run a workflow headless, pack and install plugins. */
+/** `fengyu` — serve the host, run a workflow headless, pack and install plugins, install the host as a per-user service. */
 const program = new Command('fengyu').description('FengYu — a local AI agent and workflow host').version('0.1.0');
 
 program
@@ -132,5 +132,21 @@ program
     const { retryCommand } = await import('./retry-command');
     process.exitCode = await retryCommand(runId, opts);
   });
+
+const service = program.command('service').description('a per-user service that starts the host at login (systemd user unit, launchd agent, Windows scheduled task)');
+for (const action of ['install', 'uninstall', 'status'] as const) {
+  service
+    .command(action)
+    .description(
+      { install: 'write the service definition and start it', uninstall: 'stop the service and remove its definition', status: 'whether the service is installed and running' }[action],
+    )
+    .option('--dry-run', 'print the file and the commands; write and run nothing')
+    .option('--home <dir>', 'data directory the service serves')
+    .option('-p, --port <port>', 'a fixed port for the service (default: the host default)', (v) => Number.parseInt(v, 10))
+    .action(async (opts: { home?: string; port?: number; dryRun?: boolean }) => {
+      const { serviceCommand } = await import('./service-command');
+      process.exitCode = serviceCommand(action, opts);
+    });
+}
 
 await program.parseAsync(process.argv);

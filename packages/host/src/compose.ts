@@ -23,6 +23,9 @@ import { ToolCatalog } from './tools/catalog';
 import { createTasksDomain } from './tasks/tasks.domain';
 import { createWorkflowsDomain } from './workflows/workflows.domain';
 
+/** SQLite: how stale the record of a crashed host's last moment may be (renewed every fifth of it, 12 s). */
+const UPTIME_LEASE_MS = 60_000;
+
 /**
  * The composition root: every service of the host is built here, once, in dependency order,
  * and the typed `HostContext` is returned whole. No HTTP here (`http/server.ts` adds routes).
@@ -56,7 +59,7 @@ function createLogger(config: HostConfig): Logger {
   return pino({ level: config.logLevel, redact: ['req.headers["x-fengyu-token"]', 'req.query.token', '*.apiKey', '*.password', '*.secret'] });
 }
 
-async function createCore(config: HostConfig, options: ComposeOptions): Promise<{ core: CoreServices; database: OpenedDatabase; closers: Array<() => Promise<void> | void>; lease?: HostLease }> {
+async function createCore(config: HostConfig, options: ComposeOptions): Promise<{ core: CoreServices; database: OpenedDatabase; closers: Array<() => Promise<void> | void>; uptime: HostLease; lease?: HostLease }> {
   mkdirSync(config.home, { recursive: true });
   const logger = options.logger ?? createLogger(config);
   const clock = options.clock ?? systemClock;
@@ -69,7 +72,10 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
   });
   // several hosts may share a PostgreSQL database: each has an id and a lease, and live work names its host
   const lease = database.dialect === 'postgres' ? new HostLease(database.db, clock, logger.child({ component: 'hosts' }), leaseMsFrom(config.env)) : undefined;
-  await lease?.register();
+  // every host records when it ran (a schedule tells the fires that fell while none ran): on a
+  // shared database that is its lease; on SQLite the same row, renewed slowly and never swept
+  const uptime = lease ?? new HostLease(database.db, clock, logger.child({ component: 'hosts' }), UPTIME_LEASE_MS);
+  await uptime.register();
   const closers: Array<() => Promise<void> | void> = [];
   const settings = new SettingsStore(database.db, clock);
   const crashPoint = crashPointFor(config.crashAt);
@@ -86,7 +92,7 @@ async function createCore(config: HostConfig, options: ComposeOptions): Promise<
     runs: new RunRepository(database.db, lease?.id),
     onClose: (fn) => void closers.push(fn),
   };
-  return { core, database, closers, ...(lease ? { lease } : {}) };
+  return { core, database, closers, uptime, ...(lease ? { lease } : {}) };
 }
 
 const localeSchema = z.enum(['en', 'zh-CN']);
@@ -94,7 +100,7 @@ const localeSchema = z.enum(['en', 'zh-CN']);
 /** Builds the whole host (database migrated, bundled plugins installed); nothing listens yet. */
 export async function composeHost(options: ComposeOptions = {}): Promise<ComposedHost> {
   const config = loadConfig(options);
-  const { core, database, closers, lease } = await createCore(config, options);
+  const { core, database, closers, uptime, lease } = await createCore(config, options);
   core.catalog.register(builtinSource(core));
   core.settings.registerSection('locale', { schema: localeSchema, defaultValue: 'en' });
   if (options.beforeDomains) await options.beforeDomains(core);
@@ -155,7 +161,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
           core.logger.warn({ err }, 'close hook failed');
         }
       }
-      await lease?.stop().catch((err) => core.logger.warn({ err }, 'could not record this host stopped'));
+      await uptime.stop().catch((err) => core.logger.warn({ err }, 'could not record this host stopped'));
     },
     closeDatabase: () => database.close(),
   };

@@ -27,6 +27,12 @@ export interface ScheduleView {
   expiresAt?: string;
   triggerCount: number;
   missedFires: number;
+  /**
+   * The fires (newest first, at most 10, from the last 30 days) that fell while no host was
+   * running, with that downtime: they did not run on time (one catch-up run at the next start,
+   * or counted in `missedFires`). Absent when there are none.
+   */
+  firesWhileDown?: Array<{ at: string; downFrom: string; downUntil: string }>;
   lastError?: { code: string; message: string; at: string };
   lastTaskId?: string;
   state: ScheduleState;

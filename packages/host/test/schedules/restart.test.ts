@@ -88,7 +88,7 @@ describe('schedules across real crashes (kill -9)', () => {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-sched-restart-'));
     homes.push(home);
     const a = await started(home, 0);
-    const { scheduleId } = await setup(a);
+    const { scheduleId, createdAt } = await setup(a);
     await stop(a);
     // five boundaries pass while the host is down
     const b = await started(home, 5 * HOUR + HOUR / 2);
@@ -98,6 +98,12 @@ describe('schedules across real crashes (kill -9)', () => {
     expect(Date.parse(tasks[0]?.submittedAt as string) - b.readyAt).toBeLessThan(10_000);
     const s = (await api(b, 'GET', `/api/agent/schedules/${scheduleId}`)).body;
     expect(s).toMatchObject({ triggerCount: 1, missedFires: 4, lastTaskId: tasks[0]?.id, state: 'active' });
+    // the schedule page is told which fires fell while no host ran: the five boundaries, inside the recorded downtime
+    const down = s.firesWhileDown as Array<{ at: string; downFrom: string; downUntil: string }>;
+    expect(down.map((f) => Date.parse(f.at))).toEqual([1, 2, 3, 4, 5].map((k) => createdAt + k * HOUR));
+    expect(Date.parse(down[0]?.downFrom as string)).toBeLessThan(createdAt + HOUR);
+    expect(Date.parse(down[0]?.downUntil as string)).toBeLessThanOrEqual(b.readyAt);
+    expect(Date.parse(down[0]?.downUntil as string)).toBeGreaterThan(createdAt + 5 * HOUR);
     await stop(b);
   }, 300_000);
 

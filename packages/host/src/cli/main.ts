@@ -145,7 +145,7 @@ for (const action of ['install', 'uninstall', 'status'] as const) {
     .option('-p, --port <port>', 'a fixed port for the service (default: the host default)', (v) => Number.parseInt(v, 10))
     .action(async (opts: { home?: string; port?: number; dryRun?: boolean }) => {
       const { serviceCommand } = await import('./service-command');
-      process.exitCode = serviceCommand(action, opts);
+      process.exitCode = await serviceCommand(action, opts);
     });
 }
 

@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, userInfo } from 'node:os';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { loadConfig } from '../config/config';
+import { defaultProcessGroups, runBounded } from '../process/spawn';
 import { type ServicePlan, type ServicePlatform, servicePlan } from './service-units';
 
 /**
@@ -21,8 +21,8 @@ export interface ServiceDeps {
   uid?: number;
   user?: string;
   out: (text: string) => void;
-  /** Runs one command vector; answers its exit status (null when it could not start). */
-  exec: (argv: string[]) => number | null;
+  /** Runs one command vector with this environment; answers its exit status (null when it could not start). */
+  exec: (argv: string[], env: Record<string, string>) => Promise<number | null>;
   writeFile: (path: string, content: string, encoding: 'utf8' | 'utf16le') => void;
   removeFile: (path: string) => void;
   exists: (path: string) => boolean;
@@ -31,7 +31,7 @@ export interface ServiceDeps {
 /** Variables a person may have set for `npm start` that the service deliberately does not carry (docs/security.md). */
 const NOT_CARRIED = ['FENGYU_TOKEN', 'FENGYU_SECRETS_KEY', 'FENGYU_DATABASE_URL'] as const;
 
-export function serviceCommand(action: ServiceAction, opts: { home?: string; port?: number; dryRun?: boolean }, deps: ServiceDeps = systemDeps()): number {
+export async function serviceCommand(action: ServiceAction, opts: { home?: string; port?: number; dryRun?: boolean }, deps: ServiceDeps = systemDeps()): Promise<number> {
   const platform = supported(deps.platform);
   if (!platform) {
     deps.out(`fengyu service: ${deps.platform} has no per-user service manager FengYu knows (Linux: systemd, macOS: launchd, Windows: Task Scheduler).\n`);
@@ -58,10 +58,12 @@ export function serviceCommand(action: ServiceAction, opts: { home?: string; por
     deps.out(`not installed (no ${plan.file.path})\n`);
     return 3;
   }
+  // the service manager's own variables (user bus, runtime dir) pass; the host's FENGYU_* never do
+  const env = Object.fromEntries(Object.entries(config.env).filter((e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('FENGYU_')));
   let failed = 0;
   for (const argv of commands) {
     deps.out(`$ ${argv.join(' ')}\n`);
-    const status = deps.exec(argv);
+    const status = await deps.exec(argv, env);
     // stopping a task that is not running fails harmlessly on the way to deleting it
     if (status !== 0 && !(action === 'uninstall' && argv !== commands.at(-1))) failed = status ?? 127;
   }
@@ -92,7 +94,7 @@ function supported(p: NodeJS.Platform): ServicePlatform | undefined {
 }
 
 function systemDeps(): ServiceDeps {
-  const entry = process.argv[1] ? realpathSync(process.argv[1]) : '';
+  const entry = process.argv[1] ? resolve(process.argv[1]) : '';
   return {
     platform: process.platform,
     node: process.execPath,
@@ -101,7 +103,13 @@ function systemDeps(): ServiceDeps {
     ...(typeof process.getuid === 'function' ? { uid: process.getuid() } : {}),
     user: userInfo().username,
     out: (text) => process.stdout.write(text),
-    exec: (argv) => spawnSync(argv[0] as string, argv.slice(1), { stdio: 'inherit' }).status,
+    exec: async (argv, env) => {
+      const r = await runBounded(defaultProcessGroups(), { command: argv[0] as string, args: argv.slice(1), cwd: homedir(), env }, { timeoutMs: 60_000, outputCap: 256 * 1024 });
+      process.stdout.write(r.stdout);
+      process.stderr.write(r.stderr);
+      if (r.spawnError) process.stderr.write(`could not start ${argv[0]}: ${r.spawnError.message}\n`);
+      return r.spawnError ? null : r.exitCode;
+    },
     writeFile: (path, content, encoding) => {
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, encoding === 'utf16le' ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(content, 'utf16le')]) : content, { mode: 0o600 });

@@ -23,7 +23,11 @@ function recorder(platform: NodeJS.Platform, installed = false) {
     uid: 501,
     user: 'Ann Lee',
     out: (t) => out.push(t),
-    exec: (argv) => (calls.push(`exec ${argv.join(' ')}`), 0),
+    exec: async (argv, env) => {
+      calls.push(`exec ${argv.join(' ')}`);
+      expect(Object.keys(env).filter((k) => k.startsWith('FENGYU_'))).toEqual([]);
+      return 0;
+    },
     writeFile: (path, _c, enc) => void calls.push(`write ${path} ${enc}`),
     removeFile: (path) => void calls.push(`remove ${path}`),
     exists: () => installed,
@@ -32,7 +36,7 @@ function recorder(platform: NodeJS.Platform, installed = false) {
 }
 
 describe('service definitions', () => {
-  it('Linux: a systemd user unit that starts `node fengyu serve --home` at login and after a crash, every word quoted', () => {
+  it('Linux: a systemd user unit that starts `node fengyu serve --home` at login and after a crash, every word quoted', async () => {
     const p = servicePlan({ platform: 'linux', node: '/usr/bin/node', entry: '/opt/fengyu/bin/fengyu.mjs', home: odd, userHome: '/home/ann', port: 7900 });
     expect(p.file.path).toBe('/home/ann/.config/systemd/user/fengyu.service');
     const lines = p.file.content.split('\n');
@@ -55,7 +59,7 @@ describe('service definitions', () => {
     expect(r.status).toBe(0);
   });
 
-  it('macOS: a launchd agent with the arguments as separate XML-escaped strings, run at load, kept alive after a crash', () => {
+  it('macOS: a launchd agent with the arguments as separate XML-escaped strings, run at load, kept alive after a crash', async () => {
     const p = servicePlan({ platform: 'darwin', node: '/usr/local/bin/node', entry: '/opt/fengyu/bin/fengyu.mjs', home: odd, userHome: '/Users/ann', uid: 502 });
     expect(p.file.path).toBe('/Users/ann/Library/LaunchAgents/dev.fengyu.host.plist');
     const c = p.file.content;
@@ -68,7 +72,7 @@ describe('service definitions', () => {
     expect(p.status).toEqual([['launchctl', 'print', 'gui/502/dev.fengyu.host']]);
   });
 
-  it('Windows: a Task Scheduler XML (UTF-16, CRLF) with a logon trigger for the user and Windows-quoted arguments', () => {
+  it('Windows: a Task Scheduler XML (UTF-16, CRLF) with a logon trigger for the user and Windows-quoted arguments', async () => {
     const home = 'C:\\Users\\Ann Lee\\.fengyu';
     const p = servicePlan({ platform: 'win32', node: 'C:\\Program Files\\nodejs\\node.exe', entry: 'C:\\Users\\Ann Lee\\fengyu\\bin\\fengyu.mjs', home, userHome: 'C:\\Users\\Ann Lee', user: 'Ann & Lee' });
     expect(p.file).toMatchObject({ path: 'C:\\Users\\Ann Lee\\.fengyu\\service\\fengyu-task.xml', encoding: 'utf16le' });
@@ -86,38 +90,38 @@ describe('service definitions', () => {
 });
 
 describe('fengyu service (the CLI)', () => {
-  it('--dry-run prints the file and the commands for each platform and action, touching nothing', () => {
+  it('--dry-run prints the file and the commands for each platform and action, touching nothing', async () => {
     for (const platform of ['linux', 'darwin', 'win32'] as const) {
       for (const action of ['install', 'uninstall', 'status'] as const) {
         const r = recorder(platform);
-        expect(serviceCommand(action, { home: odd, dryRun: true }, r.deps), `${platform} ${action}`).toBe(0);
+        expect(await serviceCommand(action, { home: odd, dryRun: true }, r.deps), `${platform} ${action}`).toBe(0);
         expect(r.calls, `${platform} ${action}`).toEqual([]);
         expect(r.text()).toContain(`# fengyu service ${action} --dry-run: nothing is written or run`);
       }
     }
     const linux = recorder('linux');
-    serviceCommand('install', { home: odd, dryRun: true, port: 7900 }, linux.deps);
+    await serviceCommand('install', { home: odd, dryRun: true, port: 7900 }, linux.deps);
     expect(linux.text()).toContain('# would write /home/ann/.config/systemd/user/fengyu.service:\n[Unit]');
     expect(linux.text()).toContain('"--port" "7900"');
     expect(linux.text()).toContain('\nsystemctl --user daemon-reload\nsystemctl --user enable --now fengyu.service\n');
     const win = recorder('win32');
-    serviceCommand('install', { home: odd, dryRun: true }, win.deps);
+    await serviceCommand('install', { home: odd, dryRun: true }, win.deps);
     expect(win.text()).toMatch(/\nschtasks \/Create \/TN FengYu \/XML '.*\\service\\fengyu-task\.xml' \/F\nschtasks \/Run \/TN FengYu\n/);
     expect(win.text()).toContain('(UTF-16 with a byte order mark)');
   });
 
-  it('never writes the token, the secrets key or the database URL of the environment into the service', () => {
+  it('never writes the token, the secrets key or the database URL of the environment into the service', async () => {
     const saved = { ...process.env };
     Object.assign(process.env, { FENGYU_TOKEN: 'tok-should-not-leak', FENGYU_SECRETS_KEY: 'key-should-not-leak', FENGYU_DATABASE_URL: 'postgres://u:pw-should-not-leak@db/x' });
     try {
       for (const platform of ['linux', 'darwin', 'win32'] as const) {
         const dry = recorder(platform);
-        serviceCommand('install', { home: odd, dryRun: true }, dry.deps);
+        await serviceCommand('install', { home: odd, dryRun: true }, dry.deps);
         expect(dry.text()).not.toMatch(/should-not-leak|FENGYU_TOKEN|FENGYU_SECRETS_KEY/);
         const real = recorder(platform);
         const written: string[] = [];
         real.deps.writeFile = (_p, content) => void written.push(content);
-        expect(serviceCommand('install', { home: odd }, real.deps)).toBe(0);
+        expect(await serviceCommand('install', { home: odd }, real.deps)).toBe(0);
         expect(written.join('')).not.toContain('should-not-leak');
         expect(real.text()).toContain('FENGYU_TOKEN, FENGYU_SECRETS_KEY, FENGYU_DATABASE_URL are set here but not carried into the service');
       }
@@ -126,25 +130,25 @@ describe('fengyu service (the CLI)', () => {
     }
   });
 
-  it('install writes then enables; uninstall stops, then removes; status of a missing service says so', () => {
+  it('install writes then enables; uninstall stops, then removes; status of a missing service says so', async () => {
     const r = recorder('linux');
-    expect(serviceCommand('install', { home: odd }, r.deps)).toBe(0);
+    expect(await serviceCommand('install', { home: odd }, r.deps)).toBe(0);
     expect(r.calls).toEqual(['write /home/ann/.config/systemd/user/fengyu.service utf8', 'exec systemctl --user daemon-reload', 'exec systemctl --user enable --now fengyu.service']);
     const gone = recorder('linux', true);
-    expect(serviceCommand('uninstall', { home: odd }, gone.deps)).toBe(0);
+    expect(await serviceCommand('uninstall', { home: odd }, gone.deps)).toBe(0);
     expect(gone.calls).toEqual(['exec systemctl --user disable --now fengyu.service', 'exec systemctl --user daemon-reload', 'remove /home/ann/.config/systemd/user/fengyu.service']);
     const none = recorder('darwin', false);
-    expect(serviceCommand('status', { home: odd }, none.deps)).toBe(3);
+    expect(await serviceCommand('status', { home: odd }, none.deps)).toBe(3);
     expect(none.text()).toContain('not installed');
     expect(none.calls).toEqual([]);
   });
 
-  it('refuses an unknown platform and a bad port before doing anything', () => {
+  it('refuses an unknown platform and a bad port before doing anything', async () => {
     const bsd = recorder('freebsd');
-    expect(serviceCommand('install', { home: odd }, bsd.deps)).toBe(2);
+    expect(await serviceCommand('install', { home: odd }, bsd.deps)).toBe(2);
     expect(bsd.calls).toEqual([]);
     const port = recorder('linux');
-    expect(serviceCommand('install', { home: odd, port: 70000 }, port.deps)).toBe(2);
+    expect(await serviceCommand('install', { home: odd, port: 70000 }, port.deps)).toBe(2);
     expect(port.calls).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyEvent, badgeOf, failedStepText, initialRun, type RawEvent } from './run-state';
+import { applyEvent, badgeOf, failedStepsOf, failedStepText, initialRun, type RawEvent } from './run-state';
 
 const plan = { steps: [{ id: 'a', tool: 'x' }, { id: 'b', tool: 'y', requiresApproval: true }] };
 
@@ -60,6 +60,6 @@ describe('run panel state', () => {
     expect(v.status).toBe('completed');
     expect(v.failedSteps).toEqual([{ stepId: 'b', error: { code: 'command_exit_nonzero', message: 'exit 3' } }]);
     expect(failedStepText(v.failedSteps[0] as never)).toBe('exit 3 (command_exit_nonzero)');
-    expect(failedStepText({ stepId: 'x', error: 'plain text' })).toBe('plain text');
+    expect(failedStepsOf([{ stepId: 'x', error: 'not an object' }])).toEqual([]);
   });
 });

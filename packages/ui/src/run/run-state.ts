@@ -1,4 +1,4 @@
-import { type AgentPlan, type RunEventType, type RunStatus, stepKind } from '@fengyu/protocol';
+import { type AgentPlan, type FailedStep, type RunEventType, type RunStatus, stepKind } from '@fengyu/protocol';
 import { announcedTotal, applyBodyEvent, type LoopView, withTotal } from './loop-state';
 
 /**
@@ -52,24 +52,16 @@ export interface RunView {
   failedSteps: FailedStep[];
 }
 
-/** A step that failed without failing its run (the `failedSteps` of `complete` and of the run detail). */
-export interface FailedStep {
-  stepId: string;
-  iteration?: number;
-  error: { code?: string; message?: string } | string;
-}
-
-/** The well-formed entries of a `failedSteps` list (from an event or a run detail). */
+/** The well-formed entries of a `failedSteps` list (from an event or a run detail): each names its step and carries its error. */
 export function failedStepsOf(value: unknown): FailedStep[] {
   if (!Array.isArray(value)) return [];
-  return value.filter((f): f is FailedStep => !!f && typeof f === 'object' && typeof (f as FailedStep).stepId === 'string');
+  return value.filter((f): f is FailedStep => !!f && typeof f === 'object' && typeof (f as FailedStep).stepId === 'string' && !!(f as FailedStep).error && typeof (f as FailedStep).error === 'object');
 }
 
-/** A failed step's error as one line: `message (code)`, or the text as given. */
+/** A failed step's error as one line: `message (code)`. */
 export function failedStepText(f: FailedStep): string {
-  if (typeof f.error === 'string') return f.error;
-  const { code, message } = f.error ?? {};
-  return message && code ? `${message} (${code})` : (message ?? code ?? '');
+  const { code, message } = f.error;
+  return message && code ? `${message} (${code})` : message || code || '';
 }
 
 export function initialRun(runId: string): RunView {

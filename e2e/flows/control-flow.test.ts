@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type FlowsE2E, startFlowsE2E } from './harness';
@@ -6,7 +8,8 @@ import { type FlowsE2E, startFlowsE2E } from './harness';
  * Control flow drawn in the real builder at 1280×800: a Condition with a
  * case port and else, a For-each group with a step dragged into its body, saved, run against the
  * real host: the branch not taken is faded as skipped, the group counts its iterations and lists
- * per-item results.
+ * per-item results. Then failure handling: a step set to On error = Branch with its error output wired, run with a
+ * failing command, retried from the failed step.
  */
 
 let e: FlowsE2E;
@@ -34,7 +37,7 @@ async function drag(from: string, to: string | { x: number; y: number }) {
   await page.mouse.up();
 }
 const select = (id: string) => page.locator(`${node(id)} .fy-label`).first().click();
-const fit = () => page.locator('.vue-flow__controls-fitview').click();
+const fitView = () => page.locator('.vue-flow__controls-fitview').click();
 
 beforeAll(async () => {
   e = await startFlowsE2E();
@@ -85,7 +88,7 @@ it('draws a condition and a for-each, saves the plan they mean, runs it and show
   await page.getByTestId('foreach-items').press('Tab');
   await page.getByTestId('foreach-concurrency').fill('2');
   await page.getByTestId('foreach-concurrency').press('Tab');
-  await fit();
+  await fitView();
 
   // connect: the list into the condition, its case to "notify", its else into the loop
   await drag(`${node('rows')} .fy-out-handle`, `${node('check')} .fy-in-handle`);
@@ -100,7 +103,7 @@ it('draws a condition and a for-each, saves the plan they mean, runs it and show
   await text.locator('[data-source="expression"]').click();
   await text.getByTestId('expression').fill('Part {{item.name}} ({{index}})');
   await text.getByTestId('expression').press('Tab');
-  await fit();
+  await fitView();
   // the group grows from its corner
   const before = await box(node('each'));
   await drag(`${node('each')} [data-testid="group-resize"]`, { x: before.x + before.width + 40, y: before.y + before.height + 30 });
@@ -137,6 +140,78 @@ it('draws a condition and a for-each, saves the plan they mean, runs it and show
   const items = page.getByTestId('iteration-results').locator('[data-iteration]');
   await expect.poll(() => items.count()).toBe(3);
   expect(await items.nth(1).textContent()).toContain('Part South (1)');
-  await fit();
+  await fitView();
   await e.shot(page, 'control-flow-run');
+});
+
+it('sets On error = Branch, wires the error output, runs with a failing command and retries from the failed step', async () => {
+  const flag = join(e.t.home, `ready-${Date.now()}`);
+  const steps = [
+    { id: 'prep', title: 'Prepare', tool: 'echo', arguments: { text: 'prepared' } },
+    { id: 'probe', title: 'Probe', tool: 'execute_command', arguments: { command: `test -f ${flag} || { echo not ready >&2; exit 3; }` }, dependsOn: ['prep'] },
+    { id: 'report', title: 'Report', tool: 'echo', arguments: { text: 'ready' }, dependsOn: ['probe'] },
+    { id: 'alert', title: 'Alert', tool: 'execute_command', arguments: { command: `cat ${flag}` } },
+  ];
+  const created = await e.t.api('POST', '/api/workflows', { name: 'Probe with a fallback', plan: { steps } });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const id = created.body.id as string;
+  await page.goto(e.url(`/flows/${encodeURIComponent(id)}`));
+  await page.locator(node('alert')).waitFor();
+
+  // a command is not retry-safe: Retry is not offered and the panel says why; Branch gives the node ok and error outputs
+  await select('probe');
+  const panel = page.getByTestId('failure-editor');
+  expect(await panel.getByTestId('retry-blocked').textContent()).toContain('execute_command');
+  await panel.getByTestId('on-error').selectOption('branch');
+  await panel.getByTestId('step-timeout').fill('30');
+  await panel.getByTestId('step-timeout').press('Tab');
+  expect(await page.locator(`${node('probe')} [data-testid="failure-ports"] [data-port]`).evaluateAll((els) => els.map((el) => el.getAttribute('data-port')))).toEqual(['ok', 'error']);
+  expect(await page.locator(`${node('probe')} [data-port="error"] circle`).getAttribute('fill')).toBe('#f44336');
+  expect(await page.locator(`${node('probe')} [data-port="error"] .fy-case-name`).textContent()).toBe('error');
+  await fitView();
+  await drag(`${node('probe')} [data-port="error"] .vue-flow__handle`, `${node('alert')} .fy-in-handle`);
+  await expect.poll(() => page.locator('.fy-edge.from-error').count()).toBe(1);
+  await e.shot(page, 'failure-branch');
+  await page.getByTestId('save').click();
+  await expect.poll(() => page.getByTestId('unsaved').count()).toBe(0);
+  const saved = (await e.t.api('GET', `/api/workflows/${id}`)).body.plan.steps as Array<Record<string, unknown>>;
+  expect(saved.find((s) => s.id === 'probe')).toMatchObject({ onError: 'branch', timeoutMs: 30_000, dependsOn: ['prep'] });
+  expect(saved.find((s) => s.id === 'report')).toMatchObject({ dependsOn: ['probe:ok'] });
+  expect(saved.find((s) => s.id === 'alert')).toMatchObject({ dependsOn: ['probe:error'] });
+
+  // the probe fails, so the error side runs (and fails: the file is not there) and the ok side is skipped
+  await page.getByTestId('run').click();
+  const dialog = page.getByTestId('run-dialog');
+  await dialog.getByTestId('permission-mode').selectOption('full-access');
+  await dialog.getByTestId('run-start').click();
+  const runPanel = page.getByTestId('run-panel');
+  await runPanel.getByTestId('approve-plan').click({ timeout: 30_000 });
+  await expect.poll(() => runPanel.getByTestId('run-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('failed');
+  await expect.poll(() => page.locator(node('report')).getAttribute('data-badge')).toBe('skipped');
+  expect(await page.locator(node('alert')).getAttribute('data-badge')).toBe('failed');
+  const failedRun = await runPanel.getByTestId('run-id').textContent();
+
+  // Retry from failed step: the preview reuses the prepared step and marks it on the run's graph
+  await runPanel.getByTestId('run-open-retry').click();
+  const retry = page.getByTestId('retry-panel');
+  await retry.getByTestId('retry-preview').waitFor({ timeout: 30_000 });
+  expect(await retry.getByTestId('retry-reused').evaluateAll((els) => els.map((el) => el.getAttribute('data-step-id')))).toEqual(['prep']);
+  expect(await retry.getByTestId('retry-rerun').evaluateAll((els) => els.map((el) => el.getAttribute('data-step-id')))).toEqual(['probe', 'report', 'alert']);
+  expect(await retry.locator('[data-testid="graph-node"][data-node-id="prep"]').getAttribute('data-mark')).toBe('reused');
+  expect(await retry.locator('[data-testid="graph-node"][data-node-id="probe"]').getAttribute('data-mark')).toBe('rerun');
+  expect(await retry.getByTestId('retry-current').isDisabled()).toBe(false);
+  await retry.scrollIntoViewIfNeeded();
+  await e.shot(page, 'failure-retry-preview');
+
+  // with the file in place the retry takes the ok side; the prepared step is reused, not run again
+  writeFileSync(flag, 'ready');
+  await retry.getByTestId('retry-confirm').click();
+  await expect.poll(() => new URL(page.url()).searchParams.get('run')).not.toBe(failedRun);
+  const run = page.getByTestId('agent-run');
+  await expect.poll(() => run.getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
+  const stepStatus = (stepId: string) => run.locator(`[data-testid="run-step"][data-step-id="${stepId}"]`).getAttribute('data-status');
+  expect([await stepStatus('prep'), await stepStatus('probe'), await stepStatus('report'), await stepStatus('alert')]).toEqual(['done', 'done', 'done', 'skipped']);
+  expect(await run.locator('[data-step-id="prep"] [data-testid="step-reused"]').count()).toBe(1);
+  expect(await run.locator('[data-step-id="probe"] [data-testid="step-reused"]').count()).toBe(0);
+  await e.shot(page, 'failure-retried');
 });

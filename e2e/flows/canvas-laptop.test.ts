@@ -5,8 +5,11 @@ import { type FlowsE2E, startFlowsE2E } from './harness';
 /**
  * The builder on a 1280×800 laptop screen: the canvas keeps at least 60% of the width by default,
  * the side panels collapse and resize (and remember it across reloads), the minimap never
- * overlaps the controls and stays out of the bottom-right corner, and fit-view frames a large
- * flow below 50% zoom.
+ * overlaps the controls and stays out of the bottom-right corner; a large flow opens at a readable
+ * zoom (≥ 75%) at its start, and the fit-view button frames it below 50%. By keyboard: palette
+ * items and nodes are in the Tab order, Enter adds an item or opens a node's settings, a focused
+ * node shows a ring, the canvas buttons are named (en, zh-CN); a new flow shows the palette and
+ * the templates; deleting a selected edge never deletes a node just added.
  */
 
 let e: FlowsE2E;
@@ -44,6 +47,8 @@ beforeAll(async () => {
   flowId = created.body.id;
   page = await e.context.newPage();
   await page.setViewportSize({ width: 1280, height: 800 });
+  // leaving a flow edited by a test discards the edits
+  page.on('dialog', (d) => void d.accept().catch(() => {}));
 }, 240_000);
 
 afterAll(async () => {
@@ -57,11 +62,21 @@ async function openFlow() {
   await page.locator('.fy-controls').waitFor();
 }
 
-it('gives the canvas at least 60% of a 1280 px window, frames a large flow below 50% and keeps the minimap clear of the controls', async () => {
+it('gives the canvas at least 60% of a 1280 px window, opens a large flow readably at its start, frames it below 50% on request and keeps the minimap clear of the controls', async () => {
   await openFlow();
   expect(await page.evaluate(() => localStorage.getItem('fengyu.builder.layout'))).toBeNull(); // a first visit: the defaults
   expect(await canvasWidth()).toBeGreaterThanOrEqual(0.6 * 1280);
   await page.getByTestId('palette-rail').waitFor();
+  // opened: never below the readable floor, the start node in view near the left edge
+  await expect.poll(zoom).toBe(0.75);
+  const opened = await box('[data-testid="canvas"]');
+  const start = await box('.fy-node[data-node-id="start"]');
+  expect(start.x).toBeGreaterThanOrEqual(opened.x);
+  expect(start.x).toBeLessThan(opened.x + 100);
+  expect(start.y).toBeGreaterThan(opened.y);
+  await e.shot(page, 'builder-1280-opened');
+  // the fit-view button shows all of it
+  await page.getByTestId('fit-view').click();
   await expect.poll(zoom).toBeLessThan(0.5);
   expect(await zoom()).toBeGreaterThan(0);
   expect(await checkCorners()).toBe(true);
@@ -169,4 +184,83 @@ it('shows a step result readably at 1280×800: rows as a table, markdown rendere
   const echoed = page.getByTestId('result-box').locator('[data-key="echoed"]');
   await expect.poll(() => echoed.locator('h2').textContent()).toBe('Done');
   expect(await echoed.locator('strong').textContent()).toBe('2');
+});
+
+it.each(['en', 'zh-CN'] as const)('works by keyboard at 1280×800 and offers the palette and templates on a new flow (%s)', async (locale) => {
+  await page.goto('about:blank'); // a fresh load (the same address again would only change the hash)
+  await page.goto(e.url('/flows/new'));
+  await page.locator('.fy-node[data-node-id="start"]').waitFor();
+  await page.getByTestId('locale').selectOption(locale);
+  await expect.poll(() => page.locator('html').getAttribute('lang')).toBe(locale);
+  // the hint says "drag from the palette": the palette is open, and the templates are offered
+  await page.getByTestId('palette').waitFor();
+  await page.getByTestId('empty-templates').locator('[data-template-id="excel-split-email"]').waitFor();
+  // the canvas buttons have names in the UI's language
+  const names = await page.locator('.fy-controls button').evaluateAll((bs) => bs.map((b) => b.getAttribute('aria-label')));
+  expect(names).toEqual(locale === 'en' ? ['Zoom in', 'Zoom out', 'Fit the whole flow in view', 'Snap to grid', 'Show the dot grid'] : ['放大', '缩小', '缩放以显示整个流程', '吸附到网格', '显示点状网格']);
+  // the narrow sidebar's language select shows its whole value
+  const fits = await page.getByTestId('locale').evaluate((el) => {
+    const select = el as HTMLSelectElement;
+    const probe = document.createElement('span');
+    probe.style.font = getComputedStyle(select).font;
+    probe.textContent = select.selectedOptions[0]?.textContent ?? '';
+    document.body.append(probe);
+    const width = probe.getBoundingClientRect().width;
+    probe.remove();
+    const style = getComputedStyle(select);
+    const arrow = style.appearance === 'none' ? 0 : 20;
+    return width <= select.clientWidth - Number.parseFloat(style.paddingLeft) - Number.parseFloat(style.paddingRight) - arrow;
+  });
+  expect(fits).toBe(true);
+  await e.shot(page, `builder-new-${locale}`);
+
+  // Tab reaches the palette's items; Enter adds one
+  await page.getByTestId('palette-search').focus();
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('Tab');
+    if ((await page.evaluate(() => document.activeElement?.getAttribute('data-palette-item'))) === 'excel_analyze') break;
+  }
+  expect(await page.evaluate(() => document.activeElement?.getAttribute('data-palette-item'))).toBe('excel_analyze');
+  await page.keyboard.press('Enter');
+  await page.locator('.fy-node[data-node-id="excel_analyze"]').waitFor();
+  await page.getByTestId('empty-canvas').waitFor({ state: 'detached' });
+
+  // a focused node shows a ring, and Enter opens its settings (from the Run tab too)
+  await page.getByTestId('tab-run').click();
+  const node = page.locator('.vue-flow__node[data-id="excel_analyze"]');
+  await page.locator('.vue-flow__node[data-id="start"]').focus();
+  await page.keyboard.press('Tab');
+  expect(await node.evaluate((el) => el === document.activeElement)).toBe(true);
+  expect(await node.evaluate((el) => getComputedStyle(el.firstElementChild as Element).outlineStyle)).toBe('solid');
+  await page.keyboard.press('Enter');
+  await page.getByTestId('config-panel').locator('[data-arg="filePath"]').waitFor();
+  // an unnamed node is named once: its label on the card, the tool id (its node id) once in the panel
+  expect(await page.locator('.fy-node[data-node-id="excel_analyze"] .fy-label').textContent()).toBe(locale === 'en' ? 'Analyze workbook' : '分析工作簿');
+  expect(await page.getByTestId('node-kind').textContent()).toBe('excel_analyze');
+  // the source switch of an argument is not clipped ("Expressio")
+  const clipped = await page.locator('[data-arg="filePath"] .sources').evaluate((el) => el.scrollWidth > el.clientWidth);
+  expect(clipped).toBe(false);
+  await e.shot(page, `builder-keyboard-${locale}`);
+});
+
+it('deletes only the selected edge, not a node just added (Delete key)', async () => {
+  await openFlow();
+  if (await page.getByTestId('palette-expand').count()) await page.getByTestId('palette-expand').click();
+  // a node added from the palette becomes the current node
+  await page.locator('[data-palette-item="model"]').click();
+  await page.locator('.fy-node[data-node-id="model"]').waitFor();
+  const edges = await page.locator('.fy-edge').count();
+  // select the start → s1 edge by clicking its line (a quarter along, clear of the midpoint's delete button)
+  const at = await page.evaluate(() => {
+    const paths = [...document.querySelectorAll<SVGPathElement>('.fy-edge[data-edge-id] .fy-edge-path')];
+    const path = paths.find((p) => p.closest('.fy-edge')?.getAttribute('data-edge-id')?.includes('start')) as SVGPathElement;
+    const pt = path.getPointAtLength(path.getTotalLength() * 0.25);
+    const m = path.getScreenCTM() as DOMMatrix;
+    return { x: pt.x * m.a + m.e, y: pt.y * m.d + m.f };
+  });
+  await page.mouse.click(at.x, at.y);
+  await expect.poll(() => page.locator('.vue-flow__edge.selected').count()).toBe(1);
+  await page.keyboard.press('Delete');
+  await expect.poll(() => page.locator('.fy-edge').count()).toBe(edges - 1);
+  expect(await page.locator('.fy-node[data-node-id="model"]').count()).toBe(1);
 });

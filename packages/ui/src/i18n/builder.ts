@@ -27,7 +27,7 @@ export const en = {
     alsoLost: 'Its unsaved edits will be lost too.',
     discard: 'Discard changes',
   },
-  canvas: { snap: 'Snap to grid', background: 'Show the dot grid', minimap: 'Mini map' },
+  canvas: { snap: 'Snap to grid', background: 'Show the dot grid', minimap: 'Mini map', zoomIn: 'Zoom in', zoomOut: 'Zoom out', fitView: 'Fit the whole flow in view' },
   palette: {
     search: 'Search nodes',
     showAll: 'Show all tools ({n} more)',
@@ -190,7 +190,7 @@ export const zhCN: typeof en = {
     alsoLost: '它未保存的修改也会一并丢失。',
     discard: '放弃修改',
   },
-  canvas: { snap: '吸附到网格', background: '显示点状网格', minimap: '缩略图' },
+  canvas: { snap: '吸附到网格', background: '显示点状网格', minimap: '缩略图', zoomIn: '放大', zoomOut: '缩小', fitView: '缩放以显示整个流程' },
   palette: {
     search: '搜索节点',
     showAll: '显示全部工具（另有 {n} 个）',

@@ -14,6 +14,8 @@ export const en = {
   },
   language: 'Language',
   languages: { en: 'English', 'zh-CN': '简体中文' },
+  /** The language select of the builder's narrow sidebar (the full names do not fit). */
+  languagesShort: { en: 'EN', 'zh-CN': '中文' },
   banner: {
     unreachable: 'The FengYu host cannot be reached. Is it still running? Start it with npm start, then retry.',
     retry: 'Retry',
@@ -50,6 +52,8 @@ export const zhCN: typeof en = {
   },
   language: '语言',
   languages: { en: 'English', 'zh-CN': '简体中文' },
+  /** The language select of the builder's narrow sidebar (the full names do not fit). */
+  languagesShort: { en: 'EN', 'zh-CN': '中文' },
   banner: {
     unreachable: '无法连接风语宿主。它是否仍在运行？请用 npm start 启动后重试。',
     retry: '重试',

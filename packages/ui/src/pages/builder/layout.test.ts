@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultLayout, MIN_CANVAS, minimapFits, PALETTE, RAIL, readLayout, resized, SIDE, shownWidths } from './layout';
+import { defaultLayout, MIN_CANVAS, minimapFits, PALETTE, RAIL, READABLE_ZOOM, readableViewport, readLayout, resized, SIDE, START_INSET, shownWidths } from './layout';
 
 const NAV = 57; // the builder's compact app navigation
 
@@ -56,5 +56,18 @@ describe('minimap beside the controls', () => {
     const w = 2 * (15 + 160 + 2 + 8) + 170;
     expect(minimapFits(w, 170)).toBe(true);
     expect(minimapFits(w - 1, 170)).toBe(false);
+  });
+
+  it('opens a flow at the fitted view when it is readable, else at the readable zoom from its start', () => {
+    const canvas = { width: 800, height: 700 };
+    const fitted = { x: 10, y: 20, zoom: 0.9 };
+    expect(readableViewport(fitted, { x: 0, y: 0, height: 60 }, canvas)).toBe(fitted);
+    const big = readableViewport({ x: 5, y: 5, zoom: 0.39 }, { x: 100, y: 200, height: 80 }, canvas);
+    expect(big.zoom).toBe(READABLE_ZOOM);
+    // the start's left edge lands START_INSET from the canvas's left, its middle at mid-height
+    expect(100 * big.zoom + big.x).toBeCloseTo(START_INSET);
+    expect((200 + 40) * big.zoom + big.y).toBeCloseTo(canvas.height / 2);
+    // no node to anchor: the fitted view stays
+    expect(readableViewport({ x: 0, y: 0, zoom: 0.2 }, undefined, canvas).zoom).toBe(0.2);
   });
 });

@@ -91,3 +91,25 @@ export function minimapFits(canvasWidth: number, controlsWidth: number, minimapW
   const controlsLeft = (canvasWidth - controlsWidth) / 2;
   return minimapRight + 8 <= controlsLeft;
 }
+
+/** The lowest zoom a flow opens at: node text (9–13 px in CSS) stays legible on screen. */
+export const READABLE_ZOOM = 0.75;
+/** Where the first node lands when a flow is too large to frame readably. */
+export const START_INSET = 40;
+
+export interface Viewport {
+  x: number;
+  y: number;
+  zoom: number;
+}
+
+/**
+ * The view a flow opens at: the fitted view when it is readable; otherwise READABLE_ZOOM with
+ * the start node (`anchor`, in flow coordinates) START_INSET from the canvas's left edge and
+ * vertically centred, so the reader begins where the flow begins and pans from there.
+ */
+export function readableViewport(fitted: Viewport, anchor: { x: number; y: number; height: number } | undefined, canvas: { width: number; height: number }): Viewport {
+  if (fitted.zoom >= READABLE_ZOOM || !anchor) return fitted;
+  const zoom = READABLE_ZOOM;
+  return { zoom, x: START_INSET - anchor.x * zoom, y: canvas.height / 2 - (anchor.y + anchor.height / 2) * zoom };
+}

@@ -54,6 +54,32 @@ describe('settings switches', () => {
   });
 });
 
+describe('tool call timeout', () => {
+  it.each(['en', 'zh-CN'] as const)('sets backend.callTimeoutSeconds from Settings at 1280×800 and refuses a value outside 1–600 (%s)', async (locale) => {
+    const { page, t } = u;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto('about:blank'); // a fresh load: the settings are read again
+    await u.open('/settings');
+    await page.getByTestId('locale').selectOption(locale);
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe(locale);
+    const input = page.getByTestId('call-timeout');
+    await input.waitFor();
+    expect(await input.inputValue()).toBe('120');
+    await input.fill('0');
+    await page.getByTestId('call-timeout-save').click();
+    await expect.poll(() => page.getByTestId('settings-general').getByRole('alert').textContent()).toBe(locale === 'en' ? 'Enter whole seconds from 1 to 600.' : '请输入 1 到 600 之间的整数秒。');
+    expect((await t.api('GET', '/api/settings')).body.backend).toEqual({ callTimeoutSeconds: 120 });
+    await input.fill('45');
+    await page.getByTestId('call-timeout-save').click();
+    await page.getByTestId('call-timeout-saved').waitFor();
+    expect((await t.api('GET', '/api/settings')).body.backend).toEqual({ callTimeoutSeconds: 45 });
+    await page.getByTestId('call-timeout').scrollIntoViewIfNeeded();
+    await u.shot(`settings-call-timeout-${locale}`);
+    await t.api('PATCH', '/api/settings', { backend: null });
+    await page.getByTestId('locale').selectOption('en');
+  });
+});
+
 describe('chat extras', () => {
   it('lists published flows as tools, not drafts', async () => {
     const { page, t } = u;

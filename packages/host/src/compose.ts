@@ -17,6 +17,7 @@ import { openVault } from './secrets/secrets.domain';
 import type { CoreServices } from './services';
 import { SettingsStore } from './settings/settings.store';
 import { migrate, type OpenedDatabase, openConfigured } from './storage/database';
+import { registerBackendSettings, callTimeoutOf } from './settings/backend.section';
 import { HostLease, leaseMsFrom } from './storage/host-lease';
 import { builtinSource } from './tools/builtin/builtin.source';
 import { ToolCatalog } from './tools/catalog';
@@ -103,6 +104,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
   const { core, database, closers, uptime, lease } = await createCore(config, options);
   core.catalog.register(builtinSource(core));
   core.settings.registerSection('locale', { schema: localeSchema, defaultValue: 'en' });
+  registerBackendSettings(core.settings, config.callTimeoutSeconds);
   if (options.beforeDomains) await options.beforeDomains(core);
 
   const plugins = await createPluginsDomain(core);
@@ -121,7 +123,7 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
     guard,
     posture: () => ctx.posture(),
     maxStepConcurrency: config.maxStepConcurrency,
-    callTimeoutSeconds: config.callTimeoutSeconds,
+    callTimeoutSeconds: callTimeoutOf(core.settings, config.callTimeoutSeconds),
     planner: models.planner,
     modelSteps: models.modelSteps,
     filesResolver: plugins.resolveFiles,

@@ -65,7 +65,8 @@ export interface AgentServiceDeps {
   guard: () => PermissionGuard;
   posture: () => SandboxPosture;
   maxStepConcurrency: number;
-  callTimeoutSeconds: number;
+  /** The owner's default per-call timeout (seconds) of a tool that declares none (`backend.callTimeoutSeconds`). */
+  callTimeoutSeconds: (owner: string) => Promise<number>;
   /** Drafts plans from goals; without one, goal-only runs answer `no_chat_backend`. */
   planner?: Planner;
   /** Runs model steps; without one, model steps fail with `no_chat_backend`. */

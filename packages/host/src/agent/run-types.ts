@@ -38,7 +38,8 @@ export interface RunDeps {
   guard: () => PermissionGuard;
   planner?: Planner;
   modelSteps?: ModelStepRunner;
-  callTimeoutSeconds: number;
+  /** The owner's default per-call timeout (seconds) of a tool that declares none (`backend.callTimeoutSeconds`). */
+  callTimeoutSeconds: (owner: string) => Promise<number>;
   /** The inbox: where opened gates are recorded (absent in hosts without one). */
   gates?: GateRecorder;
   /** Validates a plan against this run's snapshot; throws invalid_plan with every problem. */

@@ -297,7 +297,7 @@ export class StepRunner {
 
   private async invoke(step: PlanStep, tool: Tool, args: Record<string, unknown>, approved: boolean, held?: HeldEvents): Promise<Outcome> {
     const r = this.active;
-    const seconds = tool.timeoutSeconds ?? r.deps.callTimeoutSeconds;
+    const seconds = tool.timeoutSeconds ?? (await r.deps.callTimeoutSeconds(r.owner));
     // no AbortController unless the tool reads `signal`: a worker's call is told through `abort`
     const call = new CallScope(r.stop, step.timeoutMs ?? seconds * 1000);
     const secrets = r.deps.secrets?.view(r.owner);

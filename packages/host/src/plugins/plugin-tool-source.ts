@@ -25,8 +25,8 @@ export interface PluginToolDeps {
   currentNow?: (pluginId: string) => InstalledPlugin | null | undefined;
   workers: WorkerManager;
   dataDirOf: (pluginId: string) => string;
-  /** `backend.callTimeoutSeconds`: used when a tool declares no timeout. */
-  defaultTimeoutSeconds: () => number;
+  /** The owner's `backend.callTimeoutSeconds`, for a tool that declares no timeout. */
+  defaultTimeoutSeconds: (owner: string) => number | Promise<number>;
 }
 
 /** A worker result `{success: false, error}` is a failed call. */
@@ -88,7 +88,7 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
         method: ai.method,
         params,
         toolName: ai.name,
-        timeoutSeconds: timeoutSeconds ?? clampTimeout(deps.defaultTimeoutSeconds()) ?? 120,
+        timeoutSeconds: timeoutSeconds ?? clampTimeout(await deps.defaultTimeoutSeconds(ctx.owner)) ?? 120,
         // a caller that tells aborts without a signal: no AbortController is made for the call
         ...(ctx.abort ? { abort: ctx.abort } : { signal: ctx.signal }),
         grants: ctx.grants ?? [],

@@ -17,6 +17,7 @@ import { PluginToolSource, workerTargetOf } from './plugin-tool-source';
 import type { SandboxPosture } from './posture';
 import { sandboxFor } from './sandbox';
 import { WorkerManager } from './worker-manager';
+import { callTimeoutOf } from '../settings/backend.section';
 
 /**
  * The plugins domain's services: sandbox posture, worker manager, the plugin tool source, the
@@ -79,7 +80,7 @@ function hookProvider(service: PluginService, logger: CoreServices['logger']): P
   };
 }
 
-type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose' | 'crashPoint'>;
+type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose' | 'crashPoint' | 'settings'>;
 
 /** Builds the domain and installs the bundled plugins (leftovers of a crashed install removed first). */
 export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDomain> {
@@ -99,7 +100,7 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
     otherToolNames: () => otherToolNames(core.catalog),
   });
   core.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), pluginsNow: () => repo.listNow(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: () => core.config.callTimeoutSeconds }),
+    new PluginToolSource({ plugins: () => repo.list(), pluginsNow: () => repo.listNow(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: callTimeoutOf(core.settings, core.config.callTimeoutSeconds) }),
   );
   const resolveFiles: FilesResolver = async (owner, runId, entries) => {
     const grants = await resolveRunFiles(core, owner, runId, entries as RunFileEntry[]);

@@ -117,6 +117,35 @@ describe("a run's cancellation reaches its running call", () => {
     });
   }
 
+  it('timeout: a tool that declares none gets the owner\'s backend.callTimeoutSeconds (validated 1–600)', async () => {
+    expect((await t.api('GET', '/api/settings')).body.backend).toEqual({ callTimeoutSeconds: 120 });
+    // refused whole, before anything is saved, naming the field
+    for (const bad of [0, 601, 1.5, '30', null]) {
+      const res = await t.api('PATCH', '/api/settings', { backend: { callTimeoutSeconds: bad } });
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.body.error.code).toBe('invalid_settings');
+      expect(JSON.stringify(res.body.error.details)).toContain('backend.callTimeoutSeconds');
+    }
+    expect((await t.api('PATCH', '/api/settings', { backend: { other: 1 } })).status).toBe(400);
+    expect((await t.api('GET', '/api/settings')).body.backend).toEqual({ callTimeoutSeconds: 120 });
+    const set = await t.api('PATCH', '/api/settings', { backend: { callTimeoutSeconds: 1 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.backend).toEqual({ callTimeoutSeconds: 1 });
+    try {
+      const id = 'timeout-setting';
+      const runId = await start('wait_signal', id);
+      const events = await t.stream(runId);
+      expect(seen.ends.get(id)).toBe('aborted:TimeoutError');
+      const end = events.find((e) => e.type === 'step_complete');
+      expect(end?.data).toMatchObject({ status: 'failed' });
+      expect(String(end?.data.error)).toContain('wait_signal');
+      expect(String(end?.data.error)).toMatch(/\b1\b/);
+    } finally {
+      // removing the section brings the host's default back
+      expect((await t.api('PATCH', '/api/settings', { backend: null })).body.backend).toEqual({ callTimeoutSeconds: 120 });
+    }
+  });
+
   it('shutdown: both kinds of call are told, and none runs to its end', async () => {
     const a = await start('wait_signal', 'shutdown-signal');
     const b = await start('wait_watch', 'shutdown-watch');

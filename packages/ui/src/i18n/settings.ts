@@ -104,6 +104,10 @@ export const en = {
     experimental: 'Experimental',
     memorySwitch: 'Remember facts across runs and chats',
     memoryWarning: 'Experimental: what the agent remembers is stored on this computer and added to later prompts, where it can steer plans in ways you did not ask for. Review or turn it off if results look odd.',
+    callTimeout: 'Tool call timeout',
+    callTimeoutHint: 'Seconds a tool call may take when its tool declares no timeout of its own (1 to 600). A step’s own timeout still wins.',
+    callTimeoutUnit: 'seconds',
+    callTimeoutRange: 'Enter whole seconds from 1 to 600.',
   },
 };
 
@@ -212,5 +216,9 @@ export const zhCN: typeof en = {
     experimental: '实验性',
     memorySwitch: '在运行和对话之间记住事实',
     memoryWarning: '实验性功能：智能体记住的内容保存在本机，并会加入之后的提示中，可能以你未要求的方式影响计划。如结果异常，请检查或关闭此功能。',
+    callTimeout: '工具调用超时',
+    callTimeoutHint: '工具本身未声明超时时，一次工具调用最多可用的秒数（1 到 600）。步骤自己的超时仍然优先。',
+    callTimeoutUnit: '秒',
+    callTimeoutRange: '请输入 1 到 600 之间的整数秒。',
   },
 };

@@ -35,6 +35,8 @@ export interface SettingsDoc {
   webSearch?: { provider?: string; url?: string } | null;
   webFetch?: { allowPrivateNetwork?: boolean };
   memory?: { enabled?: boolean };
+  /** `callTimeoutSeconds`: the per-call timeout (1–600 s) of a tool that declares none. */
+  backend?: { callTimeoutSeconds?: number };
   locale?: string;
   [k: string]: unknown;
 }

@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestHost, type TestHost } from '../../packages/host/test/support/host';
 import { settle } from '../support/settle';
 import { englishLeft, SHOTS, startUi2, type Ui2 } from './harness';
 
@@ -272,6 +275,41 @@ describe('webhook triggers', () => {
     await expect.poll(() => page.getByTestId('webhook-trigger').count()).toBe(0);
     const gone = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': fresh }, body: '{}' });
     expect(gone.status).toBe(404);
+  });
+});
+
+describe('missed fires', () => {
+  it('shows a flow’s occurrences missed while the host was stopped in its run panel (en, zh-CN)', async () => {
+    // a real host whose clock jumps 5½ hours between two starts on one home: five hourly
+    // boundaries pass while it is down, one recovery run fires and four are missed
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-ui2-missed-'));
+    const uiDir = inject('ui2Dist');
+    const first = await startTestHost({ keepHome: home, uiDir });
+    let second: TestHost | undefined;
+    try {
+      const made = await first.api('POST', '/api/workflows', { name: 'Hourly tick', plan: { steps: [{ id: 'tick', tool: 'echo', arguments: { text: 'tick' } }] } });
+      expect((await first.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision })).status).toBe(200);
+      const created = await first.api('POST', '/api/agent/schedules', { workflowId: made.body.id, permissionMode: 'full-access', recurrence: { kind: 'interval', everySeconds: 3600 } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      await first.close();
+      second = await startTestHost({ keepHome: home, uiDir, clock: { now: () => Date.now() + 5.5 * 3600_000 } });
+      const later = second;
+      await expect.poll(async () => (await later.api('GET', `/api/agent/schedules/${created.body.id}`)).body.missedFires, { timeout: 20_000 }).toBe(4);
+      await page.goto(`${later.host.url}/flows/${made.body.id}#token=${encodeURIComponent(later.host.token)}`);
+      await page.getByTestId('locale').selectOption('en');
+      await page.getByTestId('tab-run').click();
+      const note = page.getByTestId('schedule-missed-note');
+      await expect.poll(() => note.textContent(), { timeout: 15_000 }).toBe('4 occurrence(s) missed while the host was stopped; they were combined into one run when it started again.');
+      await page.getByTestId('flow-schedules').scrollIntoViewIfNeeded();
+      await shot('run-panel-missed-fires');
+      await page.getByTestId('locale').selectOption('zh-CN');
+      await expect.poll(() => note.textContent()).toBe('宿主停止期间错过了 4 次触发；宿主再次启动时已合并为一次运行。');
+      await shot('run-panel-missed-fires-zh');
+      await page.getByTestId('locale').selectOption('en');
+    } finally {
+      await second?.close();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -15,6 +15,14 @@ export const en = {
   lastError: 'Last submission error',
   hostDown: 'The host was not running at {at} (down from {from} until {until}): this fire did not run on time.',
   hostDownHint: 'Schedules fire only while FengYu runs. To start it at every login, run',
+  /** The builder's run panel: this flow's schedules. */
+  panel: {
+    title: 'Schedules of this flow',
+    next: 'Next run:',
+    runs: '{n} run(s) so far',
+    missed: '{n} occurrence(s) missed while the host was stopped; they were combined into one run when it started again.',
+    manage: 'Manage schedules',
+  },
   openRuns: 'Runs of this workflow',
   lastRun: 'Last run',
   runNow: 'Run once now',
@@ -102,6 +110,13 @@ export const zhCN: typeof en = {
   lastError: '最近一次提交错误',
   hostDown: '宿主在 {at} 未运行（从 {from} 停止到 {until}）：这次触发没有按时运行。',
   hostDownHint: '定时任务只在风语运行时触发。要在每次登录时启动它，请运行',
+  panel: {
+    title: '此流程的计划',
+    next: '下次运行：',
+    runs: '已运行 {n} 次',
+    missed: '宿主停止期间错过了 {n} 次触发；宿主再次启动时已合并为一次运行。',
+    manage: '管理计划任务',
+  },
   openRuns: '此工作流的运行记录',
   lastRun: '最近一次运行',
   runNow: '立即运行一次',

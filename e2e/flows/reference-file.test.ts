@@ -1,10 +1,15 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { invoiceRows, writeInvoices } from '../../packages/plugins/excel/test/workbooks';
 import { type FlowsE2E, startFlowsE2E } from './harness';
 
 /**
  * Reference mode for a file-typed argument: the picker offers the Start node's file inputs in
  * the form the validator accepts (`@file:<name>`), so choosing one saves cleanly; an expression
- * cannot embed a file input, so the expression picker does not offer it.
+ * cannot embed a file input, so the expression picker does not offer it. A column argument
+ * declared with the "workbook analyze" widget is filled from a sample workbook's columns.
  */
 
 let e: FlowsE2E;
@@ -61,4 +66,35 @@ it('saves a file argument switched to Reference mode and filled from the picker'
   expect(await page.getByTestId('save-error').count()).toBe(0);
   const saved = (await t.api('GET', `/api/workflows/${encodeURIComponent(flowId)}`)).body;
   expect(saved.plan.steps.find((s: { id: string }) => s.id === 'filter').arguments).toMatchObject({ filePath: '@file:workbook', outputDirectory: '@file:output' });
+});
+
+it.each(['en', 'zh-CN'] as const)('fills a column argument from a sample workbook analyzed in the panel (the "workbook analyze" widget, %s)', async (locale) => {
+  const { page, t } = e;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const work = mkdtempSync(join(tmpdir(), 'fengyu-wb-widget-'));
+  try {
+    const book = join(work, 'sample.xlsx');
+    await writeInvoices(book, invoiceRows(8));
+    await page.goto(e.url(`/flows/${encodeURIComponent(flowId)}`));
+    await page.getByTestId('locale').selectOption(locale);
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe(locale);
+    if (await page.getByTestId('palette-expand').count()) await page.getByTestId('palette-expand').click();
+    await page.locator('[data-palette-item="excel_complex_config"]').click();
+    const field = page.locator('[data-arg="splitColumn"]');
+    await field.waitFor();
+    const widget = field.locator('[data-widget="workbook-analyze"]');
+    expect((await widget.locator('label.pick').textContent())?.trim()).toBe(locale === 'en' ? 'Analyze a sample workbook…' : '分析一个示例工作簿…');
+    await widget.getByTestId('workbook-sample').setInputFiles(book);
+    const choice = widget.getByTestId('workbook-choice');
+    await choice.waitFor({ timeout: 60_000 });
+    expect(await choice.locator('option').allTextContents()).toEqual([locale === 'en' ? 'Choose a column found in the sample…' : '选择示例中的列…', 'Invoice', 'Region', 'Customer', 'Amount', 'Date']);
+    await choice.selectOption('Region');
+    await expect.poll(() => field.locator('[data-widget="text"]').inputValue()).toBe('Region');
+    // the analysis was a real run of the read tool, kept in the history
+    const runs = (await t.api('GET', '/api/agent/runs?limit=5')).body.runs as Array<{ goal: string; status: string }>;
+    expect(runs.some((r) => r.goal.includes('sample.xlsx') && r.status === 'completed')).toBe(true);
+    await e.shot(page, `workbook-analyze-${locale}`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 });

@@ -99,7 +99,17 @@ export interface FlowField {
   fields?: Record<string, FlowField>;
   /** Element shape of a `list` field. */
   items?: FlowField;
+  /**
+   * An input's manual widget beyond the type's own: the seed's "workbook analyze" — the author
+   * picks a sample workbook, the builder analyzes it (`excel_analyze`, a read tool) and offers its
+   * sheet names (`workbook-sheet`), or the first sheet's column names to pick one
+   * (`workbook-column`) or several (`workbook-columns`). The value stays a plain name.
+   */
+  widget?: (typeof FLOW_WIDGETS)[number];
 }
+
+/** The manual widgets an input may declare (see `FlowField.widget`). */
+export const FLOW_WIDGETS = ['workbook-sheet', 'workbook-column', 'workbook-columns'] as const;
 
 /** The zod schema of `FlowField` (recursive; unknown keys refused). */
 export const FlowFieldSchema: z.ZodType<FlowField> = z.lazy(() =>
@@ -111,6 +121,7 @@ export const FlowFieldSchema: z.ZodType<FlowField> = z.lazy(() =>
       example: z.unknown().optional(),
       fields: z.record(z.string(), FlowFieldSchema).optional(),
       items: FlowFieldSchema.optional(),
+      widget: z.enum(FLOW_WIDGETS).optional(),
     })
     .strict(),
 );

@@ -17,7 +17,7 @@ const addFormats = (addFormatsModule as unknown as { default?: (a: Ajv) => void 
 addFormats(ajv);
 ajv.addFormat('fengyu-file', true);
 ajv.addFormat('fengyu-directory', true);
-for (const keyword of ['x-fengyu-enum', 'x-fengyu-auto', 'x-fengyu-label', 'x-fengyu-help']) ajv.addKeyword(keyword);
+for (const keyword of ['x-fengyu-enum', 'x-fengyu-auto', 'x-fengyu-label', 'x-fengyu-help', 'x-fengyu-widget']) ajv.addKeyword(keyword);
 
 /**
  * Compiled validators by schema JSON text; `null` marks a schema that does not compile. Cleared

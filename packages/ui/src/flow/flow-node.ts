@@ -67,6 +67,7 @@ export function decoratedInputSchema(entry: CatalogEntry | undefined): JsonSchem
       ...(f.help ? { description: f.help } : {}),
       ...(f.example !== undefined && base.examples === undefined ? { examples: [f.example] } : {}),
       ...(f.type === 'file' && base.format === undefined ? { format: FILE_INPUT_FORMAT } : {}),
+      ...(f.widget ? { 'x-fengyu-widget': f.widget } : {}),
     };
   }
   return { ...schema, properties: props };

@@ -76,6 +76,6 @@ export async function englishLeft(page: Page, allow: readonly string[] = [], ext
     const text = root.innerText || root.textContent || '';
     return text.match(/[A-Za-z][A-Za-z'-]+/g) ?? [];
   }, extraDrop);
-  const ok = new Set(['FengYu', 'OpenAI', 'Anthropic', 'MCP', 'HTTP', 'API', 'JSON', 'SearXNG', 'URL', 'Shell', 'Webhook', 'AI', 'English', 'Enter', 'Shift', 'fyp', 'ms', 'min', 'Command', 'Tool', 'Effect', 'Mcp', 'WebFetch', 'Bash', 'git', 'status', 'npm', 'run', 'email', 'read', 'github', 'domain', 'example', 'com', 'web_fetch', 'web_search', 'web', 'fetch', 'search', 'searxng', 'v', ...allow].map((w) => w.toLowerCase()));
+  const ok = new Set(['FengYu', 'OpenAI', 'Anthropic', 'MCP', 'HTTP', 'API', 'JSON', 'SearXNG', 'URL', 'Shell', 'Webhook', 'AI', 'English', 'EN', 'Enter', 'Shift', 'fyp', 'ms', 'min', 'Command', 'Tool', 'Effect', 'Mcp', 'WebFetch', 'Bash', 'git', 'status', 'npm', 'run', 'email', 'read', 'github', 'domain', 'example', 'com', 'web_fetch', 'web_search', 'web', 'fetch', 'search', 'searxng', 'v', ...allow].map((w) => w.toLowerCase()));
   return [...new Set(words)].filter((w) => !ok.has(w.toLowerCase()));
 }

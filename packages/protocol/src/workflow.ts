@@ -135,6 +135,11 @@ export interface WorkflowDefinition {
   hasDraftChanges: boolean;
   /** Whether the published version is served over MCP, and under which mode (see `WorkflowMcp`). */
   mcp: WorkflowMcp;
+  /**
+   * The workflow submitted as a background task (with the `failedRun` document) when a run of
+   * this one fails; null when none. Not versioned.
+   */
+  errorWorkflowId?: string | null;
   /** When the definition was created: ISO 8601 UTC. */
   createdAt: string;
   /** When the definition last changed: ISO 8601 UTC. */

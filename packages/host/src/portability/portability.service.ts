@@ -46,7 +46,7 @@ export class PortabilityService {
   async export(owner: string, id: string): Promise<WorkflowExport> {
     const row = await this.deps.workflows.row(owner, id);
     const c = contentOf(row);
-    const errorWorkflowId = (c as WorkflowContent & { errorWorkflowId?: string }).errorWorkflowId;
+    const errorWorkflowId = row.error_workflow_id ?? undefined;
     return {
       format: WORKFLOW_EXPORT_FORMAT,
       formatVersion: WORKFLOW_EXPORT_VERSION,

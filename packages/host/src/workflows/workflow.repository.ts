@@ -21,6 +21,8 @@ export interface WorkflowRow {
   updated_at: string;
   /** The MCP serving setting as JSON (`WorkflowMcp`), or null when never set (migration 210). */
   mcp?: string | null;
+  /** The error workflow's id, or null (migration 170). */
+  error_workflow_id?: string | null;
 }
 
 export interface VersionRow {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FengYuError, MCP_OFF, parseWorkflowMcp, planToGraph, validateWorkflowDefinition, type WorkflowDefinition, WorkflowDraftSchema, type WorkflowVersionInfo } from '@fengyu/protocol';
 import type { Clock } from '../clock';
 import type { CatalogSnapshot } from '../tools/catalog';
+import { checkErrorWorkflow } from './error-workflow';
 import { sealGraphSecrets, sealPlanSecrets } from './secret-literals';
 import type { TemplateStore } from './templates';
 import { contentColumns, contentOf, type VersionRow, type WorkflowContent, type WorkflowRepository, type WorkflowRow, type WorkflowTrx } from './workflow.repository';
@@ -102,6 +103,7 @@ export class WorkflowService {
       publishedVersion: row.published_version,
       hasDraftChanges: !!active && active.content_hash !== row.content_hash,
       mcp: row.mcp ? JSON.parse(row.mcp) : MCP_OFF,
+      errorWorkflowId: row.error_workflow_id ?? null,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     };
@@ -123,12 +125,19 @@ export class WorkflowService {
       if (!t) throw new FengYuError('workflow_template_not_found', { id: body.templateId });
       source = { name: typeof body.name === 'string' ? body.name : t.name, description: t.description, inputSchema: t.inputSchema, plan: t.plan, graph: t.graph };
     }
-    return this.insert(owner, await this.checked(owner, source));
+    const content = await this.checked(owner, source);
+    const errorWorkflow = await checkErrorWorkflow(body.errorWorkflowId, undefined, this.errorLookup(owner));
+    return this.insert(owner, content, errorWorkflow ? { error_workflow_id: errorWorkflow } : {});
   }
 
-  private async insert(owner: string, content: WorkflowContent): Promise<WorkflowDefinition> {
+  /** What the error workflow check reads: this owner's workflows only (another owner's is unknown). */
+  private errorLookup(owner: string) {
+    return { row: (id: string) => this.deps.repo.get(owner, id), version: (id: string, v: number) => this.deps.repo.version(id, v) };
+  }
+
+  private async insert(owner: string, content: WorkflowContent, extra: Partial<WorkflowRow> = {}): Promise<WorkflowDefinition> {
     const now = this.now();
-    const row: WorkflowRow = { id: newId(), owner, ...contentColumns(content), revision: 1, published_version: null, created_at: now, updated_at: now };
+    const row: WorkflowRow = { id: newId(), owner, ...contentColumns(content), ...extra, revision: 1, published_version: null, created_at: now, updated_at: now };
     await this.deps.repo.insert(row);
     return this.definition(row);
   }
@@ -153,7 +162,9 @@ export class WorkflowService {
     await this.at(owner, id, revision);
     const content = await this.checked(owner, body);
     const mcp = body.mcp === undefined ? {} : { mcp: JSON.stringify(mcpSetting(body.mcp)) };
-    const ok = await this.deps.repo.updateAt(owner, id, revision, { ...contentColumns(content), ...mcp, updated_at: this.now() });
+    const errorWorkflow = await checkErrorWorkflow(body.errorWorkflowId, id, this.errorLookup(owner));
+    const error = errorWorkflow === undefined ? {} : { error_workflow_id: errorWorkflow };
+    const ok = await this.deps.repo.updateAt(owner, id, revision, { ...contentColumns(content), ...mcp, ...error, updated_at: this.now() });
     if (!ok) throw await this.staleAfterRace(owner, id, revision);
     return this.get(owner, id);
   }

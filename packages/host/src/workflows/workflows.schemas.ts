@@ -16,6 +16,7 @@ const draftProperties = {
   plan: { type: 'object', description: 'The compiled AgentPlan.' },
   graph: { type: ['object', 'null'], description: 'The authored canvas graph, stored verbatim.' },
   layout: { type: 'object', description: 'Node positions by step id (used when no graph is saved).' },
+  errorWorkflowId: { type: ['string', 'null'], maxLength: 64, description: 'A published workflow of yours with an object input failedRun, submitted as a background task when a run of this one fails (not versioned; null clears it).' },
   mcp: { type: 'object', description: 'Serve the published version over MCP: {enabled, permissionMode?} (not versioned; takes effect at once).' },
 } as const;
 

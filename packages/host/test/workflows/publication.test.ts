@@ -234,3 +234,57 @@ toolSourceContract('workflow tools', {
   },
   sample: () => ({ text: 'contract' }),
 });
+
+describe('errorWorkflowId', () => {
+  const failedRunSchema = { type: 'object', required: ['failedRun'], properties: { failedRun: { type: 'object' } } };
+  const notifier = async (schema: unknown = failedRunSchema, publish = true) => {
+    const def = (await t.api('POST', '/api/workflows', { name: 'Notify', description: '', inputSchema: schema, plan: { steps: [{ id: 'say', tool: 'echo', arguments: { value: 'failed' } }] } })).body;
+    if (publish) expect((await t.api('POST', `/api/workflows/${def.id}/publish`, { revision: def.revision })).status).toBe(200);
+    return def.id as string;
+  };
+
+  it('is saved on POST and PUT when it names a published workflow of the owner with an object input failedRun, and cleared with null', async () => {
+    const handler = await notifier();
+    const created = await t.api('POST', '/api/workflows', { name: 'Main', description: '', inputSchema: schema, plan: planWith('x '), errorWorkflowId: handler });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    expect(created.body.errorWorkflowId).toBe(handler);
+    expect((await t.api('GET', `/api/workflows/${created.body.id}`)).body.errorWorkflowId).toBe(handler);
+    const cleared = await t.api('PUT', `/api/workflows/${created.body.id}`, { revision: created.body.revision, errorWorkflowId: null });
+    expect(cleared.body.errorWorkflowId).toBeNull();
+    const set = await t.api('PUT', `/api/workflows/${created.body.id}`, { revision: cleared.body.revision, errorWorkflowId: handler });
+    expect(set.body.errorWorkflowId).toBe(handler);
+    // a save that leaves it out keeps it
+    const kept = await t.api('PUT', `/api/workflows/${created.body.id}`, { revision: set.body.revision, name: 'Main 2' });
+    expect(kept.body.errorWorkflowId).toBe(handler);
+  });
+
+  it('refuses, with a localized 400 naming it, a workflow without an object failedRun input, an unpublished or unknown one, another owner’s, and itself', async () => {
+    const main = (await t.api('POST', '/api/workflows', { name: 'Main', description: '', inputSchema: schema, plan: planWith('x ') })).body;
+    const put = (errorWorkflowId: string, headers?: Record<string, string>) => t.api('PUT', `/api/workflows/${main.id}`, { revision: main.revision, errorWorkflowId }, headers);
+    const noInput = await notifier(schema);
+    const stringInput = await notifier({ type: 'object', properties: { failedRun: { type: 'string' } } });
+    const draft = await notifier(failedRunSchema, false);
+    const cases: Array<[string, string, string]> = [
+      [noInput, 'error_workflow_no_failed_run', `errorWorkflowId ${noInput}: the error workflow needs an object input named failedRun in its input schema.`],
+      [stringInput, 'error_workflow_no_failed_run', `errorWorkflowId ${stringInput}: the error workflow needs an object input named failedRun in its input schema.`],
+      [draft, 'error_workflow_unpublished', `errorWorkflowId ${draft} names a workflow that has never been published: publish it first.`],
+      ['nope', 'error_workflow_unknown', 'errorWorkflowId nope names no workflow of yours.'],
+      [main.id, 'error_workflow_self', 'errorWorkflowId cannot name the workflow itself.'],
+    ];
+    for (const [id, code, message] of cases) {
+      const res = await put(id);
+      expect(res.status, id).toBe(400);
+      expect(res.body.error).toMatchObject({ code, message });
+    }
+    const zh = await t.api('PUT', `/api/workflows/${main.id}`, { revision: main.revision, errorWorkflowId: draft }, { 'accept-language': 'zh-CN' });
+    expect(zh.body.error.message).toBe(`errorWorkflowId ${draft} 指向的工作流从未发布：请先发布它。`);
+    // another owner's published error workflow is unknown to this one
+    const bob = (await t.api('POST', '/api/owners', { name: 'bob-errors' })).body.token as string;
+    const asBob = { 'x-fengyu-token': bob };
+    const bobs = (await t.api('POST', '/api/workflows', { name: 'Bob notify', description: '', inputSchema: failedRunSchema, plan: { steps: [{ id: 'say', tool: 'echo', arguments: { value: 'b' } }] } }, asBob)).body;
+    expect((await t.api('POST', `/api/workflows/${bobs.id}/publish`, { revision: bobs.revision }, asBob)).status).toBe(200);
+    expect((await put(bobs.id)).body.error.code).toBe('error_workflow_unknown');
+    // nothing was saved by a refused change
+    expect((await t.api('GET', `/api/workflows/${main.id}`)).body).toMatchObject({ revision: main.revision, errorWorkflowId: null });
+  });
+});

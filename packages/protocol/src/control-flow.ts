@@ -10,9 +10,10 @@ import { z } from 'zod';
 /**
  * What a step does: `tool` (calls a catalog tool; the default when `tool` is set), `model` (the
  * model carries out `instruction`; the default without `tool`), `condition` (picks a branch),
- * `forEach` (runs its body once per item). More kinds (`input`, people in the loop) join this list.
+ * `forEach` (runs its body once per item), `input` (pauses the run until a person answers its form;
+ * SPEC §10).
  */
-export const STEP_KINDS = ['tool', 'model', 'condition', 'forEach'] as const;
+export const STEP_KINDS = ['tool', 'model', 'condition', 'forEach', 'input'] as const;
 /** One of `STEP_KINDS`. */
 export type StepKind = (typeof STEP_KINDS)[number];
 

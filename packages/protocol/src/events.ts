@@ -74,6 +74,17 @@ export interface RunEventPayloads {
    */
   step_approved: { gateId: string; stepId: string };
   /**
+   * The run waits at input step `stepId` (status `awaiting_input`) until gate `gateId` is answered
+   * with values that satisfy `form` (`POST /api/agent/{runId}/input` or the inbox), or until
+   * `expiresAt` (ISO-8601 UTC), when the step fails `gate_expired` or completes with its defaults.
+   */
+  input_requested: { gateId: string; stepId: string; title: string; form: Record<string, unknown>; expiresAt: string };
+  /**
+   * Input gate `gateId` was answered (`outcome: "answered"`) or timed out with its defaults
+   * (`"defaulted"`); the step's `step_complete` carries the values as its result.
+   */
+  input_received: { gateId: string; stepId: string; outcome: 'answered' | 'defaulted' };
+  /**
    * A tool call (`phase: 'call'`, with redacted `arguments`) or its outcome (`phase: 'result'`,
    * with `result` or `error`). `callId` pairs a call with its result (set for a chat model's calls).
    */

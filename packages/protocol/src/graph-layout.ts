@@ -79,7 +79,7 @@ function cells(steps: readonly PlanStep[], footprint: (s: PlanStep) => Footprint
 }
 
 /** The step fields a graph node models; any other field travels in `data.extra`. */
-const MODELLED_STEP_KEYS = new Set(['id', 'title', 'kind', 'tool', 'arguments', 'instruction', 'dependsOn', 'join', 'cases', 'items', 'concurrency', 'maxItems', 'steps', 'requiresApproval', 'retry', 'pinned', 'onError', 'timeoutMs']);
+const MODELLED_STEP_KEYS = new Set(['id', 'title', 'kind', 'tool', 'arguments', 'instruction', 'dependsOn', 'join', 'cases', 'items', 'concurrency', 'maxItems', 'steps', 'requiresApproval', 'retry', 'pinned', 'onError', 'timeoutMs', 'form', 'onTimeout', 'defaults']);
 
 /** The fields of a step the canvas does not model, or undefined when it has none. */
 function extraOf(step: PlanStep): Record<string, unknown> | undefined {
@@ -106,6 +106,13 @@ function nodeOf(step: PlanStep, position: GraphPosition, size?: { width: number;
   switch (stepKind(step)) {
     case 'condition':
       return { id, type: 'condition', position, data: { ...data, cases: jsonCopy(step.cases ?? []) as ConditionCase[] } };
+    case 'input':
+      return {
+        id,
+        type: 'input',
+        position,
+        data: { ...data, form: jsonCopy(step.form ?? { type: 'object', properties: {} }), ...(step.onTimeout === 'fail' || step.onTimeout === 'default' ? { onTimeout: step.onTimeout } : {}), ...(step.defaults !== undefined ? { defaults: jsonCopy(step.defaults) } : {}) },
+      };
     case 'forEach': {
       const loop = { items: jsonCopy(step.items), ...(step.concurrency !== undefined ? { concurrency: step.concurrency } : {}), ...(step.maxItems !== undefined ? { maxItems: step.maxItems } : {}) };
       return { id, type: 'forEach', position, data: { ...data, ...loop, ...(size ?? {}) } };

@@ -171,6 +171,20 @@ export interface ForEachData extends StepData {
   height?: number;
 }
 
+/**
+ * Data of a Human Input node: the form a person fills in (a JSON Schema of `type: "object"`, see
+ * `input-form.ts`), what happens on timeout and the values used then. Its wait (`timeoutMs`)
+ * travels in `extra` like every step's timeout. `arguments` stays empty.
+ */
+export interface InputData extends StepData {
+  /** The form: `{type: "object", properties: {…}, required?: […]}`. */
+  form: Record<string, unknown>;
+  /** `default`: on timeout the step completes with `defaults`; absent: it fails `gate_expired`. */
+  onTimeout?: 'fail' | 'default';
+  /** The values used on timeout with `onTimeout: "default"`. */
+  defaults?: Record<string, unknown>;
+}
+
 /** Data of a sticky note (not compiled). */
 export interface NoteData {
   /** The note's text; empty when a stored note had none. */
@@ -195,6 +209,8 @@ export type GraphNode =
   | { id: string; type: 'model'; position: GraphPosition; parentId?: string; data: StepData }
   // A condition step: one output handle per case plus `else` (edges from `port:<name>`).
   | { id: string; type: 'condition'; position: GraphPosition; parentId?: string; data: ConditionData }
+  // An input step (Human Input): the run waits for a person's values in its form.
+  | { id: string; type: 'input'; position: GraphPosition; parentId?: string; data: InputData }
   // A forEach step: a resizable group holding its body (never inside another group).
   | { id: string; type: 'forEach'; position: GraphPosition; data: ForEachData };
 
@@ -260,7 +276,9 @@ export interface WorkflowGraph {
  * A node that compiles to a plan step (a tool, model, condition or forEach node); its id is the
  * step id, so it follows the step id rule.
  */
-export type StepNode = Extract<GraphNode, { type: 'tool' | 'model' | 'condition' | 'forEach' }>;
+export type StepNode = Extract<GraphNode, { type: 'tool' | 'model' | 'condition' | 'forEach' | 'input' }>;
+/** A Human Input node. */
+export type InputNode = Extract<GraphNode, { type: 'input' }>;
 /** A condition node. */
 export type ConditionNode = Extract<GraphNode, { type: 'condition' }>;
 /** A forEach group node. */
@@ -290,9 +308,9 @@ export function jsonCopy<T>(value: T): T {
   return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
-/** True for a node that compiles to a plan step (tool, model, condition, forEach). */
+/** True for a node that compiles to a plan step (tool, model, condition, forEach, input). */
 export function isStepNode(node: GraphNode): node is StepNode {
-  return node.type === 'tool' || node.type === 'model' || node.type === 'condition' || node.type === 'forEach';
+  return node.type === 'tool' || node.type === 'model' || node.type === 'condition' || node.type === 'forEach' || node.type === 'input';
 }
 
 /** The forEach group holding a node, when it is in a body (undefined for the Start node and top-level nodes). */
@@ -348,7 +366,7 @@ export function newEdgeId(graph: WorkflowGraph, source: string, target: string):
 }
 
 /** The node types a graph holds. */
-const NODE_TYPES: readonly string[] = ['start', 'tool', 'model', 'condition', 'forEach'];
+const NODE_TYPES: readonly string[] = ['start', 'tool', 'model', 'condition', 'forEach', 'input'];
 
 /**
  * Reads a stored or model-written graph defensively (it may be absent, older, or hand-edited):
@@ -356,7 +374,8 @@ const NODE_TYPES: readonly string[] = ['start', 'tool', 'model', 'condition', 'f
  * Undefined when `value` is not an object with a `nodes` array. A node needs a string id and a
  * known type; a step node without arguments gets `{}`, a node without a position (0, 0); an
  * edge needs string id, source and target; a note needs a string id and gets `text: ''`. A
- * condition without cases gets `[]`, a forEach without items `''`; a `parentId` that names no
+ * condition without cases gets `[]`, a forEach without items `''`, an input without a form an
+ * empty one; a `parentId` that names no
  * forEach group is dropped.
  * The result is always at `GRAPH_VERSION`. Nodes are adjusted in place.
  */
@@ -374,6 +393,7 @@ export function parseGraph(value: unknown): WorkflowGraph | undefined {
     if (n.type !== 'start') n.data = Object.assign({ arguments: {} }, n.data ?? {}) as StepData;
     if (n.type === 'condition' && !Array.isArray(n.data.cases)) n.data.cases = [];
     if (n.type === 'forEach' && n.data.items === undefined) n.data.items = '';
+    if (n.type === 'input' && (!n.data.form || typeof n.data.form !== 'object')) n.data.form = { type: 'object', properties: {} };
     // a body node whose group is gone (or is not a group) becomes a top-level node
     if (n.type !== 'start' && n.type !== 'forEach' && n.parentId !== undefined && !groups.has(n.parentId)) delete n.parentId;
     if (!n.position) n.position = { x: 0, y: 0 };

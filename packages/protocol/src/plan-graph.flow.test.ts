@@ -52,6 +52,16 @@ function level(prefix: string, count: number, body: boolean): fc.Arbitrary<PlanS
       const items = fc.oneof(fc.array(literal, { maxLength: 3 }), fc.constant('{{inputs.rows}}'));
       const loop = fc.record({ items, concurrency: optional(fc.integer({ min: 1, max: 8 })), maxItems: optional(fc.integer({ min: 1, max: 10_000 })) }, { requiredKeys: ['items'] });
       kinds.push(fc.tuple(loop, fc.integer({ min: 1, max: 4 }).chain((n) => level(`${id}_b`, n, true))).map(([l, steps]) => ({ kind: 'forEach' as const, ...l, steps })));
+      // a Human Input node (never in a body: the validator refuses it there)
+      const form = { type: 'object', properties: { discount: { type: 'number' }, note: { type: 'string', maxLength: 20 } }, required: ['discount'] };
+      kinds.push(
+        fc.record({ onTimeout: optional(fc.constantFrom('fail' as const, 'default' as const)), defaults: optional(fc.constant({ discount: 5 })) }).map((i) => ({
+          kind: 'input' as const,
+          form,
+          ...(i.onTimeout ? { onTimeout: i.onTimeout } : {}),
+          ...(i.defaults ? { defaults: i.defaults } : {}),
+        })),
+      );
     }
     const common = fc.record({
       title: optional(fc.string({ minLength: 1, maxLength: 10 })),
@@ -80,14 +90,15 @@ function level(prefix: string, count: number, body: boolean): fc.Arbitrary<PlanS
 const plans = fc.integer({ min: 1, max: 8 }).chain((n) => level('s', n, false)).map((steps): AgentPlan => ({ steps }));
 
 describe('control flow on the canvas: plan → graph → plan', () => {
-  it('keeps conditions, ports, joins and forEach bodies exactly', () => {
-    const seen = { forEach: 0, port: 0, join: 0, modelCondition: 0 };
+  it('keeps conditions, ports, joins, forEach bodies and Human Input forms exactly', () => {
+    const seen = { forEach: 0, port: 0, join: 0, modelCondition: 0, input: 0 };
     fc.assert(
       fc.property(plans, (plan) => {
         const all = plan.steps.flatMap((s) => [s, ...(s.steps ?? [])]);
         if (all.some((s) => s.kind === 'forEach')) seen.forEach++;
         if (all.some((s) => s.dependsOn?.some((d) => d.includes(':')))) seen.port++;
         if (all.some((s) => s.join)) seen.join++;
+        if (all.some((s) => s.kind === 'input')) seen.input++;
         if (all.some((s) => s.kind === 'condition' && s.instruction !== undefined)) seen.modelCondition++;
         const graph = planToGraph(plan);
         expect(graphToPlan(graph).plan).toEqual(plan);

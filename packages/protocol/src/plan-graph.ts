@@ -17,7 +17,8 @@ import type { AgentPlan, PlanStep } from './plan';
  * edge from its port handle `port:<name>` to `dependsOn: ["<id>:<name>"]`; a forEach group
  * compiles to `kind: "forEach"` whose `steps` are the nodes inside it (`parentId`), in their own
  * reading order; edges from the group's inner start carry no dependency; `data.join: "any"`
- * becomes `join: "any"`. `planToGraph` (graph-layout.ts) is the inverse.
+ * becomes `join: "any"`; a Human Input node compiles to `kind: "input"` with its form, `onTimeout` and
+ * `defaults` (its wait is the node's `timeoutMs`, as for every step). `planToGraph` (graph-layout.ts) is the inverse.
  *
  * Round trip: for a plan whose steps come in dependency order (every `dependsOn` names an
  * earlier step) and in the canonical shape `graphToPlan` emits, `graphToPlan(planToGraph(p),
@@ -109,6 +110,10 @@ function kindFields(node: StepNode, body: () => PlanStep[]): Partial<PlanStep> {
       return { instruction: d.instruction ?? '', ...args };
     case 'condition':
       return { kind: 'condition', cases: jsonCopy(node.data.cases), ...(d.instruction !== undefined ? { instruction: d.instruction } : {}), ...args };
+    case 'input': {
+      const i = node.data;
+      return { kind: 'input', form: jsonCopy(i.form), ...(i.onTimeout !== undefined ? { onTimeout: i.onTimeout } : {}), ...(i.defaults !== undefined ? { defaults: jsonCopy(i.defaults) } : {}), ...args };
+    }
     case 'forEach': {
       const f = node.data;
       return { kind: 'forEach', items: jsonCopy(f.items), ...(f.concurrency !== undefined ? { concurrency: f.concurrency } : {}), ...(f.maxItems !== undefined ? { maxItems: f.maxItems } : {}), steps: body(), ...args };
@@ -119,9 +124,9 @@ function kindFields(node: StepNode, body: () => PlanStep[]): Partial<PlanStep> {
 /**
  * The plan step of one node, in canonical shape: an empty title, an empty `dependsOn`, a false
  * `requiresApproval`, a one-attempt retry, `join: "all"`, and the empty arguments of a model,
- * condition or forEach node are left out; a tool step always has `arguments`; a model step
- * always has an `instruction` (maybe empty); `kind` is written for conditions and forEach only;
- * `onError` and `timeoutMs` are written as the node holds them (`onError: "fail"` included).
+ * condition, forEach or input node are left out; a tool step always has `arguments`; a model step
+ * always has an `instruction` (maybe empty); `kind` is written for conditions, forEach and inputs
+ * only; `onError` and `timeoutMs` are written as the node holds them (`onError: "fail"` included).
  * Fields the canvas does not model (`data.extra`) come first; a modelled field wins.
  */
 function stepOf(graph: WorkflowGraph, node: StepNode, deps: ReadonlyMap<string, string[]>): PlanStep {

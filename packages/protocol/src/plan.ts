@@ -58,8 +58,8 @@ export const RetrySchema = z
 /**
  * One step of a plan. Its `kind` (see `stepKind`) says what it does: a tool step (`tool` names
  * a catalog tool, called with `arguments`), a model step (no `tool`; the model carries out
- * `instruction`), a condition (`cases`; picks a branch) or a forEach (`items` and a body of
- * `steps`). Unknown keys are refused; which fields each kind takes is a rule of `validatePlan`.
+ * `instruction`), a condition (`cases`; picks a branch), a forEach (`items` and a body of
+ * `steps`) or an input (`form`; waits for a person's values). Unknown keys are refused; which fields each kind takes is a rule of `validatePlan`.
  */
 export const StepSchema = z
   .object({
@@ -71,7 +71,7 @@ export const StepSchema = z
     /** A short human label for the step, at most 200 characters. Optional. */
     title: z.string().max(200).optional(),
     /**
-     * What the step does: `tool`, `model`, `condition` or `forEach`. Optional: the
+     * What the step does: `tool`, `model`, `condition`, `forEach` or `input`. Optional: the
      * default is `tool` when `tool` is set, else `model`.
      */
     kind: z.enum(STEP_KINDS).optional(),
@@ -131,6 +131,15 @@ export const StepSchema = z
       return z.array(StepSchema).optional();
     },
     /**
+     * An input step's form: a JSON Schema of `type: "object"` with 1..30 fields (see
+     * `input-form.ts`); the step's result is the values a person sends.
+     */
+    form: z.record(z.string(), z.unknown()).optional(),
+    /** An input step: on timeout, `fail` (default: the step fails `gate_expired`) or `default` (it completes with `defaults`). */
+    onTimeout: z.string().max(32).optional(),
+    /** An input step's values when it times out with `onTimeout: "default"`; they must satisfy the form. */
+    defaults: z.record(z.string(), z.unknown()).optional(),
+    /**
      * When true the run pauses for a person's approval before this step runs, in every
      * permission mode except `full-access`. Default false.
      */
@@ -148,7 +157,8 @@ export const StepSchema = z
     /**
      * How long one attempt may take, in milliseconds (integer, 1000..3600000): on expiry the
      * attempt is aborted (a command's process group, a worker's call, an MCP or model call) and
-     * fails with `step_timeout`; `retry` then applies. Omitted: the tool's own timeout.
+     * fails with `step_timeout`; `retry` then applies. Omitted: the tool's own timeout. On an
+     * input step: how long it waits for a person, 60000..2592000000 (default 7 days).
      */
     timeoutMs: z.number().int().optional(),
     /**
@@ -236,7 +246,8 @@ export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 
 /**
  * A run's lifecycle state. A run starts in `planning` (or `running` for a supplied plan),
- * may pause at `awaiting_plan_approval` / `awaiting_step_approval`, and ends in one of
+ * may pause at `awaiting_plan_approval` / `awaiting_step_approval` / `awaiting_input` (an input
+ * step waits for a person's values), and ends in one of
  * `TERMINAL_STATUSES`. `interrupted` means the host stopped while the run was live.
  */
 export type RunStatus =
@@ -244,13 +255,14 @@ export type RunStatus =
   | 'awaiting_plan_approval'
   | 'running'
   | 'awaiting_step_approval'
+  | 'awaiting_input'
   | 'completed'
   | 'failed'
   | 'cancelled'
   | 'interrupted';
 
 /** Every run status, in lifecycle order. */
-export const RUN_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'completed', 'failed', 'cancelled', 'interrupted'];
+export const RUN_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'awaiting_input', 'completed', 'failed', 'cancelled', 'interrupted'];
 
 /** The statuses at which a run stops; only a resume moves a failed, cancelled or interrupted run on. */
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'interrupted'];

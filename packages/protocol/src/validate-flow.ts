@@ -15,6 +15,7 @@ import {
   UNARY_OPS,
 } from './control-flow';
 import type { Problem } from './errors';
+import { formProblems, INPUT_ON_TIMEOUT, INPUT_TIMEOUT_MAX_MS, INPUT_TIMEOUT_MIN_MS, valueProblems } from './input-form';
 import type { PlanStep } from './plan';
 import { exactReference, type PathPart, scanString } from './references';
 
@@ -29,13 +30,16 @@ type StepField = keyof PlanStep;
 /**
  * Fields each kind needs and fields it cannot have. Tool and model steps keep what they always
  * accepted (a model step's missing instruction has its own code, `step_missing_instruction`).
- * A new kind (`input`, people in the loop) adds one row.
+ * The input-only fields belong to no other kind.
  */
+const INPUT_ONLY: StepField[] = ['form', 'onTimeout', 'defaults'];
 const KIND_FIELDS: Record<StepKind, { required: StepField[]; forbidden: StepField[] }> = {
-  tool: { required: ['tool'], forbidden: ['cases', 'items', 'concurrency', 'maxItems', 'steps'] },
-  model: { required: [], forbidden: ['tool', 'cases', 'items', 'concurrency', 'maxItems', 'steps'] },
-  condition: { required: ['cases'], forbidden: ['tool', 'arguments', 'retry', 'items', 'concurrency', 'maxItems', 'steps'] },
-  forEach: { required: ['items', 'steps'], forbidden: ['tool', 'arguments', 'instruction', 'cases', 'retry', 'pinned', 'timeoutMs'] },
+  tool: { required: ['tool'], forbidden: ['cases', 'items', 'concurrency', 'maxItems', 'steps', ...INPUT_ONLY] },
+  model: { required: [], forbidden: ['tool', 'cases', 'items', 'concurrency', 'maxItems', 'steps', ...INPUT_ONLY] },
+  condition: { required: ['cases'], forbidden: ['tool', 'arguments', 'retry', 'items', 'concurrency', 'maxItems', 'steps', ...INPUT_ONLY] },
+  forEach: { required: ['items', 'steps'], forbidden: ['tool', 'arguments', 'instruction', 'cases', 'retry', 'pinned', 'timeoutMs', ...INPUT_ONLY] },
+  // a person answers it: nothing to call, retry or approve
+  input: { required: ['form'], forbidden: ['tool', 'arguments', 'instruction', 'cases', 'items', 'concurrency', 'maxItems', 'steps', 'retry', 'requiresApproval'] },
 };
 
 /** A regex written as `/source/flags` keeps its flags; any other string is the source itself. */
@@ -134,6 +138,27 @@ function forEachProblems(step: PlanStep, inBody: boolean, p: (code: string, para
 }
 
 /**
+ * Problems of an input step's own fields: its form (`input_form_invalid` at `form…`), its wait
+ * (`input_timeout_range`), `onTimeout` (`input_on_timeout_invalid`), and, with
+ * `onTimeout: "default"`, its `defaults` (`input_defaults_required`, or `input_defaults_invalid`
+ * per field that does not fit the form). An input step inside a forEach body is refused
+ * (`input_in_foreach`): a loop's iterations would each stop the run for a person.
+ */
+function inputProblems(step: PlanStep, inBody: boolean, p: (code: string, params: Record<string, unknown>, field: string) => void): void {
+  if (inBody) p('input_in_foreach', {}, 'kind');
+  const form = step.form;
+  const formBad = form !== undefined ? formProblems(form) : [];
+  for (const f of formBad) p(f.code, f.params ?? {}, f.field ?? 'form');
+  const t = step.timeoutMs;
+  if (t !== undefined && (t < INPUT_TIMEOUT_MIN_MS || t > INPUT_TIMEOUT_MAX_MS)) p('input_timeout_range', { timeoutMs: t, min: INPUT_TIMEOUT_MIN_MS, max: INPUT_TIMEOUT_MAX_MS }, 'timeoutMs');
+  const on = step.onTimeout;
+  if (on !== undefined && !(INPUT_ON_TIMEOUT as readonly string[]).includes(on)) p('input_on_timeout_invalid', { value: on }, 'onTimeout');
+  if (on !== 'default' || form === undefined || formBad.length) return;
+  if (step.defaults === undefined) return p('input_defaults_required', {}, 'defaults');
+  for (const v of valueProblems(form, step.defaults)) p('input_defaults_invalid', { field: v.params?.field, reason: v.params?.reason }, `defaults.${String(v.params?.field)}`.replace(/^defaults\.values$/, 'defaults'));
+}
+
+/**
  * Every control-flow problem of one step: fields its kind needs or cannot have
  * (`step_field_required`, `step_field_not_allowed`), then the condition or forEach rules.
  * `inBody` is true for a step inside a forEach's body.
@@ -147,6 +172,7 @@ export function flowProblems(step: PlanStep, inBody: boolean): Problem[] {
   for (const field of rule.forbidden) if (step[field] !== undefined) p('step_field_not_allowed', { kind, field }, field);
   if (kind === 'condition') conditionProblems(step, p);
   if (kind === 'forEach') forEachProblems(step, inBody, p);
+  if (kind === 'input') inputProblems(step, inBody, p);
   return problems;
 }
 

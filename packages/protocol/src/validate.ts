@@ -339,9 +339,10 @@ function stepProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanInd
     if (step.pinned) p('pinned_with_retry', {}, 'retry');
     if (!tool || !isRetrySafe(tool)) p('retry_unsafe', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'retry');
   }
-  if (step.timeoutMs !== undefined && (step.timeoutMs < STEP_TIMEOUT_MS.min || step.timeoutMs > STEP_TIMEOUT_MS.max)) p('step_timeout_range', { timeoutMs: step.timeoutMs, ...STEP_TIMEOUT_MS }, 'timeoutMs');
-  // structured conditions and loops have no effect of their own; a model condition is a model call
-  const effectFree = kind === 'forEach' || (kind === 'condition' && !step.instruction?.trim());
+  // an input step's timeoutMs is how long it waits for a person (its own range, validate-flow.ts)
+  if (kind !== 'input' && step.timeoutMs !== undefined && (step.timeoutMs < STEP_TIMEOUT_MS.min || step.timeoutMs > STEP_TIMEOUT_MS.max)) p('step_timeout_range', { timeoutMs: step.timeoutMs, ...STEP_TIMEOUT_MS }, 'timeoutMs');
+  // structured conditions, loops and inputs have no effect of their own; a model condition is a model call
+  const effectFree = kind === 'forEach' || kind === 'input' || (kind === 'condition' && !step.instruction?.trim());
   if (ctx.readOnly && !effectFree && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
   if (tool && step.arguments && !step.pinned) problems.push(...literalArgumentProblems(step, tool));
   if (ctx.extraStepCheck) problems.push(...ctx.extraStepCheck(step, tool));

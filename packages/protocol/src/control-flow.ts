@@ -11,7 +11,7 @@ import { z } from 'zod';
  * What a step does: `tool` (calls a catalog tool; the default when `tool` is set), `model` (the
  * model carries out `instruction`; the default without `tool`), `condition` (picks a branch),
  * `forEach` (runs its body once per item), `input` (pauses the run until a person answers its form;
- * SPEC §10).
+ * docs/workflows.md).
  */
 export const STEP_KINDS = ['tool', 'model', 'condition', 'forEach', 'input'] as const;
 /** One of `STEP_KINDS`. */

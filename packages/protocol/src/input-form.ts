@@ -27,10 +27,10 @@ type Field = { type?: unknown; enum?: unknown; format?: unknown; maxLength?: unk
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The form's problems, each with `field` under `form` (`form.properties.x.type`). */
-export function formProblems(form: unknown): Array<Pick<Problem, 'code' | 'field' | 'params'>> {
+/** The form's problems (of input step `stepId`), each with `field` under `form` (`form.properties.x.type`). */
+export function formProblems(form: unknown, stepId = ''): Array<Pick<Problem, 'code' | 'field' | 'params'>> {
   const out: Array<Pick<Problem, 'code' | 'field' | 'params'>> = [];
-  const bad = (field: string, reason: string) => out.push({ code: 'input_form_invalid', field, params: { field, reason } });
+  const bad = (field: string, reason: string) => out.push({ code: 'input_form_invalid', field, params: { stepId, field, reason } });
   if (!isObject(form) || form.type !== 'object' || !isObject(form.properties)) {
     bad('form', 'a form is {"type": "object", "properties": {…}}');
     return out;

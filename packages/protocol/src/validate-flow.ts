@@ -147,7 +147,7 @@ function forEachProblems(step: PlanStep, inBody: boolean, p: (code: string, para
 function inputProblems(step: PlanStep, inBody: boolean, p: (code: string, params: Record<string, unknown>, field: string) => void): void {
   if (inBody) p('input_in_foreach', {}, 'kind');
   const form = step.form;
-  const formBad = form !== undefined ? formProblems(form) : [];
+  const formBad = form !== undefined ? formProblems(form, step.id) : [];
   for (const f of formBad) p(f.code, f.params ?? {}, f.field ?? 'form');
   const t = step.timeoutMs;
   if (t !== undefined && (t < INPUT_TIMEOUT_MIN_MS || t > INPUT_TIMEOUT_MAX_MS)) p('input_timeout_range', { timeoutMs: t, min: INPUT_TIMEOUT_MIN_MS, max: INPUT_TIMEOUT_MAX_MS }, 'timeoutMs');

@@ -11,7 +11,7 @@ const problems = (plan: unknown) => {
 const at = (plan: unknown) => problems(plan).map((p) => `${p.code}@${p.stepId}.${p.field}`);
 const form = { type: 'object', properties: { discount: { type: 'number', title: 'Discount' }, note: { type: 'string', maxLength: 5 } }, required: ['discount'] };
 
-describe('input steps in plans (SPEC §10)', () => {
+describe('input steps in plans', () => {
   it('accepts an input step whose result later steps and conditions read, even in read-only mode', () => {
     const plan = {
       steps: [

@@ -113,6 +113,11 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
     return { runId, approved: gate };
   });
 
+  api.post('/api/agent/:runId/input', { schema: { summary: 'Answer the pending input step with {values} (400 lists every field that does not fit the form; 409 when no input is pending)', tags, params: runIdParams } }, async (req) => {
+    const { runId } = req.params;
+    return { runId, answered: await agent.input(req.owner, runId, req.body) };
+  });
+
   api.post('/api/agent/:runId/cancel', { schema: { summary: 'Cancel a run (cooperative)', tags, params: runIdParams } }, async (req) => {
     const { runId } = req.params;
     return { runId, ...(await agent.cancel(req.owner, runId)) };

@@ -7,6 +7,7 @@ import type { EventLog, NewEvent } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
+import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent } from './run-text';
 import type { GateParking, GateRecorder, OuterApproval } from './gates';
@@ -309,6 +310,27 @@ export class AgentService {
     return { gateId: gate.id, kind: gate.kind };
   }
 
+  /**
+   * Answers the run's pending input `{values}` (docs/workflows.md): values that do not satisfy the form are a
+   * 400 listing every field and the gate stays; 409 when no input is pending (live, or parked by a
+   * host stop). The inbox answers an input item through here.
+   */
+  async input(owner: string, runId: string, body: unknown): Promise<{ gateId: string; kind: 'input' }> {
+    const row = await this.owned(owner, runId);
+    const values = answerValues(body);
+    const run = this.active.get(runId);
+    if (run) {
+      const { key, entry } = run.gates.openEntry('input');
+      const result = checkValues(entry.gate, values);
+      await run.gates.answerStep(key, entry, { kind: 'values', values: result, how: 'answered' }, 'answered');
+      return { gateId: entry.gate.id, kind: 'input' };
+    }
+    const gate = gateOf(row);
+    if (!gate || gate.kind !== 'input' || !(await this.parked(row))) throw new FengYuError('no_pending_input', { runId });
+    await this.continueParked(row, { kind: 'values', values: checkValues(gate, values) });
+    return { gateId: gate.id, kind: 'input' };
+  }
+
   /** The run's open gate, unless answered: live here, or parked by a host stop (the inbox checks an item against it). */
   async pendingGateId(runId: string): Promise<string | undefined> {
     const run = this.active.get(runId);
@@ -347,7 +369,8 @@ export class AgentService {
   /** The approve bodies for a run parked at its gate by a host stop. */
   private async approveParked(row: RunRow, body: unknown): Promise<{ gateId: string; kind: string }> {
     const gate = gateOf(row);
-    if (!gate || !(await this.parked(row))) throw new FengYuError('no_pending_gate', { runId: row.id });
+    // an input is answered with values (`input`), never approved
+    if (!gate || gate.kind === 'input' || !(await this.parked(row))) throw new FengYuError('no_pending_gate', { runId: row.id });
     const config = JSON.parse(row.config) as ResolvedConfig;
     const answer = await parkedAnswerOf(body, gate, async (plan) => this.validate(plan, await this.deps.catalog.snapshot(row.owner), config, this.checks.get(row.id), row.owner));
     await this.continueParked(row, answer);

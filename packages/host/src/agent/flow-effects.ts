@@ -2,6 +2,7 @@ import { type AgentPlan, FengYuError, FOREACH_DEFAULT_MAX_ITEMS, MAX_RUN_EXECUTI
 import type { NewEvent } from '../events/event-log';
 import { BodyHost } from './body-host';
 import { type FailedSteps, failureOf, handlesFailure } from './failed-steps';
+import { type InputHost, runInputStep } from './input-step';
 import { portOf, runCondition, scopeOf } from './condition-step';
 import type { DoneStep, RunAction, RunInput, StepNode } from './run-reducer';
 import { errorText, fingerprint } from './run-text';
@@ -42,6 +43,8 @@ export interface FlowHost extends StepHost {
   dispatch(input: RunInput): void;
   failWith(err: unknown): void;
   hasEnded(): boolean;
+  /** Where an input step opens its gate. */
+  readonly gates: InputHost['gates'];
 }
 
 /** A forEach in flight: its items, the open iterations' hosts, the results per item, the first failure. */
@@ -88,7 +91,7 @@ export class FlowEffects {
     }
   }
 
-  /** Starts a top-level condition or forEach step; false for other kinds (the step runner runs those). */
+  /** Starts a top-level condition, forEach or input step; false for other kinds (the step runner runs those). */
   start(step: PlanStep): boolean {
     const kind = stepKind(step);
     if (kind === 'condition') {
@@ -97,6 +100,10 @@ export class FlowEffects {
     }
     if (kind === 'forEach') {
       void this.startLoop(step);
+      return true;
+    }
+    if (kind === 'input') {
+      void runInputStep(this.run, step);
       return true;
     }
     return false;

@@ -2,13 +2,30 @@ import type { AgentPlan } from '@fengyu/protocol';
 import type { Trx } from '../events/event-log';
 
 /**
- * Approval gates of one run. One gate is open at a time (the approve endpoint names no gate);
- * further requests queue in order (the queue lives in the run reducer's state). A gate resolves
- * to `approved`, `rejected` or `cancelled`.
+ * Gates of one run: approvals (plan, step) and input steps' forms. One gate is open at a time (the
+ * approve and input endpoints name no gate); further requests queue in order (the queue lives in
+ * the run reducer's state). A gate resolves to `approved`, `rejected` or `cancelled`; an input gate
+ * to `values` (answered, or its defaults on timeout) or `rejected` (it expired).
  */
 
-export type GateKind = 'plan' | 'step';
-export type GateOutcome = { kind: 'approved'; plan?: unknown } | { kind: 'rejected'; reason: string } | { kind: 'cancelled' };
+export type GateKind = 'plan' | 'step' | 'input';
+export type GateOutcome =
+  | { kind: 'approved'; plan?: unknown }
+  | { kind: 'rejected'; reason: string }
+  | { kind: 'cancelled' }
+  | { kind: 'values'; values: Record<string, unknown>; how: 'answered' | 'defaulted' };
+
+/** What an input gate asks (kept in the run row's gate, so a parked run still knows it). */
+export interface InputRequest {
+  title: string;
+  form: Record<string, unknown>;
+  timeoutMs: number;
+  onTimeout: 'fail' | 'default';
+  defaults?: Record<string, unknown>;
+  /** ISO-8601 UTC; set when the gate opens (a queued gate's wait starts then), `expiresAt` `timeoutMs` later. */
+  openedAt?: string;
+  expiresAt?: string;
+}
 
 /** A gate as the run row and the approve reply show it. */
 export interface OpenGate {
@@ -17,6 +34,8 @@ export interface OpenGate {
   stepId?: string;
   reason: string;
   detail?: Record<string, unknown>;
+  /** An input gate's form and timeout. */
+  input?: InputRequest;
 }
 
 /** The run a gate belongs to, as the inbox records it. */

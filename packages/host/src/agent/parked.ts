@@ -3,18 +3,19 @@ import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import { isoTime, type Clock } from '../clock';
 import type { EventLog, NewEvent } from '../events/event-log';
 import type { GateOutcome, GateRecorder, OpenGate } from './gates';
+import { timeoutOutcome } from './input-step';
 import type { RunRepository, RunRow, StepExecution } from './run.repository';
 
 /**
  * Runs parked by a host stop while a gate waited.
- * A run whose status is awaiting a plan or step approval, with its gate recorded and no step
+ * A run whose status is awaiting a plan or step approval or an input, with its gate recorded and no step
  * running, is not interrupted when its host stops: it stays waiting, and its inbox item stays
  * pending (expiry included). Answering it — in the inbox, on the run page, or its expiry — commits
  * the answer with the item's settlement, then the run continues in place: done steps are reused
  * and the answered gate is not asked again.
  */
 
-const AWAITING: readonly RunStatus[] = ['awaiting_step_approval', 'awaiting_plan_approval'];
+const AWAITING: readonly RunStatus[] = ['awaiting_step_approval', 'awaiting_plan_approval', 'awaiting_input'];
 
 /** True when the row is a run parked at a gate (its gate is the one `gateOf` returns). */
 export function isParkable(row: RunRow, steps: readonly StepExecution[]): boolean {
@@ -26,7 +27,7 @@ export function gateOf(row: RunRow): OpenGate | undefined {
 }
 
 /** How a parked run's gate was answered. */
-export type ParkedAnswer = { kind: 'approve'; plan?: AgentPlan; edited?: boolean } | { kind: 'reject'; reason: string } | { kind: 'expire' };
+export type ParkedAnswer = { kind: 'approve'; plan?: AgentPlan; edited?: boolean } | { kind: 'reject'; reason: string } | { kind: 'expire' } | { kind: 'values'; values: Record<string, unknown> };
 
 /** An approve body (already checked by classifyApproveBody) as a parked gate's answer; an edited plan is validated. */
 export async function parkedAnswerOf(body: unknown, gate: OpenGate, validate: (plan: unknown) => Promise<AgentPlan>): Promise<ParkedAnswer> {
@@ -71,6 +72,11 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
   if (gate.kind === 'plan') {
     plan = (answer as { plan?: AgentPlan }).plan;
     events = [{ type: 'plan_approved', gateId: gate.id, edited: (answer as { edited?: boolean }).edited === true, plan: plan as AgentPlan }];
+  } else if (gate.kind === 'input') {
+    // an input: its values, or on expiry its defaults or gate_expired
+    const outcome: GateOutcome = answer.kind === 'values' ? { kind: 'values', values: answer.values, how: 'answered' } : timeoutOutcome(gate);
+    step = { stepId: gate.stepId as string, outcome };
+    events = [outcome.kind === 'values' ? { type: 'input_received', gateId: gate.id, stepId: gate.stepId as string, outcome: outcome.how } : { type: 'audit', kind: 'gate_expired', stepId: gate.stepId, reason: (outcome as { reason: string }).reason }];
   } else if (answer.kind === 'approve') {
     step = { stepId: gate.stepId as string, outcome: { kind: 'approved' } };
     events = [{ type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string }];

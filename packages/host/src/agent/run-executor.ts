@@ -51,7 +51,7 @@ export class ActiveRun implements StepHost, FlowHost {
   cancelSummary?: string;
   /** Cancel, shutdown or a failed creation: tells the run's calls; a real signal only when one is read. */
   readonly stop = new Stop();
-  private readonly gates: RunGates;
+  readonly gates: RunGates;
   private readonly steps: StepRunner;
   private readonly flow: FlowEffects;
   private state: RunState;

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
-import type { GateOutcome, GateRun, OpenGate } from './gates';
+import { isoTime } from '../clock';
+import type { GateOutcome, GateRun, InputRequest, OpenGate } from './gates';
+import { timeoutOutcome } from './input-step';
 import type { GateTicket, RunInput } from './run-reducer';
 import { redactPlan } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit } from './run-types';
@@ -56,6 +58,16 @@ export class RunGates {
       if (gate.kind === 'plan') {
         r.setStatus('awaiting_plan_approval');
         await r.commit([{ type: 'plan_approval_requested', gateId: gate.id, plan: redactPlan(r.plan as AgentPlan, r.catalog), ...gate.detail }], { status: 'awaiting_plan_approval', gate: JSON.stringify(gate) }, record);
+      } else if (gate.kind === 'input' && gate.input) {
+        // the wait starts when the gate opens (it may have queued behind another)
+        if (!gate.input.expiresAt) {
+          const now = r.deps.clock.now();
+          gate.input.openedAt = isoTime(now);
+          gate.input.expiresAt = isoTime(now + gate.input.timeoutMs);
+        }
+        const { title, form, expiresAt } = gate.input;
+        r.setStatus('awaiting_input');
+        await r.commit([{ type: 'input_requested', gateId: gate.id, stepId: gate.stepId as string, title, form, expiresAt }], { status: 'awaiting_input', gate: JSON.stringify(gate) }, record);
       } else {
         r.setStatus('awaiting_step_approval');
         await r.commit([{ type: 'step_approval_requested', gateId: gate.id, stepId: gate.stepId as string, reason: gate.reason, ...gate.detail }], { status: 'awaiting_step_approval', gate: JSON.stringify(gate) }, record);
@@ -106,11 +118,28 @@ export class RunGates {
     });
   }
 
-  /** The open gate's entry, unless it has been answered (its run may wait for a slot to go on). */
-  openEntry(): { key: string; entry: PendingGate } {
+  /** Opens an input step's gate; a gate answered while the run was parked (a host stop) holds, once. */
+  requestInput(stepId: string, input: InputRequest): Promise<GateOutcome> {
+    const answered = this.run.init.answered;
+    if (answered?.stepId === stepId) {
+      this.run.init.answered = undefined;
+      return Promise.resolve(answered.outcome);
+    }
+    const key = randomUUID();
+    return new Promise<GateOutcome>((resolve) => {
+      this.pending.set(key, { gate: { id: key, kind: 'input', stepId, reason: 'input', input }, resolve });
+      this.run.dispatch({ type: 'gate_requested', ticket: { key, kind: 'step', stepId } });
+    });
+  }
+
+  /**
+   * The open gate's entry, unless it has been answered (its run may wait for a slot to go on): an
+   * approval (`no_pending_gate` when none, or an input, is open) or an input (`no_pending_input`).
+   */
+  openEntry(want: 'approval' | 'input' = 'approval'): { key: string; entry: PendingGate } {
     const key = this.run.queuedGates()[0]?.key;
     const entry = key ? this.pending.get(key) : undefined;
-    if (!key || !entry || entry.answered) throw new FengYuError('no_pending_gate', { runId: this.run.id });
+    if (!key || !entry || entry.answered || (entry.gate.kind === 'input') !== (want === 'input')) throw new FengYuError(want === 'input' ? 'no_pending_input' : 'no_pending_gate', { runId: this.run.id });
     return { key, entry };
   }
 
@@ -127,7 +156,7 @@ export class RunGates {
     return recorder ? (trx) => recorder.settled(gateId, outcome, trx) : undefined;
   }
 
-  /** A step gate's answer (or expiry): committed with its inbox record; the run goes on once it holds a slot again. */
+  /** A step or input gate's answer (or expiry): committed with its inbox record; the run goes on once it holds a slot again. */
   async answerStep(key: string, entry: PendingGate, outcome: GateOutcome, how: 'answered' | 'expired'): Promise<void> {
     const r = this.run;
     const gate = entry.gate;
@@ -135,7 +164,9 @@ export class RunGates {
     const status: RunStatus = r.queuedGates().length > 1 ? 'awaiting_step_approval' : 'running';
     r.setStatus(status);
     const event: NewEvent =
-      outcome.kind === 'rejected'
+      outcome.kind === 'values'
+        ? { type: 'input_received', gateId: gate.id, stepId: gate.stepId as string, outcome: outcome.how }
+        : outcome.kind === 'rejected'
         ? { type: 'audit', kind: how === 'expired' ? 'gate_expired' : 'step_rejected', stepId: gate.stepId, reason: outcome.reason }
         : { type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string };
     try {
@@ -148,7 +179,7 @@ export class RunGates {
     r.deps.gates?.told({ removed: gate.id, outcome: how });
     const go = () => {
       this.settle(key, outcome);
-      r.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind });
+      r.dispatch({ type: 'gate_resolved', key, outcome: outcome.kind === 'values' ? 'approved' : outcome.kind });
     };
     const parking = r.init.parking;
     if (!parking) return go();
@@ -170,7 +201,8 @@ export class RunGates {
       await r.cancel();
       return true;
     }
-    await this.answerStep(key, entry, { kind: 'rejected', reason: `gate_expired: nobody answered the approval of step "${entry.gate.stepId}" in time` }, 'expired');
+    const outcome: GateOutcome = entry.gate.kind === 'input' ? timeoutOutcome(entry.gate) : { kind: 'rejected', reason: `gate_expired: nobody answered the approval of step "${entry.gate.stepId}" in time` };
+    await this.answerStep(key, entry, outcome, 'expired');
     return true;
   }
 }

@@ -33,7 +33,7 @@ export interface RunRow {
   host_id?: string | null;
 }
 
-const LIVE_STATUSES: RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval'];
+const LIVE_STATUSES: RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'awaiting_input'];
 /**
  * `status` is live, as the condition of SQLite's partial index `runs_live` (migration 130) states
  * it: comparisons with constants in its order. SQLite reads that index only for a query holding

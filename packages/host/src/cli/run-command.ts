@@ -4,11 +4,13 @@ import cliProgress from 'cli-progress';
 import { EventSource } from 'eventsource';
 import { call, connectHost, type HostHandle } from './host-client';
 import { newProgressState, planLines, progressOf } from './run-progress';
+import { answerHint, askValues, fieldLine, formFields } from './input-prompt';
 
 /**
  * `fengyu run <workflow.json>`: a headless run with a live progress bar of steps, asking at
  * every gate (or approving all with --yes); skipped steps and loop progress as run-progress.ts
- * says. Exit code 0 only when the run completed.
+ * says; an input step's form is asked at a terminal, or its `fengyu answer` command shown. Exit
+ * code 0 only when the run completed.
  */
 
 interface Opts {
@@ -52,6 +54,12 @@ function answers() {
       const answer = (line ?? '').trim().toLowerCase();
       return answer === 'y' || answer === 'yes';
     },
+    /** One line typed after `question` (undefined once stdin ends). */
+    async line(question: string): Promise<string | undefined> {
+      open();
+      process.stderr.write(question);
+      return queued.length ? queued.shift() : closed ? undefined : new Promise<string | undefined>((r) => waiting.push(r));
+    },
     close: () => rl?.close(),
   };
 }
@@ -90,6 +98,23 @@ function follow(h: HostHandle, runId: string, opts: Opts): Promise<string> {
       await gate('Approve this plan?');
     });
     on('step_approval_requested', async (d) => gate(`Step "${d.stepId}" (${d.tool ?? 'model'}, ${d.effect ?? ''}) needs approval: ${d.reason}. Approve?`));
+    // an input step: asked field by field at a terminal, else how to answer it elsewhere
+    on('input_requested', async (d) => {
+      bar.stop();
+      log(`Step "${d.stepId}" asks: ${d.title} (until ${d.expiresAt})`);
+      for (const f of formFields(d.form)) log(`  - ${fieldLine(f.name, f.field, f.required)}`);
+      if (!process.stdin.isTTY) return log(answerHint(d.gateId, d.form));
+      for (;;) {
+        const values = await askValues(d.form, input.line);
+        if (!values) return log(answerHint(d.gateId, d.form));
+        try {
+          await call(h, 'POST', `/api/agent/${runId}/input`, { values });
+          return bar.start(total, done, { status: 'running' });
+        } catch (err) {
+          log(err instanceof Error ? err.message : String(err));
+        }
+      }
+    });
     const progress = newProgressState();
     for (const type of ['step_start', 'step_complete', 'loop_progress']) {
       on(type, (d) => {

@@ -16,6 +16,7 @@ export type InboxChange = { kind: 'added'; owner: string; item: InboxItem } | { 
 
 /** The item's title: the step's title (or id) for a step gate; the goal or workflow for a plan. */
 function titleOf(run: GateRun, gate: OpenGate, workflowName?: string): string {
+  if (gate.input) return gate.input.title.slice(0, 200);
   if (gate.kind === 'step') {
     const step = run.plan?.steps.find((s) => s.id === gate.stepId);
     return (step?.title ?? gate.stepId ?? 'step').slice(0, 200);
@@ -57,18 +58,21 @@ export class InboxRecorder implements GateRecorder {
     const workflowId = facts?.workflow_id ?? undefined;
     const workflowName = workflowId ? await this.repo.workflowName(workflowId, trx) : undefined;
     const now = this.clock.now();
+    const input = gate.kind === 'input' ? gate.input : undefined;
     const item: InboxItem = {
       id: gate.id,
-      kind: gate.kind === 'plan' ? 'plan_approval' : 'step_approval',
+      kind: gate.kind === 'plan' ? 'plan_approval' : gate.kind === 'input' ? 'input' : 'step_approval',
       runId: run.id,
       ...(gate.stepId ? { stepId: gate.stepId } : {}),
       title: titleOf(run, gate, workflowName),
       ...(workflowId ? { workflowId } : {}),
       ...(workflowName ? { workflowName } : {}),
       trigger,
-      createdAt: isoTime(now),
-      // a gate nobody watches expires; one in a run a person started waits for that person
-      ...(isUnattended(trigger) ? { expiresAt: isoTime(now + APPROVAL_GATE_TTL_MS) } : {}),
+      createdAt: input?.openedAt ?? isoTime(now),
+      // an input expires after its own timeoutMs; an approval nobody watches after 24 hours, one
+      // in a run a person started waits for that person
+      ...(input?.expiresAt ? { expiresAt: input.expiresAt } : isUnattended(trigger) ? { expiresAt: isoTime(now + APPROVAL_GATE_TTL_MS) } : {}),
+      ...(input ? { form: input.form } : {}),
       ...(gate.kind === 'plan' && run.plan ? { plan: run.plan } : {}),
       ...(gate.kind === 'step' ? { reason: gate.reason } : {}),
       ...(gate.kind === 'step' && gate.detail ? { detail: gate.detail as InboxItem['detail'] } : {}),

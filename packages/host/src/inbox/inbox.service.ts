@@ -96,14 +96,17 @@ export class InboxService {
   }
 
   /**
-   * Answers an item with the approve bodies of a run's approve route (validated before anything changes). The gate
+   * Answers an item with the approve bodies of a run's approve route, or an input with `{values}`
+   * (validated before anything changes). The gate
    * must still be the run's open one; otherwise the item is settled (409).
    */
   async answer(owner: string, id: string, body: unknown): Promise<{ id: string; runId: string; outcome: 'answered' }> {
     const item = await this.pendingItem(owner, id);
-    classifyApproveBody(body);
+    if (item.kind !== 'input') classifyApproveBody(body);
     if ((await this.deps.agent.pendingGateId(item.runId)) !== id) throw new FengYuError('inbox_item_settled', { id, outcome: 'answered' });
-    await this.deps.agent.approve(owner, item.runId, body);
+    // an input takes {values} (checked against its form), an approval the approve bodies
+    if (item.kind === 'input') await this.deps.agent.input(owner, item.runId, body);
+    else await this.deps.agent.approve(owner, item.runId, body);
     return { id, runId: item.runId, outcome: 'answered' };
   }
 

@@ -8,7 +8,8 @@ import { until } from '../tasks/helpers';
 /**
  * Items survive a restart: background tasks whose run waits at a gate stay `waiting` across a
  * host stop and start on the same home, their items stay in the inbox with the same expiry, and
- * answering one (or its expiry, by the host clock) lets the run go on in place to its end.
+ * answering one (or its expiry, by the host clock) lets the run go on in place to its end. Runs
+ * waiting at an input step come back `awaiting_input`, answered or defaulted after the restart.
  */
 
 const home = mkdtempSync(join(tmpdir(), 'fengyu-inbox-restart-'));
@@ -42,7 +43,13 @@ describe('a restart while items wait', () => {
     const before = await Promise.all(ids.map(waiting));
     // and a run started by hand, waiting at its plan review
     const manual = (await t.api('POST', '/api/agent/run', { goal: 'by hand', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { text: 'm' } }] } })).body.runId as string;
-    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 3, 'three items');
+    // and two runs waiting at an input step: one answered after the restart, one whose wait ends then
+    const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const asking = async (extra: Record<string, unknown>) =>
+      (await (t as TestHost).api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'ask', kind: 'input', form, ...extra }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] }, config: { planApproval: false } })).body.runId as string;
+    const answeredLater = await asking({});
+    const defaultedLater = await asking({ timeoutMs: 3_600_000, onTimeout: 'default', defaults: { n: 7 } });
+    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 5, 'five items');
     const items = (await t.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string; expiresAt: string }>;
     await t.close();
 
@@ -53,6 +60,17 @@ describe('a restart while items wait', () => {
     const runs = await Promise.all(before.map(async (b) => (await t?.api('GET', `/api/agent/runs/${b.runId}`))?.body));
     expect(runs.map((r) => r.status)).toEqual(['awaiting_step_approval', 'awaiting_step_approval']);
 
+    // the input runs wait on after the restart; bad values are refused as before, good ones go on
+    expect((await t.api('GET', `/api/agent/runs/${answeredLater}`)).body.status).toBe('awaiting_input');
+    const bad = await t.api('POST', `/api/agent/${answeredLater}/input`, { values: { n: 1.5 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: { field: string }) => d.field)).toEqual(['values.n']);
+    expect((await t.api('POST', `/api/agent/${answeredLater}/approve`, {})).status).toBe(409);
+    expect((await t.api('POST', `/api/agent/${answeredLater}/input`, { values: { n: 3 } })).status).toBe(200);
+    await until(async () => (await t?.api('GET', `/api/agent/runs/${answeredLater}`))?.body.status === 'completed', 'the answered input run to complete');
+    expect((await t.api('GET', `/api/agent/runs/${answeredLater}`)).body.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 3 });
+    expect((await t.api('POST', `/api/agent/${answeredLater}/input`, { values: { n: 3 } })).body.error.code).toBe('no_pending_input');
+
     // answered after the restart: the run goes on in place (its first step reused), the task completes
     const [first, second] = before as [{ id: string; runId: string }, { id: string; runId: string }];
     const item1 = after.find((i) => i.runId === first.runId) as (typeof items)[0];
@@ -62,7 +80,8 @@ describe('a restart while items wait', () => {
     const run1 = (await t.api('GET', `/api/agent/runs/${first.runId}`)).body;
     expect(run1.status).toBe('completed');
     expect(run1.executions.find((e: { stepId: string }) => e.stepId === 'first').attempts).toBe(1);
-    expect(t.tools.calls.get('echo')).toBeUndefined();
+    // (only the answered input run's step has called echo since the restart)
+    expect(t.tools.calls.get('echo')).toBe(1);
     expect(t.tools.calls.get('write_note')).toBe(1);
     expect((await t.api('POST', `/api/inbox/${item1.id}`, {})).status).toBe(409);
 
@@ -72,7 +91,9 @@ describe('a restart while items wait', () => {
 
     // the other one's expiry still holds after the restart
     offset += 24 * 3600 * 1000 + 1000;
-    expect(await t.host.ctx.inbox.sweepExpired()).toBe(1);
+    expect(await t.host.ctx.inbox.sweepExpired()).toBe(2);
+    await until(async () => (await t?.api('GET', `/api/agent/runs/${defaultedLater}`))?.body.status === 'completed', 'the defaulted input run to complete');
+    expect((await t.api('GET', `/api/agent/runs/${defaultedLater}`)).body.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 7 });
     const expired = (await t.api('GET', `/api/agent/tasks/${second.id}/output?timeoutMs=20000`)).body;
     expect(expired.state).toBe('failed');
     const run2 = (await t.api('GET', `/api/agent/runs/${second.runId}`)).body;

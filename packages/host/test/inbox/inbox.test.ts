@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerBody } from '../../src/cli/inbox-commands';
+import { answerHint, askValues, fieldLine, fieldValue } from '../../src/cli/input-prompt';
 import { startTestHost, type TestHost } from '../support/host';
 import { until } from '../tasks/helpers';
 
@@ -206,6 +208,114 @@ describe('gates of runs started by hand', () => {
   });
 });
 
+describe('input steps', () => {
+  const form = { type: 'object', properties: { discount: { type: 'number', title: 'Discount' }, note: { type: 'string', maxLength: 5 } }, required: ['discount'] };
+  const askThenUse = (extra: Record<string, unknown> = {}) => ({
+    steps: [
+      { id: 'ask', kind: 'input', title: 'Approve the discount', form, ...extra },
+      { id: 'big', kind: 'condition', dependsOn: ['ask'], cases: [{ name: 'yes', when: { all: [{ left: '{{node.ask.result.discount}}', op: 'gt', right: 10 }] } }] },
+      { id: 'say', tool: 'echo', arguments: { value: '{{node.ask.result.discount}}', text: 'note {{node.ask.result.note}}' }, dependsOn: ['big:yes'] },
+    ],
+  });
+  const start = async (plan: unknown) => {
+    const res = await t.api('POST', '/api/agent/run', { workflow: plan, config: { planApproval: false } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.runId as string;
+  };
+  const runOf = async (runId: string) => (await t.api('GET', `/api/agent/runs/${runId}`)).body;
+  const settled = (runId: string) => until(async () => ((r) => (['completed', 'failed', 'cancelled'].includes(r.status) ? r : undefined))(await runOf(runId)), `run ${runId} to end`);
+
+  it('waits awaiting_input with its item; bad values list every field and the gate stays; the values feed later steps', async () => {
+    const runId = await start(askThenUse());
+    const requested = await t.waitFor(runId, 'input_requested');
+    expect(requested.data).toMatchObject({ stepId: 'ask', title: 'Approve the discount', form });
+    expect((await runOf(runId)).status).toBe('awaiting_input');
+    const item = await until(() => itemOfRun(runId), 'the input item');
+    expect(item).toMatchObject({ id: requested.data.gateId, kind: 'input', stepId: 'ask', title: 'Approve the discount', form, trigger: 'manual', expiresAt: requested.data.expiresAt });
+    // the default wait: 7 days from when the gate opened
+    expect(Date.parse(item.expiresAt) - Date.parse(item.createdAt)).toBe(7 * 24 * 3600 * 1000);
+
+    const bad = await t.api('POST', `/api/agent/${runId}/input`, { values: { discount: 'ten', note: 'far too long', extra: 1 } }, { 'accept-language': 'zh-CN' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('input_values_invalid');
+    expect(bad.body.error.message).toContain('输入仍在等待');
+    expect(bad.body.error.details.map((d: any) => d.field).sort()).toEqual(['values.discount', 'values.extra', 'values.note']);
+    const missing = await t.api('POST', `/api/agent/${runId}/input`, { values: {} });
+    expect(missing.body.error.details.map((d: any) => d.field)).toEqual(['values.discount']);
+    expect((await t.api('POST', `/api/agent/${runId}/input`, { discount: 1 })).body.error.code).toBe('invalid_request');
+    // another owner's run is a 404; an approve is no answer to an input
+    const foreign = await t.api('POST', `/api/agent/${runId}/input`, { values: { discount: 20 } }, { 'x-fengyu-token': bob });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('run_not_found');
+    expect((await t.api('POST', `/api/agent/${runId}/approve`, {})).status).toBe(409);
+    expect((await runOf(runId)).status).toBe('awaiting_input');
+    expect((await itemOfRun(runId))?.id).toBe(item.id);
+
+    const ok = await t.api('POST', `/api/agent/${runId}/input`, { values: { discount: 20, note: 'vip' } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toEqual({ runId, answered: { gateId: item.id, kind: 'input' } });
+    const run = await settled(runId);
+    expect(run.status).toBe('completed');
+    const byStep = new Map(run.executions.map((e: any) => [e.stepId, e]));
+    expect((byStep.get('ask') as any).result).toEqual({ discount: 20, note: 'vip' });
+    expect((byStep.get('big') as any).result).toEqual({ branch: 'yes' });
+    expect((byStep.get('say') as any).result).toMatchObject({ echoed: 20, args: { text: 'note vip' } });
+    expect(run.events.some((e: any) => e.type === 'input_received' && e.outcome === 'answered')).toBe(true);
+    await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === item.id && f.data.outcome === 'answered'), 'removed');
+    // a second answer, and a run that never asked: 409
+    const again = await t.api('POST', `/api/agent/${runId}/input`, { values: { discount: 1 } });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('no_pending_input');
+    expect((await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 1 } })).status).toBe(409);
+  });
+
+  it('expires by the host clock: fails gate_expired, or completes with its defaults', async () => {
+    const failing = await start(askThenUse({ timeoutMs: 60_000 }));
+    const defaulted = await start(askThenUse({ timeoutMs: 60_000, onTimeout: 'default', defaults: { discount: 50, note: 'dflt' } }));
+    const items = await Promise.all([failing, defaulted].map((r) => until(() => itemOfRun(r), 'an input item')));
+    for (const i of items) expect(Date.parse(i.expiresAt) - Date.parse(i.createdAt)).toBe(60_000);
+    offset += 61_000;
+    expect(await t.host.ctx.inbox.sweepExpired()).toBeGreaterThanOrEqual(2);
+    const failed = await settled(failing);
+    expect(failed.status).toBe('failed');
+    expect(failed.executions.find((e: any) => e.stepId === 'ask').error).toMatch(/^gate_expired: Nobody answered the input of step "ask"/);
+    const done = await settled(defaulted);
+    expect(done.status).toBe('completed');
+    expect(done.executions.find((e: any) => e.stepId === 'say').result).toMatchObject({ echoed: 50, args: { text: 'note dflt' } });
+    expect(done.events.some((e: any) => e.type === 'input_received' && e.outcome === 'defaulted')).toBe(true);
+    for (const i of items) await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === i.id && f.data.outcome === 'expired'), 'expired frame');
+  });
+
+  it('a background task waits on an input and completes when answered through the inbox', async () => {
+    const flow = await publish('Ask a discount', askThenUse().steps);
+    const id = await task(flow);
+    // the gate opens as the run begins: the task may wait before it records its run's id
+    const waiting = await until(async () => ((s) => (s.state === 'waiting' && s.runId ? s : undefined))(await taskOf(id)), 'the task to wait');
+    expect((await t.api('GET', '/api/agent/tasks/capacity')).body.ownedRunning).toBe(0);
+    const item = await until(() => itemOfRun(waiting.runId), 'the input item');
+    expect(item).toMatchObject({ kind: 'input', trigger: 'task', workflowName: 'Ask a discount', form });
+    const bad = await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 'x' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([expect.objectContaining({ code: 'input_value_invalid', field: 'values.discount', stepId: 'ask' })]);
+    expect((await t.api('POST', `/api/inbox/${item.id}`, { decision: 'approve' })).body.error.code).toBe('invalid_request');
+    expect((await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 30 } }, { 'x-fengyu-token': bob })).status).toBe(404);
+    const ok = await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 30 } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const done = (await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=20000`)).body;
+    expect(done.state, JSON.stringify(done)).toBe('completed');
+    const run = await runOf(waiting.runId);
+    // the field left out reads null (every field of the form is in the result)
+    expect(run.executions.find((e: any) => e.stepId === 'ask').result).toEqual({ discount: 30, note: null });
+    expect(run.executions.find((e: any) => e.stepId === 'say').result).toMatchObject({ echoed: 30, args: { text: 'note null' } });
+  });
+
+  it('refuses an input step in a loop body, naming the step', async () => {
+    const res = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'each', kind: 'forEach', items: [1], steps: [{ id: 'ask', kind: 'input', form }] }] } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([expect.objectContaining({ code: 'input_in_foreach', stepId: 'ask' })]);
+  });
+});
+
 describe('the CLI', () => {
   const root = join(import.meta.dirname, '../../../..');
   function fengyu(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -228,6 +338,40 @@ describe('the CLI', () => {
     expect(() => answerBody({})).toThrow(/exactly one/);
     expect(() => answerBody({ values: '[1]' })).toThrow(/JSON object/);
     expect(() => answerBody({ values: 'nope' })).toThrow(/JSON object/);
+  });
+
+  it('reads a typed line as its field\'s type and shows how to answer elsewhere', async () => {
+    const form = { type: 'object', properties: { n: { type: 'integer' }, ok: { type: 'boolean' }, tags: { type: 'array', items: { type: 'string' } }, who: { type: 'string', enum: ['a', 'b'] } }, required: ['n'] };
+    expect(fieldValue({ type: 'integer' }, ' 12 ')).toBe(12);
+    expect(fieldValue({ type: 'number' }, 'ten')).toBe('ten');
+    expect(fieldValue({ type: 'boolean' }, 'yes')).toBe(true);
+    expect(fieldValue({ type: 'array' }, 'x, y,,')).toEqual(['x', 'y']);
+    expect(fieldValue({ type: 'string' }, '')).toBeUndefined();
+    const lines = ['3', 'n', 'red, blue', ''];
+    expect(await askValues(form, async () => lines.shift())).toEqual({ n: 3, ok: false, tags: ['red', 'blue'] });
+    expect(fieldLine('who', form.properties.who, false)).toBe('who (one of a | b)');
+    expect(answerHint('g1', form)).toContain(`fengyu answer g1 --values '{"n":0,"ok":false,"tags":[],"who":""}'`);
+  });
+
+  it('fengyu run shows an input request and how to answer it; fengyu answer --values answers it', { timeout: 180_000 }, async () => {
+    const file = join(t.home, 'ask.json');
+    writeFileSync(file, JSON.stringify({ steps: [{ id: 'ask', kind: 'input', title: 'Pick a number', form: { type: 'object', properties: { n: { type: 'integer', title: 'A number' } }, required: ['n'] } }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] }));
+    const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'run', file, '--yes'], { cwd: root, env: { ...process.env, FENGYU_HOME: t.home, FENGYU_LOG_LEVEL: 'silent' } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const gateId = await until(() => /fengyu answer (\S+) --values/.exec(err)?.[1], 'the answer hint', 120_000);
+    expect(err).toContain('Step "ask" asks: Pick a number');
+    expect(err).toContain('n (integer, required): A number');
+    const bad = await fengyu(['answer', gateId, '--values', '{"n": "x"}']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('input_values_invalid');
+    const ok = await fengyu(['answer', gateId, '--values', '{"n": 42}']);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(await exited).toBe(0);
+    expect(out).toContain('"echoed": 42');
   });
 
   it('fengyu inbox lists the items; fengyu answer --approve answers one; a second answer fails', { timeout: 180_000 }, async () => {

@@ -105,6 +105,8 @@ describe('migration 130: the indexes of runs that every run writes', () => {
     expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled']);
     const partial = opened.raw.prepare('pragma index_list(runs)').all() as Array<{ name: string; partial: number }>;
     expect(partial.find((i) => i.name === 'runs_live')?.partial).toBe(1);
+    // migration 220: a run waiting for input is live too
+    expect((opened.raw.prepare("select sql from sqlite_master where name = 'runs_live'").get() as { sql: string }).sql).toContain("status = 'awaiting_input'");
     const columns = (opened.raw.prepare('pragma index_xinfo(runs_owner_created)').all() as Array<{ name: string | null; desc: number; key: number }>).filter((c) => c.key === 1);
     expect(columns.map((c) => [c.name, c.desc])).toEqual([
       ['owner', 0],

@@ -27,7 +27,7 @@ export interface SseEvent {
   data: any;
 }
 
-const EVENT_TYPES = ['run_created', 'plan_token', 'plan_ready', 'plan_approval_requested', 'plan_approved', 'step_start', 'step_approval_requested', 'step_approved', 'tool', 'step_retry', 'step_complete', 'loop_progress', 'audit', 'cancel_requested', 'resumed', 'status', 'complete', 'error', 'cancelled', 'interrupted'];
+const EVENT_TYPES = ['run_created', 'plan_token', 'plan_ready', 'plan_approval_requested', 'plan_approved', 'step_start', 'step_approval_requested', 'step_approved', 'input_requested', 'input_received', 'tool', 'step_retry', 'step_complete', 'loop_progress', 'audit', 'cancel_requested', 'resumed', 'status', 'complete', 'error', 'cancelled', 'interrupted'];
 const END = new Set(['complete', 'error', 'cancelled', 'interrupted']);
 
 export async function startTestHost(options: HostOptions & { keepHome?: string } = {}): Promise<TestHost> {

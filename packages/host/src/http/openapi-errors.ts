@@ -33,6 +33,7 @@ const EXTRA: Record<string, Partial<Record<Status, string[]>>> = {
   'POST /api/agent/run': { '429': ['capacity_exhausted'] },
   'POST /api/agent/batch': { '429': ['capacity_exhausted'] },
   'POST /api/agent/{runId}/approve': { '409': ['no_pending_gate'] },
+  'POST /api/agent/{runId}/input': { '409': ['no_pending_input'] },
   'POST /api/agent/runs/{runId}/resume': { '409': ['run_not_resumable', 'sandbox_weakened'], '429': ['capacity_exhausted'] },
   'POST /api/agent/runs/{runId}/fork': { '409': ['run_not_finished'], '429': ['capacity_exhausted'] },
   'POST /api/agent/runs/{runId}/rewind': { '409': ['run_not_finished'], '429': ['capacity_exhausted'] },
@@ -47,7 +48,7 @@ const EXTRA: Record<string, Partial<Record<Status, string[]>>> = {
   'POST /api/workflow-hooks/{triggerId}': { '403': ['webhook_peer_forbidden', 'forbidden_host'], '409': ['webhook_trigger_paused', 'webhook_event_interrupted', 'workflow_not_published'], '429': ['capacity_exhausted'] },
   'POST /api/chat': { '409': ['chat_busy'] },
   'POST /api/chat/{id}/approve': { '409': ['chat_no_pending_gate'] },
-  'POST /api/inbox/{id}': { '409': ['inbox_item_settled'] },
+  'POST /api/inbox/{id}': { '409': ['inbox_item_settled', 'no_pending_input'] },
 };
 
 /** The shape of an operation that decides its error answers. */

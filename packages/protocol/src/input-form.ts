@@ -67,59 +67,66 @@ function fieldProblems(f: Field, at: string, bad: (field: string, reason: string
   }
 }
 
-/** One value against its field; the reason it does not fit, or undefined. */
-function valueReason(f: Field & { minimum?: unknown; maximum?: unknown }, v: unknown): string | undefined {
+/** Why a value does not fit its field: the rule (its code is `input_value_<rule>`) and its parameters. */
+type Misfit = { rule: string; params?: Record<string, unknown> };
+
+/** One value against its field; why it does not fit, or undefined. */
+function valueMisfit(f: Field & { minimum?: unknown; maximum?: unknown }, v: unknown): Misfit | undefined {
   switch (f.type) {
     case 'string': {
-      if (typeof v !== 'string') return 'must be a string';
-      if (Array.isArray(f.enum) && !f.enum.includes(v)) return `must be one of ${f.enum.map((e) => JSON.stringify(e)).join(', ')}`;
-      if (typeof f.maxLength === 'number' && [...v].length > f.maxLength) return `must be at most ${f.maxLength} characters`;
-      if (f.format === 'email' && !EMAIL.test(v)) return 'must be an e-mail address';
-      if (f.format === 'date' && (!DATE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)))) return 'must be a date (YYYY-MM-DD)';
-      if (f.format === 'uri' && !URL.canParse(v)) return 'must be an absolute URI';
+      if (typeof v !== 'string') return { rule: 'not_string' };
+      if (Array.isArray(f.enum) && !f.enum.includes(v)) return { rule: 'enum', params: { options: f.enum.map((e) => JSON.stringify(e)).join(', ') } };
+      if (typeof f.maxLength === 'number' && [...v].length > f.maxLength) return { rule: 'too_long', params: { max: f.maxLength } };
+      if (f.format === 'email' && !EMAIL.test(v)) return { rule: 'email' };
+      if (f.format === 'date' && (!DATE.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)))) return { rule: 'date' };
+      if (f.format === 'uri' && !URL.canParse(v)) return { rule: 'uri' };
       return undefined;
     }
     case 'number':
     case 'integer': {
-      if (typeof v !== 'number' || !Number.isFinite(v)) return 'must be a number';
-      if (f.type === 'integer' && !Number.isInteger(v)) return 'must be an integer';
-      if (typeof f.minimum === 'number' && v < f.minimum) return `must be at least ${f.minimum}`;
-      if (typeof f.maximum === 'number' && v > f.maximum) return `must be at most ${f.maximum}`;
+      if (typeof v !== 'number' || !Number.isFinite(v)) return { rule: 'not_number' };
+      if (f.type === 'integer' && !Number.isInteger(v)) return { rule: 'not_integer' };
+      if (typeof f.minimum === 'number' && v < f.minimum) return { rule: 'min', params: { min: f.minimum } };
+      if (typeof f.maximum === 'number' && v > f.maximum) return { rule: 'max', params: { max: f.maximum } };
       return undefined;
     }
     case 'boolean':
-      return typeof v === 'boolean' ? undefined : 'must be true or false';
+      return typeof v === 'boolean' ? undefined : { rule: 'not_boolean' };
     case 'array':
-      return Array.isArray(v) && v.every((x) => typeof x === 'string') ? undefined : 'must be a list of strings';
+      return Array.isArray(v) && v.every((x) => typeof x === 'string') ? undefined : { rule: 'not_list' };
     default:
-      return 'is not a field of the form';
+      return { rule: 'unknown' };
   }
 }
 
+/** The codes of `valueProblems`: `input_value_<rule>`, each with a message in every language. */
+export const INPUT_VALUE_CODES = ['required', 'unknown', 'not_object', 'not_string', 'not_number', 'not_integer', 'not_boolean', 'not_list', 'enum', 'too_long', 'email', 'date', 'uri', 'min', 'max'].map((r) => `input_value_${r}`);
+
 /**
  * Every field of `values` that does not satisfy `form` (a missing required field, a value of the
- * wrong type or outside its enum, format or length, a field the form does not have), each as
- * `input_value_invalid` with `field: "values.<name>"`. An empty list when the values fit.
+ * wrong type or outside its enum, format, length or range, a field the form does not have), each
+ * with `field: "values.<name>"` and a code naming the rule (`input_value_required`,
+ * `input_value_too_long` …, see `INPUT_VALUE_CODES`). An empty list when the values fit.
  */
 export function valueProblems(form: Record<string, unknown>, values: unknown): Problem[] {
   const problems: Problem[] = [];
-  const bad = (name: string, reason: string) => problems.push({ code: 'input_value_invalid', field: `values.${name}`, params: { field: name, reason } });
+  const bad = (name: string, m: Misfit) => problems.push({ code: `input_value_${m.rule}`, field: `values.${name}`, params: { field: name, ...m.params } });
   if (!isObject(values)) {
-    problems.push({ code: 'input_value_invalid', field: 'values', params: { field: 'values', reason: 'must be an object of the form\'s fields' } });
+    problems.push({ code: 'input_value_not_object', field: 'values', params: { field: 'values' } });
     return problems;
   }
   const props = (isObject(form.properties) ? form.properties : {}) as Record<string, Field>;
   const required = Array.isArray(form.required) ? (form.required as string[]) : [];
-  for (const name of required) if (values[name] === undefined || values[name] === null) bad(name, 'is required');
+  for (const name of required) if (values[name] === undefined || values[name] === null) bad(name, { rule: 'required' });
   for (const [name, v] of Object.entries(values)) {
     const f = Object.hasOwn(props, name) ? props[name] : undefined;
     if (!f) {
-      bad(name, 'is not a field of the form');
+      bad(name, { rule: 'unknown' });
       continue;
     }
     if (v === undefined || v === null) continue;
-    const reason = valueReason(f, v);
-    if (reason) bad(name, reason);
+    const misfit = valueMisfit(f, v);
+    if (misfit) bad(name, misfit);
   }
   return problems;
 }

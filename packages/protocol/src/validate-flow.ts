@@ -155,7 +155,7 @@ function inputProblems(step: PlanStep, inBody: boolean, p: (code: string, params
   if (on !== undefined && !(INPUT_ON_TIMEOUT as readonly string[]).includes(on)) p('input_on_timeout_invalid', { value: on }, 'onTimeout');
   if (on !== 'default' || form === undefined || formBad.length) return;
   if (step.defaults === undefined) return p('input_defaults_required', {}, 'defaults');
-  for (const v of valueProblems(form, step.defaults)) p('input_defaults_invalid', { field: v.params?.field, reason: v.params?.reason }, `defaults.${String(v.params?.field)}`.replace(/^defaults\.values$/, 'defaults'));
+  for (const v of valueProblems(form, step.defaults)) p('input_defaults_invalid', { field: v.params?.field }, `defaults.${String(v.params?.field)}`);
 }
 
 /**

@@ -240,6 +240,8 @@ describe('input steps', () => {
     expect(bad.body.error.code).toBe('input_values_invalid');
     expect(bad.body.error.message).toContain('输入仍在等待');
     expect(bad.body.error.details.map((d: any) => d.field).sort()).toEqual(['values.discount', 'values.extra', 'values.note']);
+    // each field's message in the caller's language
+    expect(bad.body.error.details.find((d: any) => d.field === 'values.note').message).toBe('字段“note”最多 5 个字符。');
     const missing = await t.api('POST', `/api/agent/${runId}/input`, { values: {} });
     expect(missing.body.error.details.map((d: any) => d.field)).toEqual(['values.discount']);
     expect((await t.api('POST', `/api/agent/${runId}/input`, { discount: 1 })).body.error.code).toBe('invalid_request');
@@ -296,7 +298,7 @@ describe('input steps', () => {
     expect(item).toMatchObject({ kind: 'input', trigger: 'task', workflowName: 'Ask a discount', form });
     const bad = await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 'x' } });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.details).toEqual([expect.objectContaining({ code: 'input_value_invalid', field: 'values.discount', stepId: 'ask' })]);
+    expect(bad.body.error.details).toEqual([expect.objectContaining({ code: 'input_value_not_number', field: 'values.discount', stepId: 'ask' })]);
     expect((await t.api('POST', `/api/inbox/${item.id}`, { decision: 'approve' })).body.error.code).toBe('invalid_request');
     expect((await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 30 } }, { 'x-fengyu-token': bob })).status).toBe(404);
     const ok = await t.api('POST', `/api/inbox/${item.id}`, { values: { discount: 30 } });

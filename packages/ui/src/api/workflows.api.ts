@@ -71,6 +71,8 @@ export function agentApi(api: ApiClient) {
     tools: async () => list<CatalogEntry>(await api.get('/api/agent/tools'), 'tools'),
     approve: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`),
     cancel: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/cancel`),
+    /** Answers the run's pending input step with `values`. */
+    input: (runId: string, values: Record<string, unknown>) => api.post<unknown>(`/api/agent/${enc(runId)}/input`, { values }),
     run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
     runs: async (query: { q?: string; limit?: number } = {}) => list<RunListItem>(await api.get('/api/agent/runs', { query }), 'runs'),
     streamUrl: (runId: string) => api.streamUrl('/api/agent/stream', { runId }),

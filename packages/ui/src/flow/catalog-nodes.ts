@@ -24,6 +24,8 @@ export const COLORS = {
   condition: '#FFB938',
   conditionAgent: '#ff8fab',
   forEach: '#9C89B8',
+  /** Human Input (AgentFlow v2's color for people in the loop). */
+  input: '#6E6EFD',
   unavailable: '#666666',
 } as const;
 
@@ -83,6 +85,7 @@ export function nodeColor(node: StepNode, entry: CatalogEntry | undefined): stri
   if (node.type === 'model') return COLORS.model;
   if (node.type === 'condition') return node.data.instruction !== undefined ? COLORS.conditionAgent : COLORS.condition;
   if (node.type === 'forEach') return COLORS.forEach;
+  if (node.type === 'input') return COLORS.input;
   if (!entry?.available) return COLORS.unavailable;
   if (node.data.requiresApproval) return COLORS.approval;
   return toolColor(entry);

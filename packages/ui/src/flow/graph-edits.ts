@@ -35,6 +35,13 @@ export function addConditionNode(g: WorkflowGraph, position: GraphPosition, agen
   return id;
 }
 
+/** A Human Input node asking for one required text field. */
+export function addInputNode(g: WorkflowGraph, position: GraphPosition): string {
+  const id = newNodeId(g, 'ask');
+  g.nodes.push({ id, type: 'input', position, data: { arguments: {}, form: { type: 'object', properties: { answer: { type: 'string', title: 'Answer' } }, required: ['answer'] } } });
+  return id;
+}
+
 /** An empty forEach group (its body is dragged in), at `GROUP_SIZE`. */
 export function addForEachNode(g: WorkflowGraph, position: GraphPosition): string {
   const id = newNodeId(g, 'each');

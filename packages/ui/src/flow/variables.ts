@@ -193,7 +193,8 @@ export function variableTree(ctx: TreeContext, nodeId: string, expected: ValueKi
     const level = parentOf(node);
     if (loop ? level !== loop && !(level === undefined && above.has(node.id)) : level !== undefined) continue;
     const entry = node.type === 'tool' ? ctx.tool(node.tool.name) : undefined;
-    const schema = outputSchemaOf(entry);
+    // a Human Input node's result is its form's values
+    const schema = node.type === 'input' ? (node.data.form as JsonSchema) : outputSchemaOf(entry);
     const hasLast = ctx.lastResults?.has(node.id) ?? false;
     const last = ctx.lastResults?.get(node.id);
     const row = buildRow({

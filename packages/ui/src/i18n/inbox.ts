@@ -27,6 +27,8 @@ export const en = {
   notifyBlocked: 'Browser notifications are blocked for this page.',
   notificationTitle: 'FengYu waits for you: {title}',
   required: 'required',
+  inputTitle: 'Step "{id}" asks for input',
+  preview: 'Preview (not sent)',
 };
 
 export const zhCN: typeof en = {
@@ -57,4 +59,6 @@ export const zhCN: typeof en = {
   notifyBlocked: '此页面的浏览器通知已被阻止。',
   notificationTitle: 'FengYu 正在等待你：{title}',
   required: '必填',
+  inputTitle: '步骤“{id}”需要输入',
+  preview: '预览（不会提交）',
 };

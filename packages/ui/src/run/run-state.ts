@@ -28,10 +28,14 @@ export interface StepView {
 }
 
 export interface Gate {
-  kind: 'plan' | 'step';
+  kind: 'plan' | 'step' | 'input';
   gateId: string;
   stepId?: string;
   reason?: string;
+  /** An input step's title, form and expiry. */
+  title?: string;
+  form?: Record<string, unknown>;
+  expiresAt?: string;
 }
 
 export interface RunView {
@@ -130,6 +134,11 @@ export function applyEvent(view: RunView, e: RawEvent): RunView {
       return { ...v, status: 'awaiting_step_approval', gate: { kind: 'step', gateId: String(e.gateId), stepId: String(e.stepId), reason: str(e.reason) } };
     case 'step_approved':
       return { ...patchStep(v, String(e.stepId), { status: 'running' }), status: 'running', gate: undefined };
+    case 'input_requested':
+      v = patchStep(v, String(e.stepId), { status: 'awaiting_approval' });
+      return { ...v, status: 'awaiting_input', gate: { kind: 'input', gateId: String(e.gateId), stepId: String(e.stepId), title: str(e.title), form: e.form as Record<string, unknown>, expiresAt: str(e.expiresAt) } };
+    case 'input_received':
+      return { ...patchStep(v, String(e.stepId), { status: 'running' }), status: 'running', gate: undefined };
     case 'step_complete': {
       const status = (['done', 'failed', 'skipped'].includes(String(e.status)) ? e.status : 'done') as StepStatus;
       return patchStep(v, String(e.stepId), {
@@ -164,6 +173,8 @@ export const STREAM_EVENT_TYPES = [
   'step_start',
   'step_approval_requested',
   'step_approved',
+  'input_requested',
+  'input_received',
   'tool',
   'step_retry',
   'step_complete',

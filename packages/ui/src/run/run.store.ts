@@ -3,6 +3,7 @@ import { defineStore } from 'pinia';
 import { ref, shallowRef } from 'vue';
 import type { RunFile } from '../api/workflows.api';
 import type { Services } from '../app/services';
+import { fieldErrors } from '../pages/inbox/inbox-form';
 import type { RunView } from './run-state';
 import { followRun, type RunFollower } from './run-stream';
 
@@ -58,11 +59,28 @@ export const useRun = defineStore('run', () => {
     }
   }
 
+  /** Answers the pending input step; the host's refusal per field (empty when none) is returned. */
+  async function input(values: Record<string, unknown>): Promise<Record<string, string>> {
+    const id = view.value?.runId;
+    if (!id) return {};
+    busy.value = true;
+    error.value = undefined;
+    try {
+      await api().agent.input(id, values);
+      return {};
+    } catch (e) {
+      error.value = (e as Error).message;
+      return fieldErrors(e);
+    } finally {
+      busy.value = false;
+    }
+  }
+
   function close() {
     follower?.close();
     follower = undefined;
     view.value = undefined;
   }
 
-  return { view, error, busy, init, open, startWorkflow, approve: () => act('approve'), cancel: () => act('cancel'), close };
+  return { view, error, busy, init, open, startWorkflow, approve: () => act('approve'), cancel: () => act('cancel'), input, close };
 });

@@ -17,6 +17,8 @@ export function agentPageApi(api: ApiClient) {
     approvePlan: (runId: string, plan?: AgentPlan) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`, plan),
     approveStep: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`),
     reject: (runId: string, reason?: string) => api.post<unknown>(`/api/agent/${enc(runId)}/approve`, { decision: 'reject', ...(reason ? { reason } : {}) }),
+    /** Answers the run's pending input step (400 `input_values_invalid` names every field that does not fit). */
+    input: (runId: string, values: Record<string, unknown>) => api.post<unknown>(`/api/agent/${enc(runId)}/input`, { values }),
     cancel: (runId: string) => api.post<unknown>(`/api/agent/${enc(runId)}/cancel`),
     run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
     /** Retry a failed or interrupted run from its failed step: a new run, started at once. */

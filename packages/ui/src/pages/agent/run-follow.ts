@@ -55,6 +55,10 @@ export function applyAgentEvent(state: AgentRunState, e: RawEvent): AgentRunStat
         gate = undefined;
         view = { ...view, gate: undefined, status: view.status === 'awaiting_step_approval' ? 'running' : view.status };
       }
+      // an input that expired without defaults: its step fails, the run goes on or ends
+      if (e.kind === 'gate_expired' && view.gate?.kind === 'input') {
+        view = { ...view, gate: undefined, status: view.status === 'awaiting_input' ? 'running' : view.status };
+      }
       break;
     case 'resumed':
       view = { ...view, ended: false, error: undefined };
@@ -74,7 +78,7 @@ export function progressOf(view: RunView): { done: number; total: number; failed
 }
 
 export function isActiveStatus(status: string): boolean {
-  return ['connecting', 'planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval'].includes(status);
+  return ['connecting', 'planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'awaiting_input'].includes(status);
 }
 
 /** Follows `runId` over SSE for as long as the calling component lives. */

@@ -7,7 +7,7 @@ import type { Services } from '../../app/services';
 import { applyPositions, connectionToEdge } from '../../flow/canvas-map';
 import { type CatalogSync, resolveTool, syncWithCatalog } from '../../flow/catalog-nodes';
 import { type Diagnostic, diagnose, diagnosticsByNode } from '../../flow/diagnostics';
-import { addConditionNode, addForEachNode, addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
+import { addConditionNode, addForEachNode, addInputNode, addModelNode, addNote as addNoteTo, addToolNode, duplicateNode, ensureEdge, removableIds, removeElements } from '../../flow/graph-edits';
 import { groupAt, placeInGroup } from '../../flow/groups';
 import { createHistory } from '../../flow/history';
 import type { LoopView } from '../../run/loop-state';
@@ -178,6 +178,10 @@ export const useBuilder = defineStore('builder', () => {
   /** A condition node (`agent`: a model condition); dropped inside a group it joins its body. */
   function addCondition(position: GraphPosition, agent: boolean) {
     return addStep((g) => addConditionNode(g, position, agent), position);
+  }
+  /** A Human Input node (a group refuses it: the validator names it). */
+  function addInput(position: GraphPosition) {
+    return addStep((g) => addInputNode(g, position), position);
   }
   function addForEach(position: GraphPosition) {
     let id = '';
@@ -387,7 +391,7 @@ export const useBuilder = defineStore('builder', () => {
   return {
     workflowId, meta, versionState, name, description, goal, graph, catalog, secretNames, catalogError, sync, selected, loadError, saveError, conflict, saving,
     lastResults, badges, loops, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
-    init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addCondition, addForEach, addNote, resizeGroup, setCases, duplicate, remove, connect, move, setArgument,
+    init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addCondition, addForEach, addInput, addNote, resizeGroup, setCases, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,
   };
 });

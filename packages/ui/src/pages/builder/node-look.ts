@@ -48,6 +48,7 @@ function iconFor(node: StepNode, entry: CatalogEntry | undefined, unavailable: b
   if (node.type === 'model') return 'model';
   if (node.type === 'condition') return node.data.instruction !== undefined ? 'subtask' : 'split';
   if (node.type === 'forEach') return 'loop';
+  if (node.type === 'input') return 'approval';
   if (unavailable) return 'unavailable';
   if (node.data.requiresApproval) return 'approval';
   return entry ? iconOf(entry) : 'tool';
@@ -73,7 +74,8 @@ export function useNodeLook(nodeId: () => string) {
       icon: iconFor(node, entry, unavailable),
       title: node.data.title || label || (node.type === 'tool' ? node.tool.name : node.id),
       subtitle: node.type === 'tool' ? node.tool.name : '',
-      rows: node.type === 'tool' ? rowsOf(outputSchemaOf(entry)) : [],
+      // a Human Input node's rows are its form's fields (what it passes on)
+      rows: node.type === 'tool' ? rowsOf(outputSchemaOf(entry)) : node.type === 'input' ? rowsOf(node.data.form as JsonSchema) : [],
       unavailable,
       problems: builder.byNode.get(node.id) ?? [],
       badge: builder.badges[node.id],

@@ -34,6 +34,21 @@ export function formFields(form: Record<string, unknown>): FormField[] {
   });
 }
 
+/**
+ * The host's refusal of the values, per field: `input_values_invalid` details name each field
+ * (`values.<name>`) with its localized message; empty for any other error.
+ */
+export function fieldErrors(e: unknown): Record<string, string> {
+  const err = e as { code?: string; details?: unknown };
+  if (err?.code !== 'input_values_invalid' || !Array.isArray(err.details)) return {};
+  const out: Record<string, string> = {};
+  for (const d of err.details as Array<{ field?: string; message?: string }>) {
+    const name = d.field?.startsWith('values.') ? d.field.slice('values.'.length) : undefined;
+    if (name && d.message) out[name] = d.message;
+  }
+  return out;
+}
+
 /** The typed values: numbers as numbers, lists split on commas, empty optional fields left out. */
 export function formValues(fields: FormField[], raw: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};

@@ -7,7 +7,8 @@ import { SHOTS, startUi2, type Ui2 } from './harness';
 /**
  * The Inbox page in real Chromium at 1280×800: a background task whose run reaches a step gate
  * waits there (the navigation counts it, live); it is answered on the page, in English and in
- * Simplified Chinese, and the task goes on.
+ * Simplified Chinese, and the task goes on. An input step's form is filled in and submitted there;
+ * a field the host refuses shows its message beside it.
  */
 let u: Ui2;
 let page: Page;
@@ -17,7 +18,8 @@ async function waitingTask(): Promise<{ id: string; runId: string }> {
   const res = await u.t.api('POST', '/api/agent/tasks', { workflowId: writer, permissionMode: 'ask' });
   if (res.status !== 202) throw new Error(JSON.stringify(res.body));
   let snap = res.body;
-  await expect.poll(async () => (snap = (await u.t.api('GET', `/api/agent/tasks/${res.body.id}`)).body).state, { timeout: 20_000 }).toBe('waiting');
+  // a gate opened as the run begins (an input first) may park the task before it records its run's id
+  await expect.poll(async () => ((snap = (await u.t.api('GET', `/api/agent/tasks/${res.body.id}`)).body).runId ? snap.state : 'starting'), { timeout: 20_000 }).toBe('waiting');
   return { id: snap.id, runId: snap.runId };
 }
 
@@ -77,5 +79,33 @@ describe('inbox page', () => {
     expect(done.state).toBe('failed');
     const run = (await u.t.api('GET', `/api/agent/runs/${task.runId}`)).body;
     expect(JSON.stringify(run.executions)).toContain('今天不写');
+  });
+
+  it('answers an input form (zh-CN, then en): a refused field shows its message beside it; the values reach the run', async () => {
+    const form = { type: 'object', required: ['discount'], properties: { discount: { type: 'number', title: 'Discount (%)' }, note: { type: 'string', title: 'Note', maxLength: 5 }, region: { type: 'string', enum: ['north', 'south'] } } };
+    const made = await u.t.api('POST', '/api/workflows', { name: 'Discount', inputSchema: { type: 'object', properties: {} }, plan: { steps: [{ id: 'ask', kind: 'input', title: 'Approve the discount', form }, { id: 'say', tool: 'echo', arguments: { value: '{{node.ask.result.discount}}' }, dependsOn: ['ask'] }] } });
+    await u.t.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision });
+    writer = made.body.id;
+    for (const [locale, note] of [['zh-CN', '太长的备注文字'], ['en', 'far too long']] as const) {
+      await page.getByTestId('locale').selectOption(locale);
+      const task = await waitingTask();
+      const item = page.locator('[data-testid="inbox-item"][data-kind="input"]');
+      await item.waitFor();
+      await page.getByTestId('form-discount').fill('15');
+      await page.getByTestId('form-note').fill(note);
+      await page.getByTestId('form-region').selectOption('south');
+      await page.getByTestId('inbox-submit').click();
+      const error = page.getByTestId('form-error-note');
+      await error.waitFor();
+      expect(await error.innerText()).toBe(locale === 'en' ? 'Field "note" must be at most 5 characters.' : '字段“note”最多 5 个字符。');
+      await shot(`inbox-input-${locale === 'en' ? 'en' : 'zh'}`);
+      await page.getByTestId('form-note').fill('vip');
+      await page.getByTestId('inbox-submit').click();
+      await page.getByTestId('inbox-empty').waitFor();
+      const done = (await u.t.api('GET', `/api/agent/tasks/${task.id}/output?timeoutMs=20000`)).body;
+      expect(done.state).toBe('completed');
+      const run = (await u.t.api('GET', `/api/agent/runs/${task.runId}`)).body;
+      expect(run.executions.find((e: { stepId: string }) => e.stepId === 'ask').result).toEqual({ discount: 15, note: 'vip', region: 'south' });
+    }
   });
 });

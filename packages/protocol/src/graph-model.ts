@@ -173,8 +173,8 @@ export interface ForEachData extends StepData {
 
 /**
  * Data of a Human Input node: the form a person fills in (a JSON Schema of `type: "object"`, see
- * `input-form.ts`), what happens on timeout and the values used then. Its wait (`timeoutMs`)
- * travels in `extra` like every step's timeout. `arguments` stays empty.
+ * `input-form.ts`), what happens on timeout and the values used then. Its wait is the node's
+ * `timeoutMs`, as for every step. `arguments` stays empty.
  */
 export interface InputData extends StepData {
   /** The form: `{type: "object", properties: {…}, required?: […]}`. */

@@ -326,7 +326,7 @@ export class AgentService {
       return { gateId: entry.gate.id, kind: 'input' };
     }
     const gate = gateOf(row);
-    if (!gate || gate.kind !== 'input' || !(await this.parked(row))) throw new FengYuError('no_pending_input', { runId });
+    if (gate?.kind !== 'input' || !(await this.parked(row))) throw new FengYuError('no_pending_input', { runId });
     await this.continueParked(row, { kind: 'values', values: checkValues(gate, values) });
     return { gateId: gate.id, kind: 'input' };
   }

@@ -103,17 +103,22 @@ function follow(h: HostHandle, runId: string, opts: Opts): Promise<string> {
       bar.stop();
       log(`Step "${d.stepId}" asks: ${d.title} (until ${d.expiresAt})`);
       for (const f of formFields(d.form)) log(`  - ${fieldLine(f.name, f.field, f.required)}`);
-      if (!process.stdin.isTTY) return log(answerHint(d.gateId, d.form));
-      for (;;) {
-        const values = await askValues(d.form, input.line);
-        if (!values) return log(answerHint(d.gateId, d.form));
+      const values = process.stdin.isTTY ? await askValues(d.form, input.line) : undefined;
+      if (!values) {
+        log(answerHint(d.gateId, d.form));
+        return;
+      }
+      for (let next: Record<string, unknown> | undefined = values; next; next = await askValues(d.form, input.line)) {
         try {
-          await call(h, 'POST', `/api/agent/${runId}/input`, { values });
-          return bar.start(total, done, { status: 'running' });
+          await call(h, 'POST', `/api/agent/${runId}/input`, { values: next });
+          bar.start(total, done, { status: 'running' });
+          return;
         } catch (err) {
           log(err instanceof Error ? err.message : String(err));
         }
       }
+      // stdin ended before the values fit
+      log(answerHint(d.gateId, d.form));
     });
     const progress = newProgressState();
     for (const type of ['step_start', 'step_complete', 'loop_progress']) {

@@ -9,6 +9,8 @@ import {
   RpcErrorCode,
   type RpcError,
   type RpcRequest,
+  SECRETS_GET_METHOD,
+  SECRETS_SET_METHOD,
 } from './wire';
 import { directWriter } from './stdout';
 
@@ -37,6 +39,15 @@ export interface MethodContext {
   dataDir: string;
   /** JSON-RPC id of the call. */
   requestId: number | string;
+  /** The plugin's own secrets, kept encrypted in the host's vault (never in the data directory). */
+  secrets: PluginSecrets;
+}
+
+/** A plugin's values in the host's vault, by key (see `PLUGIN_SECRET_KEY_RE`). */
+export interface PluginSecrets {
+  get(key: string): Promise<string | undefined>;
+  /** Stores a value, or removes it with `null`. */
+  set(key: string, value: string | null): Promise<void>;
 }
 
 export interface MethodSpec<I extends z.ZodType, O extends z.ZodType> {
@@ -79,7 +90,20 @@ const SETTLED = Promise.resolve();
 export class Worker {
   private readonly methods = new Map<string, Registered>();
   private readonly inflight = new Map<number | string, CallState>();
+  /** Requests this worker sent the host, by their (string) id. */
+  private readonly asked = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private nextAsk = 1;
   private io?: WorkerIo;
+  /** The vault access every call's context shares. */
+  private readonly secrets: PluginSecrets = {
+    get: async (key) => {
+      const r = (await this.ask(SECRETS_GET_METHOD, { key })) as { value?: unknown } | null;
+      return typeof r?.value === 'string' ? r.value : undefined;
+    },
+    set: async (key, value) => {
+      await this.ask(SECRETS_SET_METHOD, { key, value });
+    },
+  };
   private dirs = { pluginRoot: '', dataDir: '' };
 
   /** Registers a method. Types of `input` and the return value are inferred from the schemas. */
@@ -144,6 +168,8 @@ export class Worker {
     });
     full.input.on('end', () => {
       for (const c of this.inflight.values()) c.abort();
+      for (const w of this.asked.values()) w.reject(new Error('the host closed the connection'));
+      this.asked.clear();
       full.exit(0);
     });
   }
@@ -175,6 +201,26 @@ export class Worker {
     this.queue(`{"jsonrpc":"2.0","id":${Number.isSafeInteger(id) ? String(id) : JSON.stringify(id)},"result":${json}}`);
   }
 
+  /** Sends the host a request of the worker's own and waits for its answer. */
+  private ask(method: string, params: unknown): Promise<unknown> {
+    const id = `w${this.nextAsk++}`;
+    return new Promise((resolve, reject) => {
+      this.asked.set(id, { resolve, reject });
+      this.send({ id, method, params });
+    });
+  }
+
+  /** An answer to one of the worker's own requests (true when the line was one). */
+  private onAnswer(msg: { id?: unknown; result?: unknown; error?: { message?: unknown } }): boolean {
+    if (typeof msg.id !== 'string') return false;
+    const waiting = this.asked.get(msg.id);
+    if (!waiting) return false;
+    this.asked.delete(msg.id);
+    if (msg.error) waiting.reject(new Error(typeof msg.error.message === 'string' ? msg.error.message : 'the host refused the request'));
+    else waiting.resolve(msg.result);
+    return true;
+  }
+
   private fail(id: RpcRequest['id'], error: RpcError): void {
     this.send({ id: id ?? null, error });
   }
@@ -187,6 +233,7 @@ export class Worker {
       this.fail(null, { code: RpcErrorCode.parseError, message: 'invalid JSON' });
       return;
     }
+    if (msg && typeof msg === 'object' && msg.method === undefined && this.onAnswer(msg as never)) return;
     if (!msg || typeof msg !== 'object' || typeof msg.method !== 'string') {
       this.fail(msg?.id, { code: RpcErrorCode.invalidRequest, message: 'not a JSON-RPC request' });
       return;
@@ -215,7 +262,7 @@ export class Worker {
       this.fail(id, { code: RpcErrorCode.invalidParams, message: z.prettifyError(parsed.error), data: parsed.error.issues });
       return;
     }
-    const state = new CallState(id, this.dirs, (m) => this.send(m));
+    const state = new CallState(id, this.dirs, (m) => this.send(m), this.secrets);
     this.inflight.set(id, state);
     let output: unknown;
     try {
@@ -264,6 +311,7 @@ class CallState implements MethodContext {
     readonly requestId: number | string,
     dirs: { pluginRoot: string; dataDir: string },
     send: (message: Record<string, unknown>) => void,
+    readonly secrets: PluginSecrets,
   ) {
     this.pluginRoot = dirs.pluginRoot;
     this.dataDir = dirs.dataDir;

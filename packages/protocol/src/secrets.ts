@@ -1,4 +1,6 @@
+import { type JsonSchema, sealSecretLiterals } from './catalog';
 import type { Problem } from './errors';
+import type { AgentPlan, PlanStep } from './plan';
 import { collectReferences, formatPath } from './references';
 
 /**
@@ -138,4 +140,30 @@ export function redactValue<T>(value: T, list: readonly SecretValue[]): T {
     return v;
   };
   return walk(value) as T;
+}
+
+/**
+ * A plan as it may be stored (a workflow's definition, a run's row): each write-only argument
+ * holding a value typed in becomes the marker (`sealSecretLiterals`), in every step, loop bodies
+ * included; whole references stay. The same plan object when nothing changes.
+ */
+export function sealPlanSecretLiterals(plan: AgentPlan, schemaOf: (tool: string) => JsonSchema | undefined): AgentPlan {
+  const steps = sealSteps(plan.steps, schemaOf);
+  return steps === plan.steps ? plan : { ...plan, steps };
+}
+
+function sealSteps(steps: PlanStep[], schemaOf: (tool: string) => JsonSchema | undefined): PlanStep[] {
+  const out = steps.map((step) => {
+    let next = step;
+    if (step.tool && step.arguments) {
+      const args = sealSecretLiterals(step.arguments, schemaOf(step.tool));
+      if (args !== step.arguments) next = { ...next, arguments: args };
+    }
+    if (Array.isArray(step.steps)) {
+      const body = sealSteps(step.steps, schemaOf);
+      if (body !== step.steps) next = { ...next, steps: body };
+    }
+    return next;
+  });
+  return out.every((s, i) => s === steps[i]) ? steps : out;
 }

@@ -9,7 +9,7 @@ import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
 import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
-import { planReadyEvent } from './run-text';
+import { planReadyEvent, planRowText } from './run-text';
 import type { GateParking, GateRecorder, OuterApproval } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
@@ -259,7 +259,7 @@ export class AgentService {
       owner: req.owner,
       goal: w.goal ?? null,
       status: w.status,
-      plan: p.plan ? JSON.stringify(p.plan) : null,
+      plan: p.plan ? planRowText(p.plan, p.catalog) : null,
       config: JSON.stringify(p.config),
       inputs: req.inputs ? JSON.stringify(req.inputs) : '{}',
       files: w.grants.length ? JSON.stringify(w.grants) : '[]',
@@ -381,7 +381,8 @@ export class AgentService {
   private async continueParked(row: RunRow, answer: ParkedAnswer): Promise<void> {
     const gate = gateOf(row) as NonNullable<ReturnType<typeof gateOf>>;
     const plan = (answer.kind === 'approve' && answer.plan) || parsePlan(row);
-    const next = await answerParked(this.deps, row, gate, answer.kind === 'approve' && gate.kind === 'plan' ? { ...answer, plan } : answer);
+    const catalog = await this.deps.catalog.snapshot(row.owner);
+    const next = await answerParked(this.deps, row, gate, answer.kind === 'approve' && gate.kind === 'plan' ? { ...answer, plan } : answer, (p) => planRowText(p, catalog));
     if (next.kind === 'ended' || !plan) return;
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: false };
     const reuse = new Map((await this.deps.repo.steps(row.id)).filter((e) => e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)).map((e) => [executionKey(e), e]));
@@ -389,7 +390,7 @@ export class AgentService {
     let task: GateParking | undefined;
     const parking: GateParking = { parked: () => task?.parked(), resumed: () => task?.resumed() ?? Promise.resolve() };
     const run = new ActiveRun(
-      { id: row.id, owner: row.owner, goal: row.goal ?? undefined, plan: next.plan ?? plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog: await this.deps.catalog.snapshot(row.owner), reuse, fresh: false, ...(next.step ? { answered: next.step } : {}), parking },
+      { id: row.id, owner: row.owner, goal: row.goal ?? undefined, plan: next.plan ?? plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, ...(next.step ? { answered: next.step } : {}), parking },
       this.runDeps(),
     );
     this.track(run);

@@ -50,7 +50,7 @@ export interface ParkedDeps {
  * next: `continue` (with the outcome its step's gate gets, or the approved plan), or `ended`
  * (a rejected or expired plan review cancels the run).
  */
-export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate, answer: ParkedAnswer): Promise<{ kind: 'ended' } | { kind: 'continue'; step?: { stepId: string; outcome: GateOutcome }; plan?: AgentPlan }> {
+export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate, answer: ParkedAnswer, planText: (plan: AgentPlan) => string = JSON.stringify): Promise<{ kind: 'ended' } | { kind: 'continue'; step?: { stepId: string; outcome: GateOutcome }; plan?: AgentPlan }> {
   const now = isoTime(deps.clock.now());
   const how = answer.kind === 'expire' ? 'expired' : 'answered';
   const settle = async (trx: Parameters<NonNullable<ParkedDeps['gates']>['settled']>[2]) => {
@@ -86,7 +86,7 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
     events = [{ type: 'audit', kind: answer.kind === 'expire' ? 'gate_expired' : 'step_rejected', stepId: gate.stepId, reason }];
   }
   await deps.events.commit(row.id, events, async (trx) => {
-    const patch = { status: 'running' as const, gate: null, updated_at: now, ...(plan ? { plan: JSON.stringify(plan) } : {}) };
+    const patch = { status: 'running' as const, gate: null, updated_at: now, ...(plan ? { plan: planText(plan) } : {}) };
     if (!(await deps.repo.updateIfLive(row.id, patch, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
     await settle(trx);
   });

@@ -1,6 +1,6 @@
 import { type AgentPlan, FengYuError } from '@fengyu/protocol';
 import type { PlanRequest } from './contracts';
-import { problemLines, redactPlan } from './run-text';
+import { planRowText, problemLines, redactPlan } from './run-text';
 import type { StepHost } from './run-types';
 
 /**
@@ -36,6 +36,6 @@ export async function draftPlan(run: StepHost & { goal?: string }, ended: () => 
   }
   if (ended()) return undefined;
   const status = run.config.planApproval ? {} : { status: 'running' as const };
-  await run.commit([{ type: 'plan_ready', plan: redactPlan(plan, run.catalog) }], { plan: JSON.stringify(plan), ...status });
+  await run.commit([{ type: 'plan_ready', plan: redactPlan(plan, run.catalog) }], { plan: planRowText(plan, run.catalog), ...status });
   return plan;
 }

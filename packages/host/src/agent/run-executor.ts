@@ -11,7 +11,7 @@ import { doneSteps, FlowEffects, type FlowHost, planNodes as nodes } from './flo
 import { reuseSteps } from './reuse';
 import { RunGates } from './run-gates';
 import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce } from './run-reducer';
-import { handled, redactPlan, restoreSecrets } from './run-text';
+import { handled, planRowText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepExecution, StepRow } from './run.repository';
 import { finishRun, planRejectedSummary, recordFailure, runEndHooks } from './run-finish';
@@ -218,7 +218,7 @@ export class ActiveRun implements StepHost, FlowHost {
         return this.dispatch({ type: 'begin', steps: nodes(plan) });
       }
       const done = await reuseSteps(this, plan, this.init);
-      if (announce.length) await this.commit(announce, { status: 'running', plan: JSON.stringify(plan) });
+      if (announce.length) await this.commit(announce, { status: 'running', plan: planRowText(plan, this.catalog) });
       this.beginning = true;
       try {
         this.dispatch({ type: 'begin', steps: nodes(plan), done: doneSteps(plan, done, this.results) });
@@ -430,7 +430,7 @@ export class ActiveRun implements StepHost, FlowHost {
     this.plan = plan;
     this.flow.plannedFor(plan);
     this.status = 'running';
-    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: JSON.stringify(plan), gate: null }, this.gates.settleRecord(gate.id, 'answered'));
+    await this.commit([{ type: 'plan_approved', gateId: gate.id, edited, plan: redactPlan(plan, this.catalog) }], { status: 'running', plan: planRowText(plan, this.catalog), gate: null }, this.gates.settleRecord(gate.id, 'answered'));
     this.deps.crashPoint?.('gate-answer');
     this.deps.gates?.told({ removed: gate.id, outcome: 'answered' });
     this.gates.pending.delete(key);

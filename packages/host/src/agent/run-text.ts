@@ -1,11 +1,20 @@
 import { hash } from 'node:crypto';
-import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, secretFields } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, localize, type PlanStep, REDACTED, redactSecrets, sealPlanSecretLiterals, secretFields } from '@fengyu/protocol';
 import { type NewEvent, presetJson } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 
 /** How a run's plan, step identity and errors are written into events and rows. */
 
-/** The plan as events and the API show it: secret tool arguments replaced (the row keeps them). */
+/**
+ * A plan as its run row stores it: a write-only argument's value typed into the plan is sealed
+ * (the marker), references (`{{secrets.SMTP}}`) kept. The running run keeps the value in memory;
+ * a run that continues from its row (after a plan review, a stop) runs that step without it.
+ */
+export function planRowText(plan: AgentPlan, catalog: CatalogSnapshot): string {
+  return JSON.stringify(sealPlanSecretLiterals(plan, (tool) => catalog.get(tool)?.inputSchema));
+}
+
+/** The plan as events and the API show it: secret tool arguments replaced. */
 export function redactPlan(plan: AgentPlan, catalog: CatalogSnapshot): AgentPlan {
   return { ...plan, steps: plan.steps.map((s) => redactStep(s, catalog)) };
 }

@@ -11,7 +11,9 @@ import type { CoreServices } from '../services';
 import type { ToolCatalog } from '../tools/catalog';
 import { type Db, dialectOf } from '../storage/database';
 import { installBundledPlugins } from './bundled-plugins';
+import { DEFAULT_OWNER } from '../http/auth';
 import { type InstalledPlugin, PluginRepository } from './plugin.repository';
+import { pluginSecretsHandler } from './plugin-secrets';
 import { type HookSource, PluginService } from './plugin.service';
 import { PluginToolSource, workerTargetOf } from './plugin-tool-source';
 import type { SandboxPosture } from './posture';
@@ -80,13 +82,13 @@ function hookProvider(service: PluginService, logger: CoreServices['logger']): P
   };
 }
 
-type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose' | 'crashPoint' | 'settings'>;
+type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'catalog' | 'onClose' | 'crashPoint' | 'settings' | 'vault'>;
 
 /** Builds the domain and installs the bundled plugins (leftovers of a crashed install removed first). */
 export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDomain> {
   const backend = sandboxFor(core.config);
   const logger = core.logger.child({ component: 'plugins' });
-  const workers = new WorkerManager({ backend, logger, env: core.config.env, groups: processGroupsFor(core.config, (fn) => core.onClose(fn)), ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}) });
+  const workers = new WorkerManager({ backend, logger, env: core.config.env, onWorkerRequest: pluginSecretsHandler(core.vault, DEFAULT_OWNER), groups: processGroupsFor(core.config, (fn) => core.onClose(fn)), ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}) });
   core.onClose(() => workers.close());
   const repo = new PluginRepository(core.db);
   const service = new PluginService({

@@ -42,6 +42,12 @@ export interface ConnectionEvents {
   onFatal?: (reason: string) => void;
   /** Requests were written to the worker (crash tests: `plugin-call`, before any answer). */
   onRequestWritten?: () => void;
+  /**
+   * A request the worker sent the host (`$/secrets/get`, `$/secrets/set`): its answer is the
+   * result; a throw answers an error with the thrown message. Without it every such request is
+   * answered "method not found".
+   */
+  onRequest?: (method: string, params: unknown) => Promise<unknown>;
 }
 
 export const MAX_LINE_CHARS = 16 * 1024 * 1024;
@@ -212,7 +218,10 @@ export class RpcConnection {
       return this.garbage(line);
     }
     if (!msg || typeof msg !== 'object') return this.garbage(line);
-    if (typeof msg.method === 'string') return this.onNotification(msg.method, msg.params);
+    if (typeof msg.method === 'string') {
+      if (typeof msg.id === 'string' || typeof msg.id === 'number') return this.onWorkerRequest(msg.id, msg.method, msg.params);
+      return this.onNotification(msg.method, msg.params);
+    }
     if (typeof msg.id === 'number') this.abandoned.delete(msg.id);
     const pending = typeof msg.id === 'number' ? this.pending.get(msg.id) : undefined;
     if (!pending) return; // late answer to a cancelled call, or an id we never sent
@@ -269,6 +278,23 @@ export class RpcConnection {
     } else if (method === '$/log') {
       this.events.onLog?.(typeof p.level === 'string' ? p.level : 'info', String(p.message ?? '').slice(0, 4000));
     }
+  }
+
+  /** Answers a request of the worker's own (never one of the host's ids: those are answers). */
+  private onWorkerRequest(id: string | number, method: string, params: unknown): void {
+    const handler = this.events.onRequest;
+    if (!handler) {
+      this.write({ jsonrpc: '2.0', id, error: { code: -32601, message: `unknown method ${method}` } });
+      return;
+    }
+    handler(method, params).then(
+      (result) => {
+        if (!this.closed) this.write({ jsonrpc: '2.0', id, result: result ?? null });
+      },
+      (e: unknown) => {
+        if (!this.closed) this.write({ jsonrpc: '2.0', id, error: { code: -32602, message: e instanceof Error ? e.message : String(e) } });
+      },
+    );
   }
 
   private garbage(line: string): void {

@@ -7,6 +7,7 @@ import { type AbortWatch, callDeadlines } from '../tools/call-scope';
 import type { FileGrant, ProgressFn } from '../tools/tool';
 import { RpcCallError } from './rpc-connection';
 import { grantKey, type SandboxBackend, workerCommand } from './sandbox';
+import type { WorkerRequestHandler } from './plugin-secrets';
 import { WorkerProcess } from './worker-process';
 import './plugin-errors';
 
@@ -46,6 +47,8 @@ export interface InvokeRequest {
 
 export interface WorkerManagerOptions {
   backend: SandboxBackend;
+  /** Answers a worker's own requests (its plugin's secrets); without it they are refused. */
+  onWorkerRequest?: WorkerRequestHandler;
   logger: Logger;
   nodePath?: string;
   idleMs?: number;
@@ -156,6 +159,7 @@ export class WorkerManager {
       killGraceMs: this.options.killGraceMs,
       maxLineChars: this.options.maxLineChars,
       ...(this.options.crashPoint ? { onRequestWritten: () => this.options.crashPoint?.('plugin-call') } : {}),
+      ...(this.options.onWorkerRequest ? { onRequest: (method: string, params: unknown) => this.options.onWorkerRequest!(target.pluginId, method, params) } : {}),
       onExit: (reason) => {
         if (this.workers.get(key) === worker) this.workers.delete(key);
         logger.info({ reason }, 'plugin worker stopped');

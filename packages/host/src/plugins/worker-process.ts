@@ -26,6 +26,8 @@ export interface WorkerProcessOptions {
   onExit?: (reason: string) => void;
   /** Crash tests: called once requests were written to the worker. */
   onRequestWritten?: () => void;
+  /** Answers the worker's own requests (`$/secrets/*`). */
+  onRequest?: (method: string, params: unknown) => Promise<unknown>;
 }
 
 const STDERR_TAIL = 4096;
@@ -53,6 +55,7 @@ export class WorkerProcess {
         void this.stop();
       },
       ...(options.onRequestWritten ? { onRequestWritten: options.onRequestWritten } : {}),
+      ...(options.onRequest ? { onRequest: options.onRequest } : {}),
     }, options.maxLineChars);
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (chunk: string) => this.onStderr(chunk));

@@ -160,6 +160,13 @@ export class Vault {
     for (const [name, value] of Object.entries(values)) current.set(name, value);
   }
 
+  /** Removes one internal value (full name); false when there was none. */
+  async removeInternal(owner: string, name: string): Promise<boolean> {
+    const removed = await this.repo.remove(owner, name);
+    this.internalOf(owner).delete(name);
+    return removed;
+  }
+
   /** Replaces the owner's internal values under `prefix` with exactly `values` (names without the prefix), in one transaction. */
   async replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void> {
     const current = this.internalOf(owner);

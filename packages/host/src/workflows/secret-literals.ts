@@ -1,4 +1,4 @@
-import { type AgentPlan, type JsonSchema, type PlanStep, sealSecretLiterals } from '@fengyu/protocol';
+import { type AgentPlan, type JsonSchema, sealPlanSecretLiterals, sealSecretLiterals } from '@fengyu/protocol';
 
 /**
  * A workflow definition never stores a write-only argument's value (a password typed into an
@@ -10,15 +10,8 @@ import { type AgentPlan, type JsonSchema, type PlanStep, sealSecretLiterals } fr
 
 type SchemaOf = (tool: string) => JsonSchema | undefined;
 
-function sealStep(step: PlanStep, schemaOf: SchemaOf): PlanStep {
-  if (!step.tool || !step.arguments) return step;
-  const args = sealSecretLiterals(step.arguments, schemaOf(step.tool));
-  return args === step.arguments ? step : { ...step, arguments: args };
-}
-
 export function sealPlanSecrets(plan: AgentPlan, schemaOf: SchemaOf): AgentPlan {
-  const steps = plan.steps.map((s) => sealStep(s, schemaOf));
-  return steps.every((s, i) => s === plan.steps[i]) ? plan : { ...plan, steps };
+  return sealPlanSecretLiterals(plan, schemaOf);
 }
 
 type Loose = Record<string, unknown>;

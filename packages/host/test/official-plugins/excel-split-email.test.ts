@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -81,6 +81,22 @@ afterAll(async () => {
 });
 
 describe('Excel split → batch email', () => {
+  it("keeps the account's password sealed in the host's vault, never in the plugin's data", async () => {
+    expect(t.host.ctx.vault.getInternal('default', 'plugin:fan.summer.email/account/office')).toBe(SECRET);
+    const data = join(t.home, 'plugin-data', 'fan.summer.email');
+    expect(readdirSync(data)).not.toContain('secrets.json');
+    for (const f of readdirSync(data)) if (f.endsWith('.json')) expect(readFileSync(join(data, f), 'utf8')).not.toContain(SECRET);
+    // the database keeps it sealed
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(join(t.home, 'fengyu.db'), { readonly: true });
+    const hits: string[] = [];
+    for (const { name } of db.prepare("select name from sqlite_master where type='table'").all() as Array<{ name: string }>) {
+      for (const row of db.prepare(`select * from "${name}"`).all()) if (JSON.stringify(row).includes(SECRET)) hits.push(`${name}: ${JSON.stringify(row).slice(0, 300)}`);
+    }
+    db.close();
+    expect(hits).toEqual([]);
+  });
+
   it('offers accounts and recipient groups as live options', async () => {
     const accounts = await t.api('GET', `/api/workflows/${workflowId}/inputs/account/options`);
     expect(accounts.body.options.map((o: any) => o.value)).toEqual(['local-outbox', 'office']);

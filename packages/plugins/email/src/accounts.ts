@@ -1,13 +1,18 @@
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PluginSecrets } from '@fengyu/plugin-sdk';
 import { z } from 'zod';
 import { emailError } from './errors';
 import { readJsonCached, writeJson } from './json-store';
 
 /**
- * E-mail accounts, kept in the plugin data dir: `accounts.json` holds the public part,
- * `secrets.json` (mode 0600) the passwords. No function here returns a secret except
- * `secretOf`, which only the transport uses. The built-in `local-outbox` account writes `.eml`
- * files into `<data>/outbox` instead of talking to a server.
+ * E-mail accounts: `accounts.json` in the plugin data dir holds the public part; the passwords
+ * are kept sealed in the host's vault (the worker's `secrets`, key `account/<id>`), never in a
+ * file. Passwords an earlier version kept in `secrets.json` are moved into the vault on first
+ * use and the file removed (moved first, removed after: a crash between the two moves them
+ * again). No function here returns a secret except `secretOf`, which only the transport uses.
+ * The built-in `local-outbox` account writes `.eml` files into `<data>/outbox` instead of
+ * talking to a server.
  */
 
 export const LOCAL_OUTBOX = 'local-outbox';
@@ -25,6 +30,9 @@ export const AccountSchema = z.object({
 });
 
 export type Account = z.infer<typeof AccountSchema>;
+/** What `accounts.json` keeps of an account: its public part and whether a password is stored. */
+type StoredAccount = Account & { hasSecret?: boolean };
+const secretKey = (id: string) => `account/${id}`;
 export type PublicAccount = Account & { kind: 'smtp' | 'outbox'; hasSecret: boolean };
 
 const outboxAccount = (): PublicAccount => ({
@@ -40,25 +48,31 @@ const outboxAccount = (): PublicAccount => ({
 
 export class AccountStore {
   private readonly accountsFile: string;
-  private readonly secretsFile: string;
+  /** Where an earlier version kept the passwords in clear (read only to move them). */
+  private readonly legacySecretsFile: string;
   readonly outboxDir: string;
+  private adopted?: Promise<void>;
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly secrets: PluginSecrets,
+  ) {
     this.accountsFile = join(dataDir, 'accounts.json');
-    this.secretsFile = join(dataDir, 'secrets.json');
+    this.legacySecretsFile = join(dataDir, 'secrets.json');
     this.outboxDir = join(dataDir, 'outbox');
   }
 
   async list(): Promise<PublicAccount[]> {
+    await this.adoptLegacySecrets();
     return this.listNow();
   }
 
-  /** `list`, answered without a promise (the files are read synchronously, from the cache while unchanged). */
+  /** `list`, answered without a promise (the file is read synchronously, from the cache while unchanged). */
   listNow(): PublicAccount[] {
-    const accounts = readJsonCached<Account[]>(this.accountsFile, []);
+    const accounts = readJsonCached<StoredAccount[]>(this.accountsFile, []);
     if (accounts.length === 0) return [outboxAccount()];
-    const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
-    return [outboxAccount(), ...accounts.map((a) => ({ ...a, kind: 'smtp' as const, hasSecret: typeof secrets[a.id] === 'string' }))];
+    const legacy = readJsonCached<Record<string, string>>(this.legacySecretsFile, {});
+    return [outboxAccount(), ...accounts.map(({ hasSecret, ...a }) => ({ ...a, kind: 'smtp' as const, hasSecret: hasSecret === true || typeof legacy[a.id] === 'string' }))];
   }
 
   async get(id: string): Promise<PublicAccount> {
@@ -71,31 +85,50 @@ export class AccountStore {
   /** Creates or replaces an account; a missing `secret` keeps the stored one, `null` removes it. */
   async save(account: Account, secret: string | null | undefined): Promise<PublicAccount> {
     if (account.id === LOCAL_OUTBOX) throw emailError('email_account_reserved', { accountId: account.id });
-    const accounts = readJsonCached<Account[]>(this.accountsFile, []).filter((a) => a.id !== account.id);
-    accounts.push(account);
-    accounts.sort((a, b) => a.id.localeCompare(b.id));
-    const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
-    if (secret === null) delete secrets[account.id];
-    else if (typeof secret === 'string') secrets[account.id] = secret;
-    if (account.user && typeof secrets[account.id] !== 'string') throw emailError('email_account_incomplete', { accountId: account.id, field: 'a secret (password) for its user' });
-    await writeJson(this.secretsFile, secrets, 0o600);
-    await writeJson(this.accountsFile, accounts);
+    await this.adoptLegacySecrets();
+    const accounts = readJsonCached<StoredAccount[]>(this.accountsFile, []);
+    const had = accounts.find((a) => a.id === account.id)?.hasSecret === true;
+    const hasSecret = secret === null ? false : typeof secret === 'string' ? true : had;
+    // checked before anything is written
+    if (account.user && !hasSecret) throw emailError('email_account_incomplete', { accountId: account.id, field: 'a secret (password) for its user' });
+    if (secret === null && had) await this.secrets.set(secretKey(account.id), null);
+    else if (typeof secret === 'string') await this.secrets.set(secretKey(account.id), secret);
+    const next = accounts.filter((a) => a.id !== account.id);
+    next.push({ ...account, ...(hasSecret ? { hasSecret } : {}) });
+    next.sort((a, b) => a.id.localeCompare(b.id));
+    await writeJson(this.accountsFile, next);
     return this.get(account.id);
   }
 
   async remove(id: string): Promise<boolean> {
     if (id === LOCAL_OUTBOX) throw emailError('email_account_reserved', { accountId: id });
-    const accounts = readJsonCached<Account[]>(this.accountsFile, []);
+    await this.adoptLegacySecrets();
+    const accounts = readJsonCached<StoredAccount[]>(this.accountsFile, []);
     const kept = accounts.filter((a) => a.id !== id);
-    const secrets = readJsonCached<Record<string, string>>(this.secretsFile, {});
-    delete secrets[id];
-    await writeJson(this.secretsFile, secrets, 0o600);
+    if (accounts.some((a) => a.id === id && a.hasSecret)) await this.secrets.set(secretKey(id), null);
     await writeJson(this.accountsFile, kept);
     return kept.length !== accounts.length;
   }
 
   /** The stored password of an account (transport only; never put it in a result or a log). */
   async secretOf(id: string): Promise<string | undefined> {
-    return readJsonCached<Record<string, string>>(this.secretsFile, {})[id];
+    await this.adoptLegacySecrets();
+    return this.secrets.get(secretKey(id));
+  }
+
+  /** Moves the passwords of `secrets.json` (earlier versions) into the vault, then removes the file; once per store. */
+  private adoptLegacySecrets(): Promise<void> {
+    this.adopted ??= (async () => {
+      const legacy = readJsonCached<Record<string, string> | null>(this.legacySecretsFile, null);
+      if (!legacy) return;
+      for (const [id, value] of Object.entries(legacy)) if (typeof value === 'string' && value) await this.secrets.set(secretKey(id), value);
+      const accounts = readJsonCached<StoredAccount[]>(this.accountsFile, []);
+      await writeJson(this.accountsFile, accounts.map((a) => (typeof legacy[a.id] === 'string' ? { ...a, hasSecret: true } : a)));
+      await rm(this.legacySecretsFile, { force: true });
+    })().catch((e: unknown) => {
+      this.adopted = undefined;
+      throw e;
+    });
+    return this.adopted;
   }
 }

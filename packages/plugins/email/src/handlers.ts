@@ -13,7 +13,7 @@ import { classify, smtpDelivery } from './transport';
 
 /** The e-mail methods' bodies. Every store lives in the plugin data dir; no result carries a secret. */
 
-type Ctx = Pick<MethodContext, 'signal' | 'dataDir'> & { log?: MethodContext['log']; now?: () => Date };
+type Ctx = Pick<MethodContext, 'signal' | 'dataDir' | 'secrets'> & { log?: MethodContext['log']; now?: () => Date };
 type In<T extends z.ZodType> = z.output<T>;
 type Out<T extends z.ZodType> = z.input<T>;
 
@@ -23,7 +23,7 @@ const storesByDir = new Map<string, Stores>();
 const stores = (ctx: Ctx): Stores => {
   let found = storesByDir.get(ctx.dataDir);
   if (!found) {
-    found = { accounts: new AccountStore(ctx.dataDir), tags: new TagStore(ctx.dataDir), batches: new BatchStore(ctx.dataDir) };
+    found = { accounts: new AccountStore(ctx.dataDir, ctx.secrets), tags: new TagStore(ctx.dataDir), batches: new BatchStore(ctx.dataDir) };
     storesByDir.set(ctx.dataDir, found);
   }
   return found;

@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as H from '../src/handlers';
 import * as S from '../src/schemas';
+import { memorySecrets } from './memory-secrets';
 import { attachmentsOf, headerOf, type SmtpFixture, startDropProxy, startSmtp } from './smtp-fixture';
 
 const SECRET = 's3cret-Pa55word!';
 let root: string;
 let dataDir: string;
-let ctx: { signal: AbortSignal; dataDir: string; log: (l: string, m: string) => void };
+let vault: ReturnType<typeof memorySecrets>;
+let ctx: { signal: AbortSignal; dataDir: string; log: (l: string, m: string) => void; secrets: ReturnType<typeof memorySecrets> };
 const logs: string[] = [];
 let files: Array<{ name: string; path: string; value: string; rowCount: number }>;
 
@@ -39,12 +41,13 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 beforeEach(async () => {
   dataDir = await mkdtemp(join(root, 'data-'));
   logs.length = 0;
-  ctx = { signal: new AbortController().signal, dataDir, log: (l, m) => logs.push(`${l} ${m}`) };
+  vault = memorySecrets();
+  ctx = { signal: new AbortController().signal, dataDir, log: (l, m) => logs.push(`${l} ${m}`), secrets: vault };
   await H.tagSave(S.TagSaveInput.parse({ name: 'team', recipients: ['a@example.com', 'b@example.com'] }), ctx);
 });
 
 describe('accounts and groups', () => {
-  it('stores the secret apart (0600) and never returns it', async () => {
+  it('stores the secret in the vault, never in a file, and never returns it', async () => {
     const saved = await saveAccount(2525, { user: 'office', secret: SECRET });
     expect(JSON.stringify(saved)).not.toContain(SECRET);
     expect(saved.account.hasSecret).toBe(true);
@@ -53,9 +56,18 @@ describe('accounts and groups', () => {
     expect(list.options[1]).toEqual({ value: 'office', label: 'Office <office@example.com>' });
     expect(JSON.stringify(list)).not.toContain(SECRET);
     expect(await readFile(join(dataDir, 'accounts.json'), 'utf8')).not.toContain(SECRET);
-    expect((await stat(join(dataDir, 'secrets.json'))).mode & 0o777).toBe(0o600);
-    // Updating without a secret keeps it.
+    expect(vault.values.get('account/office')).toBe(SECRET);
+    expect(await readdir(dataDir)).not.toContain('secrets.json');
+    // Updating without a secret keeps it; null removes it (refused while a user needs one)
     expect((await saveAccount(2526, { user: 'office' })).account.hasSecret).toBe(true);
+    expect(vault.values.get('account/office')).toBe(SECRET);
+    expect(await codeOf(saveAccount(2526, { user: 'office', secret: null }))).toBe('email_account_incomplete');
+    expect(vault.values.get('account/office')).toBe(SECRET);
+    expect((await saveAccount(2526, { secret: null })).account.hasSecret).toBe(false);
+    expect(vault.values.has('account/office')).toBe(false);
+    await saveAccount(2526, { user: 'office', secret: SECRET });
+    await H.accountDelete({ id: 'office' }, ctx);
+    expect(vault.values.size).toBe(0);
     expect(await codeOf(H.accountSave(S.AccountSaveInput.parse({ id: 'local-outbox', name: 'x', from: 'x@example.com', host: 'h', port: 1, tls: 'none' }), ctx))).toBe('email_account_reserved');
   });
 
@@ -149,13 +161,27 @@ describe('local outbox', () => {
   });
 });
 
+describe('passwords an earlier version kept in secrets.json', () => {
+  it('are moved into the vault on first use, and the file removed', async () => {
+    await writeFile(join(dataDir, 'accounts.json'), JSON.stringify([{ id: 'office', name: 'Office', from: 'office@example.com', host: '127.0.0.1', port: 2525, tls: 'none', user: 'office' }]));
+    await writeFile(join(dataDir, 'secrets.json'), JSON.stringify({ office: SECRET }), { mode: 0o600 });
+    const list = await H.accountsList({}, ctx);
+    expect(list.accounts[1]?.hasSecret).toBe(true);
+    const saved = await saveAccount(2525, { user: 'office' });
+    expect(saved.account.hasSecret).toBe(true);
+    expect(vault.values.get('account/office')).toBe(SECRET);
+    expect(await readdir(dataDir)).not.toContain('secrets.json');
+    expect(await readFile(join(dataDir, 'accounts.json'), 'utf8')).not.toContain(SECRET);
+  });
+});
+
 describe('secret from a file', () => {
   it('reads the first line of a granted file, so the secret never appears in tool arguments', async () => {
     const file = join(root, 'secret.txt');
     await writeFile(file, `${SECRET}\n`);
     const saved = await saveAccount(2525, { user: 'office', secretFile: file });
     expect(saved.account.hasSecret).toBe(true);
-    expect(JSON.parse(await readFile(join(dataDir, 'secrets.json'), 'utf8'))).toEqual({ office: SECRET });
+    expect(vault.values.get('account/office')).toBe(SECRET);
     expect(await codeOf(saveAccount(2525, { user: 'office', secretFile: join(root, 'nope.txt') }))).toBe('email_secret_file_unreadable');
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import * as H from '../src/handlers';
 import { JsonFileCache, jsonFiles, writeJson } from '../src/json-store';
 import * as S from '../src/schemas';
+import { memorySecrets } from './memory-secrets';
 
 let root: string;
 let dir: string;
@@ -86,9 +87,9 @@ describe('JsonFileCache', () => {
 });
 
 describe('the e-mail stores read through the cache', () => {
-  let ctx: { signal: AbortSignal; dataDir: string };
+  let ctx: { signal: AbortSignal; dataDir: string; secrets: ReturnType<typeof memorySecrets> };
   beforeEach(() => {
-    ctx = { signal: new AbortController().signal, dataDir: dir };
+    ctx = { signal: new AbortController().signal, dataDir: dir, secrets: memorySecrets() };
     // every file counts as settled, so the stat check (not the settling rule) is what notices changes
     const real = Date.now.bind(Date);
     vi.spyOn(Date, 'now').mockImplementation(() => real() + 3_600_000);
@@ -112,7 +113,7 @@ describe('the e-mail stores read through the cache', () => {
   });
 
   it('each data dir answers its own accounts (the stores made once per dir hold no data)', async () => {
-    const other = { signal: ctx.signal, dataDir: await mkdtemp(join(root, 'other-')) };
+    const other = { signal: ctx.signal, dataDir: await mkdtemp(join(root, 'other-')), secrets: memorySecrets() };
     await H.accountSave(S.AccountSaveInput.parse(account('office')), ctx);
     await H.accountSave(S.AccountSaveInput.parse(account('home')), other);
     expect(await ids()).toEqual(['local-outbox', 'office']);

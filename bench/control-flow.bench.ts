@@ -9,7 +9,7 @@ import { fmt, median } from './stats';
 
 /**
  * Control flow on the real host (`bin/fengyu.mjs serve`, as `npm start` runs it), each figure next
- * to a floor measured in the same run (SPEC §8, issue #39's goals):
+ * to a floor measured in the same run (the goals are in bench/goals.json):
  * - a 1,000-item forEach whose body is one cheap built-in read step, at concurrency 1 and 8: the
  *   host's cost (CPU time) per iteration ÷ its cost per step of a 40-step chain of the same tool
  *   (goal ≤ 1.2×);

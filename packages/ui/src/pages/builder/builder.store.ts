@@ -27,6 +27,8 @@ interface Doc {
   description: string;
   /** The plan's goal (may reference `{{inputs.*}}`); shown as the run's title. */
   goal: string;
+  /** The workflow started when a run of this one fails (`''` = none). */
+  errorWorkflowId: string;
   graph: WorkflowGraph;
 }
 
@@ -37,6 +39,7 @@ export const useBuilder = defineStore('builder', () => {
   const name = ref('');
   const description = ref('');
   const goal = ref('');
+  const errorWorkflowId = ref('');
   const graph = ref<WorkflowGraph>(emptyGraph());
   const saved = ref('');
   const catalog = ref<CatalogEntry[]>([]);
@@ -60,7 +63,7 @@ export const useBuilder = defineStore('builder', () => {
   /** Bumped on every load, so the canvas frames a freshly loaded flow once. */
   const loads = ref(0);
 
-  const doc = (): Doc => ({ name: name.value, description: description.value, goal: goal.value, graph: graph.value });
+  const doc = (): Doc => ({ name: name.value, description: description.value, goal: goal.value, errorWorkflowId: errorWorkflowId.value, graph: graph.value });
   const docJson = () => JSON.stringify(doc());
   saved.value = docJson();
   const dirty = computed(() => docJson() !== saved.value);
@@ -82,6 +85,7 @@ export const useBuilder = defineStore('builder', () => {
     name.value = d.name;
     description.value = d.description;
     goal.value = d.goal;
+    errorWorkflowId.value = d.errorWorkflowId;
     graph.value = d.graph;
     if (selected.value && !findAny(selected.value)) selected.value = undefined;
   }
@@ -110,6 +114,7 @@ export const useBuilder = defineStore('builder', () => {
     name.value = def.name;
     description.value = def.description ?? '';
     goal.value = def.plan?.goal ?? '';
+    errorWorkflowId.value = def.errorWorkflowId ?? '';
     graph.value = parseGraph(def.graph) ?? planToGraph(def.plan ?? { steps: [] }, def.inputSchema);
     if (catalog.value.length > 0) sync.value = syncWithCatalog(graph.value, catalog.value);
     saved.value = docJson();
@@ -143,7 +148,7 @@ export const useBuilder = defineStore('builder', () => {
     const blank = (flowId: string | undefined) => {
       workflowId.value = flowId;
       meta.value = { state: 'draft', revision: 0, publishedVersion: null, hasDraftChanges: false };
-      name.value = description.value = goal.value = '';
+      name.value = description.value = goal.value = errorWorkflowId.value = '';
       graph.value = emptyGraph();
       saved.value = docJson();
     };
@@ -291,8 +296,9 @@ export const useBuilder = defineStore('builder', () => {
     const note = graph.value.notes.find((n) => n.id === id);
     if (note && note.data.text !== text) edit(() => (note.data.text = text));
   }
-  function setMeta(patch: { name?: string; description?: string; goal?: string }) {
+  function setMeta(patch: { name?: string; description?: string; goal?: string; errorWorkflowId?: string }) {
     history.record(doc());
+    if (patch.errorWorkflowId !== undefined) errorWorkflowId.value = patch.errorWorkflowId;
     if (patch.goal !== undefined) goal.value = patch.goal;
     if (patch.name !== undefined) name.value = patch.name;
     if (patch.description !== undefined) description.value = patch.description;
@@ -308,7 +314,8 @@ export const useBuilder = defineStore('builder', () => {
 
   function draft() {
     const { plan, inputSchema } = graphToPlan(graph.value, goal.value.trim() || undefined);
-    return { name: name.value.trim() || 'Untitled flow', description: description.value, inputSchema, plan, graph: json(graph.value) };
+    // the host keeps a field left out, so "none" is sent as null (which clears it)
+    return { name: name.value.trim() || 'Untitled flow', description: description.value, inputSchema, plan, graph: json(graph.value), errorWorkflowId: errorWorkflowId.value || null };
   }
 
   /** Saves (create or revision-checked update). Returns the saved definition, or undefined. */
@@ -389,7 +396,7 @@ export const useBuilder = defineStore('builder', () => {
   }
 
   return {
-    workflowId, meta, versionState, name, description, goal, graph, catalog, secretNames, catalogError, sync, selected, loadError, saveError, conflict, saving,
+    workflowId, meta, versionState, name, description, goal, errorWorkflowId, graph, catalog, secretNames, catalogError, sync, selected, loadError, saveError, conflict, saving,
     lastResults, badges, loops, loads, snap, background, dirty, diagnostics, byNode, canUndo, canRedo, isNew,
     init, load, loadCatalog, adoptSaved, replaceGraph, findStep, toolOf, addTool, addModel, addCondition, addForEach, addInput, addNote, resizeGroup, setCases, duplicate, remove, connect, move, setArgument,
     setStepData, setFields, setNoteText, setMeta, pin, unpin, undo, redo, edit, save, reload, publish, restore, draft,

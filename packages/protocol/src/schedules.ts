@@ -16,12 +16,23 @@ export type Recurrence =
 export type ScheduleState = 'active' | 'paused' | 'expired' | 'done' | 'disabled';
 
 /** A schedule as the API, the schedule tools and the UI show it. Times are ISO-8601 UTC. */
+/** One file input of a schedule and the uploads it keeps for it. */
+export interface ScheduleFile {
+  name: string;
+  refs: Array<{ id: string; name: string; size: number }>;
+}
+
 export interface ScheduleView {
   id: string;
   workflowId: string;
   recurrence: Recurrence;
   permissionMode: PermissionMode;
   inputs: Record<string, unknown>;
+  /**
+   * The uploads the schedule keeps for its file inputs (its own copies, granted to every fire,
+   * released when the schedule is deleted); absent: none.
+   */
+  files?: ScheduleFile[];
   createdAt: string;
   nextRunAt: string | null;
   expiresAt?: string;

@@ -34,6 +34,10 @@ export class FileRepository {
     await this.db.insertInto('files').values(row).execute();
   }
 
+  async delete(owner: string, id: string): Promise<void> {
+    await this.db.deleteFrom('files').where('id', '=', id).where('owner', '=', owner).execute();
+  }
+
   async get(owner: string, id: string): Promise<FileRow | undefined> {
     return this.db.selectFrom('files').selectAll().where('id', '=', id).where('owner', '=', owner).executeTakeFirst();
   }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, link, mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { FengYuError } from '@fengyu/protocol';
@@ -85,5 +85,36 @@ export class FileService {
       await rm(dir, { recursive: true, force: true });
       throw e;
     }
+  }
+
+  /**
+   * A copy of the owner's upload `id` under a new FileRef, for a holder that keeps it (a
+   * schedule): a hard link (no second copy of the bytes), or a copy where linking fails. The
+   * holder releases it with `release`; the original upload is untouched either way.
+   */
+  async keep(owner: string, id: string): Promise<FileRef> {
+    const src = await this.repo.get(owner, id);
+    if (!src) throw new FengYuError('invalid_files', { count: 1 }, [{ code: 'files_unknown_ref', field: 'files', params: { name: id, fileId: id } }]);
+    const copyId = randomUUID();
+    const dir = join(this.home, 'files', copyId);
+    const path = join(dir, src.name);
+    await mkdir(dir, { recursive: true });
+    try {
+      await link(src.path, path).catch(() => copyFile(src.path, path));
+      const row = { ...src, id: copyId, path, created_at: new Date(this.clock.now()).toISOString() };
+      await this.repo.insert(row);
+      return toFileRef(row);
+    } catch (e) {
+      await rm(dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  /** Deletes a kept copy (its row, then its bytes); an unknown id is already released. */
+  async release(owner: string, id: string): Promise<void> {
+    const row = await this.repo.get(owner, id);
+    if (!row) return;
+    await this.repo.delete(owner, id);
+    await rm(dirname(row.path), { recursive: true, force: true });
   }
 }

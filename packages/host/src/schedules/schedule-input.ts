@@ -14,6 +14,8 @@ export const DEFAULT_TIME = '09:00';
 export interface CreateScheduleBody {
   workflowId: string;
   inputs: Record<string, unknown>;
+  /** The request's `files`, as given (checked against the workflow by the service). */
+  files?: unknown;
   permissionMode: PermissionMode;
   runImmediately: boolean;
   recurrence: Recurrence;
@@ -118,7 +120,7 @@ export function parseCreateBody(raw: unknown, hostZone: string): CreateScheduleB
   if (problems.length || !rec.value) fail(problems);
   const recurrence = recurring === false ? oneShot(rec.value) : rec.value;
   if (recurring === true && body.recurring === true && rec.value.kind === 'once') fail([problem('schedule_recurring_conflict', 'recurring', { kind: 'once' })]);
-  return { workflowId: workflowId as string, inputs: inputs as Record<string, unknown>, permissionMode: mode as PermissionMode, runImmediately: runImmediately as boolean, recurrence };
+  return { workflowId: workflowId as string, inputs: inputs as Record<string, unknown>, ...(body.files !== undefined ? { files: body.files } : {}), permissionMode: mode as PermissionMode, runImmediately: runImmediately as boolean, recurrence };
 }
 
 /**

@@ -203,6 +203,7 @@ export class ScheduleLoop {
         ownerId: row.owner,
         workflowId: row.workflow_id,
         inputs: JSON.parse(row.inputs) as Record<string, unknown>,
+        ...(row.files ? { files: JSON.parse(row.files) as unknown } : {}),
         priority: 'batch',
         kind: 'workflow-schedule',
         permissionMode: row.permission_mode as 'ask' | 'approve-for-me' | 'full-access',

@@ -17,6 +17,8 @@ export interface ScheduleRow {
   permission_mode: PermissionMode;
   /** JSON object. */
   inputs: string;
+  /** JSON `ScheduleFile[]`: the kept copies of its file inputs' uploads (null: none). */
+  files?: string | null;
   created_at: string;
   anchor_ms: number;
   next_run_ms: number | null;

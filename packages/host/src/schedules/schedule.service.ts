@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem, type ScheduleView } from '@fengyu/protocol';
+import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem, type ScheduleFile, type ScheduleView } from '@fengyu/protocol';
+import type { FileRepository } from '../files/file.repository';
+import { checkKeptFiles } from '../files/kept-files';
+import type { TaskFile } from '../tasks/task.store';
 import type { Clock, SandboxPosture } from '../context';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -38,6 +41,15 @@ export interface ScheduleServiceDeps {
   /** The zone of calendar schedules that name none. */
   hostZone: string;
   maxLive?: number;
+  /** The uploads a schedule keeps (its own copies); without it a schedule takes no files. */
+  files?: KeptFileStore;
+}
+
+/** Where a schedule's kept copies of uploads come from and go back to. */
+export interface KeptFileStore {
+  repo: Pick<FileRepository, 'get'>;
+  keep(owner: string, id: string): Promise<{ id: string; name: string; size: number }>;
+  release(owner: string, id: string): Promise<void>;
 }
 
 const newId = () => `sch_${randomBytes(8).toString('hex')}`;
@@ -51,6 +63,7 @@ export function toView(row: ScheduleRow, locale: Locale = 'en'): ScheduleView {
     recurrence: JSON.parse(row.recurrence) as Recurrence,
     permissionMode: row.permission_mode,
     inputs: JSON.parse(row.inputs) as Record<string, unknown>,
+    ...(row.files ? { files: JSON.parse(row.files) as ScheduleFile[] } : {}),
     createdAt: row.created_at,
     nextRunAt: row.next_run_ms === null ? null : iso(row.next_run_ms),
     ...(row.expires_ms !== null ? { expiresAt: iso(row.expires_ms) } : {}),
@@ -75,11 +88,14 @@ export class ScheduleService {
     const workflow = await this.deps.workflows.row(owner, body.workflowId);
     if (workflow.published_version === null) throw new FengYuError('schedule_workflow_draft', { id: workflow.id, field: 'workflowId' }, [{ code: 'schedule_workflow_draft', field: 'workflowId', params: { id: workflow.id, field: 'workflowId' } }]);
     const content = contentOf(await this.deps.workflows.versionRow(owner, workflow.id, workflow.published_version));
-    // A scheduled run binds no picked files; its shared directories are created per run.
-    const bound = checkInputs(content.inputSchema, body.inputs, inputContract(content.inputSchema).sharedDirectories);
+    // Picked files are kept with the schedule (checked here, copied below); shared directories are created per run.
+    const contract = inputContract(content.inputSchema);
+    const picked = await checkKeptFiles(this.deps.files?.repo ?? { get: async () => undefined }, owner, body.files, contract);
+    const bound = checkInputs(content.inputSchema, body.inputs, [...contract.sharedDirectories, ...picked.map((f) => f.name)]);
     if (!bound.ok) throw inputsError(bound.problems);
     const catalog = await this.deps.baseCatalog(owner);
     await assertUnattendedRunnable({ owner, plan: content.plan, permissionMode: body.permissionMode, tools: catalog.tools, guard: this.deps.guard() }, 'schedule_needs_unattended_mode');
+    const kept = await this.keep(owner, picked);
 
     const now = this.deps.clock.now();
     const next = body.runImmediately ? now : nextFire(body.recurrence, now, now);
@@ -91,6 +107,7 @@ export class ScheduleService {
       recurrence: JSON.stringify(body.recurrence),
       permission_mode: body.permissionMode,
       inputs: JSON.stringify(body.inputs),
+      files: kept.length ? JSON.stringify(kept) : null,
       created_at: iso(now),
       anchor_ms: now,
       next_run_ms: next ?? null,
@@ -100,10 +117,15 @@ export class ScheduleService {
       updated_at: iso(now),
     };
     const limit = this.deps.maxLive ?? MAX_LIVE_SCHEDULES;
-    await this.deps.repo.transaction(async (trx) => {
-      if ((await this.deps.repo.countLive(owner, trx)) >= limit) throw new FengYuError('schedule_limit', { limit }, [{ code: 'schedule_limit', field: 'workflowId', params: { limit } }]);
-      await this.deps.repo.insert(row, trx);
-    });
+    try {
+      await this.deps.repo.transaction(async (trx) => {
+        if ((await this.deps.repo.countLive(owner, trx)) >= limit) throw new FengYuError('schedule_limit', { limit }, [{ code: 'schedule_limit', field: 'workflowId', params: { limit } }]);
+        await this.deps.repo.insert(row, trx);
+      });
+    } catch (e) {
+      await this.release(owner, kept);
+      throw e;
+    }
     if (body.runImmediately) await this.deps.loop.fire(row);
     this.deps.loop.wake();
     return (await this.deps.repo.get(owner, row.id)) ?? row;
@@ -127,9 +149,39 @@ export class ScheduleService {
     return { items, ...(rows.length > limit ? { nextCursor: (items.at(-1) as ScheduleRow).id } : {}) };
   }
 
-  /** Stops future fires; tasks already submitted keep running. */
+  /**
+   * Stops future fires and releases the files the schedule kept; tasks already running keep
+   * their grants, a fire still queued then fails naming the released upload.
+   */
   async delete(owner: string, id: string): Promise<void> {
-    if (!(await this.deps.repo.delete(owner, id))) throw new FengYuError('schedule_not_found', { id });
+    const row = await this.deps.repo.get(owner, id);
+    if (!row || !(await this.deps.repo.delete(owner, id))) throw new FengYuError('schedule_not_found', { id });
+    if (row.files) await this.release(owner, JSON.parse(row.files) as ScheduleFile[]);
+  }
+
+  /** The schedule's own copies of the picked uploads (all or none). */
+  private async keep(owner: string, picked: TaskFile[]): Promise<ScheduleFile[]> {
+    const files = this.deps.files;
+    if (!files || picked.length === 0) return [];
+    const kept: ScheduleFile[] = [];
+    try {
+      for (const f of picked) {
+        const entry: ScheduleFile = { name: f.name, refs: [] };
+        kept.push(entry);
+        for (const id of f.refs) {
+          const ref = await files.keep(owner, id);
+          entry.refs.push({ id: ref.id, name: ref.name, size: ref.size });
+        }
+      }
+      return kept;
+    } catch (e) {
+      await this.release(owner, kept);
+      throw e;
+    }
+  }
+
+  private async release(owner: string, kept: ScheduleFile[]): Promise<void> {
+    for (const f of kept) for (const r of f.refs) await this.deps.files?.release(owner, r.id);
   }
 
   /** The next fire instants strictly after `from` (default now; an interval is anchored at `from`). */

@@ -7,7 +7,8 @@ import type { TaskSubmitter } from '../tasks/task-submitter';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import type { WorkflowService } from '../workflows/workflow.service';
 import { ScheduleRepository } from './schedule.repository';
-import { ScheduleService } from './schedule.service';
+import { FileService } from '../files/file.service';
+import { type KeptFileStore, ScheduleService } from './schedule.service';
 import { ScheduleLoop } from './schedule-loop';
 import { registerScheduleErrors } from './schedules.errors';
 import { scheduleToolSource } from './schedules.tools';
@@ -32,6 +33,12 @@ export interface SchedulesDeps {
   posture: () => SandboxPosture;
   /** Crash tests (docs/reliability.md): the host's crash points. */
   crashPoint?: CrashPoint;
+  /** `$FENGYU_HOME`: where a schedule's kept copies of uploads live (without it, no files). */
+  home?: string;
+}
+
+function keptFileStore(files: FileService): KeptFileStore {
+  return { repo: files.repo, keep: (owner, id) => files.keep(owner, id), release: (owner, id) => files.release(owner, id) };
 }
 
 export interface SchedulesDomain {
@@ -68,6 +75,7 @@ export function createSchedulesDomain(deps: SchedulesDeps): SchedulesDomain {
     baseCatalog: (owner) => deps.workflows.base.snapshot(owner),
     guard: deps.guard,
     hostZone: hostTimeZone(),
+    ...(deps.home ? { files: keptFileStore(new FileService(deps.db, deps.home, deps.clock)) } : {}),
   });
   deps.workflows.service.onDelete(async (trx, owner, workflowId) => {
     const at = deps.clock.now();

@@ -14,6 +14,7 @@ export const createBody = {
   properties: {
     workflowId: { description: 'A published workflow of yours.' },
     inputs: { description: 'The workflow inputs (checked against its input schema).' },
+    files: { description: '[{name, refs: [FileRef id]}] per file input: the schedule keeps its own copy of each upload for every fire, released when it is deleted.' },
     permissionMode: { description: 'Required: "ask", "approve-for-me" or "full-access" (under "ask", steps that would wait for approval are refused).' },
     runImmediately: { description: 'Also fire once right away.' },
     recurrence,

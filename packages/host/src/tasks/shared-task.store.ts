@@ -138,6 +138,7 @@ function rowOf(t: TaskRecord): SharedRow {
     output_truncated: t.output.truncated ? 1 : 0,
     error_code: t.error?.code ?? null,
     error_message: t.error?.message ?? null,
+    files: t.files?.length ? JSON.stringify(t.files) : null,
     host_id: null,
     released_ms: null,
     kill_requested: 0,

@@ -5,7 +5,7 @@ import type { Clock } from '../clock';
 import type { GateParking } from '../agent/gates';
 import { CancelSlot } from './canceller';
 import type { QueuePolicy } from './fair-queue';
-import type { TaskRecord, TaskStore } from './task.store';
+import type { TaskFile, TaskRecord, TaskStore } from './task.store';
 import { newTaskId } from './task-id';
 import type {
   AdmittedWithin,
@@ -60,7 +60,7 @@ export interface BodyOutcome {
 /** What a task kind does: checks a submission (before anything is queued) and runs the body. */
 export interface TaskBody {
   /** Throws a FengYuError naming the problem; returns the version that will run and the bound inputs. */
-  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }>;
+  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[] }>;
   run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
   /** Follows the task's run (already started, continued after a host stop) to its end. */
   follow?(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
@@ -274,7 +274,7 @@ export async function killRunningTask(k: {
 }
 
 /** A new task's record: the request as prepared by its body, not yet started. */
-export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick<PreparedSubmission, 'workflowVersion' | 'inputs'>, state: 'queued' | 'running', nowMs: number, defaultMode: PermissionMode | undefined): TaskRecord {
+export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick<PreparedSubmission, 'workflowVersion' | 'inputs' | 'files'>, state: 'queued' | 'running', nowMs: number, defaultMode: PermissionMode | undefined): TaskRecord {
   const r: TaskRecord = {
     id,
     ownerId: req.ownerId,
@@ -291,6 +291,7 @@ export function newTaskRecord(id: string, req: SubmitTaskRequest, prepared: Pick
   // set in place, not spread from a temporary object per field (this runs once per task)
   if (req.scheduleId) r.scheduleId = req.scheduleId;
   if (req.triggerId) r.triggerId = req.triggerId;
+  if (prepared.files?.length) r.files = prepared.files;
   return r;
 }
 
@@ -445,7 +446,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     if (this.closing) throw new FengYuError('task_host_stopping');
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
-    return { req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs };
+    return { req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs, ...(prepared.files?.length ? { files: prepared.files } : {}) };
   }
 
   prepareChecked(req: SubmitTaskRequest, workflowVersion: number): PreparedSubmission {

@@ -1,4 +1,5 @@
 import type { PermissionMode, TaskKind, TaskPriority, TaskSnapshot, TaskState } from '@fengyu/protocol';
+import type { TaskFile } from './task.store';
 
 export type { TaskKind, TaskPriority, TaskSnapshot, TaskState };
 
@@ -14,6 +15,11 @@ export interface SubmitTaskRequest {
   ownerId: string;
   workflowId: string;
   inputs?: Record<string, unknown>;
+  /**
+   * Uploads for the workflow's file inputs (`[{name, refs: [FileRef id]}]`), granted to the run;
+   * checked at submission (the owner's files, declared file inputs, every required one given).
+   */
+  files?: unknown;
   priority: TaskPriority;
   kind: TaskKind;
   /** Defaults to the owner's configured mode when absent. */
@@ -51,6 +57,8 @@ export interface PreparedSubmission {
   readonly req: SubmitTaskRequest;
   readonly workflowVersion: number;
   readonly inputs: Record<string, unknown>;
+  /** The request's files, checked and normalized (absent: none). */
+  readonly files?: TaskFile[];
 }
 
 /** A task admitted inside a producer's transaction: nothing runs until that transaction commits. */

@@ -20,12 +20,20 @@ export interface TaskRecord {
   scheduleId?: string;
   triggerId?: string;
   inputs: Record<string, unknown>;
+  /** Uploads granted to the task's run (`files` of a run request); absent: none. */
+  files?: TaskFile[];
   permissionMode: PermissionMode;
   submittedMs: number;
   startedMs?: number;
   finishedMs?: number;
   output: { text: string; truncated: boolean };
   error?: { code: string; message: string };
+}
+
+/** One file input's uploads, by FileRef id. */
+export interface TaskFile {
+  name: string;
+  refs: string[];
 }
 
 export interface TaskListQuery {
@@ -104,6 +112,7 @@ export interface Row {
   output_truncated: number;
   error_code: string | null;
   error_message: string | null;
+  files: string | null;
 }
 
 type Tables = { bg_tasks: Row };
@@ -127,18 +136,19 @@ export function fromRow(r: Row): TaskRecord {
     ...(r.finished_ms !== null ? { finishedMs: r.finished_ms } : {}),
     output: { text: r.output_text, truncated: r.output_truncated === 1 },
     ...(r.error_code ? { error: { code: r.error_code, message: r.error_message ?? '' } } : {}),
+    ...(r.files ? { files: JSON.parse(r.files) as TaskFile[] } : {}),
   };
 }
 
-const COLUMNS = 'id, owner, kind, priority, state, workflow_id, workflow_version, run_id, schedule_id, trigger_id, inputs, permission_mode, submitted_ms, started_ms, finished_ms, output_text, output_truncated, error_code, error_message';
+const COLUMNS = 'id, owner, kind, priority, state, workflow_id, workflow_version, run_id, schedule_id, trigger_id, inputs, permission_mode, submitted_ms, started_ms, finished_ms, output_text, output_truncated, error_code, error_message, files';
 /** Every row of a batch travels as one JSON array parameter, so the statement text stays short and constant. */
-const SELECT_ROWS = `select ${Array.from({ length: 19 }, (_, i) => `json_extract(value, '$[${i}]')`).join(', ')} from json_each(?) where true`;
+const SELECT_ROWS = `select ${Array.from({ length: 20 }, (_, i) => `json_extract(value, '$[${i}]')`).join(', ')} from json_each(?) where true`;
 const ON_CONFLICT =
   'on conflict(id) do update set state = excluded.state, run_id = excluded.run_id, started_ms = excluded.started_ms, finished_ms = excluded.finished_ms, output_text = excluded.output_text, output_truncated = excluded.output_truncated, error_code = excluded.error_code, error_message = excluded.error_message';
 
 const UPSERT = `insert into bg_tasks (${COLUMNS}) ${SELECT_ROWS} ${ON_CONFLICT}`;
 /** One row as plain parameters (SQLite: cheaper per row than the JSON form). */
-const UPSERT_ONE = `insert into bg_tasks (${COLUMNS}) values (${Array.from({ length: 19 }, () => '?').join(', ')}) ${ON_CONFLICT}`;
+const UPSERT_ONE = `insert into bg_tasks (${COLUMNS}) values (${Array.from({ length: 20 }, () => '?').join(', ')}) ${ON_CONFLICT}`;
 
 /**
  * Finished tasks beyond the newest `keep` (by end time, then id), in one statement: every finished
@@ -175,6 +185,7 @@ function params(t: TaskRecord, inputs: string, wholeMs = false): unknown[] {
     t.output.truncated ? 1 : 0,
     t.error?.code ?? null,
     t.error?.message ?? null,
+    t.files?.length ? JSON.stringify(t.files) : null,
   ];
 }
 

@@ -1,3 +1,4 @@
+import { FileRepository } from '../files/file.repository';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { CrashPoint } from '../config/crash-points';
@@ -87,6 +88,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     runs: new RunRepository(ctx.db),
     baseCatalog: (o) => workflows.base.snapshot(o),
     db: ctx.db,
+    files: new FileRepository(ctx.db),
   });
   const killProcesses: ProcessKiller = {
     count: (runId) => runProcesses(runId).length,

@@ -1,4 +1,6 @@
-import { FengYuError, type InputChecker, inputChecker, inputContract } from '@fengyu/protocol';
+import { FengYuError, type InputChecker, type InputContract, inputChecker, inputContract } from '@fengyu/protocol';
+import { checkKeptFiles } from '../files/kept-files';
+import type { FileRepository } from '../files/file.repository';
 import { errorText } from '../agent/run-text';
 import type { AgentService } from '../agent/agent.service';
 import type { RunRepository } from '../agent/run.repository';
@@ -9,7 +11,7 @@ import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowService } from '../workflows/workflow.service';
 import type { WorkflowRunner } from '../workflows/workflow-run';
 import type { BodyHooks, BodyOutcome, TaskBody } from './task-registry';
-import type { TaskRecord } from './task.store';
+import type { TaskFile, TaskRecord } from './task.store';
 import type { SubmitTaskRequest } from './task-submitter';
 
 /**
@@ -30,6 +32,8 @@ export interface WorkflowTaskBodyDeps {
   baseCatalog: (owner: string) => Promise<CatalogSnapshot>;
   /** The host's database: which version is published is then read with a prepared statement (SQLite). */
   db?: Db;
+  /** The uploads a task's `files` refer to (owner-scoped); without it a task carries no files. */
+  files?: Pick<FileRepository, 'get'>;
 }
 
 /** The run's summary and final result as text. */
@@ -49,7 +53,7 @@ export class WorkflowTaskBody implements TaskBody {
   }
 
   /** Input checks of published versions (immutable), by owner, workflow and version, with their shared-directory names. */
-  private readonly schemas = new Map<string, { check: InputChecker; sharedDirectories: string[] }>();
+  private readonly schemas = new Map<string, { check: InputChecker; sharedDirectories: string[]; contract: InputContract }>();
 
   /**
    * Before anything is queued: the workflow exists and is published, and the inputs bind to its
@@ -57,7 +61,7 @@ export class WorkflowTaskBody implements TaskBody {
    * catalog when the body starts the run, as every run is: the version was checked when it was
    * published, and a tool gone since fails the task with the reason.
    */
-  async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown> }> {
+  async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[] }> {
     const published = this.versions.peek(req.ownerId, req.workflowId) ?? (await this.versions.get(req.ownerId, req.workflowId));
     if (published === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
     const row = { published_version: published };
@@ -66,16 +70,24 @@ export class WorkflowTaskBody implements TaskBody {
     if (!schema) {
       const v = await this.deps.service.versionRow(req.ownerId, req.workflowId, row.published_version);
       const inputSchema = contentOf(v).inputSchema;
-      schema = { check: inputChecker(inputSchema), sharedDirectories: inputContract(inputSchema).sharedDirectories };
+      const contract = inputContract(inputSchema);
+      schema = { check: inputChecker(inputSchema), sharedDirectories: contract.sharedDirectories, contract };
       if (this.schemas.size >= 500) this.schemas.clear();
       this.schemas.set(key, schema);
     }
-    const bound = schema.check(req.inputs ?? {}, schema.sharedDirectories);
+    // the files first: a missing upload is named as such (input_file_missing), not as a bad value
+    const files = schema.contract.files.length > 0 || req.files !== undefined ? await this.checkFiles(req, schema.contract) : [];
+    const bound = schema.check(req.inputs ?? {}, files.length ? [...schema.sharedDirectories, ...files.map((f) => f.name)] : schema.sharedDirectories);
     if (!bound.ok) {
       const fields = [...new Set(bound.problems.map((p) => p.field ?? '(root)'))].join(', ');
       throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);
     }
-    return { workflowVersion: row.published_version, inputs: bound.inputs };
+    return { workflowVersion: row.published_version, inputs: bound.inputs, ...(files.length ? { files } : {}) };
+  }
+
+  private checkFiles(req: SubmitTaskRequest, contract: InputContract): Promise<TaskFile[]> {
+    const repo = this.deps.files ?? { get: async () => undefined };
+    return checkKeptFiles(repo, req.ownerId, req.files, contract);
   }
 
   async run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {
@@ -85,6 +97,7 @@ export class WorkflowTaskBody implements TaskBody {
       runId = await this.deps.runner.run(task.ownerId, task.workflowId, {
         version: task.workflowVersion,
         inputs: task.inputs,
+        ...(task.files?.length ? { files: task.files } : {}),
         config: { permissionMode: task.permissionMode, planApproval: false },
         origin: task.kind === 'workflow' ? 'task' : task.kind,
         parking: { parked: () => hooks.park(), resumed: () => hooks.unpark() },

@@ -149,7 +149,8 @@ describe('webhook triggers', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('webhook_inputs_unbindable');
     expect(res.body.error.message).toContain('report');
-    expect(res.body.error.message).toContain('stable identifier');
+    expect(res.body.error.message).toContain('create a schedule: there you pick the file once');
+    expect(res.body.error.message).not.toMatch(/picker|shared director|stable identifier/);
     expect(res.body.error.details[0]).toMatchObject({ field: 'report', code: 'webhook_input_file' });
 
     const shared = await published({ type: 'object', properties: { work: { type: 'string', 'x-fengyu-auto': 'shared-directory' }, text: { type: 'string' } } }, textPlan);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +105,52 @@ describe('workflow file inputs with plugins', () => {
     // a FileRef of nobody's: refused by the grant resolver, nothing runs
     const bogus = await t.api('POST', `/api/workflows/${def.body.id}/run`, { inputs: {}, files: [{ name: 'sheet', refs: ['not-a-file'] }] });
     expect(bogus.status).toBe(400);
+  });
+
+  it('carries an upload into a background task and keeps one with a schedule until it is deleted', async () => {
+    const ref = await t.upload('/api/files', Buffer.from('north,1\n'), 'book.csv');
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Read in background',
+      inputSchema: { type: 'object', required: ['book'], properties: { book: { type: 'string', format: 'fengyu-file', title: 'Workbook' } } },
+      plan: { steps: [{ id: 'read', tool: 'reader_read', arguments: { path: '@file:book' } }] },
+    });
+    expect((await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: 1 })).status).toBe(200);
+    const output = async (taskId: string) => (await t.api('GET', `/api/agent/tasks/${taskId}/output?timeoutMs=30000`)).body;
+    // a background task: the upload reaches the run
+    const task = await t.api('POST', '/api/agent/tasks', { workflowId: def.body.id, files: [{ name: 'book', refs: [ref.body] }], permissionMode: 'full-access' });
+    expect(task.status, JSON.stringify(task.body)).toBe(202);
+    const done = await output(task.body.id);
+    expect(done.state, JSON.stringify(done)).toBe('completed');
+    expect(done.output.text).toContain('north,1');
+    // without the file, or with another name or nobody's upload: refused at submission, naming it
+    const none = await t.api('POST', '/api/agent/tasks', { workflowId: def.body.id, permissionMode: 'full-access' });
+    expect(none.status).toBe(400);
+    expect(none.body.error).toMatchObject({ code: 'input_file_missing' });
+    expect(none.body.error.message).toContain('Workbook');
+    const wrong = await t.api('POST', '/api/agent/tasks', { workflowId: def.body.id, files: [{ name: 'other', refs: [ref.body.id] }, { name: 'book', refs: ['nope'] }] });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.details.map((p: { code: string }) => p.code)).toEqual(['files_not_file_input', 'files_unknown_ref']);
+    // a schedule keeps its own copy and grants it to the fire
+    const missing = await t.api('POST', '/api/agent/schedules', { workflowId: def.body.id, permissionMode: 'full-access', recurrence: { kind: 'interval', everySeconds: 3600 } }, { 'accept-language': 'zh-CN' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('input_file_missing');
+    expect(missing.body.error.message).toContain('上传');
+    const sch = await t.api('POST', '/api/agent/schedules', { workflowId: def.body.id, permissionMode: 'full-access', runImmediately: true, files: [{ name: 'book', refs: [ref.body.id] }], recurrence: { kind: 'interval', everySeconds: 3600 } });
+    expect(sch.status, JSON.stringify(sch.body)).toBe(201);
+    const kept = sch.body.files[0].refs[0];
+    expect(sch.body.files[0].name).toBe('book');
+    expect(kept).toMatchObject({ name: 'book.csv', size: 8 });
+    expect(kept.id).not.toBe(ref.body.id);
+    const keptRow = await t.host.ctx.db.withTables<{ files: { id: string; path: string } }>().selectFrom('files').selectAll().where('id', '=', kept.id).executeTakeFirstOrThrow();
+    expect(readFileSync(keptRow.path, 'utf8')).toBe('north,1\n');
+    const fired = (await t.api('GET', `/api/agent/schedules/${sch.body.id}`)).body;
+    const firedTask = await output(fired.lastTaskId);
+    expect(firedTask.state, JSON.stringify(firedTask)).toBe('completed');
+    expect(firedTask.output.text).toContain('north,1');
+    // deleting the schedule releases its copy; the upload itself stays
+    expect((await t.api('DELETE', `/api/agent/schedules/${sch.body.id}`)).status).toBe(200);
+    expect(existsSync(keptRow.path)).toBe(false);
+    expect(await t.host.ctx.db.withTables<{ files: { id: string } }>().selectFrom('files').select('id').where('id', 'in', [kept.id, ref.body.id]).execute()).toEqual([{ id: ref.body.id }]);
   });
 
   it('lists enum options through a plugin tool', async () => {

@@ -48,6 +48,8 @@ export const en: Record<string, string> = {
   files_native_relative: 'File entry "{name}": nativePath "{path}" must be absolute.',
   files_native_missing: 'File entry "{name}": nativePath "{path}" does not exist.',
   files_native_forbidden: 'File entry "{name}": only the host\'s default owner may grant native paths.',
+  files_not_file_input: '"{name}" is not a file input of this workflow (its file inputs: {inputs}).',
+  input_file_missing: 'This workflow needs a file for "{input}": upload one before starting it.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -96,4 +98,6 @@ export const zhCN: Record<string, string> = {
   files_native_relative: '文件项“{name}”：nativePath“{path}”必须是绝对路径。',
   files_native_missing: '文件项“{name}”：nativePath“{path}”不存在。',
   files_native_forbidden: '文件项“{name}”：只有宿主的默认所有者可以授权本机路径。',
+  files_not_file_input: '“{name}”不是此工作流的文件输入（它的文件输入：{inputs}）。',
+  input_file_missing: '此工作流需要为“{input}”提供一个文件：请先上传文件再启动。',
 };

@@ -7,15 +7,15 @@ export const en: Record<string, string> = {
   webhook_event_id_invalid: 'The X-FengYu-Event-Id header is invalid: {reason}. Use 1 to 200 characters.',
   webhook_trigger_paused: 'Webhook trigger {id} is paused because plugin sandboxing was turned off after it was created; it resumes when sandboxing is back on.',
   webhook_event_interrupted: 'This event id was claimed by a delivery that a host stop interrupted before its task was submitted, so it is never replayed. Check whether the work happened, then send it again with a new event id.',
-  webhook_inputs_unbindable: 'A webhook trigger cannot bind {fields}: picker-file inputs and automatically created shared directories are granted only to an interactive session. Keep the data in a plugin’s persistent storage and pass its stable identifier as a text input instead.',
+  webhook_inputs_unbindable: 'A webhook call cannot bring a file or a folder, and this workflow needs {fields}. Start it from the Run dialog (Start run or Run in background), or create a schedule: there you pick the file once and the schedule keeps it.',
   webhook_defaults_invalid: 'The trigger defaults are invalid: {fields}.',
   webhook_body_invalid: 'The delivery body is invalid: {fields}.',
   webhook_cursor_invalid: 'The cursor is not one this list returned.',
   // problems (details[])
   webhook_field_undeclared: 'Field "{input}" is not an input of this workflow.',
   webhook_body_not_object: 'The body must be a JSON object whose fields are workflow inputs.',
-  webhook_input_file: 'Input "{input}" is a picker-file input, which a webhook cannot bind.',
-  webhook_input_shared_directory: 'Input "{input}" is an automatically created shared directory, which a webhook cannot bind.',
+  webhook_input_file: 'Input "{input}" needs a file, which a webhook call cannot bring.',
+  webhook_input_shared_directory: 'Input "{input}" is a folder created for each run, which a run started by a webhook does not get.',
 };
 
 export const zhCN: Record<string, string> = {
@@ -25,12 +25,12 @@ export const zhCN: Record<string, string> = {
   webhook_event_id_invalid: 'X-FengYu-Event-Id 请求头无效：{reason}。请使用 1 到 200 个字符。',
   webhook_trigger_paused: 'Webhook 触发器 {id} 已暂停：它创建之后插件沙箱被关闭；重新开启沙箱后会自动恢复。',
   webhook_event_interrupted: '此事件 ID 已被一次投递占用，但该投递在提交任务前因主机停止而中断，因此永远不会重放。请先确认相关工作是否已完成，再用新的事件 ID 重新发送。',
-  webhook_inputs_unbindable: 'Webhook 触发器无法绑定 {fields}：文件选择输入和自动创建的共享目录只授权给交互式会话。请把数据保存在插件的持久存储中，并以文本输入传递其稳定标识。',
+  webhook_inputs_unbindable: 'Webhook 调用无法携带文件或文件夹，而此工作流需要 {fields}。请在运行对话框中启动（开始运行或后台运行），或创建计划：在计划中只需选择一次文件，计划会一直保留它。',
   webhook_defaults_invalid: '触发器默认值无效：{fields}。',
   webhook_body_invalid: '投递请求体无效：{fields}。',
   webhook_cursor_invalid: '该游标不是此列表返回的。',
   webhook_field_undeclared: '字段“{input}”不是此工作流的输入项。',
   webhook_body_not_object: '请求体必须是一个 JSON 对象，其字段为工作流输入项。',
-  webhook_input_file: '输入项“{input}”是文件选择输入，Webhook 无法绑定。',
-  webhook_input_shared_directory: '输入项“{input}”是自动创建的共享目录，Webhook 无法绑定。',
+  webhook_input_file: '输入项“{input}”需要一个文件，而 Webhook 调用无法携带文件。',
+  webhook_input_shared_directory: '输入项“{input}”是每次运行时创建的文件夹，由 Webhook 启动的运行不会获得它。',
 };

@@ -87,6 +87,7 @@ export const en = {
   webhooks: {
     create: 'Create webhook',
     createHint: 'The values above become the trigger’s defaults; a delivery’s JSON fields override them.',
+    needsFiles: 'A webhook call cannot bring a file or a folder, and this flow needs {fields}. Use Start run or Run in background here, or create a schedule on the Schedules page: you pick the file once and the schedule keeps it.',
     name: 'Trigger name',
     namePlaceholder: 'Webhook',
     created: 'Webhook created',
@@ -205,6 +206,7 @@ export const zhCN: typeof en = {
   webhooks: {
     create: '创建 Webhook',
     createHint: '上面填写的值会成为触发器的默认值；每次投递的 JSON 字段会覆盖它们。',
+    needsFiles: 'Webhook 调用无法携带文件或文件夹，而此流程需要 {fields}。请在这里使用“开始运行”或“后台运行”，或在“计划”页面创建计划：只需选择一次文件，计划会一直保留它。',
     name: '触发器名称',
     namePlaceholder: 'Webhook',
     created: 'Webhook 已创建',

@@ -36,9 +36,9 @@ describe('run dialog recipients on a fresh install (no saved groups)', () => {
 
 describe('run dialog background run and webhook', () => {
   const plain = { type: 'object', properties: { who: { type: 'string' }, sheet: { type: 'string', format: 'fengyu-file' } } };
-  function mountWith(post: (path: string, body: unknown) => Promise<unknown>, locale: 'en' | 'zh-CN' = 'en') {
+  function mountWith(post: (path: string, body: unknown) => Promise<unknown>, locale: 'en' | 'zh-CN' = 'en', schema: object = plain) {
     const api = { post };
-    return mount(RunDialog, { props: { workflowId: 'w1', schema: plain }, global: { plugins: [createUiI18n(locale)], provide: { [SERVICES as symbol]: { ...services, api } } } });
+    return mount(RunDialog, { props: { workflowId: 'w1', schema }, global: { plugins: [createUiI18n(locale)], provide: { [SERVICES as symbol]: { ...services, api } } } });
   }
 
   it('reads a 429 on submit as "busy, retry in 1 s" with the scope, not a raw error', async () => {
@@ -59,12 +59,36 @@ describe('run dialog background run and webhook', () => {
     expect(zh.get('[data-testid="run-dialog-error"]').text()).toBe('宿主繁忙（此优先级的全局份额，批量预留已满）；请 1 秒后重试。');
   });
 
+  it('says before saving that a webhook cannot bring the file a flow needs, and the background run carries the upload', async () => {
+    const calls: Array<[string, unknown]> = [];
+    const ref = { id: 'f1', name: 'book.xlsx', size: 3, sha256: 'x' };
+    const w = mount(RunDialog, {
+      props: { workflowId: 'w1', schema: { ...plain, properties: { ...plain.properties, sheet: { type: 'string', format: 'fengyu-file', title: 'Workbook' } } } },
+      global: { plugins: [createUiI18n('zh-CN')], provide: { [SERVICES as symbol]: { ...services, files: { upload: async () => ref }, api: { post: async (path: string, body: unknown) => (calls.push([path, body]), {}) } } } },
+    });
+    expect(w.get('[data-testid="webhook-needs-files"]').text()).toContain('Workbook');
+    expect(w.get('[data-testid="webhook-needs-files"]').text()).toContain('计划');
+    expect((w.get('[data-testid="webhook-create"]').element as HTMLButtonElement).disabled).toBe(true);
+    const input = w.get('[data-testid="file-sheet"]');
+    Object.defineProperty(input.element, 'files', { value: [new File(['abc'], 'book.xlsx')] });
+    await input.trigger('change');
+    await flushPromises();
+    await w.get('[data-testid="run-background"]').trigger('click');
+    await flushPromises();
+    expect(calls).toEqual([['/api/agent/tasks', { workflowId: 'w1', inputs: {}, files: [{ name: 'sheet', refs: [ref] }], permissionMode: 'ask', priority: 'normal' }]]);
+  });
+
   it('creates a webhook from the filled values and shows the secret once with a ready curl line', async () => {
     const calls: Array<[string, unknown]> = [];
-    const w = mountWith(async (path, body) => {
-      calls.push([path, body]);
-      return { trigger: { id: 'wh_1', workflowId: 'w1', name: 'n', defaults: {}, permissionMode: 'full-access', state: 'active', createdAt: '' }, secret: 'sekret-123' };
-    });
+    const noFile = { type: 'object', properties: { who: { type: 'string' } } };
+    const w = mountWith(
+      async (path, body) => {
+        calls.push([path, body]);
+        return { trigger: { id: 'wh_1', workflowId: 'w1', name: 'n', defaults: {}, permissionMode: 'full-access', state: 'active', createdAt: '' }, secret: 'sekret-123' };
+      },
+      'en',
+      noFile,
+    );
     await w.get('[data-testid="input-who"]').setValue('ann');
     await w.get('[data-testid="permission-mode"]').setValue('full-access');
     await w.get('[data-testid="webhook-create"]').trigger('click');

@@ -12,7 +12,7 @@ const enc = encodeURIComponent;
 
 export function tasksApi(api: ApiClient) {
   return {
-    submit: (body: { workflowId: string; inputs?: Record<string, unknown>; priority?: TaskPriority; permissionMode?: PermissionMode }) => api.post<TaskSnapshot>('/api/agent/tasks', body),
+    submit: (body: { workflowId: string; inputs?: Record<string, unknown>; files?: Array<{ name: string; refs: Array<{ id: string }> }>; priority?: TaskPriority; permissionMode?: PermissionMode }) => api.post<TaskSnapshot>('/api/agent/tasks', body),
     list: (limit = 50) => api.get<Page<TaskSnapshot>>('/api/agent/tasks', { query: { limit } }),
     get: (id: string) => api.get<TaskSnapshot>(`/api/agent/tasks/${enc(id)}`),
     capacity: () => api.get<TaskCapacity>('/api/agent/tasks/capacity'),

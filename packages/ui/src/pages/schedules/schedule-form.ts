@@ -94,7 +94,7 @@ const typeOf = (p: JsonSchema | undefined): string => {
 };
 
 /** The JSON inputs, checked against the workflow's input schema (field errors keyed `inputs.<name>`). */
-export function inputsOf(text: string, schema: JsonSchema | undefined): { inputs?: Record<string, unknown>; errors: FormErrors } {
+export function inputsOf(text: string, schema: JsonSchema | undefined, fileNames: readonly string[] = []): { inputs?: Record<string, unknown>; errors: FormErrors } {
   let parsed: unknown;
   try {
     parsed = text.trim() === '' ? {} : JSON.parse(text);
@@ -103,7 +103,7 @@ export function inputsOf(text: string, schema: JsonSchema | undefined): { inputs
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return { errors: { inputs: { key: 'jsonNotObject' } } };
   const inputs = parsed as Record<string, unknown>;
-  const checked = checkInputs(schema, inputs, inputContract(schema).sharedDirectories);
+  const checked = checkInputs(schema, inputs, [...inputContract(schema).sharedDirectories, ...fileNames]);
   if (checked.ok) return { inputs, errors: {} };
   const errors: FormErrors = {};
   const props = inputContract(schema).properties;
@@ -133,14 +133,18 @@ function matchesType(v: unknown, type: string): boolean {
 }
 
 /** The create body, or every field problem at once (nothing is sent while there is one). */
-export function validateForm(f: ScheduleForm, schema: JsonSchema | undefined): { body?: CreateSchedule; errors: FormErrors } {
+export function validateForm(f: ScheduleForm, schema: JsonSchema | undefined, files: CreateSchedule['files'] = []): { body?: CreateSchedule; errors: FormErrors } {
   const rec = recurrenceOf(f);
-  const inp = inputsOf(f.inputsText, schema);
+  const inp = inputsOf(
+    f.inputsText,
+    schema,
+    (files ?? []).map((x) => x.name),
+  );
   const errors: FormErrors = { ...rec.errors, ...inp.errors };
   if (!f.workflowId) errors.workflowId = { key: 'required' };
   if (!(PERMISSION_MODES as readonly string[]).includes(f.permissionMode)) errors.permissionMode = { key: 'permissionMode' };
   if (Object.keys(errors).length || !rec.recurrence || !inp.inputs) return { errors };
-  return { body: { workflowId: f.workflowId, inputs: inp.inputs, permissionMode: f.permissionMode as PermissionMode, runImmediately: f.runImmediately, recurrence: rec.recurrence }, errors };
+  return { body: { workflowId: f.workflowId, inputs: inp.inputs, permissionMode: f.permissionMode as PermissionMode, runImmediately: f.runImmediately, recurrence: rec.recurrence, ...(files?.length ? { files } : {}) }, errors };
 }
 
 /** Where a problem the host reported belongs in the form (its field names match the body's). */

@@ -6,6 +6,8 @@ import type { ApiClient } from '../../api/client';
 export interface CreateSchedule {
   workflowId: string;
   inputs: Record<string, unknown>;
+  /** Uploads for file inputs: the schedule keeps its own copy of each. */
+  files?: Array<{ name: string; refs: Array<{ id: string }> }>;
   permissionMode: PermissionMode;
   runImmediately: boolean;
   recurrence: Recurrence;

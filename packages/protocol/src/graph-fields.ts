@@ -1,6 +1,6 @@
 import type { JsonSchema } from './catalog';
 import type { FieldType, StartField } from './graph-model';
-import { inputContract } from './workflow';
+import { inputContract, SHARED_DIRECTORY } from './workflow';
 
 /** The Start node's fields ⇄ the workflow's input schema. Pure; no I/O. */
 
@@ -9,8 +9,9 @@ const MODELLED_KEYWORDS = new Set(['type', 'title', 'description', 'enum', 'exam
 /** The field type of each JSON Schema `type`; any other type (and none) is `text`. */
 const FIELD_TYPE_OF_SCHEMA: Record<string, FieldType> = { number: 'number', integer: 'integer', boolean: 'boolean', array: 'list', object: 'object' };
 
-/** A property's field type: `file` for `format: "fengyu-file"`, else by its `type`. */
+/** A property's field type: `folder` for a text shared directory, `file` for `format: "fengyu-file"`, else by its `type`. */
 function fieldTypeOf(prop: JsonSchema): FieldType {
+  if (prop['x-fengyu-auto'] === SHARED_DIRECTORY && prop.type === 'string') return 'folder';
   if (prop.format === 'fengyu-file') return 'file';
   return FIELD_TYPE_OF_SCHEMA[String(prop.type)] ?? 'text';
 }
@@ -36,8 +37,8 @@ export function schemaToFields(schema: JsonSchema | undefined): StartField[] {
     if (Array.isArray(prop.enum)) field.options = prop.enum.map(String);
     if (Array.isArray(prop.examples) && prop.examples.length > 0) field.example = prop.examples[0];
     const extra: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(prop)) if (!MODELLED_KEYWORDS.has(k)) extra[k] = v;
-    if (prop.format !== undefined && prop.format !== 'fengyu-file') extra.format = prop.format;
+    for (const [k, v] of Object.entries(prop)) if (!MODELLED_KEYWORDS.has(k) && !(k === 'x-fengyu-auto' && field.type === 'folder')) extra[k] = v;
+    if (prop.format !== undefined && (prop.format !== 'fengyu-file' || field.type === 'folder')) extra.format = prop.format;
     if (prop.items !== undefined && !isPlainItems(prop.items)) extra.items = prop.items;
     if (Object.keys(extra).length > 0) field.extra = extra;
     return field;
@@ -52,6 +53,7 @@ export function schemaToFields(schema: JsonSchema | undefined): StartField[] {
 export function fieldSchema(field: StartField): JsonSchema {
   const prop: JsonSchema = {};
   if (field.type === 'file') Object.assign(prop, { type: 'string', format: 'fengyu-file' });
+  else if (field.type === 'folder') Object.assign(prop, { type: 'string', 'x-fengyu-auto': SHARED_DIRECTORY });
   else if (field.type === 'list') Object.assign(prop, { type: 'array', items: { type: 'string' } });
   else prop.type = field.type === 'text' ? 'string' : field.type;
   if (field.label) prop.title = field.label;

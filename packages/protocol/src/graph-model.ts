@@ -50,11 +50,13 @@ export type InputSource = 'manual' | 'reference' | 'expression';
 /**
  * The kind of value a Start field takes; decides its JSON Schema type and the run form's widget:
  * `text` → string, `number`, `integer`, `boolean`, `list` → array of strings, `object`, and
- * `file` → string with `format: "fengyu-file"` (an uploaded file, bound as `@file:<name>`).
+ * `file` → string with `format: "fengyu-file"` (an uploaded file, bound as `@file:<name>`), and
+ * `folder` → string with `"x-fengyu-auto": "shared-directory"` (a folder created for each run,
+ * bound as `@file:<name>`, where steps write their output; nobody fills it in).
  */
-export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'list' | 'object' | 'file';
+export type FieldType = 'text' | 'number' | 'integer' | 'boolean' | 'list' | 'object' | 'file' | 'folder';
 /** Every field type, in the order the field editor offers them. */
-export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', 'boolean', 'list', 'object', 'file'];
+export const FIELD_TYPES: readonly FieldType[] = ['text', 'number', 'integer', 'boolean', 'list', 'object', 'file', 'folder'];
 
 /** A field of the Start node: becomes one property of the workflow's input schema. */
 export interface StartField {

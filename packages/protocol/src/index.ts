@@ -22,6 +22,7 @@ export * from './secrets';
 export * from './schema-check';
 // Full plan validation (every problem at once).
 export * from './validate';
+export * from './folder-check';
 export { compilePattern, regexParts } from './validate-flow';
 // The plugin manifest schema and its patterns.
 export * from './manifest';

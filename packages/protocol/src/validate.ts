@@ -1,3 +1,4 @@
+import { folderProblems } from './folder-check';
 import type { CatalogEntry } from './catalog';
 import { isRetrySafe } from './catalog';
 import type { Problem } from './errors';
@@ -32,6 +33,11 @@ export interface ValidationContext {
   inputNames: ReadonlySet<string>;
   /** Declared file input names; `@file:<name>` must name one (`ref_undeclared_file`). Default `inputNames`. */
   fileInputNames?: ReadonlySet<string>;
+  /**
+   * The uploaded-file inputs among them (not folders created per run): a tool's output-folder
+   * argument given as `@file:<one of these>` is `step_folder_not_folder`. Unchecked when absent.
+   */
+  uploadInputNames?: ReadonlySet<string>;
   /**
    * The caller's secret names: a `{{secrets.NAME}}` outside them is `secret_unknown`. Without
    * it names are not checked; where a secret may stand is checked either way.
@@ -344,7 +350,11 @@ function stepProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanInd
   // structured conditions, loops and inputs have no effect of their own; a model condition is a model call
   const effectFree = kind === 'forEach' || kind === 'input' || (kind === 'condition' && !step.instruction?.trim());
   if (ctx.readOnly && !effectFree && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
-  if (tool && step.arguments && !step.pinned) problems.push(...literalArgumentProblems(step, tool));
+  // output folders first, in plain words; the generic schema issue of the same argument is then left out
+  const folders = tool && !step.pinned ? folderProblems(step, tool.inputSchema, ctx.uploadInputNames) : [];
+  problems.push(...folders);
+  const said = new Set(folders.map((f) => f.field));
+  if (tool && step.arguments && !step.pinned) problems.push(...literalArgumentProblems(step, tool).filter((f) => !said.has(f.field)));
   if (ctx.extraStepCheck) problems.push(...ctx.extraStepCheck(step, tool));
   return problems;
 }

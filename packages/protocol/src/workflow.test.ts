@@ -6,6 +6,14 @@ import { checkInputs, inputChecker, inputContract, renderGoal, validateWorkflowD
 const tools: Record<string, ToolInfo> = {
   echo: { name: 'echo', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'builtin', available: true },
   write_note: { name: 'write_note', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, effect: 'write', idempotent: false, source: 'builtin', available: true },
+  excel_filter: {
+    name: 'excel_filter',
+    inputSchema: { type: 'object', required: ['filePath', 'outputDirectory'], properties: { filePath: { type: 'string', format: 'fengyu-file' }, outputDirectory: { type: 'string', format: 'fengyu-directory', title: 'Output folder' } } },
+    effect: 'write',
+    idempotent: true,
+    source: 'plugin',
+    available: true,
+  },
   off: { name: 'off', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'plugin', available: false },
 };
 const ctx = { tool: (n: string) => tools[n] };
@@ -29,6 +37,31 @@ describe('validateWorkflowDefinition', () => {
     const codes = r.ok ? [] : r.problems.map((p) => p.code);
     for (const c of ['workflow_name_required', 'plan_too_many_steps', 'ref_undeclared_input', 'retry_unsafe', 'workflow_nested_tool', 'step_unknown_tool', 'ref_file_input_as_value', 'goal_ref_undeclared_input']) expect(codes).toContain(c);
     expect(codes.filter((c) => c === 'step_unknown_tool')).toHaveLength(1);
+  });
+
+  it('names a writing step whose output folder is missing or is an uploaded file, in plain words, before any run', () => {
+    const step = (args: Record<string, unknown> | undefined) => ({ name: 'x', inputSchema: schema, plan: { steps: [{ id: 'filter', title: 'Keep the north', tool: 'excel_filter', ...(args ? { arguments: args } : {}) }] } });
+    const problems = (args: Record<string, unknown> | undefined) => {
+      const r = validateWorkflowDefinition(step(args), ctx);
+      return r.ok ? [] : r.problems;
+    };
+    for (const args of [undefined, { filePath: '@file:sheet' }, { filePath: '@file:sheet', outputDirectory: '' }]) {
+      const found = problems(args).filter((p) => p.field === 'arguments.outputDirectory');
+      expect(found, JSON.stringify(args)).toEqual([{ code: 'step_folder_missing', stepId: 'filter', field: 'arguments.outputDirectory', params: { stepId: 'filter', step: 'Keep the north', argument: 'Output folder' } }]);
+    }
+    expect(problems({ filePath: '@file:sheet', outputDirectory: '@file:sheet' }).map((p) => p.code)).toEqual(['step_folder_not_folder']);
+    expect(problems({ filePath: '@file:sheet', outputDirectory: '@file:out' })).toEqual([]);
+  });
+
+  it('never reports a folder problem for a folder created per run (property)', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/), fc.option(fc.string({ maxLength: 30 }), { nil: undefined }), (name, title) => {
+        const inputSchema = { type: 'object', properties: { sheet: { type: 'string', format: 'fengyu-file' }, [`d_${name}`]: { type: 'string', 'x-fengyu-auto': 'shared-directory' } } };
+        const plan = { steps: [{ id: 's', ...(title !== undefined ? { title } : {}), tool: 'excel_filter', arguments: { filePath: '@file:sheet', outputDirectory: `@file:d_${name}` } }] };
+        const r = validateWorkflowDefinition({ name: 'x', inputSchema, plan }, ctx);
+        return r.ok || r.problems.every((p) => !p.code.startsWith('step_folder'));
+      }),
+    );
   });
 
   it('allows unavailable tools only in drafts', () => {

@@ -369,6 +369,7 @@ export function validateWorkflowDefinition(def: unknown, ctx: DefinitionContext)
     tool: (name) => ctx.tool(name) ?? (isWorkflowToolName(name) ? workflowToolStub(name) : undefined),
     inputNames: new Set(c.values),
     fileInputNames: fileLike,
+    uploadInputNames: new Set(c.files),
     ...(ctx.secretNames ? { secretNames: ctx.secretNames } : {}),
     extraStepCheck: (step) => nestedWorkflowCheck(step),
   });

@@ -92,7 +92,8 @@ export const en = {
     schemaView: 'JSON Schema',
     applySchema: 'Apply JSON Schema',
     schemaInvalid: 'This is not a usable JSON Schema: {reason}',
-    types: { text: 'Text', number: 'Number', integer: 'Whole number', boolean: 'Yes/no', list: 'List', object: 'Object', file: 'File' },
+    types: { text: 'Text', number: 'Number', integer: 'Whole number', boolean: 'Yes/no', list: 'List', object: 'Object', file: 'File', folder: 'Folder (created per run)' },
+    folderHint: 'A new empty folder is made for every run. Choose it as the output folder of steps that write files (Filter rows, Split…).',
   },
   config: {
     flow: 'Flow',
@@ -267,7 +268,8 @@ export const zhCN: typeof en = {
     schemaView: 'JSON Schema',
     applySchema: '应用 JSON Schema',
     schemaInvalid: '这不是可用的 JSON Schema：{reason}',
-    types: { text: '文本', number: '数字', integer: '整数', boolean: '是/否', list: '列表', object: '对象', file: '文件' },
+    types: { text: '文本', number: '数字', integer: '整数', boolean: '是/否', list: '列表', object: '对象', file: '文件', folder: '文件夹（每次运行时创建）' },
+    folderHint: '每次运行都会新建一个空文件夹。请把它选为写文件的步骤（筛选行、拆分……）的输出文件夹。',
   },
   config: {
     flow: '流程',

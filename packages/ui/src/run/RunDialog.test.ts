@@ -36,7 +36,7 @@ describe('run dialog recipients on a fresh install (no saved groups)', () => {
 
 describe('run dialog background run and webhook', () => {
   const plain = { type: 'object', properties: { who: { type: 'string' }, sheet: { type: 'string', format: 'fengyu-file' } } };
-  function mountWith(post: (path: string, body: unknown) => Promise<unknown>, locale: 'en' | 'zh-CN' = 'en', schema: object = plain) {
+  function mountWith(post: (path: string, body: unknown) => Promise<unknown>, locale: 'en' | 'zh-CN' = 'en', schema: Record<string, unknown> = plain) {
     const api = { post };
     return mount(RunDialog, { props: { workflowId: 'w1', schema }, global: { plugins: [createUiI18n(locale)], provide: { [SERVICES as symbol]: { ...services, api } } } });
   }

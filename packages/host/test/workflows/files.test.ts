@@ -153,6 +153,23 @@ describe('workflow file inputs with plugins', () => {
     expect(await t.host.ctx.db.withTables<{ files: { id: string } }>().selectFrom('files').select('id').where('id', 'in', [kept.id, ref.body.id]).execute()).toEqual([{ id: ref.body.id }]);
   });
 
+  it('refuses before any run a writing step whose folder is missing or is an uploaded file, in plain words', async () => {
+    const inputSchema = { type: 'object', properties: { sheet: { type: 'string', format: 'fengyu-file' }, out: { type: 'string', 'x-fengyu-auto': 'shared-directory' } } };
+    const def = (args: Record<string, unknown>) => ({ name: 'Writes', inputSchema, plan: { steps: [{ id: 'w', title: 'Save the part', tool: 'probe_write', arguments: { name: 'p.txt', text: 'x', ...args } }] } });
+    const missing = await t.api('POST', '/api/workflows', def({}), { 'accept-language': 'zh-CN' });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('workflow_invalid');
+    expect(missing.body.error.details).toEqual([expect.objectContaining({ code: 'step_folder_missing', stepId: 'w', field: 'arguments.directory' })]);
+    expect(missing.body.error.details[0].message).toContain('“Save the part”');
+    expect(missing.body.error.details[0].message).toContain('文件夹（每次运行时创建）');
+    const wrong = await t.api('POST', '/api/workflows', def({ directory: '@file:sheet' }));
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.details.map((p: { code: string }) => p.code)).toEqual(['step_folder_not_folder']);
+    // a folder created per run is what it takes
+    const ok = await t.api('POST', '/api/workflows', def({ directory: '@file:out' }));
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+
   it('lists enum options through a plugin tool', async () => {
     const def = await t.api('POST', '/api/workflows', {
       name: 'Pick',

@@ -9,6 +9,7 @@ import { redactPlan } from './run-text';
 import { classifyApproveBody } from './approve-body';
 import { rewindPreview } from './rewind-effects';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
+import { registerRunOutputRoute } from './run-output.routes';
 
 /** HTTP surface of the agent. */
 
@@ -90,6 +91,7 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
   const agent = ctx.agent;
   const api = typedRoutes(app);
   const tags = ['agent'];
+  registerRunOutputRoute(ctx, app, repo);
 
   api.post('/api/agent/run', { schema: { summary: 'Start a run (plan from goal, or a supplied workflow)', tags, body: startBody, response: runIdReply } }, async (req) => {
     const b = req.body;

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, symlinkSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,20 @@ describe('workflow file inputs with plugins', () => {
     expect(exec(run, 'read').result).toEqual({ text: 'part: north' });
     const written = exec(run, 'write').result.path as string;
     expect(written).toContain(join('runs', run.id, 'shared', 'out'));
+    // the file is downloadable by the run's owner, from the run's own folders only
+    const file = (path: string, runId = run.id, headers: Record<string, string> = {}) => fetch(`${t.host.url}/api/agent/runs/${runId}/output-file?path=${encodeURIComponent(path)}`, { headers: { 'x-fengyu-token': t.host.token, ...headers } });
+    const got = await file(written);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-disposition')).toContain('attachment');
+    expect(await got.text()).toBe('part: north');
+    symlinkSync(join(t.host.ctx.config.home, 'token'), join(written, '..', 'escape.txt'));
+    for (const outside of [join(t.host.ctx.config.home, 'token'), join(written, '..', 'escape.txt'), join(written, '..'), join(written, '..', 'missing.txt')]) {
+      const res = await file(outside);
+      expect(res.status, outside).toBe(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('run_output_not_found');
+    }
+    const bob = await t.api('POST', '/api/owners', { name: 'bob' });
+    expect((await file(written, run.id, { 'x-fengyu-token': bob.body.token })).status).toBe(404);
     // the model's tool does not ask for the automatic folder
     await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: 1 });
     const tools = (await t.api('GET', '/api/agent/tools')).body as Array<{ name: string; inputSchema: { properties: object } }>;

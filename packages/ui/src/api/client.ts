@@ -39,6 +39,8 @@ export interface ApiClient {
   put<T>(path: string, body?: unknown, options?: RequestOptions): Promise<T>;
   del<T>(path: string, options?: RequestOptions): Promise<T>;
   upload<T>(path: string, file: File, options?: RequestOptions): Promise<T>;
+  /** A download's bytes (the token in the header, as for every call). */
+  blob(path: string, options?: RequestOptions): Promise<Blob>;
   /** An SSE address (EventSource cannot set headers, so the token rides in the query). */
   streamUrl(path: string, query: Record<string, string>): string;
 }
@@ -71,7 +73,7 @@ export function createApiClient(opts: ClientOptions): ApiClient {
     if (token) h['X-FengYu-Token'] = token;
     return h;
   };
-  async function send<T>(method: string, path: string, init: RequestInit, options?: RequestOptions): Promise<T> {
+  async function send<T>(method: string, path: string, init: RequestInit, options?: RequestOptions, asBlob = false): Promise<T> {
     let res: Response;
     try {
       res = await doFetch(`${base}${withQuery(path, options?.query)}`, { method, ...init, signal: options?.signal });
@@ -86,6 +88,7 @@ export function createApiClient(opts: ClientOptions): ApiClient {
     }
     opts.onStatus?.('ok');
     if (!res.ok) throw await toError(res);
+    if (asBlob) return (await res.blob()) as T;
     if (res.status === 204) return undefined as T;
     const text = await res.text();
     return (text ? JSON.parse(text) : undefined) as T;
@@ -103,6 +106,7 @@ export function createApiClient(opts: ClientOptions): ApiClient {
       form.append('file', file, file.name);
       return send<T>('POST', path, { headers: headers(), body: form }, options);
     },
+    blob: (path: string, options?: RequestOptions) => send<Blob>('GET', path, { headers: headers() }, options, true),
     streamUrl: (path, query) => `${base}${withQuery(path, { ...query, token: opts.token() ?? '' })}`,
   };
 }

@@ -36,6 +36,9 @@ export interface Gate {
   title?: string;
   form?: Record<string, unknown>;
   expiresAt?: string;
+  /** A step gate: the tool and the step's resolved arguments (what approving lets run). */
+  tool?: string;
+  arguments?: unknown;
 }
 
 export interface RunView {
@@ -131,7 +134,7 @@ export function applyEvent(view: RunView, e: RawEvent): RunView {
       return { ...patchStep(v, String(e.stepId), { status: 'running', arguments: e.arguments, title: str(e.title), tool: str(e.tool), pinned: !!e.pinned }), status: 'running' };
     case 'step_approval_requested':
       v = patchStep(v, String(e.stepId), { status: 'awaiting_approval' });
-      return { ...v, status: 'awaiting_step_approval', gate: { kind: 'step', gateId: String(e.gateId), stepId: String(e.stepId), reason: str(e.reason) } };
+      return { ...v, status: 'awaiting_step_approval', gate: { kind: 'step', gateId: String(e.gateId), stepId: String(e.stepId), reason: str(e.reason), tool: str(e.tool), arguments: e.arguments } };
     case 'step_approved':
       return { ...patchStep(v, String(e.stepId), { status: 'running' }), status: 'running', gate: undefined };
     case 'input_requested':

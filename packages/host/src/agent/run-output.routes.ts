@@ -1,0 +1,64 @@
+import { createReadStream } from 'node:fs';
+import { realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { errorSpecOf, FengYuError, registerErrors } from '@fengyu/protocol';
+import type { FastifyInstance } from 'fastify';
+import type { HostContext } from '../context';
+import { typedRoutes } from '../http/route-types';
+import type { RunRepository } from './run.repository';
+
+/**
+ * `GET /api/agent/runs/{runId}/output-file?path=` — a file a run wrote into one of its folders
+ * created per run (`$FENGYU_HOME/runs/<runId>/shared/…`, e.g. the parts a Split wrote), as a
+ * download, for the run's owner only. The path is resolved (symbolic links followed) and must be
+ * a regular file inside that run's own folders; anything else — another owner's run, another
+ * run's folder, a path outside, a directory, a missing file — is the same 404, so nothing about
+ * other files leaks. Sent as an attachment, never rendered by the browser.
+ */
+
+registerErrors({ run_output_not_found: errorSpecOf(404) });
+
+/** Whether `target` (resolved) lies strictly inside `root` (resolved). */
+export function insideRoot(root: string, target: string): boolean {
+  return target.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+}
+
+export function registerRunOutputRoute(ctx: HostContext, app: FastifyInstance, repo: RunRepository): void {
+  const api = typedRoutes(app);
+  api.get(
+    '/api/agent/runs/:runId/output-file',
+    {
+      schema: {
+        summary: 'Download a file the run wrote into its folders created per run (owner only)',
+        tags: ['agent'],
+        params: { type: 'object', required: ['runId'], properties: { runId: { type: 'string', minLength: 1, maxLength: 200 } } } as const,
+        querystring: { type: 'object', required: ['path'], properties: { path: { type: 'string', minLength: 1, maxLength: 4096 } } } as const,
+      },
+    },
+    async (req, reply) => {
+      const { runId } = req.params;
+      const path = req.query.path;
+      const owner = ctx.agent.ownerOf(runId) ?? (await repo.ownerOf(runId));
+      if (owner !== req.owner) throw new FengYuError('run_not_found', { runId });
+      const notFound = () => new FengYuError('run_output_not_found', { path });
+      let file: string;
+      let root: string;
+      try {
+        root = await realpath(join(ctx.config.home, 'runs', runId, 'shared'));
+        file = await realpath(path);
+      } catch {
+        throw notFound();
+      }
+      if (!insideRoot(root, file)) throw notFound();
+      const info = await stat(file).catch(() => undefined);
+      if (!info?.isFile()) throw notFound();
+      const name = file.split(sep).pop() ?? 'file';
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-length', String(info.size))
+        .header('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`)
+        .header('x-content-type-options', 'nosniff')
+        .send(createReadStream(file));
+    },
+  );
+}

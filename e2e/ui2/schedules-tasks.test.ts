@@ -209,15 +209,16 @@ describe('background runs and the capacity view', () => {
 });
 
 describe('webhook triggers', () => {
-  it('refuses a picker-file input with the host’s guidance', async () => {
+  it('says before saving, in plain words, that a webhook cannot bring the file the flow needs', async () => {
     await open(`/flows/${ids.picker}`);
     await page.getByTestId('run').click();
     await page.getByTestId('permission-mode').selectOption('full-access');
     await page.getByTestId('webhook-section').click();
-    await page.getByTestId('webhook-create').click();
-    const err = page.getByTestId('run-dialog-error');
-    await err.waitFor({ timeout: 15_000 });
-    expect(await err.innerText()).toContain('picker-file inputs');
+    const note = page.getByTestId('webhook-needs-files');
+    await note.waitFor({ timeout: 15_000 });
+    expect(await note.textContent()).toContain('cannot bring a file');
+    expect(await note.textContent()).not.toMatch(/picker|shared director/);
+    expect(await page.getByTestId('webhook-create').isDisabled()).toBe(true);
     await page.getByTestId('run-dialog-close').click();
   });
 

@@ -131,7 +131,8 @@ export function applyEvent(view: RunView, e: RawEvent): RunView {
       v = e.plan ? withPlan(v, e.plan as AgentPlan) : v;
       return { ...v, status: 'running', gate: undefined };
     case 'step_start':
-      return { ...patchStep(v, String(e.stepId), { status: 'running', arguments: e.arguments, title: str(e.title), tool: str(e.tool), pinned: !!e.pinned }), status: 'running' };
+      // a start without a title keeps the plan's (the approval card and the list name steps by it)
+      return { ...patchStep(v, String(e.stepId), { status: 'running', arguments: e.arguments, ...(str(e.title) ? { title: str(e.title) } : {}), tool: str(e.tool), pinned: !!e.pinned }), status: 'running' };
     case 'step_approval_requested':
       v = patchStep(v, String(e.stepId), { status: 'awaiting_approval' });
       return { ...v, status: 'awaiting_step_approval', gate: { kind: 'step', gateId: String(e.gateId), stepId: String(e.stepId), reason: str(e.reason), tool: str(e.tool), arguments: e.arguments } };

@@ -46,8 +46,8 @@ export const en = {
   outputs: {
     files: 'Files this run wrote: {n}',
     from: 'from “{step}”',
-    outbox: 'Messages written to the local outbox: {n}',
-    outboxWhere: 'Open them with your mail program from {dir}.',
+    messages: 'Messages: {n}',
+    status: { sent: 'sent', 'already-sent': 'sent earlier', failed: 'failed', 'not-sent': 'not sent' },
   },
   gatePreview: {
     title: 'Messages this approval lets go: {n}',
@@ -179,8 +179,8 @@ export const zhCN: typeof en = {
   outputs: {
     files: '本次运行写出的文件：{n} 个',
     from: '来自“{step}”',
-    outbox: '写入本地发件箱的邮件：{n} 封',
-    outboxWhere: '可在 {dir} 中用邮件程序打开它们。',
+    messages: '邮件：{n} 封',
+    status: { sent: '已发送', 'already-sent': '此前已发送', failed: '失败', 'not-sent': '未发送' },
   },
   gatePreview: {
     title: '批准后将发出的邮件：{n} 封',

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { producedFiles } from './run-outputs';
 
 describe('producedFiles', () => {
-  it('lists the files written and the outbox messages, by step, each once', () => {
+  it('lists the files written, each once, and the messages sent, by step', () => {
     const steps = [
       { id: 'split', title: 'Split by region', status: 'done', result: { outputDirectory: '/h/runs/r1/shared/out', files: [{ name: 'North.xlsx', path: '/h/runs/r1/shared/out/North.xlsx', value: 'North', rowCount: 2 }, { name: 'South.xlsx', path: '/h/runs/r1/shared/out/South.xlsx' }] } },
       { id: 'prepare', status: 'done', result: { preview: [{ attachment: { name: 'North.xlsx', bytes: 3 } }], note: { name: 'x', path: 'relative/x' } } },
-      { id: 'send', title: 'Send', status: 'done', result: { messages: [{ status: 'sent', response: 'written to /h/plugins/email/outbox/0001.eml' }] } },
+      { id: 'send', title: 'Send', status: 'done', result: { summary: 'Sent 1 of 1 message(s).', messages: [{ index: 0, value: 'North', to: ['ana@example.com'], subject: 'Sales North', status: 'sent', messageId: '<m1@x>' }] } },
       { id: 'failed', status: 'failed', result: { files: [{ name: 'Gone.xlsx', path: '/h/gone.xlsx' }] } },
     ];
     const out = producedFiles(steps);
@@ -15,14 +15,14 @@ describe('producedFiles', () => {
       { stepId: 'split', stepTitle: 'Split by region', name: 'North.xlsx', path: '/h/runs/r1/shared/out/North.xlsx' },
       { stepId: 'split', stepTitle: 'Split by region', name: 'South.xlsx', path: '/h/runs/r1/shared/out/South.xlsx' },
     ]);
-    expect(out.outbox).toEqual([{ stepId: 'send', stepTitle: 'Send', name: '0001.eml', path: '/h/plugins/email/outbox/0001.eml' }]);
+    expect(out.messages).toEqual([{ stepId: 'send', stepTitle: 'Send', to: ['ana@example.com'], subject: 'Sales North', status: 'sent' }]);
   });
 
   it('never throws and stays bounded on any results (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ id: fc.string(), result: fc.anything() })), (steps) => {
         const out = producedFiles(steps);
-        return out.files.length <= 100 && out.outbox.length <= 100;
+        return out.files.length <= 100 && out.messages.length <= 100;
       }),
     );
   });

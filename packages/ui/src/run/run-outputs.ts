@@ -1,8 +1,9 @@
 /**
  * "Where is my output": the files a finished run's steps report having written — any object in a
  * step's result with a string `name` and an absolute `path` (the parts a Split wrote, a filtered
- * workbook) — and the messages written to the local outbox (`written to <file>.eml`). Each file
- * once, by step, at most 100. Pure; what may be downloaded is decided by the host.
+ * workbook), each once — and the messages a send step reports (objects with `messageId`,
+ * `subject`, `to` and `status`: who got what, and whether it went). By step, at most 100 each.
+ * Pure; what may be downloaded is decided by the host.
  */
 
 export interface ProducedFile {
@@ -12,8 +13,15 @@ export interface ProducedFile {
   path: string;
 }
 
+export interface SentMessage {
+  stepId: string;
+  stepTitle: string;
+  to: string[];
+  subject: string;
+  status: string;
+}
+
 const MAX = 100;
-const OUTBOX = /written to (\S+\.eml)\b/g;
 
 function walk(value: unknown, visit: (o: Record<string, unknown>) => void, depth = 0): void {
   if (depth > 8 || value === null || typeof value !== 'object') return;
@@ -27,11 +35,10 @@ function walk(value: unknown, visit: (o: Record<string, unknown>) => void, depth
 }
 
 const isAbsolute = (p: string) => p.startsWith('/') || /^[A-Za-z]:[\\/]/.test(p);
-const baseName = (p: string) => p.split(/[\\/]/).pop() ?? p;
 
-export function producedFiles(steps: ReadonlyArray<{ id: string; title?: string; status?: string; result?: unknown }>): { files: ProducedFile[]; outbox: ProducedFile[] } {
+export function producedFiles(steps: ReadonlyArray<{ id: string; title?: string; status?: string; result?: unknown }>): { files: ProducedFile[]; messages: SentMessage[] } {
   const files: ProducedFile[] = [];
-  const outbox: ProducedFile[] = [];
+  const messages: SentMessage[] = [];
   const seen = new Set<string>();
   for (const s of steps) {
     if (s.status !== undefined && s.status !== 'done') continue;
@@ -41,17 +48,10 @@ export function producedFiles(steps: ReadonlyArray<{ id: string; title?: string;
         seen.add(o.path);
         files.push({ ...at, name: o.name, path: o.path });
       }
-      for (const v of Object.values(o)) {
-        if (typeof v !== 'string') continue;
-        for (const m of v.matchAll(OUTBOX)) {
-          const path = m[1] as string;
-          if (!seen.has(path) && outbox.length < MAX) {
-            seen.add(path);
-            outbox.push({ ...at, name: baseName(path), path });
-          }
-        }
+      if (typeof o.messageId === 'string' && typeof o.subject === 'string' && typeof o.status === 'string' && Array.isArray(o.to) && messages.length < MAX) {
+        messages.push({ ...at, to: o.to.filter((x): x is string => typeof x === 'string'), subject: o.subject, status: o.status });
       }
     });
   }
-  return { files, outbox };
+  return { files, messages };
 }

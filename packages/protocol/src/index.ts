@@ -6,7 +6,8 @@ export * from './errors';
 // Run events: the durable log and the SSE stream.
 export * from './events';
 // Messages in every supported language (`en`, `zh-CN`) and the `{param}` renderer.
-export { LOCALES, type Locale, localize, MESSAGES, pickLocale, renderTemplate } from './i18n/index';
+export { HOST_TEXT_CODES, hostText } from './i18n/host-text';
+export { isLocalText, LOCALES, type Locale, type LocalText, localize, MESSAGES, paramText, pickLocale, renderTemplate } from './i18n/index';
 // The AgentPlan, its limits, per-run config and run statuses.
 export * from './plan';
 // Control flow in plans: step kinds, condition cases, ports, joins, forEach limits.
@@ -20,6 +21,7 @@ export * from './shell-template';
 export * from './secrets';
 // JSON Schema checking of tool arguments and workflow inputs.
 export * from './schema-check';
+export { zodIssueText } from './zod-issue';
 // Full plan validation (every problem at once).
 export * from './validate';
 export * from './folder-check';

@@ -225,6 +225,28 @@ export class UnresolvedReferenceError extends Error {
     super(`reference ${ref} resolved to nothing`);
     this.name = 'UnresolvedReferenceError';
   }
+
+  /** What went wrong and what to do, as a message of the tables (see `unresolvedReferenceMessage`). */
+  get text(): { $message: string; params: Record<string, unknown> } {
+    return unresolvedReferenceMessage(this.ref);
+  }
+}
+
+/**
+ * The message for a reference that pointed at nothing when its step ran, by what it names: a
+ * file input (choose a file when starting), a value input, a step's result, a secret.
+ */
+export function unresolvedReferenceMessage(ref: string): { $message: string; params: Record<string, unknown> } {
+  const file = /^@file:([\w-]+)/.exec(ref);
+  if (file) return { $message: 'ref_unresolved_file', params: { ref, name: file[1] } };
+  const inner = /^\{\{\s*([\s\S]*?)\s*\}\}$/.exec(ref)?.[1] ?? ref;
+  const input = /^inputs\.([\w-]+)/.exec(inner);
+  if (input) return { $message: 'ref_unresolved_input', params: { ref, name: input[1] } };
+  const step = /^steps\.([\w-]+)/.exec(inner);
+  if (step) return { $message: 'ref_unresolved_step', params: { ref, step: step[1] } };
+  const secret = /^secrets\.([\w-]+)/.exec(inner);
+  if (secret) return { $message: 'ref_unresolved_secret', params: { ref, name: secret[1] } };
+  return { $message: 'ref_unresolved', params: { ref } };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isCompilableSchema } from './schema-check';
+import { paramText } from './i18n/index';
+import { checkSchema, isCompilableSchema } from './schema-check';
 
 describe('isCompilableSchema', () => {
   it('answers from the schema text: a remembered verdict never leaks to a different schema', () => {
@@ -16,5 +17,40 @@ describe('isCompilableSchema', () => {
     expect(isCompilableSchema({ $id: 'https://example.com/s', type: 'number' })).toBe(true);
     expect(isCompilableSchema({ $id: 'https://example.com/s', type: 'nope' })).toBe(false);
     expect(isCompilableSchema([])).toBe(false);
+  });
+});
+
+describe('schema issues for people', () => {
+  const schema = {
+    type: 'object',
+    required: ['filePath', 'name'],
+    additionalProperties: false,
+    properties: {
+      filePath: { type: 'string', minLength: 1 },
+      name: { type: 'string', title: 'File name', minLength: 1 },
+      rows: { type: 'integer', title: 'Rows', minimum: 1 },
+      filters: { type: 'array', items: { type: 'object', properties: { op: { enum: ['eq', 'ne', 'gt'] } } } },
+    },
+  };
+  const labels = (n: string) => (n === 'filePath' ? { $texts: { en: 'Workbook', 'zh-CN': '工作簿' } } : undefined);
+  const say = (value: unknown, locale: 'en' | 'zh-CN') => checkSchema(schema, value, labels).map((i) => paramText(i.text, locale));
+
+  it('names the field by its label or title and says what is wrong, in en and zh-CN', () => {
+    expect(say({ name: '' }, 'en').sort()).toEqual(['File name must not be empty.', 'Workbook is required.']);
+    expect(say({ name: '' }, 'zh-CN').sort()).toEqual(['“File name”不能为空。', '“工作簿”为必填项。'].sort());
+    expect(say({ filePath: 'a', name: 'b', rows: 0, filters: [{ op: 'like' }], extra: 1 }, 'en').sort()).toEqual([
+      'Rows must be at least 1.',
+      'extra is not a field this accepts; remove it.',
+      'op (item 1) must be one of: eq, ne, gt.',
+    ]);
+    expect(say({ filePath: 'a', name: 'b', rows: 'x' }, 'zh-CN')).toEqual(['“Rows”必须是整数。']);
+  });
+
+  it('keeps the English sentence and the structured field for other readers', () => {
+    const [issue] = checkSchema(schema, { filePath: 'a' });
+    expect(issue).toMatchObject({ path: '.name', name: 'name', title: 'File name', keyword: 'required', message: 'File name is required.' });
+    // a rule without its own sentence still reads as one, never as Ajv's raw text alone
+    const [mult] = checkSchema({ type: 'number', multipleOf: 2 }, 3);
+    expect(mult?.message).toBe('The value is invalid (must be multiple of 2).');
   });
 });

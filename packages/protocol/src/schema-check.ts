@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { type LocalText, localize } from './i18n/index';
 
 /**
  * JSON Schema checking for tool arguments and workflow inputs. Tool schemas come from plugins
@@ -12,7 +13,7 @@ import addFormatsModule from 'ajv-formats';
  * checks the standard `format`s; `fengyu-file` and `fengyu-directory` accept any string, and the
  * `x-fengyu-*` annotations are known keywords that check nothing.
  */
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true });
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, verbose: true });
 const addFormats = (addFormatsModule as unknown as { default?: (a: Ajv) => void }).default ?? (addFormatsModule as unknown as (a: Ajv) => void);
 addFormats(ajv);
 ajv.addFormat('fengyu-file', true);
@@ -48,43 +49,112 @@ export interface SchemaIssue {
   pointer: string;
   /** Readable path such as `.files[0].name` (the missing property included for `required`). */
   path: string;
-  /**
-   * What is wrong, in English: `is required`, `is not an accepted property`,
-   * `must be one of [...]`, or the checker's own message.
-   */
+  /** The issue as an English sentence naming the field (see `text` for any language). */
   message: string;
   /** The JSON Schema keyword that failed (`required`, `type`, `enum`, …). */
   keyword: string;
+  /** The field's property name (the last named segment of `path`); absent at the root. */
+  name?: string;
+  /** The field's `title` in its schema, when it has one. */
+  title?: string;
+  /** The issue as a sentence in any language (`{$message, params}`), the field named by `title`, else `name`. */
+  text: LocalText;
 }
 
-/** Turns one checker error into a `SchemaIssue`, pointing `required` and extra-property issues at the property. */
-function describe(e: ErrorObject): SchemaIssue {
+/** How a field is named in an issue's sentence: a caller's label for a top-level field (e.g. a node's input label). */
+export type FieldLabel = (name: string) => LocalText | string | undefined;
+
+const TYPE_CODES: Record<string, string> = { string: 'schema_type_string', number: 'schema_type_number', integer: 'schema_type_integer', boolean: 'schema_type_boolean', object: 'schema_type_object', array: 'schema_type_array', null: 'schema_type_null' };
+
+const list = (values: unknown[]) => values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ');
+
+/** The sentence of one checker error: the rule's message with the field named. */
+function ruleText(e: ErrorObject, field: LocalText | string): { $message: string; params: Record<string, unknown> } {
+  const p = e.params as Record<string, unknown>;
+  const m = (code: string, more: Record<string, unknown> = {}) => ({ $message: code, params: { field, ...more } });
+  switch (e.keyword) {
+    case 'required':
+      return m('schema_required');
+    case 'additionalProperties':
+    case 'unevaluatedProperties':
+      return m('schema_extra');
+    case 'enum':
+      return m('schema_enum', { allowed: list(p.allowedValues as unknown[]) });
+    case 'const':
+      return m('schema_const', { allowed: list([p.allowedValue]) });
+    case 'type': {
+      const type = String(p.type).split(',')[0] ?? '';
+      return TYPE_CODES[type] ? m(TYPE_CODES[type]) : m('schema_invalid', { rule: e.message ?? 'type' });
+    }
+    case 'minLength':
+      return p.limit === 1 ? m('schema_empty') : m('schema_min_length', { limit: String(p.limit) });
+    case 'maxLength':
+      return m('schema_max_length', { limit: String(p.limit) });
+    case 'minimum':
+      return m('schema_minimum', { limit: String(p.limit) });
+    case 'maximum':
+      return m('schema_maximum', { limit: String(p.limit) });
+    case 'exclusiveMinimum':
+      return m('schema_exclusive_minimum', { limit: String(p.limit) });
+    case 'exclusiveMaximum':
+      return m('schema_exclusive_maximum', { limit: String(p.limit) });
+    case 'minItems':
+      return p.limit === 1 ? m('schema_empty') : m('schema_min_items', { limit: String(p.limit) });
+    case 'maxItems':
+      return m('schema_max_items', { limit: String(p.limit) });
+    case 'uniqueItems':
+      return m('schema_unique_items');
+    case 'pattern':
+      return m('schema_pattern');
+    case 'format':
+      return m('schema_format', { format: String(p.format) });
+    case 'oneOf':
+    case 'anyOf':
+      return m('schema_one_of');
+    default:
+      return m('schema_invalid', { rule: e.message ?? e.keyword });
+  }
+}
+
+/**
+ * Turns one checker error into a `SchemaIssue`, pointing `required` and extra-property issues at
+ * the property; the field is named by `label` (top-level fields), its schema `title`, else its
+ * property name (with the item number when it sits in a list).
+ */
+export function describeIssue(e: ErrorObject, label?: FieldLabel): SchemaIssue {
   const segments = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  let path = segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
-  let message = e.message ?? 'is invalid';
+  const parent = (e.parentSchema ?? {}) as { title?: unknown; properties?: Record<string, { title?: unknown }> };
+  let title = typeof parent.title === 'string' ? parent.title : undefined;
   if (e.keyword === 'required') {
     const missing = (e.params as { missingProperty: string }).missingProperty;
-    path = `${path}.${missing}`;
-    message = 'is required';
+    segments.push(missing);
+    const t = parent.properties?.[missing]?.title;
+    title = typeof t === 'string' ? t : undefined;
   } else if (e.keyword === 'additionalProperties') {
-    const extra = (e.params as { additionalProperty: string }).additionalProperty;
-    path = `${path}.${extra}`;
-    message = 'is not an accepted property';
-  } else if (e.keyword === 'enum') {
-    message = `must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;
+    segments.push((e.params as { additionalProperty: string }).additionalProperty);
+    title = undefined;
   }
-  return { pointer: e.instancePath, path: path || '(root)', message, keyword: e.keyword };
+  const path = segments.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('');
+  const named = segments.filter((s) => !/^\d+$/.test(s));
+  const name = named.at(-1);
+  const index = [...segments].reverse().find((s) => /^\d+$/.test(s));
+  const own = segments.length === 1 && name !== undefined ? label?.(name) : undefined;
+  let field: LocalText | string = own ?? title ?? name ?? { $message: 'schema_the_value' };
+  if (index !== undefined && own === undefined) field = { $message: 'schema_item', params: { field, index: String(Number(index) + 1) } };
+  const text = ruleText(e, field);
+  return { pointer: e.instancePath, path: path || '(root)', message: localize(text.$message, text.params), keyword: e.keyword, ...(name !== undefined ? { name } : {}), ...(title !== undefined ? { title } : {}), text };
 }
+
 
 /**
  * Every issue of `value` against `schema`; an empty list when it conforms. An absent schema,
  * or one that does not compile (a third party's), checks nothing and returns an empty list.
  */
-export function checkSchema(schema: Record<string, unknown> | undefined, value: unknown): SchemaIssue[] {
+export function checkSchema(schema: Record<string, unknown> | undefined, value: unknown, label?: FieldLabel): SchemaIssue[] {
   if (!schema || typeof schema !== 'object') return [];
   const fn = compile(schema);
   if (!fn || fn(value)) return [];
-  return (fn.errors ?? []).map(describe);
+  return (fn.errors ?? []).map((e) => describeIssue(e, label));
 }
 
 /**
@@ -94,7 +164,7 @@ export function checkSchema(schema: Record<string, unknown> | undefined, value: 
  */
 export function schemaChecker(schema: Record<string, unknown> | undefined): (value: unknown) => SchemaIssue[] {
   const fn = schema && typeof schema === 'object' ? compile(schema) : null;
-  return (value) => (!fn || fn(value) ? [] : (fn.errors ?? []).map(describe));
+  return (value) => (!fn || fn(value) ? [] : (fn.errors ?? []).map((e) => describeIssue(e)));
 }
 
 /**

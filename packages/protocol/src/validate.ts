@@ -5,7 +5,8 @@ import type { Problem } from './errors';
 import { dependencyStep, parseDependency, stepKind, stepPorts } from './control-flow';
 import { type AgentPlan, AgentPlanSchema, MAX_ATTEMPTS, MAX_STEPS, type PlanStep, STEP_TIMEOUT_MS, StepSchema } from './plan';
 import { collectFileInputs, collectReferences, formatPath, type PathPart } from './references';
-import { checkSchema } from './schema-check';
+import { checkSchema, type FieldLabel } from './schema-check';
+import { zodIssueText } from './zod-issue';
 import { flowProblems, flowReferenceSites } from './validate-flow';
 import { SHELL_TEMPLATE_ARGUMENTS, shellTemplateProblems } from './shell-template';
 import { secretProblems } from './secrets';
@@ -20,7 +21,7 @@ import { secretProblems } from './secrets';
  * What validation needs to know about a catalog tool: its name, input schema, effect,
  * idempotence, source and availability.
  */
-export type ToolInfo = Pick<CatalogEntry, 'name' | 'inputSchema' | 'effect' | 'idempotent' | 'source' | 'available'>;
+export type ToolInfo = Pick<CatalogEntry, 'name' | 'inputSchema' | 'effect' | 'idempotent' | 'source' | 'available'> & Partial<Pick<CatalogEntry, 'flowNode'>>;
 
 /** What `validatePlan` checks the plan against. */
 export interface ValidationContext {
@@ -67,7 +68,7 @@ function parsePlan(input: unknown): { plan: AgentPlan; problems?: undefined } | 
     const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') || '(root)';
     const stepIndex = issue.path[0] === 'steps' && typeof issue.path[1] === 'number' ? issue.path[1] : undefined;
     const stepId = stepIndex !== undefined ? stepIdAt(input, stepIndex) : undefined;
-    return { code: 'plan_schema', field: path, stepId, params: { path, reason: issue.message } };
+    return { code: 'plan_schema', field: path, stepId, params: { path, reason: zodIssueText(issue) } };
   });
   return { problems };
 }
@@ -290,7 +291,7 @@ function literalArgumentProblems(step: PlanStep, tool: ToolInfo): Problem[] {
       .map((f) => `/${f.at.map(String).join('/')}`),
     ...fileRefPointers(args),
   ];
-  const issues = checkSchema(tool.inputSchema, args).filter((issue) => {
+  const issues = checkSchema(tool.inputSchema, args, inputLabels(tool)).filter((issue) => {
     if (dynamic.some((d) => issue.pointer === d || issue.pointer.startsWith(`${d}/`))) return false;
     return true;
   });
@@ -298,8 +299,23 @@ function literalArgumentProblems(step: PlanStep, tool: ToolInfo): Problem[] {
     code: 'step_invalid_arguments',
     stepId: step.id,
     field: `arguments${issue.path === '(root)' ? '' : issue.path}`,
-    params: { stepId: step.id, path: issue.path, reason: issue.message },
+    params: { stepId: step.id, path: issue.path, reason: issue.text },
   }));
+}
+
+/**
+ * How a tool's argument is named to a person: its flow node's input label, with the label's
+ * translations (`flowNode.i18n[locale].inputs[name].label`); none when the node declares none.
+ */
+export function inputLabels(tool: Pick<ToolInfo, 'flowNode'>): FieldLabel | undefined {
+  const node = tool.flowNode as { inputs?: Record<string, { label?: unknown }>; i18n?: Record<string, { inputs?: Record<string, { label?: unknown }> }> } | undefined;
+  if (!node?.inputs) return undefined;
+  return (name) => {
+    const en = node.inputs?.[name]?.label;
+    if (typeof en !== 'string' || !en) return undefined;
+    const zh = node.i18n?.['zh-CN']?.inputs?.[name]?.label;
+    return { $texts: { en, ...(typeof zh === 'string' && zh ? { 'zh-CN': zh } : {}) } };
+  };
 }
 
 /**

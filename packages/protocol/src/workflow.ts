@@ -6,6 +6,7 @@ import { PROTOTYPE_KEYS } from './object-keys';
 import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
 import { collectReferences, getPath, parseReference } from './references';
 import { isCompilableSchema, schemaChecker } from './schema-check';
+import { zodIssueText } from './zod-issue';
 import { type ToolInfo, validatePlan } from './validate';
 
 /**
@@ -401,7 +402,7 @@ function draftIssue(i: z.core.$ZodIssue): Problem {
     if (i.code === 'too_big') return { code: `workflow_${field}_too_long`, field, params: { max: Number(i.maximum) } };
     if (field === 'name') return { code: 'workflow_name_required', field, params: {} };
   }
-  return { code: 'workflow_field_invalid', field: path, params: { path, reason: i.message } };
+  return { code: 'workflow_field_invalid', field: path, params: { path, reason: zodIssueText(i) } };
 }
 
 /**
@@ -467,7 +468,7 @@ export function inputChecker(schema: JsonSchema | undefined): InputChecker {
     for (const issue of check(bound)) {
       const name = issue.path.split(/[.[]/)[1] ?? '(root)';
       if (issue.keyword === 'required') problems.push({ code: 'input_missing', field: name, params: { input: name } });
-      else problems.push({ code: 'input_invalid', field: name, params: { input: name, path: issue.path, reason: issue.message } });
+      else problems.push({ code: 'input_invalid', field: name, params: { input: name, path: issue.path, reason: issue.text } });
     }
     return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs: bound };
   };

@@ -1,4 +1,4 @@
-import { type AgentPlan, type FailedStep, FengYuError, isTerminal, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
+import { type AgentPlan, type FailedStep, FengYuError, isTerminal, pickLocale, RUN_STATUSES, type RunDetail, type RunListItem, type RunStatus, type StepExecution } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
 import { typedRoutes } from '../http/route-types';
@@ -185,7 +185,7 @@ function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: Run
 
   api.get('/api/agent/tools', { schema: { summary: 'The orchestrable tool catalog', tags, querystring: { type: 'object', properties: { include: { type: 'string', enum: ['status'] } } } as const } }, async (req) => {
     const snapshot = await ctx.catalog.snapshot(req.owner);
-    const tools = snapshot.entries();
+    const tools = snapshot.entries(pickLocale(req.headers['accept-language']));
     if (req.query.include === 'status') return { tools, sources: await ctx.catalog.status() };
     return tools;
   });

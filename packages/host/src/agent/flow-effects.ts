@@ -1,4 +1,4 @@
-import { type AgentPlan, FengYuError, FOREACH_DEFAULT_MAX_ITEMS, MAX_RUN_EXECUTIONS, type PlanStep, resolveValue, stepKind, UnresolvedReferenceError } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, FOREACH_DEFAULT_MAX_ITEMS, MAX_RUN_EXECUTIONS, type PlanStep, resolveValue, stepKind, UnresolvedReferenceError, localize } from '@fengyu/protocol';
 import type { NewEvent } from '../events/event-log';
 import { BodyHost } from './body-host';
 import { type FailedSteps, failureOf, handlesFailure } from './failed-steps';
@@ -140,7 +140,7 @@ export class FlowEffects {
     try {
       items = Array.isArray(step.items) ? step.items : resolveValue(step.items, scopeOf(this.run, step));
     } catch (err) {
-      return { error: err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : errorText(err) };
+      return { error: err instanceof UnresolvedReferenceError ? localize(err.text.$message, err.text.params) : errorText(err) };
     }
     if (!Array.isArray(items)) return { error: errorText(new FengYuError('foreach_items_not_array', { stepId: step.id })) };
     const max = step.maxItems ?? FOREACH_DEFAULT_MAX_ITEMS;

@@ -1,4 +1,4 @@
-import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, localize, type RunStatus } from '@fengyu/protocol';
 import { type NewEvent, presetJson } from '../events/event-log';
 import { runResult } from './decide';
 import type { RunOutcome } from './run-reducer';
@@ -101,15 +101,15 @@ async function summarize(run: FinishingRun, plan: AgentPlan, held?: HeldEnd): Pr
 }
 
 function plainSummary(run: FinishingRun, plan: AgentPlan): string {
-  return `Completed ${plan.steps.length} step(s)${run.goal ? ` for: ${run.goal}` : ''}.`;
+  return run.goal ? localize('run_summary_plain_goal', { count: plan.steps.length, goal: run.goal }) : localize('run_summary_plain', { count: plan.steps.length });
 }
 
 function failureMessage(plan: AgentPlan | undefined, errors: ReadonlyMap<string, string>): string {
   for (const s of plan?.steps ?? []) {
     const e = errors.get(s.id);
-    if (e) return `Step "${s.id}" failed: ${e}`;
+    if (e) return localize('run_failed_step', { stepId: s.id, reason: e });
   }
-  return 'The run failed.';
+  return localize('run_failed');
 }
 
 /** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */

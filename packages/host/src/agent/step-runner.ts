@@ -1,4 +1,4 @@
-import { dropRedactedSecrets, FengYuError, isFengYuError, isRetrySafe, type PlanStep, type ResolveScope, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError } from '@fengyu/protocol';
+import { dropRedactedSecrets, FengYuError, isFengYuError, isRetrySafe, type PlanStep, type ResolveScope, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError, localize } from '@fengyu/protocol';
 import { resolveArguments } from './step-arguments';
 import { dispatchArguments, redactOutcome } from '../secrets/dispatch';
 import type { NewEvent } from '../events/event-log';
@@ -164,7 +164,7 @@ export class StepRunner {
       args = resolveArguments(step, scope);
       if (!step.tool) instruction = String(resolveValue(instruction, scope));
     } catch (err) {
-      const msg = err instanceof UnresolvedReferenceError ? `reference ${err.ref} resolved to nothing` : err instanceof ShellTemplateError ? err.message : errorText(err);
+      const msg = err instanceof UnresolvedReferenceError ? localize(err.text.$message, err.text.params) : err instanceof ShellTemplateError ? err.message : errorText(err);
       return this.settle(step, { ok: false, error: msg }, 0, this.clock(), this.active.now());
     }
     const tool = step.tool ? r.catalog.get(step.tool) : undefined;

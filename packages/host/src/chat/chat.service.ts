@@ -132,7 +132,7 @@ export class ChatService {
           const args = injectFileArgument(tool, rawArgs, turn.grants);
           const issues = checkSchema(tool.inputSchema, args);
           if (issues.length > 0) {
-            const error = `invalid arguments: ${issues.map((i) => `${i.path} ${i.message}`).join('; ')}`;
+            const error = `invalid arguments: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`;
             sink('tool', { phase: 'call', name: tool.name, callId, arguments: redactSecrets(args, tool.inputSchema) });
             sink('tool', { phase: 'result', name: tool.name, callId, error });
             return Promise.resolve({ success: false, error });

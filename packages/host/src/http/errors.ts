@@ -1,4 +1,5 @@
-import { errorSpec, FengYuError, isFengYuError, type Locale, localize, MESSAGES, pickLocale, type Problem } from '@fengyu/protocol';
+import { describeIssue, errorSpec, FengYuError, isFengYuError, type Locale, localize, MESSAGES, pickLocale, type Problem } from '@fengyu/protocol';
+import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 
 /** The one mapping from errors to the HTTP envelope `{error:{code,message,details}}`. */
@@ -30,15 +31,15 @@ export function envelope(err: FengYuError, locale: Locale) {
 /** Converts Fastify's own errors (validation, body limits, bad JSON) into FengYuErrors. */
 export function toFengYuError(err: unknown, bodyLimit?: number): FengYuError {
   if (isFengYuError(err)) return err as FengYuError;
-  const fe = err as FastifyError & { validation?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown> }>; validationContext?: string };
+  const fe = err as FastifyError & { validation?: ErrorObject[]; validationContext?: string };
   if (fe.validation) {
+    // each problem names its field in a sentence rendered in the caller's language (see localizeDetails)
     const problems = fe.validation.map((v) => {
-      const missing = (v.params as { missingProperty?: string } | undefined)?.missingProperty;
-      const field = `${fe.validationContext ?? 'body'}${v.instancePath.replace(/\//g, '.')}${missing ? `.${missing}` : ''}`;
-      const reason = missing ? 'is required' : (v.message ?? 'is invalid');
-      return { code: 'invalid_request', field, message: `${field} ${reason}`, params: { reason: `${field} ${reason}` } };
+      const issue = describeIssue(v);
+      const field = `${fe.validationContext ?? 'body'}${issue.path === '(root)' ? '' : issue.path}`;
+      return { code: 'invalid_request', field, params: { reason: issue.text } };
     });
-    return new FengYuError('invalid_request', { reason: problems.map((p) => p.message).join('; ') }, problems);
+    return new FengYuError('invalid_request', { reason: problems.map((p) => p.params.reason) }, problems);
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -1,4 +1,4 @@
-import type { PermissionMode, ToolEffect } from '@fengyu/protocol';
+import { localize, type PermissionMode, type ToolEffect } from '@fengyu/protocol';
 import type { GuardDecision, PermissionGuard, ToolCall } from './types';
 
 /**
@@ -8,9 +8,9 @@ import type { GuardDecision, PermissionGuard, ToolCall } from './types';
  */
 export function modeDefault(mode: PermissionMode, effect: ToolEffect): GuardDecision {
   if (mode === 'ask' && effect !== 'read') {
-    return { decision: 'ask', source: 'mode', reason: `ask mode: ${effect} tools need approval` };
+    return { decision: 'ask', source: 'mode', reason: localize('approval_mode_ask', { effect }) };
   }
-  return { decision: 'allow', source: 'mode', reason: `${mode} mode allows ${effect} tools` };
+  return { decision: 'allow', source: 'mode', reason: localize('approval_mode_allows', { mode, effect }) };
 }
 
 /** A guard with no rules and no hooks: the mode default alone. */

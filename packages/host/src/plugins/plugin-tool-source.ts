@@ -63,6 +63,7 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
   return {
     name: ai.name,
     description: ai.description,
+    descriptions: Object.fromEntries(texts.flatMap(([locale, t]) => (t.description ? [[locale, t.description]] : []))),
     inputSchema,
     ...(outputSchema ? { outputSchema } : {}),
     effect: ai.effect,

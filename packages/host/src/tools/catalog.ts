@@ -1,4 +1,4 @@
-import type { CatalogEntry, ToolSourceKind } from '@fengyu/protocol';
+import type { CatalogEntry, Locale, ToolSourceKind } from '@fengyu/protocol';
 import type { SourceStatus, Tool, ToolSource } from './tool';
 import { toCatalogEntry } from './tool';
 
@@ -37,8 +37,14 @@ export class CatalogSnapshot {
     return this.byName.get(name);
   }
 
-  entries(): CatalogEntry[] {
-    return [...this.byName.values()].map(toCatalogEntry);
+  /** The catalog as the contract shows it; in `locale`, a tool's description in that language where it has one. */
+  entries(locale?: Locale): CatalogEntry[] {
+    const all = [...this.byName.values()];
+    if (!locale || locale === 'en') return all.map(toCatalogEntry);
+    return all.map((t) => {
+      const said = t.descriptions?.[locale];
+      return said ? { ...toCatalogEntry(t), description: said } : toCatalogEntry(t);
+    });
   }
 
   /** A snapshot without some tools (e.g. no workflow tools inside a workflow). */

@@ -1,4 +1,4 @@
-import type { CatalogEntry, JsonSchema, PermissionMode, ToolEffect, ToolSourceKind } from '@fengyu/protocol';
+import type { CatalogEntry, JsonSchema, Locale, PermissionMode, ToolEffect, ToolSourceKind } from '@fengyu/protocol';
 import type { AbortWatch } from './call-scope';
 
 /**
@@ -68,6 +68,8 @@ export interface Tool {
   readonly unavailableReason?: string;
   /** Plugin id / MCP server name, when the tool has one. */
   readonly origin?: string;
+  /** The description in other languages (a plugin manifest's `i18n`), shown by `GET /api/agent/tools` in the caller's language; models read `description`. */
+  readonly descriptions?: Partial<Record<Locale, string>>;
   readonly flowNode?: Record<string, unknown>;
   /** Per-call timeout in seconds (plugins clamp to [1,600]); undefined = source default. */
   readonly timeoutSeconds?: number;

@@ -22,7 +22,7 @@ describe('chat approvals come after argument validation', () => {
       if (f.event === 'approval_requested') await t.api('POST', `/api/chat/${f.data.conversationId}/approve`, { gateId: f.data.gateId, approve: true });
     });
     expect(framesOf(r, 'approval_requested')).toHaveLength(0);
-    expect(framesOf(r, 'tool').at(-1)?.data.error).toMatch(/^invalid arguments: \.text must be string/);
+    expect(framesOf(r, 'tool').at(-1)?.data.error).toMatch(/^invalid arguments: \.text: text must be text\./);
     expect(told).toContain('invalid arguments');
     expect(t.tools.calls.get('write_note') ?? 0).toBe(before);
     expect(r.frames.at(-1)?.event).toBe('done');

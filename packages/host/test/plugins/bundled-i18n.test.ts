@@ -57,4 +57,30 @@ describe('the host hands the translations to the UI', () => {
     expect(email?.i18n?.['zh-CN']?.name).toBe('电子邮件');
     expect(email?.i18n?.['zh-CN']?.tools?.confirm_send).toContain('发送');
   });
+
+  const HAN = /\p{Script=Han}/u;
+  type Entry = { name: string; source: string; description: string; inputSchema: { properties?: Record<string, unknown> }; flowNode?: { inputs?: Record<string, unknown>; i18n?: Record<string, { inputs?: Record<string, { label?: string }> }> } };
+
+  it('gives every plugin tool its zh-CN description and every field of a plugin node a translated label', async () => {
+    const zh = (await t.api('GET', '/api/agent/tools', undefined, { 'accept-language': 'zh-CN' })).body as Entry[];
+    const plugin = zh.filter((e) => e.source === 'plugin');
+    expect(plugin.length).toBeGreaterThan(10);
+    expect(plugin.filter((e) => !HAN.test(e.description)).map((e) => e.name)).toEqual([]);
+    const unlabelled = plugin.flatMap((e) => (e.flowNode ? Object.keys(e.inputSchema.properties ?? {}).filter((k) => !HAN.test(e.flowNode?.i18n?.['zh-CN']?.inputs?.[k]?.label ?? '')).map((k) => `${e.name}.${k}`) : []));
+    expect(unlabelled).toEqual([]);
+    // English callers (and models) keep the declared text
+    const en = (await t.api('GET', '/api/agent/tools')).body as Entry[];
+    expect(en.find((e) => e.name === 'excel_write_rows')?.description).toMatch(/^Write rows/);
+  });
+
+  it('names a missing argument by its field label, in English and Chinese', async () => {
+    const plan = { workflow: { steps: [{ id: 'look', tool: 'excel_analyze', arguments: { headerRow: 0 } }] }, config: { planApproval: false } };
+    const en = await t.api('POST', '/api/agent/run', plan);
+    expect(en.status).toBe(400);
+    const texts = (en.body.error.details as Array<{ message: string }>).map((d) => d.message).sort();
+    expect(texts).toEqual(['Step "look": Header row must be at least 1.', 'Step "look": Workbook is required.']);
+    const zh = await t.api('POST', '/api/agent/run', plan, { 'accept-language': 'zh-CN' });
+    expect((zh.body.error.details as Array<{ message: string }>).map((d) => d.message).sort()).toEqual(['步骤 "look"：“工作簿”为必填项。', '步骤 "look"：“表头行”不能小于 1。']);
+    expect(zh.body.error.message).not.toMatch(/\{\w+\}/);
+  });
 });

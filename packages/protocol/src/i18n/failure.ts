@@ -13,6 +13,19 @@ export const en: Record<string, string> = {
   error_workflow_unpublished: 'errorWorkflowId {errorWorkflowId} names a workflow that has never been published: publish it first.',
   error_workflow_no_failed_run: 'errorWorkflowId {errorWorkflowId}: the error workflow needs an object input named failedRun in its input schema.',
   error_workflow_self: 'errorWorkflowId cannot name the workflow itself.',
+  // a reference that pointed at nothing when its step ran, with what to do about it
+  ref_unresolved_file: 'The file input "{name}" ({ref}) has no file in this run. Choose a file for "{name}" when you start the run; a background task, schedule or webhook must carry the file too.',
+  ref_unresolved_input: 'The input "{name}" ({ref}) has no value in this run. Give it a value when you start the run, or a default on the Start node.',
+  ref_unresolved_step: '{ref} points at nothing: step "{step}" has no value there (it has not finished, or its result lacks that field). Check the field name against the step\'s result in the run view.',
+  ref_unresolved_secret: 'The secret "{name}" is not set. Add it under Settings → Secrets, then run again.',
+  ref_unresolved: '{ref} points at nothing in this run; check the reference.',
+  // run texts the host writes
+  run_summary_plain: 'Completed {count} step(s).',
+  run_summary_plain_goal: 'Completed {count} step(s) for: {goal}.',
+  run_failed_step: 'Step "{stepId}" failed: {reason}',
+  run_failed: 'The run failed.',
+  approval_mode_ask: 'ask mode: {effect} tools need approval',
+  approval_mode_allows: '{mode} mode allows {effect} tools',
 };
 
 export const zhCN: Record<string, string> = {
@@ -29,4 +42,15 @@ export const zhCN: Record<string, string> = {
   error_workflow_unpublished: 'errorWorkflowId {errorWorkflowId} 指向的工作流从未发布：请先发布它。',
   error_workflow_no_failed_run: 'errorWorkflowId {errorWorkflowId}：错误处理工作流的输入模式中需要一个名为 failedRun 的对象输入。',
   error_workflow_self: 'errorWorkflowId 不能指向工作流自身。',
+  ref_unresolved_file: '文件输入“{name}”（{ref}）在本次运行中没有文件。请在启动运行时为“{name}”选择文件；后台任务、计划和 Webhook 也必须带上该文件。',
+  ref_unresolved_input: '输入项“{name}”（{ref}）在本次运行中没有值。请在启动运行时填写，或在开始节点上设置默认值。',
+  ref_unresolved_step: '{ref} 没有指向任何值：步骤“{step}”在该处没有值（尚未完成，或其结果中没有该字段）。请在运行视图中对照该步骤的结果检查字段名。',
+  ref_unresolved_secret: '密钥“{name}”尚未设置。请在 设置 → 密钥 中添加，然后重新运行。',
+  ref_unresolved: '{ref} 在本次运行中没有指向任何值，请检查该引用。',
+  run_summary_plain: '已完成 {count} 个步骤。',
+  run_summary_plain_goal: '已完成 {count} 个步骤，目标：{goal}。',
+  run_failed_step: '步骤“{stepId}”失败：{reason}',
+  run_failed: '运行失败。',
+  approval_mode_ask: 'ask 模式：{effect} 类工具需要审批',
+  approval_mode_allows: '{mode} 模式允许 {effect} 类工具',
 };

@@ -1,0 +1,71 @@
+import { type Locale, localize, MESSAGES } from './index';
+
+/**
+ * Texts the host writes into a run's record in English (its summary, a step's error, an
+ * approval's reason) are made from the tables' English messages; `hostText` reads such a text
+ * back into its message and parameters and says it in another language. A text that matches no
+ * known message (a model's summary, a tool's own error) is shown as written.
+ */
+
+/** The messages a run's record may hold, most specific first. */
+export const HOST_TEXT_CODES = [
+  'run_summary_plain_goal',
+  'run_summary_plain',
+  'run_failed_step',
+  'run_failed',
+  'approval_mode_ask',
+  'approval_mode_allows',
+  'ref_unresolved_file',
+  'ref_unresolved_input',
+  'ref_unresolved_step',
+  'ref_unresolved_secret',
+  'ref_unresolved',
+  'step_timeout',
+  'tool_timeout',
+  'tool_failed',
+  'tool_not_found',
+  'permission_denied',
+  'command_exit_nonzero',
+  'command_timeout',
+  'command_killed',
+  'foreach_items_not_array',
+  'foreach_too_many_items',
+];
+
+/** Parameters whose value may itself be a host text (read back in turn). */
+const NESTED = new Set(['reason']);
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+
+let compiled: Array<{ code: string; re: RegExp; names: string[] }> | undefined;
+
+function patterns() {
+  compiled ??= HOST_TEXT_CODES.flatMap((code) => {
+    const template = MESSAGES.en[code];
+    if (!template) return [];
+    const names: string[] = [];
+    const source = template
+      .split(/(\{\w+\})/)
+      .map((part) => {
+        const m = /^\{(\w+)\}$/.exec(part);
+        if (!m) return escapeRegex(part).replace(/[{}]/g, '\\$&');
+        names.push(m[1] as string);
+        return '([\\s\\S]*?)';
+      })
+      .join('');
+    return [{ code, re: new RegExp(`^${source}$`), names }];
+  });
+  return compiled;
+}
+
+/** `text` in `locale` when it is one of the host's own English run texts; otherwise `text` as is. */
+export function hostText(text: string, locale: Locale, depth = 0): string {
+  if (locale === 'en' || !text || depth > 3) return text;
+  for (const { code, re, names } of patterns()) {
+    const m = re.exec(text);
+    if (!m) continue;
+    const params = Object.fromEntries(names.map((n, i) => [n, NESTED.has(n) ? hostText(m[i + 1] ?? '', locale, depth + 1) : (m[i + 1] ?? '')]));
+    return localize(code, params, locale);
+  }
+  return text;
+}

@@ -114,12 +114,18 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     const running: string[] = [];
     for (let i = 0; i < 16; i++) running.push((await (i % 2 ? b : a).api('POST', '/api/agent/tasks', { workflowId: sleeper, permissionMode: 'full-access' })).body.id as string);
     await until(async () => (await Promise.all(running.map((id) => state(a, id)))).every((t) => t.state === 'running'), 'all 16 to run', 120_000);
+    // a task is running before its command's shell has written its mark: wait for all sixteen marks
+    await until(async () => pidsIn(marks).length === 16, 'all 16 sleepers to mark', 60_000);
     const queued = (await b.api('POST', '/api/agent/tasks', { workflowId: later, permissionMode: 'full-access', priority: 'batch' })).body as TaskSnapshot;
     expect(queued.state).toBe('queued');
     await b.close();
     // B's eight are interrupted, never run again; the queued one stays in the shared queue and runs once, wherever a slot frees
     const states = await Promise.all(running.map((id) => state(a, id)));
     expect(states.filter((t) => t.state === 'interrupted')).toHaveLength(8);
+    // it waits in the shared queue, and runs once A has a free slot (one of A's sleepers killed)
+    expect((await state(a, queued.id)).state).toBe('queued');
+    const onA = running.filter((_, i) => states[i]?.state === 'running');
+    expect((await a.api('POST', `/api/agent/tasks/${onA[0]}/kill`)).status).toBe(200);
     const done = await a.api('POST', '/api/agent/tasks/wait', { ids: [queued.id], mode: 'all', timeoutMs: 60_000 });
     expect(done.body.tasks[0]).toMatchObject({ id: queued.id, state: 'completed' });
     expect(pidsIn(laterMarks)).toHaveLength(1);

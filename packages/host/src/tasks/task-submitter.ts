@@ -1,5 +1,10 @@
 import type { PermissionMode, TaskKind, TaskPriority, TaskSnapshot, TaskState } from '@fengyu/protocol';
-import type { TaskFile } from './task.store';
+
+/** One file input's uploads, by FileRef id. */
+export interface TaskFile {
+  name: string;
+  refs: string[];
+}
 
 export type { TaskKind, TaskPriority, TaskSnapshot, TaskState };
 

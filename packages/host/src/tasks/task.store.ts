@@ -1,7 +1,9 @@
 import type { PermissionMode } from '@fengyu/protocol';
 import { CompiledQuery, type Kysely } from 'kysely';
 import { type Db, dialectOf, preparedOf, rawOf, statement } from '../storage/database';
-import type { EndedTask, EndWriter, TaskKind, TaskPriority, TaskState } from './task-submitter';
+import type { EndedTask, EndWriter, TaskFile, TaskKind, TaskPriority, TaskState } from './task-submitter';
+
+export type { TaskFile };
 
 /**
  * Where task records live. The executor talks only to this interface, so a shared deployment can
@@ -28,12 +30,6 @@ export interface TaskRecord {
   finishedMs?: number;
   output: { text: string; truncated: boolean };
   error?: { code: string; message: string };
-}
-
-/** One file input's uploads, by FileRef id. */
-export interface TaskFile {
-  name: string;
-  refs: string[];
 }
 
 export interface TaskListQuery {

@@ -119,16 +119,21 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     const queued = (await b.api('POST', '/api/agent/tasks', { workflowId: later, permissionMode: 'full-access', priority: 'batch' })).body as TaskSnapshot;
     expect(queued.state).toBe('queued');
     await b.close();
-    // B's eight are interrupted, never run again; the queued one stays in the shared queue and runs once, wherever a slot frees
+    // B's eight are interrupted, never run again
     const states = await Promise.all(running.map((id) => state(a, id)));
     expect(states.filter((t) => t.state === 'interrupted')).toHaveLength(8);
-    // it waits in the shared queue, and runs once A has a free slot (one of A's sleepers killed)
-    expect((await state(a, queued.id)).state).toBe('queued');
-    const onA = running.filter((_, i) => states[i]?.state === 'running');
-    expect((await a.api('POST', `/api/agent/tasks/${onA[0]}/kill`)).status).toBe(200);
+    // The queued one is never lost and never run twice. Either it was still in the shared queue and
+    // runs once a slot frees (one of A's sleepers is killed if none is free), or the stopping host had
+    // just taken it: then it had started there, ends interrupted with the others, and is not run again.
+    if ((await state(a, queued.id)).state === 'queued') {
+      const onA = running.filter((_, i) => states[i]?.state === 'running');
+      expect((await a.api('POST', `/api/agent/tasks/${onA[0]}/kill`)).status).toBe(200);
+    }
     const done = await a.api('POST', '/api/agent/tasks/wait', { ids: [queued.id], mode: 'all', timeoutMs: 60_000 });
-    expect(done.body.tasks[0]).toMatchObject({ id: queued.id, state: 'completed' });
-    expect(pidsIn(laterMarks)).toHaveLength(1);
+    const end = done.body.tasks[0] as TaskSnapshot;
+    expect(['completed', 'interrupted']).toContain(end.state);
+    if (end.state === 'completed') expect(pidsIn(laterMarks)).toHaveLength(1);
+    expect(pidsIn(laterMarks).length).toBeLessThanOrEqual(1);
     // nothing that had started ran again: sixteen sleepers started, once each
     expect(pidsIn(marks)).toHaveLength(16);
     await Promise.all(running.map((id) => a.api('POST', `/api/agent/tasks/${id}/kill`)));

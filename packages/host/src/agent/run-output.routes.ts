@@ -1,9 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { errorSpecOf, FengYuError, registerErrors } from '@fengyu/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { HostContext } from '../context';
+import { resolveInside } from '../files/grant-paths';
 import { typedRoutes } from '../http/route-types';
 import type { RunRepository } from './run.repository';
 
@@ -17,11 +18,6 @@ import type { RunRepository } from './run.repository';
  */
 
 registerErrors({ run_output_not_found: errorSpecOf(404) });
-
-/** Whether `target` (resolved) lies strictly inside `root` (resolved). */
-export function insideRoot(root: string, target: string): boolean {
-  return target.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
-}
 
 export function registerRunOutputRoute(ctx: HostContext, app: FastifyInstance, repo: RunRepository): void {
   const api = typedRoutes(app);
@@ -41,15 +37,9 @@ export function registerRunOutputRoute(ctx: HostContext, app: FastifyInstance, r
       const owner = ctx.agent.ownerOf(runId) ?? (await repo.ownerOf(runId));
       if (owner !== req.owner) throw new FengYuError('run_not_found', { runId });
       const notFound = () => new FengYuError('run_output_not_found', { path });
-      let file: string;
-      let root: string;
-      try {
-        root = await realpath(join(ctx.config.home, 'runs', runId, 'shared'));
-        file = await realpath(path);
-      } catch {
-        throw notFound();
-      }
-      if (!insideRoot(root, file)) throw notFound();
+      // the one containment check: after `..` and every symlink, still inside the run's folders
+      const file = resolveInside(join(ctx.config.home, 'runs', runId, 'shared'), path);
+      if (!file) throw notFound();
       const info = await stat(file).catch(() => undefined);
       if (!info?.isFile()) throw notFound();
       const name = file.split(sep).pop() ?? 'file';

@@ -154,7 +154,10 @@ describe('Flows library, builder and run panel', () => {
     const panel = page.getByTestId('run-panel');
     await panel.getByTestId('approve-plan').click({ timeout: 30_000 });
     await panel.getByTestId('step-gate').waitFor({ timeout: 60_000 });
-    expect(await panel.getByTestId('step-gate').textContent()).toContain('confirm');
+    // the gate names the step by its title (step `confirm`), and previews who gets what
+    const gateText = await panel.getByTestId('step-gate').textContent();
+    expect(gateText).toContain('“Send the e-mails” needs your approval');
+    expect(gateText).toContain('invoices-North.xlsx');
     await expect.poll(() => page.locator('.fy-node[data-node-id="execute"]').getAttribute('data-badge'), { timeout: 30_000 }).toBe('done');
     // The gated step waits for a person: its card and its run-panel row say so, not "running".
     await expect.poll(() => page.locator('.fy-node[data-node-id="confirm"]').getAttribute('data-badge')).toBe('awaiting');

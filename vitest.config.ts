@@ -20,6 +20,7 @@ export default defineConfig({
             'packages/plugin-sdk/test/**/*.test.ts',
             'packages/plugins/*/test/**/*.test.ts',
             'packages/plugins/*/src/**/*.test.ts',
+            'crash/**/*.test.ts',
           ],
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { CRASH_POINTS, type CrashPointName } from '../packages/host/src/config/crash-points';
-import { checkDeliveries, checkMarks, checkRestart, checkSchedules, resumeInterrupted, survivors } from './checks';
+import { checkDeliveries, checkMarks, markCounts, checkRestart, checkSchedules, resumeInterrupted, survivors } from './checks';
+import { checkInputs } from './inputs';
 import { apiOf, prng, ROOT, sleep, startHost } from './host';
 import { deliverOnce, drive, makeTemplate, MARKS, type Template } from './workload';
 
@@ -34,7 +35,7 @@ const PASSES: Record<CrashPointName, number> = {
   'webhook-claim': 2,
   'webhook-commit': 2,
   'plugin-call': 1,
-  'gate-answer': 2,
+  'gate-answer': 3,
   'command-running': 6,
 };
 
@@ -146,7 +147,8 @@ async function trial(o: Options, t: Template, template: string, base: string, in
     const restart = await checkRestart(api, b, d, restartedAt);
     violations.push(...restart.violations);
     phase('replay');
-    violations.push(...(await resumeInterrupted(api, b, restart.replays)));
+    const resumed = await resumeInterrupted(api, b, restart.replays, prng(o.seed * 1000 + index + 500_000));
+    violations.push(...resumed.violations);
     phase('resume');
     let tasks: Array<{ id: string; kind: string; state: string; scheduleId?: string; runId?: string }> = [];
     for (let i = 0; i < 150; i++) {
@@ -159,6 +161,7 @@ async function trial(o: Options, t: Template, template: string, base: string, in
     const status = new Map(runs.map((r) => [r.id, r.status]));
     for (const r of runs) if (r.status === 'running' || r.status === 'planning') violations.push(`run ${r.id} is still ${r.status} once everything settled`);
     violations.push(...checkMarks(home, d, status));
+    violations.push(...checkInputs(markCounts(home), d.runs, resumed.stories, status));
     violations.push(...checkDeliveries(d.deliveries, tasks.filter((x) => x.kind === 'workflow-webhook')));
     violations.push(...checkSchedules(d, tasks));
   } catch (e) {

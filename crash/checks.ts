@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Api, type Frame, processesOf, recordStream, sleep } from './host';
+import { checkParkedInput, continueParkedInput, retryUnanswered } from './inputs';
 import { type Delivery, type DirectRun, type Drive, gateAnswerer, MARKS } from './workload';
 
 /**
@@ -56,7 +57,7 @@ export function reportedDone(run: DirectRun): string[] {
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 /** A run waiting at a gate with nothing running is parked by a stop (its inbox item survives), not interrupted. */
-const PARKED = new Set(['awaiting_plan_approval', 'awaiting_step_approval']);
+const PARKED = new Set(['awaiting_plan_approval', 'awaiting_step_approval', 'awaiting_input']);
 
 /** After the restart: the replay of each streamed run, and no run from before the crash still live. */
 export async function checkRestart(api: Api, h: { url: string; token: string }, drive: Drive, restartedAt: string): Promise<{ violations: string[]; replays: Map<DirectRun, Frame[]> }> {
@@ -65,7 +66,11 @@ export async function checkRestart(api: Api, h: { url: string; token: string }, 
   for (const run of drive.runs) {
     if (!run.runId) continue;
     const replay: Frame[] = [];
-    await recordStream(h, run.runId, replay);
+    // a run still live (parked at a gate) keeps its stream open: its replay ends at its last stored event
+    const detail = await api('GET', `/api/agent/runs/${run.runId}`);
+    const live = !TERMINAL.has(detail.body?.status);
+    const lastSeq = live ? Math.max(0, ...((detail.body?.events ?? []) as Array<{ seq: number }>).map((e) => e.seq)) : undefined;
+    await recordStream(h, run.runId, replay, undefined, undefined, lastSeq);
     replays.set(run, replay);
     violations.push(...compareReplay(run, replay));
   }
@@ -76,24 +81,45 @@ export async function checkRestart(api: Api, h: { url: string; token: string }, 
   return { violations, replays };
 }
 
-/** Resumes the streamed runs the crash interrupted (or answers the gate a parked one waits at), answering their gates, until they end. */
-export async function resumeInterrupted(api: Api, h: { url: string; token: string }, replays: Map<DirectRun, Frame[]>): Promise<string[]> {
+/**
+ * Resumes the streamed runs the crash interrupted (or answers the gate a parked one waits at),
+ * answering their gates, until they end. An input run first sends again every answer the dying
+ * host never answered (a client's retry). Returns the violations and each run's whole story
+ * (the replay, then what followed the restart's answers).
+ */
+export async function resumeInterrupted(api: Api, h: { url: string; token: string }, replays: Map<DirectRun, Frame[]>, pick: () => number): Promise<{ violations: string[]; stories: Map<DirectRun, Frame[]> }> {
   const out: string[] = [];
+  const stories = new Map<DirectRun, Frame[]>();
   await Promise.all(
     [...replays].map(async ([run, replay]) => {
+      stories.set(run, replay);
       const last = replay[replay.length - 1];
+      if (run.kind === 'input') {
+        // parked at its input: checked as the restart left it, before any retry answers it
+        const parkedInput = last?.event === 'input_requested';
+        if (parkedInput) out.push(...(await checkParkedInput(api, run, last)));
+        await retryUnanswered(api, run);
+        if (parkedInput) {
+          const after = await continueParkedInput(api, h, run, last, pick);
+          stories.set(run, [...replay, ...after]);
+          const end = after[after.length - 1];
+          if (end?.event !== 'complete') out.push(`run ${run.runId}: its parked input answered after the restart, it ended ${end?.event ?? 'with no event'} (${JSON.stringify(end?.data ?? {}).slice(0, 200)})`);
+          return;
+        }
+      }
       const parked = last?.event === 'plan_approval_requested' || last?.event === 'step_approval_requested';
       if (last?.event !== 'interrupted' && !parked) return;
       // a parked run goes on when its gate is answered; an interrupted one is resumed
       const r = parked ? await api('POST', `/api/agent/${run.runId}/approve`, {}) : await api('POST', `/api/agent/runs/${run.runId}/resume`, {});
       if (r.status !== 200) return void out.push(`run ${run.runId}: ${parked ? 'approve' : 'resume'} answered ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       const after: Frame[] = [];
-      await recordStream(h, run.runId as string, after, gateAnswerer(api, () => run.runId), last.seq);
+      await recordStream(h, run.runId as string, after, gateAnswerer(api, run, pick, true), last.seq);
+      stories.set(run, [...replay, ...after]);
       const end = after[after.length - 1];
       if (end?.event !== 'complete') out.push(`run ${run.runId}: resumed run ended ${end?.event ?? 'with no event'} (${JSON.stringify(end?.data ?? {}).slice(0, 200)})`);
     }),
   );
-  return out;
+  return { violations: out, stories };
 }
 
 /** A step whose end was reported ran exactly once; a completed run's steps each ran. */

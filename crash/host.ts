@@ -93,9 +93,11 @@ export interface Frame {
 
 /**
  * Reads a run's SSE stream and records every frame as received, in order. `onFrame` sees each
- * (gates are answered from it). Resolves when the stream ends (a terminal event, or the host died).
+ * (gates are answered from it). Resolves when the stream ends (a terminal event, or the host
+ * died), or once the frame `stopAtSeq` arrived (a live run's replay: a run parked at a gate
+ * sends nothing more until it is answered).
  */
-export async function recordStream(h: { url: string; token: string }, runId: string, frames: Frame[], onFrame?: (f: Frame) => void, afterSeq?: number): Promise<void> {
+export async function recordStream(h: { url: string; token: string }, runId: string, frames: Frame[], onFrame?: (f: Frame) => void, afterSeq?: number, stopAtSeq?: number): Promise<void> {
   const headers: Record<string, string> = { 'x-fengyu-token': h.token, accept: 'text/event-stream' };
   if (afterSeq !== undefined) headers['last-event-id'] = String(afterSeq);
   let res: Response;
@@ -105,6 +107,7 @@ export async function recordStream(h: { url: string; token: string }, runId: str
     return;
   }
   if (!res.ok || !res.body) return;
+  if (stopAtSeq !== undefined && stopAtSeq <= (afterSeq ?? 0)) return void res.body.cancel().catch(() => undefined);
   const decoder = new TextDecoder();
   let buf = '';
   try {
@@ -125,6 +128,7 @@ export async function recordStream(h: { url: string; token: string }, runId: str
         const f: Frame = { seq: id, event, data: JSON.parse(data.join('\n')) };
         frames.push(f);
         onFrame?.(f);
+        if (stopAtSeq !== undefined && f.seq >= stopAtSeq) return void res.body.cancel().catch(() => undefined);
       }
     }
   } catch (e) {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { type Api, apiOf, type Frame, type HostProc, recordStream, startHost } from './host';
+import { type Api, apiOf, type Frame, type HostProc, prng, recordStream, startHost } from './host';
 
 /**
  * The mixed workload of one trial, and the template home it starts from (workflows published, a
@@ -37,9 +37,20 @@ export function loopPlan(marks: string, tag: string) {
   return { steps: [{ id: 'each', kind: 'forEach', items: ['a', 'b', 'c'], concurrency: 2, steps: [body] }, markStep(marks, tag, 's1', ['each'])] };
 }
 
-/** The steps the campaign counts marks of: a loop's body step once per item. */
+/**
+ * An input step first (one required text field: asked at once, so crashes find it waiting or
+ * being answered), then a mark that also writes the answered value (`<tag>-n <note>`): the
+ * campaign sees which answer the step after the input ran with.
+ */
+export function inputPlan(marks: string, tag: string) {
+  const ask = { id: 'ask', kind: 'input', title: `crash ${tag}`, form: { type: 'object', required: ['note'], properties: { note: { type: 'string', maxLength: 40 } } } };
+  const after = { ...markStep(marks, tag, 's1', ['ask']), arguments: { command: `echo ${tag}-s1 >> ${marks}; echo ${tag}-n {{node.ask.result.note}} >> ${marks}; sleep 0.15`, timeoutSeconds: 30 } };
+  return { steps: [ask, after] };
+}
+
+/** The steps the campaign counts marks of: a loop's body step once per item; an input step leaves none. */
 export function markedSteps(kind: DirectRun['kind'], ids: string[]): string[] {
-  return kind === 'loop' ? ['m0', 'm1', 'm2', 's1'] : ids;
+  return kind === 'loop' ? ['m0', 'm1', 'm2', 's1'] : ids.filter((id) => id !== 'ask');
 }
 
 export function chainPlan(marks: string, tag: string, n: number) {
@@ -98,10 +109,24 @@ export async function makeTemplate(home: string, token: string): Promise<Templat
 /** A direct run the campaign streamed. */
 export interface DirectRun {
   tag: string;
-  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin' | 'loop';
+  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin' | 'loop' | 'input';
   steps: string[];
   runId?: string;
   frames: Frame[];
+  /** An input run's answers, as sent and as answered (before and after the restart). */
+  answers: InputAnswer[];
+}
+
+/** One answer sent to an input gate: through the run's input route or the inbox. */
+export interface InputAnswer {
+  gateId: string;
+  note: string;
+  via: 'run' | 'inbox';
+  /** The HTTP status (undefined: no answer, the host died under it). */
+  status?: number;
+  code?: string;
+  /** Sent to the restarted host. */
+  after: boolean;
 }
 
 export interface Delivery {
@@ -138,12 +163,37 @@ export function deliverOnce(h: { url: string }, t: Template, d: Delivery, marks:
   );
 }
 
-/** Answers every gate a run's stream asks for. */
-export function gateAnswerer(api: Api, runId: () => string | undefined) {
+/**
+ * Sends one answer to an input gate and records its outcome (`answers` of the run): through the
+ * run's input route or the inbox item (the gate's id), as `via` says.
+ */
+export function answerInput(api: Api, run: DirectRun, gateId: string, via: InputAnswer['via'], after: boolean): Promise<void> {
+  const a: InputAnswer = { gateId, note: `v${run.answers.length}${after ? 'r' : ''}`, via, after };
+  run.answers.push(a);
+  const path = via === 'run' ? `/api/agent/${run.runId}/input` : `/api/inbox/${encodeURIComponent(gateId)}`;
+  return api('POST', path, { values: { note: a.note } }).then(
+    (r) => {
+      a.status = r.status;
+      a.code = r.body?.error?.code;
+    },
+    () => undefined,
+  );
+}
+
+/**
+ * Answers every gate a run's stream asks for: approvals with an empty approve body; an input
+ * with its values through the run's route or the inbox (`pick`), and sometimes twice at once
+ * (a double click: exactly one may be taken).
+ */
+export function gateAnswerer(api: Api, run: DirectRun, pick: () => number = () => 0, after = false) {
   return (f: Frame) => {
-    if (f.event === 'plan_approval_requested' || f.event === 'step_approval_requested') {
-      const id = runId();
-      if (id) void api('POST', `/api/agent/${id}/approve`, {}).catch(() => undefined);
+    const id = run.runId;
+    if (!id) return;
+    if (f.event === 'plan_approval_requested' || f.event === 'step_approval_requested') void api('POST', `/api/agent/${id}/approve`, {}).catch(() => undefined);
+    if (f.event === 'input_requested') {
+      const gateId = String(f.data?.gateId);
+      void answerInput(api, run, gateId, pick() < 0.5 ? 'run' : 'inbox', after);
+      if (pick() < 0.4) void answerInput(api, run, gateId, pick() < 0.5 ? 'run' : 'inbox', after);
     }
   };
 }
@@ -155,7 +205,7 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
   writeFileSync(marks, '', { flag: 'a' });
   const runs: DirectRun[] = [];
   const work: Promise<unknown>[] = [];
-  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin', 'loop'];
+  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin', 'loop', 'input'];
   kinds.forEach((kind, i) => {
     if (pick() < 0.15) return;
     const tag = `${trial}r${i}`;
@@ -165,8 +215,12 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
         ? { steps: [{ id: 'x1', title: 'analyze', tool: 'excel_analyze', arguments: { filePath: '@file:workbook' } }, markStep(marks, tag, 's1', ['x1'])] }
         : kind === 'loop'
           ? loopPlan(marks, tag)
-          : chainPlan(marks, tag, n);
-    const run: DirectRun = { tag, kind, steps: markedSteps(kind, plan.steps.map((s) => s.id)), frames: [] };
+          : kind === 'input'
+            ? inputPlan(marks, tag)
+            : chainPlan(marks, tag, n);
+    const run: DirectRun = { tag, kind, steps: markedSteps(kind, plan.steps.map((s) => s.id)), frames: [], answers: [] };
+    // the answers' own PRNG, drawn now: the trial's draws stay in the same order whatever the timing
+    const answerPick = prng(Math.floor(pick() * 2 ** 32));
     runs.push(run);
     const config = { permissionMode: 'full-access', planApproval: kind === 'plan-gate', stepApproval: kind === 'step-gates' };
     const body = { goal: `crash ${tag}`, workflow: plan, config, ...(kind === 'plugin' ? { files: [{ name: 'workbook', refs: [t.fileId] }] } : {}) };
@@ -175,7 +229,7 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
         .then(async (r) => {
           if (r.status !== 200) throw new Error(`run ${kind}: ${r.status} ${JSON.stringify(r.body)}`);
           run.runId = r.body.runId;
-          await recordStream(h, run.runId as string, run.frames, gateAnswerer(api, () => run.runId));
+          await recordStream(h, run.runId as string, run.frames, gateAnswerer(api, run, answerPick));
         })
         // a request the dying host never answered is the crash itself, not a violation
         .catch((e: Error) => (e instanceof TypeError || (h.proc.exitCode ?? h.proc.signalCode) !== null ? undefined : Promise.reject(e))),

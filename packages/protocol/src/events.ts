@@ -1,5 +1,15 @@
 import type { AgentPlan, RunStatus } from './plan';
-import type { FailedStep } from './runs';
+import type { StepFailure } from './references';
+
+/**
+ * A step that failed while its `onError` (continue or branch) let the run go on: a completed
+ * run's `complete` event and detail list these. `iteration`: a body step's iteration.
+ */
+export interface FailedStep {
+  stepId: string;
+  iteration?: number;
+  error: StepFailure;
+}
 
 /**
  * Run events. Every state change of a run is one of these, appended to the run's

@@ -1,16 +1,7 @@
-import type { RunEvent } from './events';
+import type { FailedStep, RunEvent } from './events';
 import type { AgentPlan, RunStatus } from './plan';
-import type { StepFailure } from './references';
 
-/**
- * A step that failed while its `onError` (continue or branch) let the run go on: a completed
- * run's `complete` event and detail list these. `iteration`: a body step's iteration.
- */
-export interface FailedStep {
-  stepId: string;
-  iteration?: number;
-  error: StepFailure;
-}
+export type { FailedStep } from './events';
 
 /** Run history as the API answers it (the host and the UI share these shapes). */
 

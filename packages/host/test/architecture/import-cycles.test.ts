@@ -93,6 +93,12 @@ describe('host structure', () => {
     expect(cycle?.map((f) => relative(src, f)).join(' → ')).toBeUndefined();
   });
 
+  it('has no import cycle in the contract package either', () => {
+    const protocol = join(src, '../../protocol/src');
+    const cycle = findCycle(importGraph(sourceFiles(protocol)));
+    expect(cycle?.map((f) => relative(protocol, f)).join(' → ')).toBeUndefined();
+  });
+
   it('the cycle finder finds a planted cycle', () => {
     const graph = new Map([
       ['a', ['b']],

@@ -211,3 +211,16 @@ export function decodeCursor(cursor: string | undefined): number | undefined | '
   const m = /^d(\d{1,15})$/.exec(text);
   return m ? Number(m[1]) : 'invalid';
 }
+
+/** `Date#toISOString` with the last instant kept: the deliveries of one millisecond share one string. */
+export function isoFormatter(): (ms: number) => string {
+  let lastMs = Number.NaN;
+  let lastText = '';
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastText = new Date(ms).toISOString();
+      lastMs = ms;
+    }
+    return lastText;
+  };
+}

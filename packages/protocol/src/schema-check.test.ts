@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { paramText } from './i18n/index';
 import { checkSchema, isCompilableSchema } from './schema-check';
+import { inputSchemaProblems } from './workflow';
 
 describe('isCompilableSchema', () => {
   it('answers from the schema text: a remembered verdict never leaks to a different schema', () => {
@@ -52,5 +53,28 @@ describe('schema issues for people', () => {
     // a rule without its own sentence still reads as one, never as Ajv's raw text alone
     const [mult] = checkSchema({ type: 'number', multipleOf: 2 }, 3);
     expect(mult?.message).toBe('The value is invalid (must be multiple of 2).');
+  });
+});
+
+describe('patterns run in linear time (RE2)', () => {
+  // `^(a+)+$` against 40 a's and a "!" backtracks 2^40 times on V8's engine (hours); RE2 answers at once
+  const evil = `${'a'.repeat(40)}!`;
+
+  it('checks a catastrophic pattern without backtracking, and still checks it', () => {
+    const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } };
+    expect(checkSchema(schema, { s: evil }).map((i) => i.keyword)).toEqual(['pattern']);
+    expect(checkSchema(schema, { s: 'aaaa' })).toEqual([]);
+    const keys = { type: 'object', patternProperties: { '^(x+x+)+y$': { type: 'number' } } };
+    expect(checkSchema(keys, { [`${'x'.repeat(40)}y`]: 'no' }).map((i) => i.keyword)).toEqual(['type']);
+    expect(checkSchema(keys, { [`${'x'.repeat(40)}`]: 'free' })).toEqual([]);
+  });
+
+  it('refuses a pattern RE2 cannot run (backreference, lookaround) when an input schema is saved', () => {
+    for (const pattern of ['^(a)\\1$', '^(?=a)a$', '(?<!x)y']) {
+      const schema = { type: 'object', properties: { s: { type: 'string', pattern } } };
+      expect(isCompilableSchema(schema)).toBe(false);
+      expect(inputSchemaProblems(schema)).toEqual([{ code: 'input_pattern_unsafe', field: 'inputSchema', params: { pattern } }]);
+    }
+    expect(inputSchemaProblems({ type: 'object', properties: { s: { type: 'string', pattern: '^[a-z]{2,8}\\d*$' } } })).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { type LocalText, localize } from './i18n/index';
+import { linearRegExp } from './safe-regexp';
 
 /**
  * JSON Schema checking for tool arguments and workflow inputs. Tool schemas come from plugins
@@ -10,10 +11,11 @@ import { type LocalText, localize } from './i18n/index';
 
 /**
  * One shared checker: reports every error (not just the first), ignores unknown keywords,
- * checks the standard `format`s; `fengyu-file` and `fengyu-directory` accept any string, and the
+ * checks the standard `format`s, runs `pattern` in linear time (RE2); `fengyu-file` and `fengyu-directory` accept any string, and the
  * `x-fengyu-*` annotations are known keywords that check nothing.
  */
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, verbose: true });
+// `pattern` runs on RE2 (safe-regexp.ts): an untrusted schema cannot stall the event loop.
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, verbose: true, code: { regExp: linearRegExp } });
 const addFormats = (addFormatsModule as unknown as { default?: (a: Ajv) => void }).default ?? (addFormatsModule as unknown as (a: Ajv) => void);
 addFormats(ajv);
 ajv.addFormat('fengyu-file', true);
@@ -179,7 +181,7 @@ export function isCompilableSchema(schema: unknown): boolean {
   let ok: boolean;
   try {
     // a checker of its own each time: the verdict depends on the schema's text alone
-    new Ajv({ strict: false, validateFormats: false }).compile(schema as Record<string, unknown>);
+    new Ajv({ strict: false, validateFormats: false, code: { regExp: linearRegExp } }).compile(schema as Record<string, unknown>);
     ok = true;
   } catch {
     ok = false;

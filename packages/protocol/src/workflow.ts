@@ -6,6 +6,7 @@ import { PROTOTYPE_KEYS } from './object-keys';
 import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
 import { collectReferences, getPath, parseReference } from './references';
 import { isCompilableSchema, schemaChecker } from './schema-check';
+import { isLinearPattern, schemaPatterns } from './safe-regexp';
 import { zodIssueText } from './zod-issue';
 import { type ToolInfo, validatePlan } from './validate';
 
@@ -277,7 +278,9 @@ export function inputSchemaProblems(schema: unknown): Problem[] {
   if (s.type !== 'object') bad('its "type" must be "object"');
   if (s.properties !== undefined && (typeof s.properties !== 'object' || s.properties === null || Array.isArray(s.properties))) bad('"properties" must be an object');
   if (s.required !== undefined && !Array.isArray(s.required)) bad('"required" must be an array of names');
-  if (!isCompilableSchema(s)) bad('it is not a valid JSON Schema');
+  const unsafe = schemaPatterns(s).filter((p) => !isLinearPattern(p));
+  for (const pattern of unsafe) out.push({ code: 'input_pattern_unsafe', field: 'inputSchema', params: { pattern } });
+  if (unsafe.length === 0 && !isCompilableSchema(s)) bad('it is not a valid JSON Schema');
   const c = inputContract(s);
   for (const [name, prop] of Object.entries(c.properties)) {
     const field = `inputSchema.properties.${name}`;

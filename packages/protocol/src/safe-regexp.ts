@@ -1,0 +1,58 @@
+import { RE2JS } from 're2js';
+
+/**
+ * The regular-expression engine of every JSON Schema check (`pattern`, `patternProperties`).
+ * Schemas come from people and tools we do not trust (a workflow's input form, an MCP server's
+ * tool), and V8's backtracking engine can spend minutes on `^(a+)+$`: patterns run on RE2
+ * (re2js, pure JavaScript, linear time) instead. RE2 syntax is JavaScript's without
+ * backreferences and lookaround; a pattern RE2 cannot compile makes its schema uncompilable,
+ * which a save refuses (`input_pattern_unsafe`).
+ */
+
+interface Engine {
+  (pattern: string, flags: string): { test: (s: string) => boolean };
+  code: string;
+}
+
+const compiled = new Map<string, RE2JS>();
+const MAX_COMPILED = 512;
+
+function compile(pattern: string): RE2JS {
+  let re = compiled.get(pattern);
+  if (re) return re;
+  re = RE2JS.compile(pattern);
+  if (compiled.size >= MAX_COMPILED) compiled.clear();
+  compiled.set(pattern, re);
+  return re;
+}
+
+/** Ajv's `code.regExp`: throws on a pattern RE2 cannot compile (Ajv then refuses the schema). */
+export const linearRegExp: Engine = Object.assign((pattern: string, _flags: string) => {
+  const re = compile(pattern);
+  // Ajv keys its compiled patterns by `toString()`: each pattern must answer its own
+  return { test: (s: string) => re.matcher(s).find(), toString: () => `/${pattern}/` };
+}, { code: 'linearRegExp' });
+
+/** Whether RE2 compiles `pattern` (a schema's `pattern` or `patternProperties` key). */
+export function isLinearPattern(pattern: string): boolean {
+  try {
+    compile(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Every `pattern` and `patternProperties` key in a schema, nested schemas included. */
+export function schemaPatterns(schema: unknown, out: string[] = [], depth = 0): string[] {
+  if (depth > 64 || !schema || typeof schema !== 'object') return out;
+  if (Array.isArray(schema)) {
+    for (const s of schema) schemaPatterns(s, out, depth + 1);
+    return out;
+  }
+  const o = schema as Record<string, unknown>;
+  if (typeof o.pattern === 'string') out.push(o.pattern);
+  if (o.patternProperties && typeof o.patternProperties === 'object') out.push(...Object.keys(o.patternProperties));
+  for (const [k, v] of Object.entries(o)) if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples') schemaPatterns(v, out, depth + 1);
+  return out;
+}

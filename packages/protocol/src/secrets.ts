@@ -1,4 +1,4 @@
-import { type JsonSchema, sealSecretLiterals } from './catalog';
+import { type JsonSchema, REDACTED, sealSecretLiterals, secretFields } from './catalog';
 import type { Problem } from './errors';
 import type { AgentPlan, PlanStep } from './plan';
 import { collectReferences, formatPath } from './references';
@@ -32,6 +32,33 @@ export function secretPlaceholder(name: string): string {
 export function secretNamesIn(value: unknown): string[] {
   const names = new Set<string>();
   for (const { token } of collectReferences(value)) if (token.ok && token.ref.kind === 'secrets') names.add(token.ref.name);
+  return [...names];
+}
+
+/**
+ * A workflow's secret inputs: the top-level inputs its schema declares `format: "password"`,
+ * `writeOnly` or `x-fengyu-secret` (the same test as a tool's secret arguments). Their values are
+ * write-only: a run's row, goal, events and detail show the marker, the vault keeps the value.
+ */
+export function secretInputNames(inputSchema: JsonSchema | undefined): string[] {
+  return secretFields(inputSchema);
+}
+
+/** `inputs` with each named secret input holding a string replaced by the marker; the same object when none does. */
+export function sealInputs(inputs: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const n of names) {
+    if (typeof inputs[n] !== 'string' || inputs[n] === REDACTED) continue;
+    out ??= { ...inputs };
+    out[n] = REDACTED;
+  }
+  return out ?? inputs;
+}
+
+/** The names of the inputs a value reads (`{{inputs.NAME…}}`), each once. */
+export function inputNamesIn(value: unknown): string[] {
+  const names = new Set<string>();
+  for (const { token } of collectReferences(value)) if (token.ok && token.ref.kind === 'inputs') names.add(token.ref.name);
   return [...names];
 }
 

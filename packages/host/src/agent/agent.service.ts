@@ -10,6 +10,7 @@ import type { FileGrant } from '../tools/tool';
 import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
+import { keepSecretInputs, revealSecretInputs } from './secret-inputs';
 import type { GateParking, GateRecorder, OuterApproval } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
@@ -34,6 +35,8 @@ export interface StartRequest {
   /** Declared inputs (a workflow's schema); default: the keys of `inputs`. */
   inputNames?: string[];
   fileInputNames?: string[];
+  /** Inputs declared secret (`format: "password"`): kept in the vault, the marker everywhere else. */
+  secretInputs?: string[];
   /** Raw `files` array of the request, resolved to grants by the files resolver. */
   files?: unknown;
   grants?: FileGrant[];
@@ -167,6 +170,7 @@ export class AgentService {
       preApproved: req.preApproved ?? false,
       inputNames: req.inputNames ?? Object.keys(req.inputs ?? {}),
       fileInputNames: req.fileInputNames ?? [],
+      ...(req.secretInputs?.length ? { secretInputs: req.secretInputs } : {}),
     };
   }
 
@@ -202,9 +206,10 @@ export class AgentService {
       grants = [...grants, ...(await this.filesResolver(req.owner, runId, req.files)).grants];
     }
     if (extra.forceReview) config.planApproval = true;
-    const goal = renderGoal(req.goal ?? plan?.goal, req.inputs ?? {});
+    const inputs = await keepSecretInputs(this.deps.secrets, req.owner, runId, req.inputs ?? {}, config.secretInputs ?? []);
+    const goal = renderGoal(req.goal ?? plan?.goal, inputs);
     const status: RunStatus = plan ? 'running' : 'planning';
-    const row = this.newRow(req, p, { goal, status, grants, parentRunId: extra.parentRunId });
+    const row = this.newRow(req, p, { goal, status, grants, inputs, parentRunId: extra.parentRunId });
     const repo = this.deps.repo;
     // A supplied plan is announced in the transaction that creates the run, unless reused steps
     // must be recorded before it without a review (their events come first, then plan_ready).
@@ -227,7 +232,7 @@ export class AgentService {
     if (!joined) await created;
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
-      { id: runId, owner: req.owner, goal, plan, config, inputs: req.inputs ?? {}, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}), parking: req.parking, outerApproval: req.outerApproval },
+      { id: runId, owner: req.owner, goal, plan, config, inputs, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}), parking: req.parking, outerApproval: req.outerApproval },
       this.runDeps(),
     );
     this.track(run);
@@ -252,7 +257,7 @@ export class AgentService {
   }
 
   /** The row of a new run, as its creating commit inserts it. */
-  private newRow(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, w: { goal?: string; status: RunStatus; grants: FileGrant[]; parentRunId?: string }): RunRow {
+  private newRow(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, w: { goal?: string; status: RunStatus; grants: FileGrant[]; inputs: Record<string, unknown>; parentRunId?: string }): RunRow {
     const now = isoTime(this.deps.clock.now());
     return {
       id: p.runId,
@@ -261,7 +266,7 @@ export class AgentService {
       status: w.status,
       plan: p.plan ? planRowText(p.plan, p.catalog) : null,
       config: JSON.stringify(p.config),
-      inputs: req.inputs ? JSON.stringify(req.inputs) : '{}',
+      inputs: req.inputs ? JSON.stringify(w.inputs) : '{}',
       files: w.grants.length ? JSON.stringify(w.grants) : '[]',
       gate: null,
       summary: null,
@@ -482,9 +487,10 @@ export class AgentService {
       goal: row.goal ?? undefined,
       workflow: { ...plan, steps },
       config: replayConfig(config),
-      inputs: JSON.parse(row.inputs),
+      inputs: revealSecretInputs(this.deps.secrets, owner, runId, JSON.parse(row.inputs), config.secretInputs),
       inputNames: config.inputNames,
       fileInputNames: config.fileInputNames,
+      ...(config.secretInputs ? { secretInputs: config.secretInputs } : {}),
       grants: JSON.parse(row.files ?? '[]'),
       origin: keep === undefined ? 'fork' : 'rewind',
       workflowId: row.workflow_id ?? undefined,
@@ -528,9 +534,10 @@ export class AgentService {
       goal: row.goal ?? undefined,
       workflow: plan,
       config: { ...replayConfig(config), planApproval: false },
-      inputs: JSON.parse(row.inputs),
+      inputs: revealSecretInputs(this.deps.secrets, owner, runId, JSON.parse(row.inputs), config.secretInputs),
       inputNames: config.inputNames,
       fileInputNames: config.fileInputNames,
+      ...(config.secretInputs ? { secretInputs: config.secretInputs } : {}),
       grants: JSON.parse(row.files ?? '[]'),
       origin: 'retry',
       workflowId: row.workflow_id ?? undefined,

@@ -53,7 +53,9 @@ export class RunGates {
     }
     const gate = entry.gate;
     const recorder = r.deps.gates;
-    const record = recorder ? (trx: Trx) => recorder.opened(r, gate, trx) : undefined;
+    // the inbox keeps and shows the plan as events do: a write-only argument as the marker
+    const shown = { id: r.id, owner: r.owner, ...(r.goal !== undefined ? { goal: r.goal } : {}), ...(r.plan ? { plan: redactPlan(r.plan, r.catalog) } : {}) };
+    const record = recorder ? (trx: Trx) => recorder.opened(shown, gate, trx) : undefined;
     try {
       if (gate.kind === 'plan') {
         r.setStatus('awaiting_plan_approval');

@@ -19,11 +19,18 @@ export function redactPlan(plan: AgentPlan, catalog: CatalogSnapshot): AgentPlan
   return { ...plan, steps: plan.steps.map((s) => redactStep(s, catalog)) };
 }
 
-/** A step as shown: the same step object when none of its arguments is secret. */
+/** A step as shown (loop bodies included): the same step object when none of its arguments is secret. */
 function redactStep(s: PlanStep, catalog: CatalogSnapshot): PlanStep {
-  if (!s.tool || !s.arguments) return s;
-  const args = redactSecrets(s.arguments, catalog.get(s.tool)?.inputSchema);
-  return args === s.arguments ? s : { ...s, arguments: args };
+  let next = s;
+  if (s.tool && s.arguments) {
+    const args = redactSecrets(s.arguments, catalog.get(s.tool)?.inputSchema);
+    if (args !== s.arguments) next = { ...next, arguments: args };
+  }
+  if (Array.isArray(s.steps)) {
+    const body = s.steps.map((b) => redactStep(b, catalog));
+    if (body.some((b, i) => b !== s.steps?.[i])) next = { ...next, steps: body };
+  }
+  return next;
 }
 
 /**

@@ -28,6 +28,8 @@ export interface ResolvedConfig {
   preApproved?: boolean;
   inputNames: string[];
   fileInputNames: string[];
+  /** Inputs the workflow declares secret (`format: "password"`): stored and shown as the marker (agent/secret-inputs.ts). */
+  secretInputs?: string[];
 }
 
 export interface RunDeps {
@@ -55,6 +57,10 @@ export interface RunSecrets {
   view(owner: string): SecretsView;
   /** Reads the owner's secrets again where another host may have changed them. */
   refresh(owner: string): Promise<void>;
+  /** One of the owner's internal values (a run's secret input). */
+  getInternal(owner: string, name: string): string | undefined;
+  /** Seals some of the owner's internal values into the vault. */
+  mergeInternal(owner: string, values: Record<string, string>): Promise<void>;
 }
 
 export interface RunInit {

@@ -1,4 +1,5 @@
 import { dropRedactedSecrets, FengYuError, isFengYuError, isRetrySafe, type PlanStep, type ResolveScope, redactSecrets, resolveValue, ShellTemplateError, UnresolvedReferenceError, localize } from '@fengyu/protocol';
+import { secretInputsFor } from './secret-inputs';
 import { resolveArguments } from './step-arguments';
 import { dispatchArguments, redactOutcome } from '../secrets/dispatch';
 import type { NewEvent } from '../events/event-log';
@@ -311,7 +312,8 @@ export class StepRunner {
       // a run stopped while the permission check ran never starts the call
       if (call.aborted) throw call.reason;
       // `{{secrets.NAME}}` becomes its value only here, in the arguments handed to the tool
-      const result = await raceAbort(tool.invoke(dispatchArguments(step, args, this.scopes.get(args) ?? this.scope(step), secrets, (s) => dropRedactedSecrets(resolveArguments(step, s), tool.inputSchema)), ctx), call);
+      const hidden = secretInputsFor(step, r, r.deps.secrets);
+      const result = await raceAbort(tool.invoke(dispatchArguments(step, args, this.scopes.get(args) ?? this.scope(step), secrets, (s) => dropRedactedSecrets(resolveArguments(step, s), tool.inputSchema), hidden), ctx), call);
       if (result && typeof result === 'object' && (result as { success?: unknown }).success === false) {
         const e = (result as { error?: unknown }).error;
         outcome = { ok: false, error: typeof e === 'string' ? e : JSON.stringify(e ?? 'the tool reported failure') };

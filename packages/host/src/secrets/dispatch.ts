@@ -24,9 +24,11 @@ function stepUsesSecrets(step: PlanStep): boolean {
  * The arguments to hand to the tool: `shown` itself, or the template resolved again by `resolve`
  * (the same resolution that made `shown`: a shell command's values quoted alike) with the values.
  */
-export function dispatchArguments<T>(step: PlanStep, shown: T, scope: ResolveScope, secrets: SecretsView | undefined, resolve: (scope: ResolveScope) => T): T {
-  if (!secrets || !step.tool || !stepUsesSecrets(step)) return shown;
-  return resolve({ ...scope, secret: (name) => secrets.value(name) });
+export function dispatchArguments<T>(step: PlanStep, shown: T, scope: ResolveScope, secrets: SecretsView | undefined, resolve: (scope: ResolveScope) => T, secretInputs?: Record<string, unknown>): T {
+  const named = !!secrets && stepUsesSecrets(step);
+  if (!step.tool || (!named && !secretInputs)) return shown;
+  // a secret input (`format: "password"`) is the marker in `scope`, its value only here
+  return resolve({ ...scope, ...(secretInputs ? { inputs: { ...scope.inputs, ...secretInputs } } : {}), ...(named && secrets ? { secret: (name: string) => secrets.value(name) } : {}) });
 }
 
 /** A call's outcome: its result, or its error and what a failed call still returned (`kept`). */

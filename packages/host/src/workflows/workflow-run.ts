@@ -1,5 +1,5 @@
 import type { GateParking, OuterApproval } from '../agent/gates';
-import { checkInputs, FengYuError, inputContract, localize, nestedWorkflowCheck, type Problem, renderGoal, validateWorkflowDefinition } from '@fengyu/protocol';
+import { checkInputs, FengYuError, inputContract, localize, nestedWorkflowCheck, type Problem, renderGoal, sealInputs, secretInputNames, validateWorkflowDefinition } from '@fengyu/protocol';
 import type { AgentService } from '../agent/agent.service';
 import type { CatalogSnapshot } from '../tools/catalog';
 import type { FileGrant } from '../tools/tool';
@@ -71,7 +71,9 @@ export async function prepareWorkflowRun(deps: WorkflowRunDeps, req: WorkflowRun
     { tool: (n) => catalog.get(n) },
   );
   if (!check.ok) throw new FengYuError('workflow_invalid', { count: check.problems.length }, check.problems);
-  const goal = renderGoal(check.plan.goal, bound.inputs);
+  // a secret input (`format: "password"`) is never written into the goal (agent/secret-inputs.ts)
+  const secretInputs = secretInputNames(content.inputSchema);
+  const goal = renderGoal(check.plan.goal, sealInputs(bound.inputs, secretInputs));
   return {
     owner: req.owner,
     goal,
@@ -79,6 +81,7 @@ export async function prepareWorkflowRun(deps: WorkflowRunDeps, req: WorkflowRun
     config: req.config ?? {},
     inputs: bound.inputs,
     inputNames: contract.values,
+    ...(secretInputs.length ? { secretInputs } : {}),
     fileInputNames: [...contract.files, ...contract.sharedDirectories],
     ...(files.length > 0 ? { files } : {}),
     ...(req.grants?.length ? { grants: req.grants } : {}),

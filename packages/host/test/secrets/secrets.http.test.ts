@@ -145,7 +145,45 @@ describe('references at dispatch', () => {
 
   it('no file under the home holds the value in clear after real runs (database, WAL, logs)', () => {
     expect(filesHolding(home, VALUE)).toEqual([]);
+    expect(filesHolding(home, PASSWORD)).toEqual([]);
     expect(filesHolding(home, 'bobs-own-value')).toEqual([]);
+  });
+});
+
+/** A workflow input declared `format: "password"` is write-only (agent/secret-inputs.ts). */
+const PASSWORD = 'pw-8c1e-INPUT-secret';
+const reversed = [...PASSWORD].reverse().join('');
+let parkedRun = '';
+
+describe('secret workflow inputs (format: password)', () => {
+  it('the run gets the value; its row, goal, events, gate, inbox and detail show only the marker', async () => {
+    const wf = await t.api('POST', '/api/workflows', {
+      name: 'Sign in',
+      description: 'uses a password input',
+      inputSchema: { type: 'object', properties: { pw: { type: 'string', format: 'password' }, who: { type: 'string' } }, required: ['pw'] },
+      plan: {
+        goal: 'Sign in as {{inputs.who}} with {{inputs.pw}}',
+        steps: [
+          { id: 'echo', tool: 'execute_command', arguments: { command: 'printf %s {{inputs.pw}}' } },
+          // the value reaches the command: its reversal is no secret, so it comes back as it is
+          { id: 'ask', kind: 'input', title: 'Go on?', form: { type: 'object', properties: { go: { type: 'boolean' } } }, dependsOn: ['echo'] },
+          { id: 'rev', tool: 'execute_command', arguments: { command: 'printf %s {{inputs.pw}} | rev' }, dependsOn: ['ask'] },
+        ],
+      },
+    });
+    expect(wf.status).toBe(200);
+    const run = await t.api('POST', `/api/workflows/${wf.body.id}/run`, { inputs: { pw: PASSWORD, who: 'ann' }, config: { permissionMode: 'full-access' } });
+    expect(run.status).toBe(200);
+    parkedRun = run.body.runId;
+    await t.waitFor(parkedRun, 'input_requested');
+    const detail = await t.api('GET', `/api/agent/runs/${parkedRun}`);
+    const shown = JSON.stringify(detail.body);
+    expect(shown).not.toContain(PASSWORD);
+    expect(detail.body.inputs).toEqual({ pw: '[redacted]', who: 'ann' });
+    expect(detail.body.goal).toBe('Sign in as ann with [redacted]');
+    const echo = (detail.body.events as Array<{ type: string; stepId?: string; result?: unknown }>).find((e) => e.type === 'step_complete' && e.stepId === 'echo');
+    expect(JSON.stringify(echo?.result)).toContain('[redacted:run:');
+    expect(JSON.stringify((await t.api('GET', '/api/inbox')).body)).not.toContain(PASSWORD);
   });
 });
 
@@ -161,6 +199,12 @@ describe('restart and rotation', () => {
     const { events } = await runAndWait(plainEcho());
     const done = events.find((e) => e.type === 'step_complete');
     expect(done?.data.status).toBe('done');
+    // a run parked with a secret input continues from its row after the restart: the vault gives the value back
+    expect((await t.api('POST', `/api/agent/${parkedRun}/input`, { values: { go: true } })).status).toBe(200);
+    const parked = await t.stream(parkedRun);
+    const rev = parked.find((e) => e.type === 'step_complete' && e.data.stepId === 'rev');
+    expect([rev?.data.status, rev?.data.result?.stdout]).toEqual(['done', reversed]);
+    expect(JSON.stringify(parked)).not.toContain(PASSWORD);
     expect(JSON.stringify(done?.data.result)).toContain('got:[redacted:API_TOKEN]');
     await t.host.close();
     await expect(startTestHost({ keepHome: home, secretsKey: 'ab'.repeat(32) })).rejects.toMatchObject({ code: 'secrets_key_wrong' });
@@ -168,6 +212,7 @@ describe('restart and rotation', () => {
     rmSync(join(home, 'secrets.key'));
     await expect(startTestHost({ keepHome: home })).rejects.toMatchObject({ code: 'secrets_key_missing' });
     expect(filesHolding(home, VALUE)).toEqual([]);
+    expect(filesHolding(home, PASSWORD)).toEqual([]);
     t = { ...t, close: async () => undefined };
   });
 });

@@ -196,16 +196,24 @@ async function applyPending(db: Db, dir: string, postgres: boolean): Promise<str
   const done = new Set((await db.selectFrom('schema_migrations').select('name').execute()).map((r) => r.name as string));
   const files = migrationFiles(dir);
   const applied: string[] = [];
+  let compact = false;
   for (const file of files) {
     const name = file.replace(/\.(ts|js|mjs)$/, '');
     if (done.has(name)) continue;
-    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { up: (db: Db) => Promise<void> };
+    const mod = (await import(pathToFileURL(join(dir, file)).href)) as { up: (db: Db) => Promise<void | { compact?: boolean }> };
     await db.transaction().execute(async (trx) => {
       // One source for both engines: the DDL is written once and adapted for PostgreSQL.
-      await mod.up(postgres ? trx.withPlugin(new PostgresDdlPlugin()) : trx);
+      const result = await mod.up(postgres ? trx.withPlugin(new PostgresDdlPlugin()) : trx);
+      if (result?.compact) compact = true;
       await trx.insertInto('schema_migrations').values({ name, applied_at: new Date().toISOString() }).execute();
     });
     applied.push(name);
+  }
+  // a migration that rewrote values which must not stay on disk (old clear copies): SQLite keeps
+  // the old bytes in freed pages and the WAL until the file is rewritten and the log truncated
+  if (compact && !postgres) {
+    await sql`vacuum`.execute(db);
+    await sql`pragma wal_checkpoint(truncate)`.execute(db);
   }
   return applied;
 }

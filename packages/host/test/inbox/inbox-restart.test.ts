@@ -43,13 +43,15 @@ describe('a restart while items wait', () => {
     const before = await Promise.all(ids.map(waiting));
     // and a run started by hand, waiting at its plan review
     const manual = (await t.api('POST', '/api/agent/run', { goal: 'by hand', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { text: 'm' } }] } })).body.runId as string;
+    // and one whose plan is rejected after the restart (its reason must reach the history)
+    const rejected = (await t.api('POST', '/api/agent/run', { goal: 'to refuse', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { text: 'r' } }] } })).body.runId as string;
     // and two runs waiting at an input step: one answered after the restart, one whose wait ends then
     const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
     const asking = async (extra: Record<string, unknown>) =>
       (await (t as TestHost).api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'ask', kind: 'input', form, ...extra }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] }, config: { planApproval: false } })).body.runId as string;
     const answeredLater = await asking({});
     const defaultedLater = await asking({ timeoutMs: 3_600_000, onTimeout: 'default', defaults: { n: 7 } });
-    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 5, 'five items');
+    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 6, 'six items');
     const items = (await t.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string; expiresAt: string }>;
     await t.close();
 
@@ -88,6 +90,12 @@ describe('a restart while items wait', () => {
     // the plan review, answered on the run page after the restart
     expect((await t.api('POST', `/api/agent/${manual}/approve`, {})).status).toBe(200);
     await until(async () => (await t?.api('GET', `/api/agent/runs/${manual}`))?.body.status === 'completed', 'the manual run to complete');
+    // a plan rejected after the restart (the parked path): its reason is kept in the run's history
+    expect((await t.api('POST', `/api/agent/${rejected}/approve`, { decision: 'reject', reason: 'wrong mailbox after restart' })).status).toBe(200);
+    const refused = (await t.api('GET', `/api/agent/runs/${rejected}`)).body;
+    expect([refused.status, refused.summary]).toEqual(['cancelled', 'Plan rejected: wrong mailbox after restart']);
+    expect(refused.events.find((e: { type: string; kind?: string }) => e.type === 'audit' && e.kind === 'plan_rejected')).toMatchObject({ reason: 'wrong mailbox after restart' });
+    expect(JSON.stringify((await t.api('GET', '/api/agent/runs?q=mailbox')).body)).toContain(rejected);
 
     // the other one's expiry still holds after the restart
     offset += 24 * 3600 * 1000 + 1000;

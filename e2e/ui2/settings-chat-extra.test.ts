@@ -54,6 +54,59 @@ describe('settings switches', () => {
   });
 });
 
+describe('Settings → Secrets', () => {
+  it.each(['en', 'zh-CN'] as const)('adds, replaces and deletes a secret; "used by" names the workflow; the value is never shown (%s)', async (locale) => {
+    const { page, t } = u;
+    const name = locale === 'en' ? 'MAIL_PASS_EN' : 'MAIL_PASS_ZH';
+    const value = `first-${locale}-9f3k2-value`;
+    const next = `second-${locale}-7q1x8-value`;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto('about:blank');
+    await u.open('/settings');
+    await page.getByTestId('locale').selectOption(locale);
+    await expect.poll(() => page.locator('html').getAttribute('lang')).toBe(locale);
+    const card = page.getByTestId('settings-secrets');
+    await card.waitFor();
+    expect(await card.locator('h2').innerText()).toBe(locale === 'en' ? 'Secrets' : '密钥');
+    // a bad name is refused before anything is sent
+    await page.getByTestId('secret-name').fill('1bad');
+    await page.getByTestId('secret-value').fill(value);
+    expect(await page.getByTestId('secret-add').isDisabled()).toBe(true);
+    await page.getByTestId('secret-name').fill(name);
+    await page.getByTestId('secret-add').click();
+    const row = page.locator(`[data-testid="secret-row"][data-name="${name}"]`);
+    await row.waitFor();
+    expect(await page.getByTestId('secret-value').inputValue()).toBe('');
+    expect(await page.content()).not.toContain(value);
+    // a workflow referencing it is listed under "used by" (with a link to it)
+    const wf = await t.api('POST', '/api/workflows', { name: `Mailer ${locale}`, inputSchema: { type: 'object', properties: {} }, plan: { steps: [{ id: 'send', tool: 'execute_command', arguments: { command: `printf %s '{{secrets.${name}}}'` } }] } });
+    expect(wf.status).toBe(200);
+    await page.reload();
+    await expect.poll(() => row.getByTestId('secret-used-by').innerText()).toBe(`Mailer ${locale}`);
+    expect(await row.getByTestId('secret-used-by').locator('a').getAttribute('href')).toContain(`/flows/${wf.body.id}`);
+    const before = (await t.api('GET', '/api/secrets')).body.items.find((i: { name: string }) => i.name === name);
+    // replace: a new value typed in; the list never carries either value
+    await row.getByTestId('secret-replace').click();
+    await row.getByTestId('secret-replace-value').fill(next);
+    await row.getByTestId('secret-replace-save').click();
+    await row.getByTestId('secret-replace').waitFor();
+    await expect.poll(async () => (await t.api('GET', '/api/secrets')).body.items.find((i: { name: string }) => i.name === name)?.updatedAt).not.toBe(before.updatedAt);
+    const html = await page.content();
+    expect(html).not.toContain(value);
+    expect(html).not.toContain(next);
+    expect(await row.getByTestId('secret-replace').innerText()).toBe(locale === 'en' ? 'Replace value' : '替换值');
+    await u.shot(`settings-secrets-${locale}`);
+    // delete: the confirmation names the workflow count; the row goes away
+    const asked = new Promise<string>((resolve) => page.once('dialog', (d) => { resolve(d.message()); void d.accept(); }));
+    await row.getByTestId('secret-delete').click();
+    expect(await asked).toBe(locale === 'en' ? `Delete the secret ${name}? 1 workflow(s) use it and will not run until it is added again.` : `删除密钥 ${name}？有 1 个工作流在使用它，重新添加之前它们将无法运行。`);
+    await row.waitFor({ state: 'detached' });
+    expect((await t.api('GET', '/api/secrets')).body.items.map((i: { name: string }) => i.name)).not.toContain(name);
+    await t.api('DELETE', `/api/workflows/${wf.body.id}`);
+    await page.getByTestId('locale').selectOption('en');
+  });
+});
+
 describe('tool call timeout', () => {
   it.each(['en', 'zh-CN'] as const)('sets backend.callTimeoutSeconds from Settings at 1280×800 and refuses a value outside 1–600 (%s)', async (locale) => {
     const { page, t } = u;

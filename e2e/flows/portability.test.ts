@@ -81,6 +81,11 @@ it('serves the flow over MCP from the flow settings, with a client configuration
   await expect.poll(async () => (await t.api('GET', `/api/workflows/${flowId}`)).body.mcp).toEqual({ enabled: true, permissionMode: 'ask' });
   expect(await page.getByTestId('mcp-config-http').textContent()).toContain('/mcp');
   expect(await page.getByTestId('mcp-config-http').textContent()).not.toContain(t.host.token);
+  // the stdio launch names this host's node and entry script by absolute path, never `npx`
+  await expect.poll(() => page.getByTestId('mcp-config-stdio').textContent()).toContain('fengyu.mjs');
+  const stdio = JSON.parse((await page.getByTestId('mcp-config-stdio').textContent()) ?? '{}').mcpServers.fengyu;
+  expect(stdio).toEqual((await t.api('GET', '/api/mcp/client')).body.stdio);
+  expect(stdio.command).not.toBe('npx');
   await page.getByTestId('mcp-mode').selectOption('approve-for-me');
   await expect.poll(async () => (await t.api('GET', `/api/workflows/${flowId}`)).body.mcp.permissionMode).toBe('approve-for-me');
   await e.shot(page, 'portability-mcp');

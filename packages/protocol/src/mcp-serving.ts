@@ -14,6 +14,18 @@ export interface WorkflowMcp {
   permissionMode: PermissionMode;
 }
 
+/** `GET /api/mcp/client`: how an MCP client that spawns a command starts `fengyu mcp` for this host. */
+export interface McpClientLaunch {
+  stdio: {
+    /** An absolute program path (the host's own node) or, for an installed `fengyu`, the bare command. */
+    command: string;
+    /** The entry script by absolute path, then `mcp`. */
+    args: string[];
+    /** `FENGYU_HOME`: the bridge talks to the running host of this home. */
+    env: Record<string, string>;
+  };
+}
+
 /** The setting of a workflow that never set one. */
 export const MCP_OFF: WorkflowMcp = { enabled: false, permissionMode: 'ask' };
 

@@ -1,9 +1,10 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { FengYuError, localize, pickLocale } from '@fengyu/protocol';
+import { FengYuError, localize, type McpClientLaunch, pickLocale } from '@fengyu/protocol';
 import type { DomainRegistrar } from '../context';
 import { VERSION } from '../http/version';
+import { findEntryScript, stdioLaunch } from './client-launch';
 import { InvalidArguments, McpServing } from './mcp-serving.service';
 
 /**
@@ -52,6 +53,10 @@ export const registerMcpServer: DomainRegistrar = (ctx, app) => {
     await server.connect(transport);
     await transport.handleRequest(req.raw, reply.raw, req.body);
   });
+
+  // What a client that spawns a command copies: this host's node and entry script, by absolute path.
+  const launch = stdioLaunch(ctx.config.home, findEntryScript(import.meta.dirname), process.execPath);
+  app.get('/api/mcp/client', { schema: { summary: 'How an MCP client starts `fengyu mcp` (stdio) for this host', tags: ['mcp'] } }, async (): Promise<McpClientLaunch> => ({ stdio: launch }));
 
   // Stateless: no server-initiated stream and no session to end.
   const notAllowed = { summary: 'Not used by this stateless MCP server (405)', tags: ['mcp'] };

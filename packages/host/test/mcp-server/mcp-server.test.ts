@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -126,11 +127,18 @@ describe('the MCP server at /mcp', () => {
 });
 
 describe('fengyu mcp (stdio bridge)', () => {
-  it('lists and calls the same tools through the running host', async () => {
+  it('names this host by absolute paths for clients that spawn a command, never npx', async () => {
+    const res = await t.api('GET', '/api/mcp/client');
+    expect(res.status).toBe(200);
+    expect(res.body.stdio).toEqual({ command: process.execPath, args: [join(root, 'bin/fengyu.mjs'), 'mcp'], env: { FENGYU_HOME: t.home } });
+    expect((await t.api('GET', '/api/mcp/client', undefined, { 'x-fengyu-token': 'wrong' })).status).toBe(401);
+  });
+
+  it('lists and calls the same tools through the running host, started exactly as the copied configuration says', async () => {
+    const launch = (await t.api('GET', '/api/mcp/client')).body.stdio as { command: string; args: string[]; env: Record<string, string> };
     const client = new Client({ name: 'stdio-test', version: '1' });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [join(root, 'bin/fengyu.mjs'), 'mcp'], cwd: root, env: { ...(process.env as Record<string, string>), FENGYU_HOME: t.home }, stderr: 'pipe' }),
-    );
+    // from another working directory, as a desktop client starts it
+    await client.connect(new StdioClientTransport({ ...launch, cwd: tmpdir(), env: { ...(process.env as Record<string, string>), ...launch.env }, stderr: 'pipe' }));
     expect((await client.listTools()).tools.map((x) => x.name)).toContain('wf_echo_me');
     const res = await client.callTool({ name: 'wf_echo_me', arguments: { text: 'over stdio' } });
     expect(res.structuredContent).toMatchObject({ echoed: 'over stdio' });

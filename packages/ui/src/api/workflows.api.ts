@@ -1,4 +1,4 @@
-import type { AgentConfig, CatalogEntry, ImportResult, WorkflowDiff, WorkflowExport, WorkflowMcp, WorkflowTemplate as ProtocolTemplate, RunListItem, WorkflowDefinition, WorkflowDraft, WorkflowVersionInfo } from '@fengyu/protocol';
+import type { AgentConfig, CatalogEntry, ImportResult, WorkflowDiff, WorkflowExport, McpClientLaunch, WorkflowMcp, WorkflowTemplate as ProtocolTemplate, RunListItem, WorkflowDefinition, WorkflowDraft, WorkflowVersionInfo } from '@fengyu/protocol';
 import type { ApiClient } from './client';
 
 /** The workflows API and the bits of the agent API the builder uses. */
@@ -61,6 +61,8 @@ export function workflowsApi(api: ApiClient) {
     importDoc: (doc: unknown) => api.post<ImportResult>('/api/workflows/import', doc),
     diff: (id: string, from: number | 'draft', to: number | 'draft') => api.get<WorkflowDiff>(`/api/workflows/${enc(id)}/diff`, { query: { from: String(from), to: String(to) } }),
     version: (id: string, version: number) => api.get<WorkflowVersionInfo & { graph: Record<string, unknown> | null; plan: WorkflowDefinition['plan']; inputSchema: WorkflowDefinition['inputSchema']; layout?: Record<string, { x: number; y: number }> | null }>(`/api/workflows/${enc(id)}/versions/${version}`),
+    /** How an MCP client that spawns a command starts `fengyu mcp` for this host. */
+    mcpClient: () => api.get<McpClientLaunch>('/api/mcp/client'),
     setMcp: (id: string, mcp: WorkflowMcp, revision: number) => api.put<WorkflowDefinition>(`/api/workflows/${enc(id)}`, { revision, mcp }),
     options: async (id: string, field: string) => list<EnumOption>(await api.get(`/api/workflows/${enc(id)}/inputs/${enc(field)}/options`), 'options'),
   };

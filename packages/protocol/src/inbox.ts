@@ -5,29 +5,40 @@ import type { AgentPlan } from './plan';
  * they were started. One shape for the REST list, the stream, the CLI and the UI.
  */
 
+/** What the item asks for: a plan review, a step approval, or an input step's values. */
 export type InboxItemKind = 'plan_approval' | 'step_approval' | 'input';
 /** How the run that waits was started. */
 export type InboxTrigger = 'manual' | 'task' | 'schedule' | 'webhook' | 'tool' | 'chat' | 'mcp';
 /** How an item left the inbox. */
 export type InboxOutcome = 'answered' | 'expired' | 'cancelled';
 
+/** Every inbox item kind. */
 export const INBOX_ITEM_KINDS: readonly InboxItemKind[] = Object.freeze(['plan_approval', 'step_approval', 'input'] as InboxItemKind[]);
 
 /** Approvals in a run nobody watches expire after this long (inputs after their own `timeoutMs`). */
 export const APPROVAL_GATE_TTL_MS = 24 * 3600 * 1000;
 
+/** One pending gate of a run of the owner's. */
 export interface InboxItem {
   /** The gate's id (the `gateId` of the run's `*_requested` event). */
   id: string;
+  /** What it asks for. */
   kind: InboxItemKind;
+  /** The run that waits. */
   runId: string;
+  /** The step that waits; absent for a plan review. */
   stepId?: string;
+  /** The step's title (or id) for a step gate or input; the run's goal (or workflow name) for a plan review. */
   title: string;
+  /** The workflow the run runs; absent for a goal or plan run. */
   workflowId?: string;
+  /** That workflow's name. */
   workflowName?: string;
+  /** How the run was started. */
   trigger: InboxTrigger;
   /** ISO-8601 UTC. */
   createdAt: string;
+  /** When it expires (ISO-8601 UTC): unattended approvals after 24 h, inputs after their own timeout; absent: never. */
   expiresAt?: string;
   /** An input's form (a JSON Schema of type object). */
   form?: Record<string, unknown>;
@@ -36,18 +47,38 @@ export interface InboxItem {
   /** Why a step asks for approval. */
   reason?: string;
   /** A step gate's tool call, as the run event shows it. */
-  detail?: { tool?: string; arguments?: unknown; effect?: string };
+  detail?: {
+    /** The tool the step would call. */
+    tool?: string;
+    /** Its arguments, secrets redacted. */
+    arguments?: unknown;
+    /** The tool's effect. */
+    effect?: string;
+  };
 }
 
+/** One page of `GET /api/inbox`, oldest first. */
 export interface InboxPage {
+  /** The items, at most 50. */
   items: InboxItem[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
   nextCursor?: string;
 }
 
 /** Frames of `GET /api/inbox/stream`. */
 export interface InboxFrames {
-  inbox_added: { item: InboxItem };
-  inbox_removed: { id: string; outcome: InboxOutcome };
+  /** A gate opened. */
+  inbox_added: {
+    /** The new item. */
+    item: InboxItem;
+  };
+  /** An item left the inbox. */
+  inbox_removed: {
+    /** The item's id. */
+    id: string;
+    /** How it left. */
+    outcome: InboxOutcome;
+  };
 }
 
 /** The run's `origin` (how it was started) as the inbox names it. */

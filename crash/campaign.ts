@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { CRASH_POINTS, type CrashPointName } from '../packages/host/src/config/crash-points';
 import { checkDeliveries, checkMarks, markCounts, checkRestart, checkSchedules, resumeInterrupted, survivors } from './checks';
 import { checkInputs } from './inputs';
-import { apiOf, prng, ROOT, sleep, startHost } from './host';
+import { apiOf, prng, ROOT, sleep, snapshotHost, startHost } from './host';
 import { deliverOnce, drive, makeTemplate, MARKS, type Template } from './workload';
 
 /**
@@ -87,7 +87,7 @@ interface TrialResult {
   dir: string;
 }
 
-async function trial(o: Options, t: Template, template: string, base: string, index: number, token: string): Promise<TrialResult> {
+async function trial(o: Options, entry: string, t: Template, template: string, base: string, index: number, token: string): Promise<TrialResult> {
   const t0 = performance.now();
   const pick = prng(o.seed * 1000 + index);
   const point = o.points[Math.floor(pick() * o.points.length)] as CrashPointName;
@@ -107,7 +107,7 @@ async function trial(o: Options, t: Template, template: string, base: string, in
     mark = now;
   };
   let reached = false;
-  const a = await startHost(home, token, `${point}:${pass}`, log('host-a.log'));
+  const a = await startHost(entry, home, token, `${point}:${pass}`, log('host-a.log'));
   phase('start-a');
   const d = drive(a, t, home, `k${index}x`, pick);
   const died = a.exited.then(() => 'died' as const);
@@ -128,10 +128,12 @@ async function trial(o: Options, t: Template, template: string, base: string, in
   }
   phase('workload');
   violations.push(...(await survivors(home)));
+  phase('survivors');
   // let the client side see its broken connections end
   await Promise.race([d.settled.catch(() => undefined), sleep(2000)]);
+  phase('settle');
   const restartedAt = new Date().toISOString();
-  const b = await startHost(home, token, undefined, log('host-b.log'));
+  const b = await startHost(entry, home, token, undefined, log('host-b.log'));
   phase('start-b');
   try {
     const api = apiOf(b);
@@ -188,13 +190,27 @@ async function ensureBuilt(): Promise<void> {
   execFileSync(process.execPath, [join(ROOT, 'scripts/build-host.mjs')], { stdio: 'inherit' });
 }
 
+/**
+ * CPU seconds of this process and its reaped children (the hosts, and what they reaped) from
+ * /proc/self/stat: a campaign's cost apart from the machine's load (the wall time on a 2-core
+ * machine that runs nothing else is about this over 2, at --parallel 2).
+ */
+function cpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields 14–17 of proc(5): utime, stime, cutime, cstime (here from index 11), in clock ticks of 1/100 s
+  return f.slice(11, 15).reduce((n, x) => n + Number(x), 0) / 100;
+}
+
 async function main(): Promise<void> {
+  const started = performance.now();
   const o = parseArgs(process.argv.slice(2));
   await ensureBuilt();
   const base = mkdtempSync(join(tmpdir(), 'fengyu-crash-'));
   const token = randomBytes(24).toString('hex');
   const template = join(base, 'template');
-  const t = await makeTemplate(template, token);
+  const entry = snapshotHost(join(base, 'host'));
+  const t = await makeTemplate(entry, template, token);
   writeFileSync(join(base, 'template.json'), JSON.stringify({ ...t, token }));
   const indexes = o.only !== undefined ? [o.only] : Array.from({ length: o.trials }, (_, i) => i);
   process.stdout.write(`crash campaign: ${indexes.length} trial(s), seed ${o.seed}, points ${o.points.length}, parallel ${o.parallel}, in ${base}\n`);
@@ -205,7 +221,7 @@ async function main(): Promise<void> {
       const index = indexes[next++] as number;
       let r: TrialResult;
       try {
-        r = await trial(o, t, template, base, index, token);
+        r = await trial(o, entry, t, template, base, index, token);
       } catch (e) {
         r = { index, point: 'run-event-append', pass: 0, reached: false, violations: [`trial crashed: ${(e as Error).stack ?? e}`], ms: 0, dir: join(base, `trial-${index}`) };
       }
@@ -225,6 +241,7 @@ async function main(): Promise<void> {
   const failed = results.filter((r) => r.violations.length > 0).length;
   const ms = results.map((r) => r.ms).sort((x, y) => x - y);
   process.stdout.write(`trial time: median ${((ms[Math.floor(ms.length / 2)] ?? 0) / 1000).toFixed(1)} s, max ${((ms[ms.length - 1] ?? 0) / 1000).toFixed(1)} s\n`);
+  process.stdout.write(`wall time ${((performance.now() - started) / 1000).toFixed(0)} s, CPU time ${cpuSeconds().toFixed(0)} s (this process and the hosts it started and reaped)\n`);
   if (results.length < indexes.length) process.stdout.write(`stopped at --until: ${results.length} of ${indexes.length} trials ran\n`);
   process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
   if (failed === 0 && !o.keep) rmSync(base, { recursive: true, force: true });

@@ -9,8 +9,8 @@ const gate = 'g1';
 const frame = (seq: number, event: string, data: Record<string, unknown> = {}): Frame => ({ seq, event, data });
 const answer = (note: string, status: number | undefined, extra: Partial<InputAnswer> = {}): InputAnswer => ({ gateId: gate, note, via: 'run', after: false, ...(status !== undefined ? { status } : {}), ...extra });
 
-function scenario(answers: InputAnswer[], marks: string[], story: Frame[], status = 'completed') {
-  const run: DirectRun = { tag: 'k1r6', kind: 'input', steps: ['s1'], runId: 'run1', frames: [], answers };
+function scenario(answers: InputAnswer[], marks: string[], story: Frame[], status = 'completed', frames: Frame[] = []) {
+  const run: DirectRun = { tag: 'k1r6', kind: 'input', steps: ['s1'], runId: 'run1', frames, answers };
   const counts = new Map<string, number>();
   for (const m of marks) counts.set(m, (counts.get(m) ?? 0) + 1);
   return checkInputs(counts, [run], new Map([[run, story]]), new Map([['run1', status]]));
@@ -41,9 +41,14 @@ describe('crash campaign: input-step invariants', () => {
     expect(scenario([answer('v0', 200)], ['k1r6-s1', 'k1r6-n v0'], [...received, frame(4, 'input_received', { gateId: gate })]).join('\n')).toMatch(/received 2 times/);
   });
 
-  it('flags the step after the input run twice, run with a value nobody answered, or not run in a completed run', () => {
-    expect(scenario([answer('v0', 200)], ['k1r6-n v0', 'k1r6-n v0'], received).join('\n')).toMatch(/ran 2 times/);
+  it('lets the step after the input run again when its end was never reported (a resume runs it again)', () => {
+    expect(scenario([answer('v0', 200)], ['k1r6-n v0', 'k1r6-n v0'], received)).toEqual([]);
+  });
+
+  it('flags the step after the input run twice once reported done, run with a value nobody answered, or not run in a completed run', () => {
+    const done = [...received, frame(4, 'step_complete', { stepId: 's1', status: 'done' })];
+    expect(scenario([answer('v0', 200)], ['k1r6-n v0', 'k1r6-n v0'], done, 'completed', done).join('\n')).toMatch(/reported done before the crash and ran 2 times/);
     expect(scenario([answer('v0', 200), answer('v1', 409)], ['k1r6-n v1'], received).join('\n')).toMatch(/no taken answer sent/);
-    expect(scenario([answer('v0', 200)], [], received).join('\n')).toMatch(/completed, but the step after the input ran 0 times/);
+    expect(scenario([answer('v0', 200)], [], received).join('\n')).toMatch(/completed, but the step after the input never ran/);
   });
 });

@@ -70,8 +70,8 @@ async function publish(api: Api, body: unknown): Promise<string> {
 }
 
 /** Builds the template home: the workflows, the trigger, the workbook. Marks go to `<home>/marks.log` of each trial: the path is a workflow input. */
-export async function makeTemplate(home: string, token: string): Promise<Template> {
-  const h = await startHost(home, token);
+export async function makeTemplate(entry: string, home: string, token: string): Promise<Template> {
+  const h = await startHost(entry, home, token);
   try {
     const api = apiOf(h);
     const chainId = await publish(api, {

@@ -9,7 +9,8 @@ import { type FlowsE2E, startFlowsE2E } from './harness';
  * case port and else, a For-each group with a step dragged into its body, saved, run against the
  * real host: the branch not taken is faded as skipped, the group counts its iterations and lists
  * per-item results. Then failure handling: a step set to On error = Branch with its error output wired, run with a
- * failing command, retried from the failed step.
+ * failing command, retried from the failed step. Last, a Human Input node: its form built field by field
+ * with a live preview, saved, run, and answered on the run panel.
  */
 
 let e: FlowsE2E;
@@ -214,4 +215,71 @@ it('sets On error = Branch, wires the error output, runs with a failing command 
   expect(await run.locator('[data-step-id="prep"] [data-testid="step-reused"]').count()).toBe(1);
   expect(await run.locator('[data-step-id="probe"] [data-testid="step-reused"]').count()).toBe(0);
   await e.shot(page, 'failure-retried');
+});
+
+it('adds a Human Input node, builds its form field by field with a live preview, saves, runs and answers it on the run panel', async () => {
+  const created = await e.t.api('POST', '/api/workflows', { name: 'Ask for a discount', plan: { steps: [{ id: 'say', title: 'Confirm', tool: 'echo', arguments: { text: 'ok' } }] } });
+  expect(created.status, JSON.stringify(created.body)).toBe(200);
+  const id = created.body.id as string;
+  await page.goto(e.url(`/flows/${encodeURIComponent(id)}`));
+  await page.locator(node('say')).waitFor();
+  await page.getByTestId('palette-expand').click();
+  await page.locator('[data-palette-item="input"]').click();
+  await page.locator(node('ask')).waitFor();
+  await page.getByTestId('palette-collapse').click();
+
+  // the first field: a required number; the preview follows each change
+  const editor = page.getByTestId('input-editor');
+  const preview = page.getByTestId('input-preview');
+  const rows = editor.getByTestId('input-field-row');
+  const first = rows.nth(0);
+  await first.getByTestId('input-field-name').fill('discount');
+  await first.getByTestId('input-field-name').press('Tab');
+  await first.getByTestId('input-field-title').fill('Discount (%)');
+  await first.getByTestId('input-field-title').press('Tab');
+  await first.getByTestId('input-field-type').selectOption('number');
+  await expect.poll(() => preview.getByTestId('form-discount').getAttribute('type')).toBe('number');
+  expect(await preview.innerText()).toContain('Discount (%)');
+  // a second field: a choice, not required
+  await editor.getByTestId('input-add-field').click();
+  await expect.poll(() => rows.count()).toBe(2);
+  const second = rows.nth(1);
+  await second.getByTestId('input-field-name').fill('region');
+  await second.getByTestId('input-field-name').press('Tab');
+  await second.getByTestId('input-field-options').fill('north, south');
+  await second.getByTestId('input-field-options').press('Tab');
+  await expect.poll(() => preview.getByTestId('form-region').locator('option').allTextContents()).toEqual(['north', 'south']);
+  expect(await preview.getByTestId('inbox-submit').isDisabled()).toBe(true); // a preview sends nothing
+  await e.shot(page, 'human-input-builder');
+
+  // the answer feeds the next step
+  await fitView();
+  await drag(`${node('ask')} .fy-out-handle`, `${node('say')} .fy-in-handle`);
+  await select('say');
+  const text = page.locator('[data-arg="text"]');
+  await text.locator('[data-source="expression"]').click();
+  await text.getByTestId('expression').fill('{{node.ask.result.discount}}% for {{node.ask.result.region}}');
+  await text.getByTestId('expression').press('Tab');
+  await page.getByTestId('save').click();
+  await expect.poll(() => page.getByTestId('unsaved').count()).toBe(0);
+  const steps = (await e.t.api('GET', `/api/workflows/${id}`)).body.plan.steps as Array<Record<string, unknown>>;
+  expect(steps.find((s) => s.id === 'ask')).toMatchObject({ kind: 'input', form: { type: 'object', properties: { discount: { type: 'number', title: 'Discount (%)' }, region: { type: 'string', enum: ['north', 'south'] } } } });
+  expect(steps.find((s) => s.id === 'say')).toMatchObject({ dependsOn: ['ask'] });
+
+  // run it: the run waits at the form on the run panel; the answer goes on to the next step
+  await page.getByTestId('run').click();
+  const dialog = page.getByTestId('run-dialog');
+  await dialog.getByTestId('permission-mode').selectOption('full-access');
+  await dialog.getByTestId('run-start').click();
+  const panel = page.getByTestId('run-panel');
+  await panel.getByTestId('approve-plan').click({ timeout: 30_000 });
+  await panel.getByTestId('form-discount').waitFor({ timeout: 30_000 });
+  await panel.getByTestId('form-discount').fill('15');
+  await panel.getByTestId('form-region').selectOption('south');
+  await panel.getByTestId('inbox-submit').click();
+  await expect.poll(() => panel.getByTestId('run-status').getAttribute('data-status'), { timeout: 30_000 }).toBe('completed');
+  const runId = await panel.getByTestId('run-id').textContent();
+  const run = (await e.t.api('GET', `/api/agent/runs/${runId}`)).body;
+  expect(run.executions.find((x: { stepId: string }) => x.stepId === 'ask').result).toEqual({ discount: 15, region: 'south' });
+  expect(run.executions.find((x: { stepId: string }) => x.stepId === 'say').result).toMatchObject({ echoed: '15% for south' });
 });

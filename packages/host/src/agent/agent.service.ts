@@ -101,6 +101,9 @@ function replayConfig(config: ResolvedConfig): AgentConfig {
   return { permissionMode: config.permissionMode, stepApproval: config.stepApproval, maxConcurrency: config.maxConcurrency, ...(config.readOnly ? { capabilityMode: 'read-only' } : {}), ...(config.backend ? { backend: config.backend } : {}), ...(config.model ? { model: config.model } : {}) };
 }
 
+/** Runs a background task started (a task, a schedule's fire, a webhook delivery). */
+const TASK_ORIGINS = new Set(['task', 'workflow-schedule', 'workflow-webhook']);
+
 export class AgentService {
   private readonly active = new Map<string, ActiveRun>();
   /** Owners of the runs most recently created here, each added once its creating commit is written. */
@@ -365,9 +368,14 @@ export class AgentService {
     this.parkedTask = fn;
   }
 
-  /** Parking is single-host: on a shared database a dead host's runs are interrupted as before. */
+  /**
+   * Parked: waiting at its gate, nothing running, and live on no host. On a shared database that is
+   * a run its stopping (or dead) host let go of (`host_id` null, see `interruptOrphans`); any host
+   * may then answer it, and the answer's claim makes it that host's. A background task's run is
+   * not parked there: its task is swept with its host (docs/inbox.md).
+   */
   private async parked(row: RunRow): Promise<boolean> {
-    if (this.deps.hostId) return false;
+    if (this.deps.hostId && (row.host_id || TASK_ORIGINS.has(row.origin))) return false;
     return !this.active.has(row.id) && isParkable(row, await this.deps.repo.steps(row.id));
   }
 
@@ -431,8 +439,17 @@ export class AgentService {
   async interruptOrphans(hosts?: { ids: string[]; unowned?: boolean }): Promise<number> {
     const rows = await this.deps.repo.listNonTerminal(hosts);
     let n = 0;
-    // a run parked at a gate (nothing running) waits on: its item stays in the inbox
-    for (const row of rows) if (!this.active.has(row.id) && !(await this.parked(row)) && (await interruptOrphan(this.deps, row))) n += 1;
+    // a run parked at a gate (nothing running) waits on: its item stays in the inbox; on a shared
+    // database the stopped host lets go of it first, so that any host may take the answer
+    for (const row of rows) {
+      if (this.active.has(row.id)) continue;
+      const hostId = this.deps.hostId && row.host_id ? row.host_id : undefined;
+      if (await this.parked(hostId ? { ...row, host_id: null } : row)) {
+        if (hostId) await this.deps.repo.release(row.id, hostId);
+        continue;
+      }
+      if (await interruptOrphan(this.deps, row)) n += 1;
+    }
     return n;
   }
 

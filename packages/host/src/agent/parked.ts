@@ -60,7 +60,7 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
     const events: NewEvent[] = [{ type: 'audit', kind: answer.kind === 'expire' ? 'gate_expired' : 'plan_rejected', gateId: gate.id, ...(answer.kind === 'reject' ? { reason: answer.reason } : {}) }, { type: 'cancelled' }];
     await deps.events.commit(row.id, events, async (trx) => {
       const summary = answer.kind === 'reject' ? { summary: planRejectedSummary(answer.reason) } : {};
-      if (!(await deps.repo.updateIfLive(row.id, { status: 'cancelled', gate: null, finished_at: now, updated_at: now, ...summary }, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
+      if (!(await deps.repo.claimParked(row, { status: 'cancelled', gate: null, finished_at: now, updated_at: now, ...summary }, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
       await settle(trx);
     });
     deps.gates?.told({ removed: gate.id, outcome: how });
@@ -87,7 +87,8 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
   }
   await deps.events.commit(row.id, events, async (trx) => {
     const patch = { status: 'running' as const, gate: null, updated_at: now, ...(plan ? { plan: planText(plan) } : {}) };
-    if (!(await deps.repo.updateIfLive(row.id, patch, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
+    // the claim: only while the run still waits at this gate (another host's answer may have taken it)
+    if (!(await deps.repo.claimParked(row, patch, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
     await settle(trx);
   });
   deps.gates?.told({ removed: gate.id, outcome: how });

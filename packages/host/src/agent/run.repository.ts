@@ -144,6 +144,22 @@ export class RunRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
+  /**
+   * Applies `patch` to a run parked at a gate only while it still waits at that very gate (same
+   * status, same gate): of two answers (two hosts on a shared database, or an answer racing the
+   * expiry) one takes it, the other finds nothing (false). A patch making the run live names this host.
+   */
+  async claimParked(row: Pick<RunRow, 'id' | 'status' | 'gate'>, patch: Partial<RunRow>, trx?: Trx): Promise<boolean> {
+    if (row.gate === null) return false;
+    const r = await this.t(trx).updateTable('runs').set(this.owned(patch)).where('id', '=', row.id).where('status', '=', row.status).where('gate', '=', row.gate).executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Lets go of a run parked at a gate by a stopping (or dead) host: it names no host until an answer claims it. */
+  async release(id: string, hostId: string): Promise<void> {
+    await this.db.updateTable('runs').set({ host_id: null }).where('id', '=', id).where('host_id', '=', hostId).where('status', 'in', ['awaiting_step_approval', 'awaiting_plan_approval', 'awaiting_input']).execute();
+  }
+
   async get(id: string): Promise<RunRow | undefined> {
     return this.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
   }

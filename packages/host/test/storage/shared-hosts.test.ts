@@ -16,6 +16,7 @@ import { postgresAvailable, startPostgres, type TestPostgres } from '../support/
  * Host identity and leases on a shared database: a host that starts, or stops, interrupts only
  * its own live work or that of hosts whose lease ran out — never a live host's — and each
  * interruption happens once, with its event, even when several hosts sweep the same dead host.
+ * A run parked at a gate is let go of instead, and any host may take its answer, once.
  */
 
 const TOKEN = 'shared-hosts-token-0123456789abcdef';
@@ -136,5 +137,42 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     for (const s of sweepers) await s.stop();
     await live.stop();
     for (const o of opened) await o.close();
+  }, 120_000);
+
+  it('a run parked at a gate outlives its host: another host takes the answer (one of two racing answers) and runs it to its end', async () => {
+    const url = await server.createDatabase();
+    const a = await host(url);
+    const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const asking = await a.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'ask', kind: 'input', title: 'How many?', form }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] }, config: { planApproval: false } });
+    const reviewing = await a.api('POST', '/api/agent/run', { goal: 'review me', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { value: 'approved' } }] } });
+    const [input, review] = [asking.body.runId as string, reviewing.body.runId as string];
+    await a.waitFor(input, 'input_requested');
+    await a.waitFor(review, 'plan_approval_requested');
+    // while A runs them, another host answers neither (it would run them a second time)
+    const b = await host(url);
+    expect((await b.api('POST', `/api/agent/${input}/input`, { values: { n: 5 } })).body.error?.code).toBe('no_pending_input');
+    expect((await b.api('POST', `/api/agent/${review}/approve`, {})).status).toBe(409);
+    // A stops: both wait on (not interrupted), their items stay in the inbox
+    await a.close();
+    hosts.splice(hosts.indexOf(a), 1);
+    expect([await statusOf(b, input), await statusOf(b, review)]).toEqual(['awaiting_input', 'awaiting_plan_approval']);
+    expect(((await b.api('GET', '/api/inbox')).body.items as Array<{ runId: string }>).map((i) => i.runId).sort()).toEqual([input, review].sort());
+    // B takes the input's answer (a bad one is refused first) and runs the rest of it
+    expect((await b.api('POST', `/api/agent/${input}/input`, { values: { n: 'x' } })).status).toBe(400);
+    expect((await b.api('POST', `/api/agent/${input}/input`, { values: { n: 5 } })).status).toBe(200);
+    await b.waitFor(input, 'complete');
+    const done = (await b.api('GET', `/api/agent/runs/${input}`)).body;
+    expect(done.status).toBe('completed');
+    expect(done.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 5 });
+    // a restarted host and B answer the plan review at once: one takes it, the other is told it is gone
+    const c = await host(url);
+    const answers = await Promise.all([b.api('POST', `/api/agent/${review}/approve`, {}), c.api('POST', `/api/agent/${review}/approve`, {})]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const winner = answers[0]?.status === 200 ? b : c;
+    await winner.waitFor(review, 'complete');
+    const reviewed = await winner.host.ctx.events.read(review);
+    expect(reviewed.filter((e) => e.type === 'step_start')).toHaveLength(1);
+    expect(reviewed.filter((e) => e.type === 'plan_approved')).toHaveLength(1);
+    expect((await c.api('GET', '/api/inbox')).body.items).toEqual([]);
   }, 120_000);
 });

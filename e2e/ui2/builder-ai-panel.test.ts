@@ -63,6 +63,12 @@ describe('builder AI panel', () => {
     await note.waitFor();
     expect(await note.locator('a').getAttribute('href')).toContain('/settings');
     await u.shot('builder-ai-panel-no-backend');
+    // the link lands on the Chat backends section, not on the top of Settings
+    await note.locator('a').click();
+    const backends = page.getByTestId('settings-backends');
+    await backends.waitFor();
+    await expect.poll(() => backends.evaluate((el) => Math.round(el.getBoundingClientRect().top)), { timeout: 10_000 }).toBeLessThan(120);
+    expect(await backends.evaluate((el) => el.getBoundingClientRect().top)).toBeGreaterThanOrEqual(0);
     const res = await t.api('PATCH', '/api/settings', { backends: [{ id: 'local', provider: 'openai-compatible', baseURL: u.llm.url, model: 'scripted' }], defaultBackend: 'local' });
     expect(res.status).toBe(200);
   });

@@ -175,6 +175,31 @@ describe('background runs and the capacity view', () => {
     await page.locator(`[data-testid="task-row"][data-task-id="${taskId}"][data-state="cancelled"]`).waitFor({ timeout: 10_000 });
   });
 
+  it("keeps a flow's Run tab true: only its tasks, named; a run started meanwhile ends as Completed without a reload", async () => {
+    // a task of another flow, which this flow's tab must not list
+    const other = await u.t.api('POST', '/api/agent/tasks', { workflowId: ids.sleeper, permissionMode: 'full-access' });
+    expect(other.status).toBe(202);
+    await open(`/flows/${ids.report}`);
+    await page.getByTestId('tab-run').click();
+    await page.getByTestId('background-tasks').waitFor();
+    // started after the tab was opened: the recent runs and the task list must follow it
+    const task = await u.t.api('POST', '/api/agent/tasks', { workflowId: ids.report, permissionMode: 'full-access', inputs: { who: 'later' } });
+    expect(task.status).toBe(202);
+    const row = page.locator(`[data-testid="task-row"][data-task-id="${task.body.id}"][data-state="completed"]`);
+    await row.waitFor({ timeout: 20_000 });
+    expect(await row.getByTestId('task-flow').innerText()).toBe('Daily report');
+    expect(await row.getByTestId('task-kind').innerText()).toBe('By hand');
+    expect(await page.locator(`[data-testid="task-row"][data-task-id="${other.body.id}"]`).count()).toBe(0);
+    const recent = page.locator('[data-testid="recent-run"]').first();
+    await expect.poll(() => recent.getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
+    expect((await page.locator('[data-testid="recent-run"]').count())).toBe(1);
+    const text = await page.getByTestId('recent-runs').innerText();
+    expect(text).toContain('Background task');
+    expect(text).not.toMatch(/\d{4}-\d\d-\d\dT/);
+    await shot('run-tab-recent-runs');
+    await killAll();
+  });
+
   it('reads a full queue allowance as "busy, retry in 1 s" with the scope, and warns in the panel', async () => {
     const scopes: Record<string, string> = { owner: 'your queue allowance', global: 'the global queue', 'owner-priority': 'your share for this priority', 'global-priority': 'the global share for this priority' };
     try {

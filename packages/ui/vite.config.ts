@@ -24,6 +24,9 @@ export default defineConfig({
     outDir: here('dist'),
     emptyOutDir: true,
     chunkSizeWarningLimit: 2000,
+    // Rolldown's "[PLUGIN_TIMINGS]" advice (the Vue plugin is slow on a busy machine) is for the
+    // bundler's authors, not for a person running `npm start`: the check is off.
+    rolldownOptions: { checks: { bundlerTimings: false } },
   },
   server: {
     // The host refuses any Origin but its own: the dev server's own pages are re-labelled as the

@@ -105,3 +105,18 @@ export function inboxTrigger(origin: string | null | undefined): InboxTrigger {
 export function isUnattended(trigger: InboxTrigger): boolean {
   return trigger !== 'manual' && trigger !== 'chat';
 }
+
+/**
+ * Who or what started a run, in the one vocabulary every screen uses ("Started by"): the
+ * inbox's triggers plus the runs made from another run. `origin` is the run's recorded origin.
+ */
+export type RunStarter = InboxTrigger | 'retry' | 'batch' | 'fork' | 'rewind';
+
+/** Every `RunStarter`, in the order the UI lists them. */
+export const RUN_STARTERS: readonly RunStarter[] = Object.freeze(['manual', 'task', 'schedule', 'webhook', 'tool', 'chat', 'mcp', 'retry', 'batch', 'fork', 'rewind'] as RunStarter[]);
+
+/** The run's `origin` in the one vocabulary; an origin this table does not know reads as by hand. */
+export function runStarter(origin: string | null | undefined): RunStarter {
+  if (origin === 'retry' || origin === 'batch' || origin === 'fork' || origin === 'rewind') return origin;
+  return inboxTrigger(origin);
+}

@@ -6,7 +6,7 @@ export * from './errors';
 // Run events: the durable log and the SSE stream.
 export * from './events';
 // Messages in every supported language (`en`, `zh-CN`) and the `{param}` renderer.
-export { HOST_TEXT_CODES, hostText } from './i18n/host-text';
+export { HOST_TEXT_CODES, hostErrorText, hostText } from './i18n/host-text';
 export { isLocalText, LOCALES, type Locale, type LocalText, localize, MESSAGES, paramText, pickLocale, renderTemplate } from './i18n/index';
 // The AgentPlan, its limits, per-run config and run statuses.
 export * from './plan';

@@ -8,6 +8,7 @@ import { type Admission, FairQueue, type QueueLimits, type QueueTask, resolveLim
 import { type LiveRow, SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
+import { taskFailure } from './task-failure';
 import { newTaskId } from './task-id';
 import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, FinishedTasks, killRunningTask, newTaskRecord, ownedTask, taskCursor, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
 import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
@@ -334,7 +335,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
       .then(() => this.deps.body.run(record, hooks))
       .then(
         (outcome) => this.end(entry, outcome),
-        (err) => this.end(entry, { state: 'failed', text: '', error: { code: (err as FengYuError).code ?? 'internal', message: err instanceof Error ? err.message : String(err) } }),
+        (err) => this.end(entry, { state: 'failed', text: '', error: taskFailure(err) }),
       );
   }
 

@@ -6,6 +6,7 @@ import type { GateParking } from '../agent/gates';
 import { CancelSlot } from './canceller';
 import type { QueuePolicy } from './fair-queue';
 import type { TaskFile, TaskRecord, TaskStore } from './task.store';
+import { taskFailure } from './task-failure';
 import { newTaskId } from './task-id';
 import type {
   AdmittedWithin,
@@ -550,7 +551,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     })();
     body.then(
       (outcome) => this.end(entry, outcome),
-      (err) => this.end(entry, { state: 'failed', text: '', error: { code: (err as FengYuError).code ?? 'internal', message: err instanceof Error ? err.message : String(err) } }),
+      (err) => this.end(entry, { state: 'failed', text: '', error: taskFailure(err) }),
     );
   }
 
@@ -787,7 +788,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const hooks: BodyHooks = { slot: entry.slot, onRun: async () => undefined, park: () => this.park(entry), unpark: () => this.unpark(entry) };
     follow(record, hooks).then(
       (outcome) => this.end(entry, outcome),
-      (err) => this.end(entry, { state: 'failed', text: '', error: { code: (err as FengYuError).code ?? 'internal', message: err instanceof Error ? err.message : String(err) } }),
+      (err) => this.end(entry, { state: 'failed', text: '', error: taskFailure(err) }),
     );
     return { parked: hooks.park, resumed: hooks.unpark };
   }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../src/tasks/task.store';
+import { FengYuError } from '@fengyu/protocol';
+import { taskFailure } from '../../src/tasks/task-failure';
 import { capText, newTaskRecord, taskSnapshot } from '../../src/tasks/task-registry';
 
 /**
@@ -87,3 +89,19 @@ describe('capText', () => {
     expect(capText('ab😀', 6)).toEqual({ text: 'ab😀', truncated: false });
   });
 });
+
+describe('taskFailure', () => {
+  it('records an error that needs parameters as its sentence, not its bare code', () => {
+    const f = taskFailure(new FengYuError('workflow_not_found', { id: 'wf_gone' }));
+    expect(f.code).toBe('workflow_not_found');
+    expect(f.message).not.toBe('workflow_not_found');
+    expect(f.message).toContain('wf_gone');
+    expect(f.message).not.toMatch(/\{\w+\}/);
+  });
+
+  it("keeps a plain error's own words, and an unknown thrown value as text", () => {
+    expect(taskFailure(new Error('disk full'))).toEqual({ code: 'internal', message: 'disk full' });
+    expect(taskFailure('boom')).toEqual({ code: 'internal', message: 'boom' });
+  });
+});
+

@@ -39,24 +39,31 @@ const escapeRegex = (s: string) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&');
 
 let compiled: Array<{ code: string; re: RegExp; names: string[] }> | undefined;
 
+/** An English template as a pattern that reads its parameters back out of a text. */
+function templatePattern(template: string): { re: RegExp; names: string[] } {
+  const names: string[] = [];
+  const source = template
+    .split(/(\{\w+\})/)
+    .map((part) => {
+      const m = /^\{(\w+)\}$/.exec(part);
+      if (!m) return escapeRegex(part).replace(/[{}]/g, '\\$&');
+      names.push(m[1] as string);
+      return '([\\s\\S]*?)';
+    })
+    .join('');
+  return { re: new RegExp(`^${source}$`), names };
+}
+
 function patterns() {
   compiled ??= HOST_TEXT_CODES.flatMap((code) => {
     const template = MESSAGES.en[code];
-    if (!template) return [];
-    const names: string[] = [];
-    const source = template
-      .split(/(\{\w+\})/)
-      .map((part) => {
-        const m = /^\{(\w+)\}$/.exec(part);
-        if (!m) return escapeRegex(part).replace(/[{}]/g, '\\$&');
-        names.push(m[1] as string);
-        return '([\\s\\S]*?)';
-      })
-      .join('');
-    return [{ code, re: new RegExp(`^${source}$`), names }];
+    return template ? [{ code, ...templatePattern(template) }] : [];
   });
   return compiled;
 }
+
+const paramsOf = (m: RegExpExecArray, names: string[], locale: Locale, depth: number) =>
+  Object.fromEntries(names.map((n, i) => [n, NESTED.has(n) ? hostText(m[i + 1] ?? '', locale, depth + 1) : (m[i + 1] ?? '')]));
 
 /** `text` in `locale` when it is one of the host's own English run texts; otherwise `text` as is. */
 export function hostText(text: string, locale: Locale, depth = 0): string {
@@ -64,8 +71,27 @@ export function hostText(text: string, locale: Locale, depth = 0): string {
   for (const { code, re, names } of patterns()) {
     const m = re.exec(text);
     if (!m) continue;
-    const params = Object.fromEntries(names.map((n, i) => [n, NESTED.has(n) ? hostText(m[i + 1] ?? '', locale, depth + 1) : (m[i + 1] ?? '')]));
-    return localize(code, params, locale);
+    return localize(code, paramsOf(m, names, locale, depth), locale);
   }
   return text;
+}
+
+/**
+ * A recorded error (a task's, a delivery's, a schedule's last fire) in `locale`: its code's
+ * message when that needs no parameters; else the recorded English message read back with the
+ * code's own template (the parameters it was written with) and said in `locale`; else a known
+ * host text; else the message as recorded (a tool's own words). Never the bare code when the
+ * host recorded a sentence.
+ */
+export function hostErrorText(err: { code: string; message: string }, locale: Locale): string {
+  const template = MESSAGES[locale][err.code];
+  if (template && !/\{\w+\}/.test(template)) return template;
+  const english = MESSAGES.en[err.code];
+  if (english && err.message && err.message !== err.code) {
+    const { re, names } = templatePattern(english);
+    const m = re.exec(err.message);
+    if (m) return localize(err.code, paramsOf(m, names, locale, 0), locale);
+  }
+  if (err.message && err.message !== err.code) return hostText(err.message, locale);
+  return english ? localize(err.code, {}, locale) : err.message || err.code;
 }

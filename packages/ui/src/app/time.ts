@@ -32,3 +32,22 @@ export function exactTime(iso: string, locale: string): string {
   const then = Date.parse(iso);
   return Number.isNaN(then) ? '' : new Date(then).toLocaleString(locale, { dateStyle: 'full', timeStyle: 'medium' });
 }
+
+/** The local date and time in a line of text ("Dec 3, 2026, 1:00 PM", "2026年12月3日 13:00"). */
+export function dateTime(iso: string, locale: string, seconds = false): string {
+  const then = Date.parse(iso);
+  return Number.isNaN(then) ? '' : new Date(then).toLocaleString(locale, { dateStyle: 'medium', timeStyle: seconds ? 'medium' : 'short' });
+}
+
+/**
+ * How long a relative time's label stays right: seconds change it under a minute, minutes
+ * under an hour, hours after that (a shown "14 seconds ago" never stays for half a minute).
+ */
+export function refreshAfterMs(iso: string, now: number): number {
+  const then = Date.parse(iso);
+  if (Number.isNaN(then)) return 60_000;
+  const age = Math.abs(now - then);
+  if (age < 60_000) return 1_000;
+  if (age < 3_600_000) return 15_000;
+  return 60_000;
+}

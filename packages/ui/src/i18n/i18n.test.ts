@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RUN_STARTERS, runStarter } from '@fengyu/protocol';
 import { createUiI18n, MESSAGES } from './index';
 
 function flatten(value: unknown, prefix = ''): Map<string, unknown> {
@@ -39,4 +40,21 @@ describe('i18n completeness', () => {
       }
     }
   });
+
+  it('names every way a run starts in one vocabulary, whatever origin the host recorded', () => {
+    // the origins the host writes (agent, workflows, tasks, schedules, webhooks, MCP, tools)
+    const origins = ['api', 'workflow', 'task', 'workflow-schedule', 'workflow-webhook', 'workflow-tool', 'mcp', 'chat', 'retry', 'batch', 'fork', 'rewind', 'something-new', null];
+    const labels = new Set(RUN_STARTERS.map((s) => en.get(`common.starters.${s}`)));
+    expect(labels.size).toBe(RUN_STARTERS.length);
+    for (const o of origins) {
+      const s = runStarter(o);
+      expect(RUN_STARTERS, String(o)).toContain(s);
+      expect(en.get(`common.starters.${s}`), String(o)).toBeTypeOf('string');
+      expect(zh.get(`common.starters.${s}`), String(o)).toBeTypeOf('string');
+    }
+    expect(runStarter('workflow')).toBe(runStarter('api'));
+    expect(runStarter('workflow-webhook')).toBe('webhook');
+    expect(runStarter('task')).toBe('task');
+  });
 });
+

@@ -84,6 +84,8 @@ export const en = {
       aging: 'The oldest {priority} task has waited {seconds} s.',
     },
     empty: 'No background task yet. Use "Run in background" in the run dialog.',
+    flowEmpty: 'No background task of this flow yet. Use "Run in background" in the run dialog.',
+    flowTitle: 'Background tasks of this flow',
     kill: 'Kill',
     killTitle: 'Kill this task?',
     killBody: 'A queued task is cancelled before it starts; a running one is stopped, its processes too.',
@@ -96,7 +98,6 @@ export const en = {
   },
   duration: { seconds: '{s} s', minutes: '{m} min {s} s', hours: '{h} h {m} min' },
   priorities: { interactive: 'Interactive', normal: 'Normal', batch: 'Batch' },
-  kinds: { workflow: 'Manual', 'workflow-schedule': 'Schedule', 'workflow-webhook': 'Webhook' },
   taskStates: { queued: 'Queued', running: 'Running', waiting: 'Waiting for you', completed: 'Completed', failed: 'Failed', cancelled: 'Cancelled', interrupted: 'Interrupted' },
   webhooks: {
     create: 'Create webhook',
@@ -217,6 +218,8 @@ export const zhCN: typeof en = {
       aging: '最早的{priority}任务已等待 {seconds} 秒。',
     },
     empty: '还没有后台任务。可在运行对话框中使用“后台运行”。',
+    flowEmpty: '此流程还没有后台任务。可在运行对话框中使用“后台运行”。',
+    flowTitle: '此流程的后台任务',
     kill: '终止',
     killTitle: '终止此任务？',
     killBody: '排队中的任务会在开始前被取消；运行中的任务及其进程会被停止。',
@@ -229,7 +232,6 @@ export const zhCN: typeof en = {
   },
   duration: { seconds: '{s} 秒', minutes: '{m} 分 {s} 秒', hours: '{h} 小时 {m} 分' },
   priorities: { interactive: '交互', normal: '普通', batch: '批量' },
-  kinds: { workflow: '手动', 'workflow-schedule': '定时', 'workflow-webhook': 'Webhook' },
   taskStates: { queued: '排队中', running: '运行中', waiting: '等待处理', completed: '已完成', failed: '失败', cancelled: '已取消', interrupted: '已中断' },
   webhooks: {
     create: '创建 Webhook',

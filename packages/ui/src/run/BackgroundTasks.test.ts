@@ -33,13 +33,13 @@ const capacity: TaskCapacity = {
 };
 const task: TaskSnapshot = { id: 'task_1', ownerId: 'local', kind: 'workflow', priority: 'batch', state: 'queued', queued: true, workflowId: 'w', workflowVersion: 1, submittedAt: '2030-01-01T00:00:00Z', queueWaitMs: 5000, output: { text: '', truncated: false } };
 
-function mountView(locale: 'en' | 'zh-CN') {
+function mountView(locale: 'en' | 'zh-CN', props: { workflowId?: string; flowName?: string } = {}) {
   setActivePinia(createPinia());
   const api = {
     get: async (path: string) => (path.endsWith('/capacity') ? capacity : { items: [task] }),
     post: async () => ({ ...task, state: 'cancelled', queued: false }),
   };
-  return mount(BackgroundTasks, { global: { plugins: [createUiI18n(locale), createPinia(), createUiRouter(createMemoryHistory())], provide: { [SERVICES as symbol]: { api } } } });
+  return mount(BackgroundTasks, { props, global: { plugins: [createUiI18n(locale), createPinia(), createUiRouter(createMemoryHistory())], provide: { [SERVICES as symbol]: { api } } } });
 }
 
 describe('capacity view', () => {
@@ -66,5 +66,21 @@ describe('capacity view', () => {
     expect(w.findAll('[data-testid="capacity-warning"]')[1]?.text()).toBe('最早的批量任务已等待 61 秒。');
     expect(w.text().match(/[A-Za-z]{2,}/g) ?? []).toEqual([]);
     w.unmount();
+  });
+
+  it("in a flow's Run tab lists only that flow's tasks, named by the flow", async () => {
+    const mine = mountView('en', { workflowId: 'w', flowName: 'Monthly report' });
+    await flushPromises();
+    await flushPromises();
+    expect(mine.get('h3').text()).toBe('Background tasks of this flow');
+    expect(mine.get('[data-testid="task-flow"]').text()).toBe('Monthly report');
+    expect(mine.get('[data-testid="task-kind"]').text()).toBe('By hand');
+    mine.unmount();
+    const other = mountView('zh-CN', { workflowId: 'another', flowName: '别的流程' });
+    await flushPromises();
+    await flushPromises();
+    expect(other.findAll('[data-testid="task-row"]')).toHaveLength(0);
+    expect(other.get('[data-testid="tasks-empty"]').text()).toBe('此流程还没有后台任务。可在运行对话框中使用“后台运行”。');
+    other.unmount();
   });
 });

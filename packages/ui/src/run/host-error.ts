@@ -1,14 +1,11 @@
-import { type Locale, MESSAGES } from '@fengyu/protocol';
+import { hostErrorText as readBack, pickLocale } from '@fengyu/protocol';
 
 /**
- * A task's or delivery's recorded error in the UI's language: the error table's own sentence
- * when it needs no parameters, else the text the host recorded.
+ * A task's or delivery's recorded error in the UI's language: the error table's own sentence,
+ * with the parameters the host wrote it with; a tool's own words as written (protocol `hostErrorText`).
  */
 export function hostErrorText(err: { code: string; message: string }, locale: string): string {
-  const table = MESSAGES[(locale === 'zh-CN' ? 'zh-CN' : 'en') as Locale];
-  const template = table?.[err.code];
-  if (template && !/\{\w+\}/.test(template)) return template;
-  return err.message;
+  return readBack(err, pickLocale(locale));
 }
 
 /** Splits a host message into text and the permission-mode identifiers it names (shown as code). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -90,6 +90,10 @@ async function walk(locale: 'en' | 'zh-CN', texts: { template: string; tab: stri
     await shot(4, 'outputs');
     const [download] = await Promise.all([page.waitForEvent('download'), outputs.getByTestId('run-output-file').first().locator('button').click()]);
     expect(download.suggestedFilename()).toMatch(/\.xlsx$/);
+    // the outbox's .eml of a message opens from its line, through the same owner-scoped download
+    const [eml] = await Promise.all([page.waitForEvent('download'), outputs.getByTestId('run-output-message-file').first().click()]);
+    expect(eml.suggestedFilename()).toMatch(/\.eml$/);
+    expect(readFileSync(await eml.path(), 'utf8')).toContain('north@example.com');
 
     await page.locator('.fy-node[data-node-id="execute"] .fy-label').click();
     await page.getByTestId('tab-config').click();

@@ -82,6 +82,43 @@ describe('workflow file inputs with plugins', () => {
     expect(Object.keys(tool?.inputSchema.properties ?? {})).toEqual(['text']);
   });
 
+  it("lets the run's owner download a file a plugin's own step reported inside that plugin's data folder, and nothing else", async () => {
+    const probeId = (JSON.parse(readFileSync(join(FIXTURE, 'manifest.json'), 'utf8')) as { id: string }).id;
+    const outbox = join(t.host.ctx.plugins.service.dataDirOf(probeId), 'outbox');
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Outbox',
+      inputSchema: { type: 'object', properties: {} },
+      plan: {
+        steps: [
+          { id: 'mine', tool: 'probe_write_data', arguments: { name: 'm-000.eml', text: 'Subject: hi' } },
+          { id: 'link', tool: 'probe_write_data', arguments: { name: 'link.eml', text: 'replaced by a symlink below' } },
+        ],
+      },
+    });
+    expect(def.status, JSON.stringify(def.body)).toBe(200);
+    const run = await runToEnd(def.body.id, { inputs: {}, config: auto });
+    expect(run.status, JSON.stringify(run.events?.at(-1))).toBe('completed');
+    const eml = exec(run, 'mine').result.file.path as string;
+    expect(realpathSync(eml)).toBe(realpathSync(join(outbox, 'm-000.eml')));
+    const file = (path: string, runId = run.id, headers: Record<string, string> = {}) => fetch(`${t.host.url}/api/agent/runs/${runId}/output-file?path=${encodeURIComponent(path)}`, { headers: { 'x-fengyu-token': t.host.token, ...headers } });
+    const got = await file(eml);
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-disposition')).toContain('m-000.eml');
+    expect(await got.text()).toBe('Subject: hi');
+    // hostile: a reported file turned into a link out of the folder; a file no step reported
+    const link = exec(run, 'link').result.file.path as string;
+    rmSync(link);
+    symlinkSync(join(t.host.ctx.config.home, 'token'), link);
+    writeFileSync(join(outbox, 'unreported.eml'), 'x');
+    for (const refused of [link, join(outbox, 'unreported.eml'), join(t.host.ctx.config.home, 'token')]) expect((await file(refused)).status, refused).toBe(404);
+    // another run of the same owner, which reported nothing; another owner
+    const quiet = await t.api('POST', '/api/workflows', { name: 'Quiet', inputSchema: { type: 'object', properties: {} }, plan: { steps: [{ id: 'say', tool: 'probe_echo', arguments: { value: 'x' } }] } });
+    const nothing = await runToEnd(quiet.body.id, { inputs: {}, config: auto });
+    expect((await file(eml, nothing.id)).status).toBe(404);
+    const bob = await t.api('POST', '/api/owners', { name: 'bob-outbox' });
+    expect((await file(eml, run.id, { 'x-fengyu-token': bob.body.token })).status).toBe(404);
+  });
+
   it('accepts an upload with a long non-ASCII name, shortened to fit the file system, extension kept', async () => {
     for (const name of [`${'报表'.repeat(120)}.xlsx`, `${'😀'.repeat(100)}.csv`, '名'.repeat(300)]) {
       const ref = await t.upload('/api/files', Buffer.from('x'), name);

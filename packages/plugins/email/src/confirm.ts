@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type AccountStore, LOCAL_OUTBOX } from './accounts';
 import type { BatchStore, PreparedBatch, PreparedMessage } from './batch';
 import { emailError } from './errors';
-import { classify, type Delivery, outboxDelivery, smtpDelivery } from './transport';
+import { classify, type Delivery, outboxDelivery, outboxFile, smtpDelivery } from './transport';
 
 /**
  * `confirm_send`: sends the messages of a prepared batch that are not sent yet, one at a time,
@@ -28,7 +28,8 @@ export interface ConfirmReport {
   alreadySent: number;
   failed: number;
   notSent: number;
-  messages: Array<{ index: number; value: string | null; to: string[]; subject: string; status: ReportStatus; messageId: string; error?: string }>;
+  /** `file`: the `.eml` the local outbox wrote for a sent message (the host lets the run's owner download it). */
+  messages: Array<{ index: number; value: string | null; to: string[]; subject: string; status: ReportStatus; messageId: string; error?: string; file?: { name: string; path: string } }>;
 }
 
 export interface ConfirmDeps {
@@ -75,7 +76,7 @@ async function sendPending(batch: PreparedBatch, deps: ConfirmDeps, touch: () =>
       }
       m.attempts++;
       try {
-        await delivery.send(outgoing(account, batch, m), `${batch.confirmationId}-${String(m.index).padStart(3, '0')}`);
+        await delivery.send(outgoing(account, batch, m), stemOf(batch, m));
         m.status = 'sent';
         m.sentAt = deps.now().toISOString();
         delete m.error;
@@ -96,6 +97,8 @@ async function sendPending(batch: PreparedBatch, deps: ConfirmDeps, touch: () =>
   return report(batch, earlier, status, stopError, deps);
 }
 
+const stemOf = (batch: PreparedBatch, m: PreparedMessage) => `${batch.confirmationId}-${String(m.index).padStart(3, '0')}`;
+
 function outgoing(account: { name: string; from: string }, batch: PreparedBatch, m: PreparedMessage) {
   return {
     from: { name: account.name, address: account.from },
@@ -112,7 +115,17 @@ function outgoing(account: { name: string; from: string }, batch: PreparedBatch,
 function report(batch: PreparedBatch, earlier: Set<number>, now: Map<number, ReportStatus>, stopError: string | undefined, deps: ConfirmDeps): ConfirmReport {
   const messages = batch.messages.map((m) => {
     const s: ReportStatus = earlier.has(m.index) ? 'already-sent' : (now.get(m.index) ?? 'not-sent');
-    return { index: m.index, value: m.value, to: m.to, subject: m.subject, status: s, messageId: m.messageId, ...(s === 'failed' && m.error ? { error: m.error } : {}) };
+    const written = batch.accountId === LOCAL_OUTBOX && (s === 'sent' || s === 'already-sent');
+    return {
+      index: m.index,
+      value: m.value,
+      to: m.to,
+      subject: m.subject,
+      status: s,
+      messageId: m.messageId,
+      ...(s === 'failed' && m.error ? { error: m.error } : {}),
+      ...(written ? { file: outboxFile(deps.accounts.outboxDir, stemOf(batch, m)) } : {}),
+    };
   });
   const count = (s: ReportStatus) => messages.filter((m) => m.status === s).length;
   const sent = count('sent');

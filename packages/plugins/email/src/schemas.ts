@@ -102,6 +102,7 @@ export const ConfirmOutput = z.object({
       status: z.enum(['sent', 'already-sent', 'failed', 'not-sent']),
       messageId: z.string(),
       error: z.string().optional(),
+      file: z.object({ name: z.string(), path: z.string() }).optional().describe('The .eml file the local outbox wrote for this message'),
     }),
   ),
 });

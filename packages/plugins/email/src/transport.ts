@@ -86,6 +86,12 @@ export function smtpDelivery(account: PublicAccount, secret: string | undefined)
   };
 }
 
+/** Where the local outbox keeps the message `stem` (`<data>/outbox/<stem>.eml`). */
+export function outboxFile(dir: string, stem: string): { name: string; path: string } {
+  const name = `${stem}.eml`;
+  return { name, path: join(dir, name) };
+}
+
 export function outboxDelivery(dir: string): Delivery {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
@@ -94,9 +100,9 @@ export function outboxDelivery(dir: string): Delivery {
     },
     send: async (m, stem) => {
       const info = await transport.sendMail(mailOf(m));
-      const file = join(dir, `${stem}.eml`);
-      await writeFile(file, info.message as Buffer);
-      return { response: `written to ${file}` };
+      const { path } = outboxFile(dir, stem);
+      await writeFile(path, info.message as Buffer);
+      return { response: `written to ${path}` };
     },
     close: () => transport.close(),
   };

@@ -152,9 +152,12 @@ describe('local outbox', () => {
     const batch = await prepare('local-outbox');
     const r = await H.confirm({ confirmationId: batch.confirmation.confirmationId }, ctx);
     expect(r).toMatchObject({ success: true, sent: 4 });
-    await H.confirm({ confirmationId: batch.confirmation.confirmationId }, ctx);
+    const again = await H.confirm({ confirmationId: batch.confirmation.confirmationId }, ctx);
     const eml = (await readdir(join(dataDir, 'outbox'))).sort();
     expect(eml.length).toBe(4);
+    // each message names its .eml (also when it was sent before), so the UI can offer it
+    for (const report of [r, again]) expect(report.messages.map((m) => m.file?.path).sort()).toEqual(eml.map((f) => join(dataDir, 'outbox', f)));
+    expect(S.ConfirmOutput.parse(r).messages[0]?.file?.name).toMatch(/\.eml$/);
     const raw = await readFile(join(dataDir, 'outbox', eml[0] as string));
     expect(attachmentsOf(raw)[0]).toMatchObject({ filename: 'invoices-East.xlsx' });
     expect(headerOf(raw, 'To')).toBe('a@example.com, b@example.com');

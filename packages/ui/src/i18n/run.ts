@@ -47,6 +47,7 @@ export const en = {
     files: 'Files this run wrote: {n}',
     from: 'from “{step}”',
     messages: 'Messages: {n}',
+    openMessage: 'Open the .eml',
     status: { sent: 'sent', 'already-sent': 'sent earlier', failed: 'failed', 'not-sent': 'not sent' },
   },
   gatePreview: {
@@ -181,6 +182,7 @@ export const zhCN: typeof en = {
     files: '本次运行写出的文件：{n} 个',
     from: '来自“{step}”',
     messages: '邮件：{n} 封',
+    openMessage: '打开 .eml 文件',
     status: { sent: '已发送', 'already-sent': '此前已发送', failed: '失败', 'not-sent': '未发送' },
   },
   gatePreview: {

@@ -18,6 +18,14 @@ describe('producedFiles', () => {
     expect(out.messages).toEqual([{ stepId: 'send', stepTitle: 'Send', to: ['ana@example.com'], subject: 'Sales North', status: 'sent' }]);
   });
 
+  it('offers a message the outbox wrote as its .eml file, beside who got it', () => {
+    const eml = { name: 'c1-000.eml', path: '/h/plugins/data/fan.summer.email/outbox/c1-000.eml' };
+    const out = producedFiles([{ id: 'send', status: 'done', result: { messages: [{ to: ['a@x'], subject: 'S', status: 'sent', messageId: '<1>', file: eml }, { to: ['b@x'], subject: 'T', status: 'not-sent', messageId: '<2>', file: { name: 'x.eml', path: 'relative.eml' } }] } }]);
+    expect(out.messages[0]?.file).toEqual(eml);
+    expect(out.messages[1]?.file).toBeUndefined();
+    expect(out.files.map((f) => f.name)).toEqual(['c1-000.eml']);
+  });
+
   it('never throws and stays bounded on any results (property)', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ id: fc.string(), result: fc.anything() })), (steps) => {

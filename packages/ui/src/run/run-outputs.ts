@@ -19,6 +19,8 @@ export interface SentMessage {
   to: string[];
   subject: string;
   status: string;
+  /** The message as a file (the local outbox's `.eml`), when the send step reports one. */
+  file?: { name: string; path: string };
 }
 
 const MAX = 100;
@@ -49,7 +51,9 @@ export function producedFiles(steps: ReadonlyArray<{ id: string; title?: string;
         files.push({ ...at, name: o.name, path: o.path });
       }
       if (typeof o.messageId === 'string' && typeof o.subject === 'string' && typeof o.status === 'string' && Array.isArray(o.to) && messages.length < MAX) {
-        messages.push({ ...at, to: o.to.filter((x): x is string => typeof x === 'string'), subject: o.subject, status: o.status });
+        const f = o.file as { name?: unknown; path?: unknown } | undefined;
+        const file = f && typeof f.name === 'string' && typeof f.path === 'string' && isAbsolute(f.path) ? { name: f.name, path: f.path } : undefined;
+        messages.push({ ...at, to: o.to.filter((x): x is string => typeof x === 'string'), subject: o.subject, status: o.status, ...(file ? { file } : {}) });
       }
     });
   }

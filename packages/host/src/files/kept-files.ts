@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { FengYuError, type InputContract, type Problem } from '@fengyu/protocol';
+import { FengYuError, type InputContract, type JsonSchema, type Problem } from '@fengyu/protocol';
 import type { TaskFile } from '../tasks/task.store';
 import type { FileRepository } from './file.repository';
 import '../plugins/plugin-errors';
@@ -13,6 +13,21 @@ import './kept-files.errors';
  * input by its title). Host paths and shared directories are not accepted here: an unattended run
  * is granted uploads only, and its shared directories are created per run.
  */
+/** The `files` argument of the model's tools that start or schedule a run (`task_submit_workflow`, `task_schedule`); `more` ends its description. */
+export const keptFilesSchema = (more = ''): JsonSchema => ({
+  type: 'array',
+  maxItems: 64,
+  description: `Uploads for the workflow's file inputs: [{name: the file input's name, refs: [{id: an uploaded file's id}]}]. Give one entry for each required file input; host paths and folders are not accepted.${more}`,
+  items: {
+    type: 'object',
+    required: ['name', 'refs'],
+    properties: {
+      name: { type: 'string', minLength: 1, description: 'The name of one of the workflow\'s file inputs.' },
+      refs: { type: 'array', minItems: 1, maxItems: 64, items: { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } },
+    },
+  },
+});
+
 export async function checkKeptFiles(repo: Pick<FileRepository, 'get'>, owner: string, files: unknown, contract: InputContract): Promise<TaskFile[]> {
   if (files === undefined || files === null) return missingCheck([], contract);
   if (!Array.isArray(files)) throw new FengYuError('invalid_files', { count: 1 }, [{ code: 'files_bad_entry', field: 'files', params: { name: '(files)' } }]);

@@ -1,4 +1,5 @@
 import { capPermissionMode, type JsonSchema, PERMISSION_MODES, type PermissionMode, stableHash } from '@fengyu/protocol';
+import { keptFilesSchema } from '../files/kept-files';
 import { FixedToolSource, type Tool, type ToolContext } from '../tools/tool';
 import { type ScheduleService, toView } from './schedule.service';
 
@@ -31,6 +32,7 @@ export const TASK_SCHEDULE_SCHEMA: JsonSchema = {
   properties: {
     workflowId: { type: 'string', description: 'A published workflow.' },
     inputs: { type: 'object', description: 'Inputs of the workflow.' },
+    files: keptFilesSchema(' The schedule keeps its own copy of each, for every fire.'),
     permissionMode: {
       type: 'string',
       enum: ['ask', 'approve-for-me', 'full-access'],

@@ -1,4 +1,5 @@
 import { FengYuError, type JsonSchema, stableHash, type ToolEffect } from '@fengyu/protocol';
+import { keptFilesSchema } from '../files/kept-files';
 import type { Tool, ToolContext, ToolSource } from '../tools/tool';
 import type { TaskExecutor } from './task-executor';
 
@@ -65,19 +66,21 @@ export function taskTools(registry: TaskExecutor): Tool[] {
   return [
     tool(
       'task_submit_workflow',
-      'Start a published workflow as a background task and return at once with {taskId, task}. Use task_output or task_wait for its result. When capacity is exhausted the result is {success:false, retryable, retryAfterSeconds, capacityScope, capacityPriority?}: retry after that many seconds.',
+      'Start a published workflow as a background task and return at once with {taskId, task}. A file input takes an upload through `files`. Use task_output or task_wait for its result. When capacity is exhausted the result is {success:false, retryable, retryAfterSeconds, capacityScope, capacityPriority?}: retry after that many seconds.',
       'external',
       {
         type: 'object',
         required: ['workflowId'],
         additionalProperties: false,
-        properties: { workflowId: { type: 'string', minLength: 1, description: 'The id of a published workflow.' }, inputs: { type: 'object', description: 'The workflow inputs.' } },
+        properties: { workflowId: { type: 'string', minLength: 1, description: 'The id of a published workflow.' }, inputs: { type: 'object', description: 'The workflow inputs.' }, files: keptFilesSchema() },
       },
       async (args, ctx: ToolContext) => {
         const r = await registry.submit({
           ownerId: ctx.owner,
           workflowId: String(args.workflowId ?? ''),
           inputs: (args.inputs as Record<string, unknown> | undefined) ?? {},
+          // checked like the REST body's (the owner's uploads, declared file inputs) before queueing
+          ...(args.files !== undefined ? { files: args.files } : {}),
           priority: 'normal',
           kind: 'workflow',
           permissionMode: ctx.permissionMode,

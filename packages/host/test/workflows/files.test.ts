@@ -204,6 +204,43 @@ describe('workflow file inputs with plugins', () => {
     expect(await t.host.ctx.db.withTables<{ files: { id: string } }>().selectFrom('files').select('id').where('id', 'in', [kept.id, ref.body.id]).execute()).toEqual([{ id: ref.body.id }]);
   });
 
+  it("lets the model's task_submit_workflow and task_schedule carry an upload, and refuses them without it", async () => {
+    const ref = await t.upload('/api/files', Buffer.from('south,2\n'), 'book.csv');
+    const def = await t.api('POST', '/api/workflows', {
+      name: 'Read for the model',
+      inputSchema: { type: 'object', required: ['book'], properties: { book: { type: 'string', format: 'fengyu-file', title: 'Workbook' } } },
+      plan: { steps: [{ id: 'read', tool: 'reader_read', arguments: { path: '@file:book' } }] },
+    });
+    expect((await t.api('POST', `/api/workflows/${def.body.id}/publish`, { revision: 1 })).status).toBe(200);
+    const files = [{ name: 'book', refs: [{ id: ref.body.id }] }];
+    const recurrence = { kind: 'interval', everySeconds: 3600 };
+    const plan = async (steps: unknown[]) => {
+      const res = await t.api('POST', '/api/agent/run', { config: { planApproval: false, permissionMode: 'full-access' }, workflow: { steps } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const events = await t.stream(res.body.runId);
+      return { end: events.at(-1), steps: Object.fromEntries(events.filter((e) => e.type === 'step_complete').map((e) => [e.data.stepId, e.data.result])) };
+    };
+    const ok = await plan([
+      { id: 'submit', tool: 'task_submit_workflow', arguments: { workflowId: def.body.id, files } },
+      { id: 'out', tool: 'task_output', dependsOn: ['submit'], arguments: { taskId: '{{node.submit.result.taskId}}', timeoutMs: 30000 } },
+      { id: 'schedule', tool: 'task_schedule', arguments: { workflowId: def.body.id, permissionMode: 'full-access', files, recurrence } },
+    ]);
+    expect(ok.end?.type, JSON.stringify(ok.end?.data)).toBe('complete');
+    expect(ok.steps.out).toMatchObject({ state: 'completed' });
+    expect(ok.steps.out.output.text).toContain('south,2');
+    expect(ok.steps.schedule.schedule.files[0]).toMatchObject({ name: 'book', refs: [{ name: 'book.csv' }] });
+    expect((await t.api('DELETE', `/api/agent/schedules/${ok.steps.schedule.scheduleId}`)).status).toBe(200);
+    // without the file: each tool fails naming the input, before anything is queued or saved
+    for (const step of [
+      { id: 'submit', tool: 'task_submit_workflow', arguments: { workflowId: def.body.id } },
+      { id: 'schedule', tool: 'task_schedule', arguments: { workflowId: def.body.id, permissionMode: 'full-access', recurrence } },
+    ]) {
+      const bad = await plan([step]);
+      expect(bad.end?.type, step.tool).toBe('error');
+      expect(String(bad.end?.data.message), step.tool).toContain('Workbook');
+    }
+  });
+
   it('refuses before any run a writing step whose folder is missing or is an uploaded file, in plain words', async () => {
     const inputSchema = { type: 'object', properties: { sheet: { type: 'string', format: 'fengyu-file' }, out: { type: 'string', 'x-fengyu-auto': 'shared-directory' } } };
     const def = (args: Record<string, unknown>) => ({ name: 'Writes', inputSchema, plan: { steps: [{ id: 'w', title: 'Save the part', tool: 'probe_write', arguments: { name: 'p.txt', text: 'x', ...args } }] } });

@@ -25,9 +25,11 @@ export const RESERVED_PORTS: readonly string[] = ['else', 'error'];
 export const ELSE_PORT = 'else';
 /** The ports of a step with `onError: "branch"`: `ok` when it succeeded, `error` when it failed. */
 export const OK_PORT = 'ok';
+/** The port of a step with `onError: "branch"` taken when it failed. */
 export const ERROR_PORT = 'error';
-/** Cases per condition: 1..20. Comparisons per `when`: 1..20. */
+/** Cases per condition: 1..20. */
 export const MAX_CASES = 20;
+/** Comparisons per `when`: 1..20. */
 export const MAX_COMPARISONS = 20;
 /** The longest `matches` pattern, in characters. */
 export const MAX_REGEX_LENGTH = 200;
@@ -47,8 +49,11 @@ export const UNARY_OPS: readonly ComparisonOp[] = ['exists', 'empty'];
 
 /** forEach limits: concurrency 1..8 (default 1), maxItems 1..10000 (default 1000), body 1..32 steps. */
 export const FOREACH_MAX_CONCURRENCY = 8;
+/** The most items a forEach accepts when it sets no `maxItems`. */
 export const FOREACH_DEFAULT_MAX_ITEMS = 1000;
+/** The highest `maxItems` a forEach may set. */
 export const FOREACH_MAX_ITEMS = 10_000;
+/** The most steps a forEach body may hold. */
 export const FOREACH_MAX_BODY = 32;
 /** The most step executions one run may make, iterations included (`run_too_many_executions`). */
 export const MAX_RUN_EXECUTIONS = 10_000;
@@ -60,8 +65,11 @@ export const MAX_RUN_EXECUTIONS = 10_000;
  */
 export const ComparisonSchema = z
   .object({
+    /** The value compared; absent reads as absent (so `exists` is false). */
     left: z.unknown().optional(),
+    /** One of `COMPARISON_OPS`. */
     op: z.string().max(32),
+    /** The value compared with; required except for `exists` and `empty`. */
     right: z.unknown().optional(),
   })
   .strict();
@@ -69,7 +77,9 @@ export const ComparisonSchema = z
 /** `{"all": [Cmp…]}` (every comparison holds) or `{"any": [Cmp…]}` (one does); exactly one key, 1..20 comparisons. */
 export const WhenSchema = z
   .object({
+    /** Holds when every comparison holds. */
     all: z.array(ComparisonSchema).optional(),
+    /** Holds when at least one comparison holds. */
     any: z.array(ComparisonSchema).optional(),
   })
   .strict();
@@ -122,9 +132,16 @@ export function dependencyStep(entry: string): string {
 
 /** What kind detection and port listing need of a step. */
 export interface KindedStep {
+  /** The step's `kind`; absent for a tool or model step. */
   kind?: string;
+  /** The tool it calls; absent for a model step. */
   tool?: string;
-  cases?: readonly { name: string }[];
+  /** A condition's cases (their names are its ports). */
+  cases?: readonly {
+    /** The case's name. */
+    name: string;
+  }[];
+  /** The step's `onError` (`branch` gives it the `ok` and `error` ports). */
   onError?: string;
 }
 

@@ -327,7 +327,10 @@ export interface RunEventPayloads {
 export type RunEventType = keyof RunEventPayloads;
 
 /** One event as stored and streamed: the common fields, its `type` and that type's payload. */
-export type RunEvent<T extends RunEventType = RunEventType> = EventBase & { type: T } & RunEventPayloads[T];
+export type RunEvent<T extends RunEventType = RunEventType> = EventBase & {
+  /** The event type; the SSE frame carries this name. */
+  type: T;
+} & RunEventPayloads[T];
 
 /**
  * Events after which a stream ends: the run reached a terminal status (`complete`, `error`,

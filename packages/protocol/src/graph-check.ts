@@ -74,12 +74,24 @@ export interface GraphDiff {
    * Node ids: added (only in the proposal), changed (what it runs or with what differs; moves
    * and notes do not count) and removed (only in the current graph).
    */
-  nodes: { added: string[]; changed: string[]; removed: string[] };
+  nodes: {
+    /** Ids only in the proposal. */
+    added: string[];
+    /** Ids in both whose step differs. */
+    changed: string[];
+    /** Ids only in the current graph. */
+    removed: string[];
+  };
   /**
    * Edges are compared by their ends (`source→target`), never by id: added connections are in
    * the proposal's order, removed ones in the current graph's order.
    */
-  edges: { added: GraphEdgeKey[]; removed: GraphEdgeKey[] };
+  edges: {
+    /** Connections only in the proposal, in its order. */
+    added: GraphEdgeKey[];
+    /** Connections only in the current graph, in its order. */
+    removed: GraphEdgeKey[];
+  };
 }
 
 /** A connection named by its ends. */

@@ -38,6 +38,11 @@ function allSteps(steps: readonly PlanStep[]): PlanStep[] {
   return steps.flatMap((s) => [s, ...allSteps(s.steps ?? [])]);
 }
 
+/**
+ * A canvas problem explained in `locale`: for a connection to a port the source step does not
+ * offer, which ports it does offer; for a bad comparison, which case and comparison and a hint;
+ * otherwise its message.
+ */
 export function explainDiagnostic(d: GraphDiagnostic, graph: WorkflowGraph, locale: Locale): string {
   const message = localize(d.code, d.params, locale);
   const steps = () => allSteps(graphToPlan(graph).plan.steps);

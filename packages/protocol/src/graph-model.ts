@@ -123,9 +123,17 @@ export interface StepData {
    * Total attempts and first backoff in milliseconds (compiled only when more than one
    * attempt); the same rules as the step's `retry`.
    */
-  retry?: { maxAttempts: number; initialBackoffMs?: number };
+  retry?: {
+    /** Total attempts, the first included. */
+    maxAttempts: number;
+    /** The wait before the second attempt, in milliseconds. */
+    initialBackoffMs?: number;
+  };
   /** A finished step's result, served without executing (compiled into the step's `pinned`). */
-  pinned?: { result: unknown };
+  pinned?: {
+    /** The result served. */
+    result: unknown;
+  };
   /**
    * `any`: the step runs once every incoming connection is settled and at least one is
    * satisfied (compiled into `join: "any"`); absent: every one must be satisfied.
@@ -203,18 +211,76 @@ export interface NoteData {
  * in; its `position` is then relative to the group's top-left corner.
  */
 export type GraphNode =
-  // The Start node: id `start`, holds the workflow's input fields.
-  | { id: string; type: 'start'; position: GraphPosition; data: StartData }
-  // A tool step: id is the step id; `tool` names the catalog tool it calls.
-  | { id: string; type: 'tool'; tool: ToolRef; position: GraphPosition; parentId?: string; data: StepData }
-  // A model step: id is the step id; the model carries out `data.instruction`.
-  | { id: string; type: 'model'; position: GraphPosition; parentId?: string; data: StepData }
-  // A condition step: one output handle per case plus `else` (edges from `port:<name>`).
-  | { id: string; type: 'condition'; position: GraphPosition; parentId?: string; data: ConditionData }
-  // An input step (Human Input): the run waits for a person's values in its form.
-  | { id: string; type: 'input'; position: GraphPosition; parentId?: string; data: InputData }
-  // A forEach step: a resizable group holding its body (never inside another group).
-  | { id: string; type: 'forEach'; position: GraphPosition; data: ForEachData };
+  | {
+      /** Always `start`. */
+      id: string;
+      /** The Start node: holds the workflow's input fields. */
+      type: 'start';
+      /** Where the node sits: canvas units, relative to its group when it has `parentId`. */
+      position: GraphPosition;
+      /** The workflow's input fields. */
+      data: StartData;
+    }
+  | {
+      /** The step id (the plan step's `id`). */
+      id: string;
+      /** A tool step. */
+      type: 'tool';
+      /** The catalog tool it calls. */
+      tool: ToolRef;
+      /** Where the node sits: canvas units, relative to its group when it has `parentId`. */
+      position: GraphPosition;
+      /** The forEach group whose body holds the node; absent at the top level. */
+      parentId?: string;
+      /** The step's title, arguments and run options. */
+      data: StepData;
+    }
+  | {
+      /** The step id (the plan step's `id`). */
+      id: string;
+      /** A model step: the model carries out `data.instruction`. */
+      type: 'model';
+      /** Where the node sits: canvas units, relative to its group when it has `parentId`. */
+      position: GraphPosition;
+      /** The forEach group whose body holds the node; absent at the top level. */
+      parentId?: string;
+      /** The step's title, instruction, arguments and run options. */
+      data: StepData;
+    }
+  | {
+      /** The step id (the plan step's `id`). */
+      id: string;
+      /** A condition step: one output handle per case plus `else` (edges from `port:<name>`). */
+      type: 'condition';
+      /** Where the node sits: canvas units, relative to its group when it has `parentId`. */
+      position: GraphPosition;
+      /** The forEach group whose body holds the node; absent at the top level. */
+      parentId?: string;
+      /** Its cases. */
+      data: ConditionData;
+    }
+  | {
+      /** The step id (the plan step's `id`). */
+      id: string;
+      /** An input step (Human Input): the run waits for a person's values in its form. */
+      type: 'input';
+      /** Where the node sits: canvas units, relative to its group when it has `parentId`. */
+      position: GraphPosition;
+      /** The forEach group whose body holds the node; absent at the top level. */
+      parentId?: string;
+      /** Its question, form and timeout. */
+      data: InputData;
+    }
+  | {
+      /** The step id (the plan step's `id`). */
+      id: string;
+      /** A forEach step: a resizable group holding its body (never inside another group). */
+      type: 'forEach';
+      /** Where the node sits: canvas units, relative to its group when it has `parentId`. */
+      position: GraphPosition;
+      /** Its list, size and body options. */
+      data: ForEachData;
+    };
 
 /**
  * A sticky note on the canvas; kept in the graph, never compiled. Moving or editing a note does

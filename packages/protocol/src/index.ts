@@ -34,8 +34,9 @@ export * from './manifest-check';
 export * from './object-keys';
 // Tool names reserved for built-in families.
 export * from './reserved-tools';
-// Workflow definitions, input contracts and save-time validation.
+// Workflow definitions, input contracts and save-time validation; binding a run's inputs.
 export * from './workflow';
+export * from './workflow-inputs';
 // The canvas graph document: its shape and helpers.
 export * from './graph-model';
 // The Start node's fields ⇄ the input schema.

@@ -12,10 +12,15 @@ import type { Problem } from './errors';
 
 /** How long an input step waits, in ms: at least a minute, at most 30 days, 7 days by default. */
 export const INPUT_TIMEOUT_MIN_MS = 60_000;
+/** The longest an input step may wait: 30 days, in ms. */
 export const INPUT_TIMEOUT_MAX_MS = 2_592_000_000;
+/** How long an input step waits when it sets no `timeoutMs`: 7 days, in ms. */
 export const INPUT_TIMEOUT_DEFAULT_MS = 7 * 24 * 3600 * 1000;
+/** The most fields (properties) a form may have. */
 export const INPUT_FORM_MAX_FIELDS = 30;
+/** What an unanswered input step does at its timeout: `fail` (`gate_expired`) or complete with its `default`s. */
 export const INPUT_ON_TIMEOUT = ['fail', 'default'] as const;
+/** One of `INPUT_ON_TIMEOUT`. */
 export type InputOnTimeout = (typeof INPUT_ON_TIMEOUT)[number];
 
 const FORMATS = new Set(['email', 'date', 'uri']);

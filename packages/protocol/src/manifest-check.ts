@@ -32,7 +32,19 @@ export interface ManifestCheckOptions {
 }
 
 /** The typed manifest, or every problem found (each code and field reported once). */
-export type ManifestCheckResult = { ok: true; manifest: PluginManifest } | { ok: false; problems: Problem[] };
+export type ManifestCheckResult =
+  | {
+      /** The manifest is valid. */
+      ok: true;
+      /** It, typed. */
+      manifest: PluginManifest;
+    }
+  | {
+      /** The manifest is refused. */
+      ok: false;
+      /** Every problem found, each naming its field. */
+      problems: Problem[];
+    };
 
 /** A plain JSON object, as read from the raw manifest. */
 type Obj = Record<string, unknown>;

@@ -115,12 +115,19 @@ export const FLOW_WIDGETS = ['workbook-sheet', 'workbook-column', 'workbook-colu
 export const FlowFieldSchema: z.ZodType<FlowField> = z.lazy(() =>
   z
     .object({
+      /** The value type, one of `FLOW_PORT_TYPES`. */
       type: z.enum(FLOW_PORT_TYPES),
+      /** Display label, at most 200 characters. */
       label: z.string().max(200).optional(),
+      /** Help text, at most 4000 characters. */
       help: z.string().max(4000).optional(),
+      /** A sample value. */
       example: z.unknown().optional(),
+      /** Sub-fields of an `object` field. */
       fields: z.record(z.string(), FlowFieldSchema).optional(),
+      /** Element shape of a `list` field. */
       items: FlowFieldSchema.optional(),
+      /** A manual widget, one of `FLOW_WIDGETS`. */
       widget: z.enum(FLOW_WIDGETS).optional(),
     })
     .strict(),
@@ -233,7 +240,12 @@ export const ManifestSchema = z
      */
     worker: z.string().min(1),
     /** The worker's JSON-RPC methods, keyed by name (see `METHOD_NAME_PATTERN`). */
-    rpc: z.object({ methods: z.record(z.string(), RpcMethodSchema) }).strict(),
+    rpc: z
+      .object({
+        /** The methods, keyed by name (see `METHOD_NAME_PATTERN`). */
+        methods: z.record(z.string(), RpcMethodSchema),
+      })
+      .strict(),
     /** The tools the plugin offers, at most 256. None: the plugin does not support AI. */
     aiTools: z.array(AiToolSchema).max(256).optional(),
     /** Canvas declarations for aiTools, at most 256. */

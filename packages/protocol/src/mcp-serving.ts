@@ -16,6 +16,7 @@ export interface WorkflowMcp {
 
 /** `GET /api/mcp/client`: how an MCP client that spawns a command starts `fengyu mcp` for this host. */
 export interface McpClientLaunch {
+  /** The `command`, `args` and `env` an MCP client's stdio server entry needs. */
   stdio: {
     /** An absolute program path (the host's own node) or, for an installed `fengyu`, the bare command. */
     command: string;

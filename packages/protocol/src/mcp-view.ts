@@ -7,10 +7,23 @@ export type McpConnectionState = 'idle' | 'connecting' | 'ready' | 'error' | 'cl
 
 /** One configured MCP server: how it is reached, its connection state and its tools. */
 export interface McpServerView {
+  /** The server's configured name. */
   name: string;
+  /** `stdio` for a spawned command, `http` for a URL. */
   transport: 'stdio' | 'http';
+  /** Its connection state. */
   state: McpConnectionState;
+  /** The last connection error, in words, when there was one. */
   error?: string;
-  /** `qualifiedName`: the tool's name in the catalog (server and tool joined). */
-  tools: Array<{ name: string; qualifiedName: string; description: string; effect: ToolEffect }>;
+  /** The tools it serves, as last listed. */
+  tools: Array<{
+    /** The tool's name on the server. */
+    name: string;
+    /** The tool's name in the catalog: `<server>__<tool>`. */
+    qualifiedName: string;
+    /** The server's description of the tool (empty when it gave none). */
+    description: string;
+    /** From the server's annotations: `read` (readOnlyHint), else `external` (openWorldHint), else `write`. */
+    effect: ToolEffect;
+  }>;
 }

@@ -165,7 +165,13 @@ export const StepSchema = z
      * A pinned result is served without executing the tool (flow debugging). A pinned step
      * cannot retry, and its arguments are not checked against the tool's schema.
      */
-    pinned: z.object({ result: z.unknown() }).strict().optional(),
+    pinned: z
+      .object({
+        /** The result served as the step's. */
+        result: z.unknown(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -43,7 +43,12 @@ export interface WorkflowExport {
   /** The canvas document, as the builder saved it (or rebuilt from the plan). */
   graph: Record<string, unknown>;
   /** The AgentPlan it runs. */
-  plan: { goal?: string; steps: PlanStep[] };
+  plan: {
+    /** The plan's goal, when it has one. */
+    goal?: string;
+    /** Its steps, in plan order. */
+    steps: PlanStep[];
+  };
   /** The error workflow's id on the exporting host, when one was set. */
   errorWorkflowId?: string;
   /** When the document was written: ISO 8601 UTC. */
@@ -77,14 +82,38 @@ export interface ImportResult {
 /** What changed between two versions of a workflow (or a version and the draft). */
 export interface WorkflowDiff {
   /** Steps by id (forEach body steps included). */
-  steps: { added: string[]; removed: string[]; changed: Array<{ id: string; fields: string[] }> };
+  steps: {
+    /** Ids only in the newer side. */
+    added: string[];
+    /** Ids only in the older side. */
+    removed: string[];
+    /** Steps in both that differ. */
+    changed: Array<{
+      /** The step's id. */
+      id: string;
+      /** Its own fields that differ, sorted (`steps` when a forEach body gained, lost or reordered steps). */
+      fields: string[];
+    }>;
+  };
   /** Inputs by name (properties of the input schema; a change of requiredness counts). */
-  inputs: { added: string[]; removed: string[]; changed: string[] };
+  inputs: {
+    /** Inputs only in the newer side. */
+    added: string[];
+    /** Inputs only in the older side. */
+    removed: string[];
+    /** Inputs in both whose schema or requiredness differs. */
+    changed: string[];
+  };
 }
 
 /** The parts of a definition a diff compares. */
 export interface DiffSide {
-  plan: { steps: readonly PlanStep[] };
+  /** The plan's steps. */
+  plan: {
+    /** The top-level steps (forEach bodies are read from them). */
+    steps: readonly PlanStep[];
+  };
+  /** The input schema (its `properties` and `required`). */
   inputSchema: Record<string, unknown>;
 }
 

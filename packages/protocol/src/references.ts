@@ -25,16 +25,87 @@ export type PathPart = string | number;
  * follows `result` (or the input name); `raw` the placeholder as written, braces included.
  */
 export type Reference =
-  | { kind: 'steps'; index: number; path: PathPart[]; raw: string }
-  | { kind: 'node'; id: string; path: PathPart[]; raw: string; field?: 'error' }
-  | { kind: 'last'; path: PathPart[]; raw: string }
-  | { kind: 'inputs'; name: string; path: PathPart[]; raw: string }
-  | { kind: 'item'; path: PathPart[]; raw: string }
-  | { kind: 'index'; path: PathPart[]; raw: string }
-  | { kind: 'secrets'; name: string; path: PathPart[]; raw: string };
+  | {
+      /** `{{steps.N.result…}}`: a step by plan position. */
+      kind: 'steps';
+      /** The step's 1-based position in the plan. */
+      index: number;
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+    }
+  | {
+      /** `{{node.<id>.result…}}` or `{{node.<id>.error…}}`: a step by id. */
+      kind: 'node';
+      /** The step's id. */
+      id: string;
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+      /** `error` for `node.<id>.error` (the step's failure); absent for its result. */
+      field?: 'error';
+    }
+  | {
+      /** `{{last.result…}}`: the latest (plan order) direct dependency. */
+      kind: 'last';
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+    }
+  | {
+      /** `{{inputs.<name>…}}`: a workflow input. */
+      kind: 'inputs';
+      /** The input's name. */
+      name: string;
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+    }
+  | {
+      /** `{{item…}}`: the current element inside a forEach body. */
+      kind: 'item';
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+    }
+  | {
+      /** `{{index}}`: the current element's 0-based position inside a forEach body. */
+      kind: 'index';
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+    }
+  | {
+      /** `{{secrets.<NAME>}}`: a vault secret, substituted at dispatch. */
+      kind: 'secrets';
+      /** The secret's name. */
+      name: string;
+    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+    path: PathPart[];
+    /** The placeholder as written, braces included. */
+    raw: string;
+    };
 
 /** A placeholder that parsed, or one that is malformed (`raw` is the text to report). */
-export type ParsedToken = { ok: true; ref: Reference } | { ok: false; raw: string };
+export type ParsedToken =
+  | {
+      /** It parsed. */
+      ok: true;
+      /** The reference. */
+      ref: Reference;
+    }
+  | {
+      /** It is malformed. */
+      ok: false;
+      /** The placeholder as written, to report. */
+      raw: string;
+    };
 
 /** One `{{…}}` placeholder (no braces inside). */
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
@@ -192,7 +263,12 @@ export interface ResolveScope {
   /** Swaps a file input name for the current tool's resolved value (a path). */
   file?: (name: string) => unknown;
   /** Inside a forEach body: the current element (`{{item}}`) and its 0-based position (`{{index}}`). */
-  iteration?: { item: unknown; index: number };
+  iteration?: {
+    /** The current element. */
+    item: unknown;
+    /** Its 0-based position in the list. */
+    index: number;
+  };
   /**
    * The failures of steps that failed and whose `onError` let the run go on, by id: what
    * `{{node.<id>.error}}` reads (`{code, message}`). Such a step's result is `null`.
@@ -209,7 +285,9 @@ export interface ResolveScope {
 
 /** A failed step's error as `{{node.<id>.error}}` reads it. */
 export interface StepFailure {
+  /** The error code the step failed with; `step_failed` when the failure carries none of its own. */
   code: string;
+  /** The failure in words. */
   message: string;
 }
 

@@ -76,7 +76,12 @@ export interface RunDetail extends RunListItem {
   /** The gate it waits at (id, kind, step, reason, an input gate's form); null when it waits at none. */
   gate: unknown;
   /** The plugin sandbox posture when it was created: `mode` (`sandboxed` or `unsandboxed`) and `backend` (`bwrap`, `none`). */
-  sandbox: { mode?: string; backend?: string } | null;
+  sandbox: {
+    /** `sandboxed` or `unsandboxed`. */
+    mode?: string;
+    /** The sandbox backend (`bwrap`), or `none`. */
+    backend?: string;
+  } | null;
   /** One record per step execution (per iteration for a forEach body). */
   executions: StepExecution[];
   /** A completed run's failures that `onError` went past (absent when there were none). */

@@ -18,8 +18,11 @@ export const MIN_REDACTED_VALUE_CHARS = 4;
 
 /** A secret as the vault lists it: never its value. */
 export interface SecretView {
+  /** The secret's name (`SECRET_NAME_RE`), as `{{secrets.NAME}}` references it. */
   name: string;
+  /** When it was first stored (ISO-8601 UTC). */
   createdAt: string;
+  /** When its value was last replaced (ISO-8601 UTC). */
   updatedAt: string;
 }
 
@@ -124,7 +127,9 @@ export function secretProblems(plan: unknown, known?: ReadonlySet<string>): Prob
 
 /** A secret value to hide, with the name shown in its place (`[redacted:NAME]`). */
 export interface SecretValue {
+  /** The secret's name, shown in the value's place. */
   name: string;
+  /** The plain value to search for (values under `MIN_REDACTED_VALUE_CHARS` are not searched). */
   value: string;
 }
 

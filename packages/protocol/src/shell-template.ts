@@ -30,10 +30,15 @@ export type ShellSlotContext = 'unquoted' | 'single' | 'double';
 
 /** One placeholder of a template: its span, and its quoting context or why it is refused. */
 export interface ShellSlot {
+  /** The placeholder's first character, as an index into the template. */
   start: number;
+  /** The index just after its last character. */
   end: number;
+  /** The placeholder as written, braces included. */
   raw: string;
+  /** Its quoting context, when it is in a place a value may go. */
   context?: ShellSlotContext;
+  /** Why it is refused (e.g. `after a backslash`), in words; absent when it is allowed. */
   refused?: string;
 }
 

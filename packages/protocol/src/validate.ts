@@ -54,7 +54,19 @@ export interface ValidationContext {
 }
 
 /** The typed plan, or every problem found (never both, never an empty list). */
-export type ValidationResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
+export type ValidationResult =
+  | {
+      /** The plan is valid. */
+      ok: true;
+      /** It, typed. */
+      plan: AgentPlan;
+    }
+  | {
+      /** The plan is refused. */
+      ok: false;
+      /** Every problem found, each with its code and field. */
+      problems: Problem[];
+    };
 
 /**
  * Shape problems from the zod schema, one `plan_schema` per issue: `field` and `path` are the

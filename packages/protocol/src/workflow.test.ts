@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { ToolInfo } from './validate';
-import { checkInputs, inputChecker, inputContract, renderGoal, validateWorkflowDefinition } from './workflow';
+import { inputContract, validateWorkflowDefinition } from './workflow';
+import { checkInputs, inputChecker, renderGoal } from './workflow-inputs';
 
 const tools: Record<string, ToolInfo> = {
   echo: { name: 'echo', inputSchema: { type: 'object' }, effect: 'read', idempotent: false, source: 'builtin', available: true },

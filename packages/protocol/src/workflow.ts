@@ -4,8 +4,8 @@ import type { Problem } from './errors';
 import type { WorkflowMcp } from './mcp-serving';
 import { PROTOTYPE_KEYS } from './object-keys';
 import { type AgentPlan, AgentPlanSchema, type PlanStep } from './plan';
-import { collectReferences, getPath, parseReference } from './references';
-import { isCompilableSchema, schemaChecker } from './schema-check';
+import { collectReferences } from './references';
+import { isCompilableSchema } from './schema-check';
 import { isLinearPattern, schemaPatterns } from './safe-regexp';
 import { zodIssueText } from './zod-issue';
 import { type ToolInfo, validatePlan } from './validate';
@@ -13,8 +13,8 @@ import { type ToolInfo, validatePlan } from './validate';
 /**
  * Workflow definitions: the saved document, its input contract and the save-time
  * validator. The host runs `validateWorkflowDefinition` on every save, publish and run; the
- * canvas runs the same function for inline diagnostics. `checkInputs` is the run-time binding
- * check (the run dialog and `POST /api/workflows/{id}/run` share it). No I/O here.
+ * canvas runs the same function for inline diagnostics. `checkInputs` (workflow-inputs.ts) is the
+ * run-time binding check (the run dialog and `POST /api/workflows/{id}/run` share it). No I/O here.
  */
 
 /**
@@ -60,7 +60,17 @@ export const isWorkflowToolName = (name: string | undefined): boolean => !!name 
  * Node positions by step id (canvas coordinates, numbers), used to rebuild a graph for
  * definitions saved without one. Extra keys in a position are dropped.
  */
-export const LayoutSchema = z.record(z.string(), z.object({ x: z.number(), y: z.number() }).strip());
+export const LayoutSchema = z.record(
+  z.string(),
+  z
+    .object({
+      /** Horizontal canvas coordinate. */
+      x: z.number(),
+      /** Vertical canvas coordinate. */
+      y: z.number(),
+    })
+    .strip(),
+);
 
 /**
  * What a client sends to create or save a definition (the plan is validated separately, by
@@ -114,7 +124,15 @@ export interface WorkflowDefinition {
   /** True when `graph` was rebuilt rather than saved (the definition was saved without one). */
   graphReconstructed: boolean;
   /** Node positions by step id, when saved. */
-  layout?: Record<string, { x: number; y: number }>;
+  layout?: Record<
+    string,
+    {
+      /** Horizontal canvas coordinate. */
+      x: number;
+      /** Vertical canvas coordinate. */
+      y: number;
+    }
+  >;
   /**
    * `published` once any version was published (even while newer draft changes exist);
    * `draft` before.
@@ -322,7 +340,19 @@ export interface DefinitionContext {
  * The typed plan of a valid definition, or every problem found (definition paths, or
  * step-relative fields when `stepId` is set).
  */
-export type DefinitionResult = { ok: true; plan: AgentPlan } | { ok: false; problems: Problem[] };
+export type DefinitionResult =
+  | {
+      /** The definition is valid. */
+      ok: true;
+      /** Its plan, typed. */
+      plan: AgentPlan;
+    }
+  | {
+      /** The definition is refused. */
+      ok: false;
+      /** Every problem found. */
+      problems: Problem[];
+    };
 
 /**
  * Nested workflow tools are never allowed in a saved definition (no recursion): a step whose
@@ -423,72 +453,4 @@ function byteSize(value: unknown): number {
   } catch {
     return Number.POSITIVE_INFINITY;
   }
-}
-
-/** The bound inputs (defaults applied, file inputs removed), or every problem found. */
-export type InputCheck = { ok: true; inputs: Record<string, unknown> } | { ok: false; problems: Problem[] };
-
-/**
- * Binds run-time inputs to the contract: applies top-level defaults, then checks required fields
- * and JSON Schema types (ajv), naming every missing or wrong field. File and shared-directory
- * inputs are not values: a required file input must come with a `files` entry of its name.
- * `inputs` must be an object or absent (`inputs_not_object`); defaults are deep-copied; a
- * missing required value is `input_missing`, any other mismatch `input_invalid` with the path
- * and reason. Extra inputs not in the schema are kept unless the schema forbids them.
- */
-export function checkInputs(schema: JsonSchema | undefined, inputs: unknown, fileNames: readonly string[] = []): InputCheck {
-  return inputChecker(schema)(inputs, fileNames);
-}
-
-/** `checkInputs` against one schema, with the schema's contract and validator made once. */
-export type InputChecker = (inputs: unknown, fileNames?: readonly string[]) => InputCheck;
-
-/**
- * The check of `checkInputs` for one input schema, prepared once (its contract split and its
- * validator compiled) for a schema that does not change, such as a published version's: the
- * schema is read when the checker is made, so a changed schema needs a new checker.
- */
-export function inputChecker(schema: JsonSchema | undefined): InputChecker {
-  const c = inputContract(schema);
-  const valueSchema = { ...(schema ?? {}), properties: Object.fromEntries(c.values.map((n) => [n, c.properties[n]])), required: c.required.filter((r) => c.values.includes(r)) };
-  const check = schemaChecker(valueSchema);
-  const defaults = c.values.flatMap((name) => {
-    const d = c.properties[name]?.default;
-    return d === undefined ? [] : [[name, d] as const];
-  });
-  return (inputs, fileNames = []) => {
-    if (inputs !== undefined && (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs))) {
-      return { ok: false, problems: [{ code: 'inputs_not_object', field: 'inputs', params: {} }] };
-    }
-    const bound: Record<string, unknown> = { ...((inputs as Record<string, unknown>) ?? {}) };
-    for (const [name, d] of defaults) if (bound[name] === undefined) bound[name] = structuredClone(d);
-    const problems: Problem[] = [];
-    for (const name of c.files) {
-      if (c.required.includes(name) && !fileNames.includes(name)) problems.push({ code: 'input_missing', field: name, params: { input: name } });
-      delete bound[name];
-    }
-    for (const name of c.sharedDirectories) delete bound[name];
-    for (const issue of check(bound)) {
-      const name = issue.path.split(/[.[]/)[1] ?? '(root)';
-      if (issue.keyword === 'required') problems.push({ code: 'input_missing', field: name, params: { input: name } });
-      else problems.push({ code: 'input_invalid', field: name, params: { input: name, path: issue.path, reason: issue.text } });
-    }
-    return problems.length > 0 ? { ok: false, problems } : { ok: true, inputs: bound };
-  };
-}
-
-/**
- * Renders `{{inputs.*}}` placeholders of a goal as text (the goal is always a string): a string
- * value is inserted as is, any other as JSON. Other placeholders, and those whose input or
- * path is missing, are left untouched. Undefined stays undefined.
- */
-export function renderGoal(goal: string | undefined, inputs: Readonly<Record<string, unknown>>): string | undefined {
-  if (goal === undefined) return undefined;
-  return goal.replace(/\{\{([^{}]*)\}\}/g, (whole, inner: string) => {
-    const parsed = parseReference(inner, whole);
-    if (!parsed.ok || parsed.ref.kind !== 'inputs' || !Object.hasOwn(inputs, parsed.ref.name)) return whole;
-    const value = getPath(inputs[parsed.ref.name], parsed.ref.path);
-    if (value === undefined) return whole;
-    return typeof value === 'string' ? value : JSON.stringify(value);
-  });
 }

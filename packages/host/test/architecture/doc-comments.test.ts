@@ -8,14 +8,18 @@ import { filesUnder } from './tree';
  * The contract package documents itself: every exported declaration of packages/protocol/src
  * (tests and the i18n message tables aside) and every member of an exported interface or type
  * (nested object types and the fields of exported `z.object` schemas included) carries a `/** … *\/`
- * comment stating its rule. The test names each one that lacks it.
+ * comment stating its rule. Below the floor the test names each one that lacks it.
  */
 
 const root = join(import.meta.dirname, '../../../..');
 const protocol = join(root, 'packages/protocol/src');
 
-/** Share of documented items below which the test fails (raised to what the package reached). */
-const FLOOR = 0.84;
+/**
+ * Share of documented items below which the test fails, naming every undocumented one. The package
+ * reached 100 %; the floor leaves 1 % so a field added in a parallel change without its comment
+ * does not stop the build at once.
+ */
+const FLOOR = 0.99;
 
 interface Item {
   where: string;
@@ -37,9 +41,11 @@ export function itemsOf(file: string, text = readFileSync(file, 'utf8')): Item[]
     out.push({ where: `${relative(root, file)}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1} ${name}`, documented });
   const nameOf = (n: ts.Node & { name?: ts.Node }) => (n.name ? n.name.getText(sf) : '?');
 
-  // Members of object types anywhere inside an exported type, nested literals included.
+  // Members of object types anywhere inside an exported type, nested literals included; the
+  // filter of an `Extract`/`Exclude` (`Extract<GraphNode, { type: 'input' }>`) declares nothing.
   const typeMembers = (node: ts.Node, owner: string) => {
     const visit = (n: ts.Node, path: string) => {
+      if (ts.isTypeReferenceNode(n) && /^(Extract|Exclude)$/.test(n.typeName.getText(sf))) return;
       if (ts.isTypeLiteralNode(n) || ts.isInterfaceDeclaration(n)) {
         for (const m of n.members) {
           if (ts.isIndexSignatureDeclaration(m)) {
@@ -77,22 +83,33 @@ export function itemsOf(file: string, text = readFileSync(file, 'utf8')): Item[]
     visit(node, owner);
   };
 
+  // Names exported through a list (`export { spec as errorSpecOf }`) count as exported
+  // declarations, documented on the declaration or on the list.
+  const listed = new Map<string, boolean>();
   for (const st of sf.statements) {
-    if (!isExported(st)) continue;
+    if (!ts.isExportDeclaration(st) || st.moduleSpecifier || !st.exportClause || !ts.isNamedExports(st.exportClause)) continue;
+    for (const e of st.exportClause.elements) listed.set((e.propertyName ?? e.name).getText(sf), hasDoc(sf, st));
+  }
+  const declared = (st: ts.Statement): string[] => (ts.isVariableStatement(st) ? st.declarationList.declarations.map((d) => nameOf(d)) : 'name' in st && st.name ? [nameOf(st as ts.Statement & { name: ts.Node })] : []);
+
+  for (const st of sf.statements) {
+    const viaList = declared(st).filter((n) => listed.has(n));
+    if (!isExported(st) && viaList.length === 0) continue;
+    const listDoc = viaList.some((n) => listed.get(n));
     if (ts.isVariableStatement(st)) {
-      const documented = hasDoc(sf, st);
+      const documented = hasDoc(sf, st) || listDoc;
       for (const d of st.declarationList.declarations) {
         add(d, nameOf(d), documented || hasDoc(sf, d));
         if (d.initializer) schemaFields(d.initializer, nameOf(d));
       }
     } else if (ts.isInterfaceDeclaration(st)) {
-      add(st, nameOf(st));
+      add(st, nameOf(st), hasDoc(sf, st) || listDoc);
       typeMembers(st, nameOf(st));
     } else if (ts.isTypeAliasDeclaration(st)) {
-      add(st, nameOf(st));
+      add(st, nameOf(st), hasDoc(sf, st) || listDoc);
       typeMembers(st.type, nameOf(st));
     } else if (ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isEnumDeclaration(st)) {
-      add(st, nameOf(st));
+      add(st, nameOf(st), hasDoc(sf, st) || listDoc);
     }
   }
   return out;
@@ -119,14 +136,19 @@ describe('the contract package', () => {
       '}',
       'export type B = { /** d */ d: string } | { e: string };',
       'export const S = z.object({ /** f */ f: z.string(), g: z.object({ h: z.number() }) });',
+      '/** Only input nodes. */',
+      "export type C = Extract<B, { type: 'input' }>;",
       '/** Seconds. */',
       'export function fn(): void {}',
       'const hidden = 1;',
       'export { hidden };',
+      'const shown = 2;',
+      '/** Two. */',
+      'export { shown as two };',
     ].join('\n');
     const items = itemsOf(join(protocol, 'sample.ts'), sample);
     const missing = items.filter((i) => !i.documented).map((i) => i.where.replace(/^\S+ /, ''));
-    expect(missing).toEqual(['A.b', 'A.b.c', 'B', 'B.e', 'S', 'S.g', 'S.g.h']);
-    expect(items.length).toBe(12);
+    expect(missing).toEqual(['A.b', 'A.b.c', 'B', 'B.e', 'S', 'S.g', 'S.g.h', 'hidden']);
+    expect(items.length).toBe(15);
   });
 });

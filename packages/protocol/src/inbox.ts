@@ -28,7 +28,7 @@ export interface InboxItem {
   runId: string;
   /** The step that waits; absent for a plan review. */
   stepId?: string;
-  /** The step's title (or id) for a step gate or input; the run's goal (or workflow name) for a plan review. */
+  /** An input's question; a step gate's step title (or id); a plan review's run goal (or workflow name); at most 200 characters. */
   title: string;
   /** The workflow the run runs; absent for a goal or plan run. */
   workflowId?: string;

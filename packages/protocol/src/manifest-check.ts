@@ -42,7 +42,7 @@ export type ManifestCheckResult =
   | {
       /** The manifest is refused. */
       ok: false;
-      /** Every problem found, each naming its field. */
+      /** Every problem found (each code and field reported once). */
       problems: Problem[];
     };
 

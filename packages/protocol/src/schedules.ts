@@ -86,7 +86,7 @@ export interface ScheduleView {
    * released when the schedule is deleted); absent: none.
    */
   files?: ScheduleFile[];
-  /** When it was created (recurrences are anchored there). */
+  /** When it was created (an interval's and a one-shot's fires count from it). */
   createdAt: string;
   /** Its next fire; null when it fires no more (expired, done, disabled). */
   nextRunAt: string | null;

@@ -64,7 +64,7 @@ export type ValidationResult =
   | {
       /** The plan is refused. */
       ok: false;
-      /** Every problem found, each with its code and field. */
+      /** Every problem found (never empty). */
       problems: Problem[];
     };
 

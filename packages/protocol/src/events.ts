@@ -121,9 +121,9 @@ export interface RunEventPayloads {
     /** True for a step carried over from an earlier run. */
     reused?: boolean;
   } & BodyStepFields & {
-      /** A forEach step: how many iterations it will run. */
-      total?: number;
-    };
+    /** A forEach step: how many iterations it will run. */
+    total?: number;
+  };
   /**
    * The run pauses before step `stepId` until gate `gateId` is answered; `reason` says why
    * (a rule, the permission mode, `requiresApproval`) and `effect` is the tool's effect.

@@ -30,66 +30,66 @@ export type Reference =
       kind: 'steps';
       /** The step's 1-based position in the plan. */
       index: number;
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
     }
   | {
       /** `{{node.<id>.result…}}` or `{{node.<id>.error…}}`: a step by id. */
       kind: 'node';
       /** The step's id. */
       id: string;
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
       /** `error` for `node.<id>.error` (the step's failure); absent for its result. */
       field?: 'error';
     }
   | {
       /** `{{last.result…}}`: the latest (plan order) direct dependency. */
       kind: 'last';
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
     }
   | {
       /** `{{inputs.<name>…}}`: a workflow input. */
       kind: 'inputs';
       /** The input's name. */
       name: string;
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
     }
   | {
       /** `{{item…}}`: the current element inside a forEach body. */
       kind: 'item';
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
     }
   | {
       /** `{{index}}`: the current element's 0-based position inside a forEach body. */
       kind: 'index';
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
     }
   | {
       /** `{{secrets.<NAME>}}`: a vault secret, substituted at dispatch. */
       kind: 'secrets';
       /** The secret's name. */
       name: string;
-    /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
-    path: PathPart[];
-    /** The placeholder as written, braces included. */
-    raw: string;
+      /** The path after the root (`result`, the input name, `item`), as keys and indexes; empty for none. */
+      path: PathPart[];
+      /** The placeholder as written, braces included. */
+      raw: string;
     };
 
 /** A placeholder that parsed, or one that is malformed (`raw` is the text to report). */

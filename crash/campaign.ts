@@ -37,6 +37,8 @@ const PASSES: Record<CrashPointName, number> = {
   'plugin-call': 1,
   'gate-answer': 3,
   'command-running': 6,
+  'error-workflow-due': 1,
+  'error-workflow-submit': 1,
 };
 
 interface Options {

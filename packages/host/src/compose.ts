@@ -22,6 +22,8 @@ import { HostLease, leaseMsFrom } from './storage/host-lease';
 import { builtinSource } from './tools/builtin/builtin.source';
 import { ToolCatalog } from './tools/catalog';
 import { createTasksDomain } from './tasks/tasks.domain';
+import { ErrorOutboxRepository } from './agent/error-outbox.repository';
+import { ErrorWorkflowDispatcher } from './workflows/error-dispatch';
 import { createWorkflowsDomain } from './workflows/workflows.domain';
 
 /** SQLite: how stale the record of a crashed host's last moment may be (renewed every fifth of it, 12 s). */
@@ -136,8 +138,13 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
   const workflows = createWorkflowsDomain({ ...core, agent });
   const tasks = await createTasksDomain({ ...core, agent, workflows, ...(lease ? { hostId: lease.id } : {}) });
   core.catalog.register(models.memoryTools);
+  const outbox = new ErrorOutboxRepository(core.db);
+  const dispatcher = new ErrorWorkflowDispatcher({ outbox, runs: core.runs, tasks: tasks.registry, clock: core.clock, logger: core.logger.child({ component: 'error-workflows' }), shared: !!lease, ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}) });
+  agent.onRunFailed(() => dispatcher.nudge());
+  // stopped before the task executor (closers run last first)
+  core.onClose(() => dispatcher.close());
 
-  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models, tasks: tasks.registry, tasksDomain: tasks, inbox };
+  const ctx: HostContext = { ...core, guard: permissions.guard, posture: () => plugins.posture, agent, permissions, plugins, mcp, workflows, models, tasks: tasks.registry, tasksDomain: tasks, inbox, errorWorkflows: { outbox, dispatcher } };
   if (lease) {
     // Shared database: only the live work of hosts whose lease ran out is interrupted — at start
     // (plus work that names no host) and at every renewal.
@@ -152,6 +159,8 @@ export async function composeHost(options: ComposeOptions = {}): Promise<Compose
   if (adopt) agent.onParkedRun((runId) => adopt(runId));
   await tasks.sweepWaiting?.((runId) => agent.isParked(runId));
   await inbox.start();
+  // what failed runs left in the outbox before this start (a crash) is submitted now
+  dispatcher.nudge();
   return {
     ctx,
     async stop() {

@@ -11,6 +11,7 @@ import type { CoreServices } from './services';
 import type { TaskSubmitter } from './tasks/task-submitter';
 import type { TasksDomain } from './tasks/tasks.domain';
 import type { WorkflowsDomain } from './workflows/workflows.domain';
+import type { ErrorWorkflows } from './workflows/error-dispatch';
 
 export type { Clock } from './clock';
 export type { SandboxPosture } from './plugins/posture';
@@ -40,6 +41,8 @@ export interface HostContext extends CoreServices {
   readonly tasksDomain?: TasksDomain;
   /** Every pending gate of the owners' runs, its answers and its stream. */
   readonly inbox: InboxService;
+  /** Failed runs' error workflows: the outbox (what the run detail shows) and its dispatcher. */
+  readonly errorWorkflows?: ErrorWorkflows;
 }
 
 /** A domain's HTTP entry point, called once by `createHost` in the order of `domains.ts`. */

@@ -85,6 +85,7 @@ export interface InboxFrames {
 export function inboxTrigger(origin: string | null | undefined): InboxTrigger {
   switch (origin) {
     case 'task':
+    case 'workflow-error':
       return 'task';
     case 'workflow-schedule':
       return 'schedule';
@@ -110,13 +111,15 @@ export function isUnattended(trigger: InboxTrigger): boolean {
  * Who or what started a run, in the one vocabulary every screen uses ("Started by"): the
  * inbox's triggers plus the runs made from another run. `origin` is the run's recorded origin.
  */
-export type RunStarter = InboxTrigger | 'retry' | 'batch' | 'fork' | 'rewind';
+export type RunStarter = InboxTrigger | 'retry' | 'batch' | 'fork' | 'rewind' | 'failure';
 
 /** Every `RunStarter`, in the order the UI lists them. */
-export const RUN_STARTERS: readonly RunStarter[] = Object.freeze(['manual', 'task', 'schedule', 'webhook', 'tool', 'chat', 'mcp', 'retry', 'batch', 'fork', 'rewind'] as RunStarter[]);
+export const RUN_STARTERS: readonly RunStarter[] = Object.freeze(['manual', 'task', 'schedule', 'webhook', 'tool', 'chat', 'mcp', 'retry', 'batch', 'fork', 'rewind', 'failure'] as RunStarter[]);
 
 /** The run's `origin` in the one vocabulary; an origin this table does not know reads as by hand. */
 export function runStarter(origin: string | null | undefined): RunStarter {
   if (origin === 'retry' || origin === 'batch' || origin === 'fork' || origin === 'rewind') return origin;
+  // an error workflow's run (task kind and run origin `workflow-error`): started by another run's failure
+  if (origin === 'workflow-error') return 'failure';
   return inboxTrigger(origin);
 }

@@ -88,6 +88,20 @@ export interface RunDetail extends RunListItem {
   failedSteps?: FailedStep[];
   /** The run's event log, without the plan's token stream. */
   events: RunEvent[];
+  /** A failed run's error workflow, when its workflow names one (absent otherwise). */
+  errorWorkflow?: ErrorWorkflowStart;
+}
+
+/**
+ * The error workflow a failed run started: `pending` (not submitted yet), `submitted` (its task
+ * `taskId`; `runId` once the task's run started) or `failed` (it could not be started: `error`).
+ */
+export interface ErrorWorkflowStart {
+  workflowId: string;
+  state: 'pending' | 'submitted' | 'failed';
+  taskId: string;
+  runId?: string;
+  error?: { code: string; message: string };
 }
 
 /** Which plan a retry from the failed step runs: the failed run's own, or its workflow's latest published version. */

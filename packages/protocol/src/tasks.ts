@@ -4,8 +4,11 @@ import type { PermissionMode } from './plan';
 
 /** How urgent a task is: the queue serves owners in turn and each owner's classes in a 4:2:1 cycle. */
 export type TaskPriority = 'interactive' | 'normal' | 'batch';
-/** What submitted a task: the API or a tool (`workflow`), a schedule, or a webhook delivery. */
-export type TaskKind = 'workflow' | 'workflow-schedule' | 'workflow-webhook';
+/**
+ * What submitted a task: the API or a tool (`workflow`), a schedule, a webhook delivery, or a run's
+ * failure (`workflow-error`: the error workflow of a failed run).
+ */
+export type TaskKind = 'workflow' | 'workflow-schedule' | 'workflow-webhook' | 'workflow-error';
 /**
  * Where a task is: `queued` for a slot, `running`, `waiting` (its run waits at a gate and gave its
  * slot up), or ended (`completed`, `failed`, `cancelled`, `interrupted` by a host stop).
@@ -15,7 +18,7 @@ export type TaskState = 'queued' | 'running' | 'waiting' | 'completed' | 'failed
 /** The priorities, highest first. */
 export const TASK_PRIORITIES: readonly TaskPriority[] = Object.freeze(['interactive', 'normal', 'batch'] as TaskPriority[]);
 /** Every task kind. */
-export const TASK_KINDS: readonly TaskKind[] = Object.freeze(['workflow', 'workflow-schedule', 'workflow-webhook'] as TaskKind[]);
+export const TASK_KINDS: readonly TaskKind[] = Object.freeze(['workflow', 'workflow-schedule', 'workflow-webhook', 'workflow-error'] as TaskKind[]);
 
 /** One task, as REST, the task tools and the UI see it. Times are ISO-8601 UTC. */
 export interface TaskSnapshot {

@@ -10,6 +10,7 @@ import { classifyApproveBody } from './approve-body';
 import { rewindPreview } from './rewind-effects';
 import { parsePlan, type RunRepository, type RunRow } from './run.repository';
 import { registerRunOutputRoute } from './run-output.routes';
+import { errorWorkflowStart } from '../workflows/error-dispatch';
 
 /** HTTP surface of the agent. */
 
@@ -60,7 +61,12 @@ function withParents(executions: StepExecution[], plan: AgentPlan | undefined): 
 }
 
 export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunRow): Promise<RunDetail> {
-  const [executions, events, catalog] = await Promise.all([repo.steps(row.id), ctx.events.read(row.id), ctx.catalog.snapshot(row.owner)]);
+  const [executions, events, catalog, errorWorkflow] = await Promise.all([
+    repo.steps(row.id),
+    ctx.events.read(row.id),
+    ctx.catalog.snapshot(row.owner),
+    row.workflow_id ? errorWorkflowStart(ctx.errorWorkflows, ctx.tasks, row) : undefined,
+  ]);
   const plan = parsePlan(row);
   const config = JSON.parse(row.config) as Record<string, unknown>;
   // a completed run's failures that onError went past: as its `complete` event recorded them
@@ -84,6 +90,7 @@ export async function runDetail(ctx: HostContext, repo: RunRepository, row: RunR
     executions: withParents(executions, plan),
     ...(failedSteps ? { failedSteps } : {}),
     events: events.filter((e) => e.type !== 'plan_token'),
+    ...(errorWorkflow ? { errorWorkflow } : {}),
   };
 }
 

@@ -102,7 +102,7 @@ function replayConfig(config: ResolvedConfig): AgentConfig {
 }
 
 /** Runs a background task started (a task, a schedule's fire, a webhook delivery). */
-const TASK_ORIGINS = new Set(['task', 'workflow-schedule', 'workflow-webhook']);
+const TASK_ORIGINS = new Set(['task', 'workflow-schedule', 'workflow-webhook', 'workflow-error']);
 
 export class AgentService {
   private readonly active = new Map<string, ActiveRun>();
@@ -117,6 +117,8 @@ export class AgentService {
   private stopping = false;
   /** The background task of a parked run, given its slot back (the tasks domain answers). */
   private parkedTask?: (runId: string) => Promise<GateParking | undefined>;
+  /** Told of each run that ended `failed` here, once its failure is committed (the error-workflow dispatcher). */
+  private failedListener?: (runId: string) => void;
 
   constructor(private readonly deps: AgentServiceDeps) {
     this.planner = deps.planner;
@@ -296,8 +298,9 @@ export class AgentService {
 
   private track(run: ActiveRun): void {
     this.active.set(run.id, run);
-    void run.ended.then(() => {
+    void run.ended.then((status) => {
       this.active.delete(run.id);
+      if (status === 'failed') this.failedListener?.(run.id);
       if (!this.stopping) this.deps.gates?.runEnded(run.id);
       this.checks.delete(run.id);
       this.deps.events.forget(run.id);
@@ -366,6 +369,11 @@ export class AgentService {
   /** The tasks domain tells how a parked run's task gets its slot back. */
   onParkedRun(fn: (runId: string) => Promise<GateParking | undefined>): void {
     this.parkedTask = fn;
+  }
+
+  /** The error-workflow dispatcher drains its outbox after each failure. */
+  onRunFailed(fn: (runId: string) => void): void {
+    this.failedListener = fn;
   }
 
   /**

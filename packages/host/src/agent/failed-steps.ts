@@ -1,4 +1,5 @@
 import type { FailedStep, PlanStep, StepFailure } from '@fengyu/protocol';
+import type { RunFailure } from './error-outbox.repository';
 
 /**
  * Failures a run went past (docs/workflows.md "Failure handling"): a step set to
@@ -24,6 +25,10 @@ export class FailedSteps {
   readonly list: FailedStep[] = [];
   /** Top-level steps' failures, what `{{node.<id>.error}}` reads outside a loop body. */
   readonly errors = new Map<string, StepFailure>();
+  /** Top-level steps' failures no `onError` went past: the run fails with the first in plan order. */
+  readonly fatal = new Map<string, StepFailure>();
+  /** The failure the run ends with, set just before its end is written (its error-workflow outbox row). */
+  ending?: Omit<RunFailure, 'at'>;
 
   add(stepId: string, error: StepFailure, iteration?: number): void {
     if (iteration === undefined) this.errors.set(stepId, error);
@@ -36,6 +41,11 @@ export class FailedSteps {
     results.set(step.id, null);
     this.add(step.id, failureOf(message, code));
     return true;
+  }
+
+  /** A top-level step failed: handled (see `handle`), or kept as a failure of the run. */
+  record(step: Pick<PlanStep, 'id' | 'onError'> | undefined, stepId: string, message: string, code: string | undefined, results: Map<string, unknown>): void {
+    if (!this.handle(step, message, code, results)) this.fatal.set(stepId, failureOf(message, code));
   }
 
   /** The list in a stable order: by step position in the plan, then iteration. */

@@ -1,5 +1,6 @@
 import { type AgentPlan, FengYuError, type PlanStep, type RunStatus, type StepFailure } from '@fengyu/protocol';
-import { FailedSteps } from './failed-steps';
+import { FailedSteps, failureOf } from './failed-steps';
+import { insertOutbox } from './error-outbox.repository';
 import { isoTime } from '../clock';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
@@ -43,7 +44,6 @@ export class ActiveRun implements StepHost, FlowHost {
   /** Top-level steps that were skipped (their references read null / ""). */
   readonly skipped = new Set<string>();
   readonly ended: Promise<RunStatus>;
-  private readonly errors = new Map<string, string>();
   /** Failures this run went past (`onError`): `failedSteps`, and what `{{node.<id>.error}}` reads. */
   readonly failed = new FailedSteps();
   readonly failures: ReadonlyMap<string, StepFailure> = this.failed.errors;
@@ -124,7 +124,7 @@ export class ActiveRun implements StepHost, FlowHost {
 
   /** A top-level step failed: the run's failure, or one its `onError` goes past (`failed-steps.ts`). */
   recordError(stepId: string, error: string, code?: string): void {
-    if (!this.failed.handle(this.plan?.steps[this.lookup().at.get(stepId) ?? -1], error, code, this.results)) this.errors.set(stepId, error);
+    this.failed.record(this.plan?.steps[this.lookup().at.get(stepId) ?? -1], stepId, error, code, this.results);
   }
 
   cancelRequested(): boolean {
@@ -194,15 +194,17 @@ export class ActiveRun implements StepHost, FlowHost {
     if (patch?.status !== undefined && patch.status === this.rowStatus && Object.keys(patch).length === 1) patch = undefined;
     if (patch?.status !== undefined) this.rowStatus = patch.status;
     const row = patch ? { ...patch, updated_at: this.now() } : undefined;
+    const failure = row?.status === 'failed' ? { ...(this.failed.ending ?? failureOf(row.error ?? '', 'run_failed')), at: row.updated_at } : undefined;
     const repo = this.deps.repo;
     const slow = async (trx: Trx) => {
       if (row) await repo.update(this.id, row, trx);
       if (typeof more === 'function') await more(trx);
       else if (more) await repo.upsertStep(more, trx);
+      if (failure) await insertOutbox(trx, this.id, failure);
     };
     const solo = !queue && this.inFlight <= 1;
     if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
-    const raw = row || more ? repo.rawWrite({ runId: this.id, patch: row, steps: more ? [more] : undefined }) : undefined;
+    const raw = row || more ? repo.rawWrite({ runId: this.id, patch: row, steps: more ? [more] : undefined, ...(failure ? { failure } : {}) }) : undefined;
     return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo, queue === 'held');
   }
 
@@ -475,7 +477,7 @@ export class ActiveRun implements StepHost, FlowHost {
   private async finish(outcome: RunOutcome, held?: HeldEnd): Promise<void> {
     this.heldEnd = held;
     try {
-      this.status = await finishRun(this, outcome, this.errors, held);
+      this.status = await finishRun(this, outcome, held);
       // stopped meanwhile (a shutdown, a failed creation): the end was not written
       if (this.closed) return;
     } catch (err) {

@@ -1,4 +1,5 @@
-import { type AgentPlan, FengYuError, localize, type RunStatus } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, localize, type RunStatus, type StepFailure } from '@fengyu/protocol';
+import type { RunFailure } from './error-outbox.repository';
 import { type NewEvent, presetJson } from '../events/event-log';
 import { runResult } from './decide';
 import type { RunOutcome } from './run-reducer';
@@ -10,7 +11,7 @@ import type { FailedSteps } from './failed-steps';
 
 /** The end of a run: its result and summary, the terminal event, and the run-end hooks. */
 
-type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan; cancelSummary?: string; failed?: FailedSteps };
+type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan; cancelSummary?: string; failed: FailedSteps };
 
 /**
  * The summary of a run whose plan was rejected: the reason is kept in the run's history (SPEC
@@ -26,7 +27,7 @@ export function planRejectedSummary(reason: string | undefined): string {
  * last step's end when not yet written, is written in the same transaction, before the terminal
  * event; a model-written summary takes a while, so with one the step's end is written first.
  */
-export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: ReadonlyMap<string, string>, held?: HeldEnd): Promise<RunStatus> {
+export async function finishRun(run: FinishingRun, outcome: RunOutcome, held?: HeldEnd): Promise<RunStatus> {
   const write = (events: NewEvent[], patch: Partial<RunRow>) => (held ? held.write(events, patch) : run.commit(events, patch));
   if (outcome === 'completed') {
     const plan = run.plan as AgentPlan;
@@ -35,7 +36,7 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
     const summary = await summarize(run, plan, held);
     // the result is serialized once: the row's text, and the event's payload made from it
     // the failures the run went past (onError) are listed with its end (docs/workflows.md)
-    const failedSteps = run.failed?.list.length ? run.failed.sorted(plan.steps.map((s) => s.id)) : undefined;
+    const failedSteps = run.failed.list.length ? run.failed.sorted(plan.steps.map((s) => s.id)) : undefined;
     const complete: NewEvent = failedSteps ? { type: 'complete', result, summary, failedSteps } : { type: 'complete', result, summary };
     presetJson.set(complete, `{"result":${resultJson},"summary":${JSON.stringify(summary)}${failedSteps ? `,"failedSteps":${JSON.stringify(failedSteps)}` : ''}}`);
     await write([complete], { finished_at: run.now(), gate: null, status: 'completed', summary, result: resultJson });
@@ -43,7 +44,8 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, errors: 
   }
   const end = { finished_at: run.now(), gate: null };
   if (outcome === 'failed') {
-    const message = failureMessage(run.plan, errors);
+    const { message, failing } = runFailure(run.plan, run.failed.fatal);
+    run.failed.ending = failing;
     await write([{ type: 'error', message }], { ...end, status: 'failed', error: message });
     return 'failed';
   }
@@ -104,12 +106,17 @@ function plainSummary(run: FinishingRun, plan: AgentPlan): string {
   return run.goal ? localize('run_summary_plain_goal', { count: plan.steps.length, goal: run.goal }) : localize('run_summary_plain', { count: plan.steps.length });
 }
 
-function failureMessage(plan: AgentPlan | undefined, errors: ReadonlyMap<string, string>): string {
+/**
+ * The run's error (the first failed step in plan order), and what its error workflow is told: that
+ * step, its error's code and its own message.
+ */
+function runFailure(plan: AgentPlan | undefined, errors: ReadonlyMap<string, StepFailure>): { message: string; failing: Omit<RunFailure, 'at'> } {
   for (const s of plan?.steps ?? []) {
     const e = errors.get(s.id);
-    if (e) return localize('run_failed_step', { stepId: s.id, reason: e });
+    if (e) return { message: localize('run_failed_step', { stepId: s.id, reason: e.message }), failing: { ...e, stepId: s.id } };
   }
-  return localize('run_failed');
+  const message = localize('run_failed');
+  return { message, failing: { code: 'run_failed', message } };
 }
 
 /** How many times the record of a run's failure is tried, the first retry after this many ms (doubling). */
@@ -119,6 +126,7 @@ const FAILURE_RECORD_RETRY_MS = 50;
 /** A run whose failure is recorded: its commit may be told that this is its last transition (`last`). */
 interface FailingRun {
   readonly id: string;
+  readonly failed: FailedSteps;
   readonly deps: StepHost['deps'];
   now(): string;
   commit(events: NewEvent[], patch?: Partial<RunRow>, more?: undefined, last?: boolean): Promise<unknown>;
@@ -133,6 +141,7 @@ interface FailingRun {
 export async function recordFailure(run: FailingRun, err: unknown, closed: () => boolean): Promise<void> {
   const message = errorText(err);
   const code = (err as { code?: string }).code;
+  run.failed.ending = { code: code ?? 'run_failed', message };
   for (let attempt = 1; ; attempt++) {
     try {
       const details = err instanceof FengYuError && err.details ? { details: err.details } : {};

@@ -4,6 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import { attached } from '../events/attached';
 import type { RawWrite, Trx } from '../events/event-log';
 import { type Db, dialectOf, preparedOf, statement } from '../storage/database';
+import { insertOutboxRaw, type RunFailure } from './error-outbox.repository';
 
 /** Run and step-execution rows: projections of the event log, written inside its commits. */
 
@@ -102,6 +103,8 @@ export interface RowChange {
   insert?: RunRow;
   patch?: Partial<RunRow>;
   steps?: StepRow[];
+  /** The run fails in this change: its error-workflow outbox row is written with it (when its workflow names one). */
+  failure?: RunFailure;
 }
 
 /** The change a raw write made by `rawWrite` writes. */
@@ -228,7 +231,7 @@ export class RunRepository {
     write.fold = (later) => {
       const next = changeOf.get(later);
       if (!next || next.insert || next.runId !== change.runId) return undefined;
-      return this.rawWrite(folded(change, next.patch && this.owned(next.patch), next.steps));
+      return this.rawWrite(folded(change, next.patch && this.owned(next.patch), next.steps, next.failure));
     };
     changeOf.set(write, change);
     return write;
@@ -238,6 +241,7 @@ export class RunRepository {
     if (c.insert) this.insertRaw(raw, c.insert);
     else if (c.patch) this.updateRaw(raw, c.runId, c.patch);
     if (c.steps) for (const step of c.steps) this.upsertStepRaw(raw, step);
+    if (c.failure) insertOutboxRaw(raw, c.runId, c.failure);
   }
 
   /** The patch with this host's id when it makes the run live (a resume: this host executes it). */
@@ -331,8 +335,9 @@ const STEP_COLUMNS = ['run_id', 'step_id', 'status', 'attempts', 'result', 'erro
 const UPSERT_STEP = `insert into step_executions (${STEP_COLUMNS.join(', ')}) values (${STEP_COLUMNS.map(() => '?').join(', ')}) on conflict (run_id, step_id) do update set ${STEP_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`;
 
 /** `first` then `patch` and `steps` of a later change of its run, as one change. */
-function folded(first: RowChange, patch: Partial<RunRow> | undefined, steps: StepRow[] | undefined): RowChange {
+function folded(first: RowChange, patch: Partial<RunRow> | undefined, steps: StepRow[] | undefined, failure: RunFailure | undefined): RowChange {
   const out: RowChange = { runId: first.runId };
+  if (failure ?? first.failure) out.failure = failure ?? first.failure;
   if (first.insert) out.insert = patch ? { ...first.insert, ...patch } : first.insert;
   else out.patch = patch ? { ...first.patch, ...patch } : first.patch;
   if (!steps?.length) out.steps = first.steps;

@@ -32,6 +32,10 @@ export const CRASH_POINTS = [
   'gate-answer',
   /** A command's process group started, before it ends. */
   'command-running',
+  /** A failed run's error-workflow outbox row committed (with the failure), before its task is submitted. */
+  'error-workflow-due',
+  /** A failed run's error-workflow task submitted, before its outbox row is settled. */
+  'error-workflow-submit',
 ] as const;
 
 export type CrashPointName = (typeof CRASH_POINTS)[number];

@@ -166,7 +166,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
     const now = this.now();
-    const id = newTaskId(now);
+    const id = req.taskId ?? newTaskId(now);
     const record = newTaskRecord(id, req, prepared, 'queued', now, this.deps.defaultPermissionMode);
     const admission = await this.admit(record);
     const refused = admission.kind === 'refuse' ? admission : undefined;

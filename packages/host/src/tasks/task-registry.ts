@@ -485,7 +485,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   private admit(prepared: PreparedSubmission): { ok: true; entry: Live; starts: boolean } | { ok: false; refusal: CapacityRefusal } {
     const req = prepared.req;
     const now = this.now();
-    const id = newTaskId(now);
+    const id = req.taskId ?? newTaskId(now);
     const admission = this.deps.policy.submit({ id, owner: req.ownerId, priority: req.priority }, now);
     if (admission.kind === 'refuse') {
       this.deps.metrics?.rejected(req.priority, admission.capacityScope);

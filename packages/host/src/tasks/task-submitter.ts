@@ -31,6 +31,12 @@ export interface SubmitTaskRequest {
   permissionMode?: PermissionMode;
   scheduleId?: string;
   triggerId?: string;
+  /**
+   * The task's id, chosen by its producer before submitting (an error workflow's, kept with its
+   * outbox row, so that a producer that crashed after submitting finds the task under it and never
+   * submits it twice). Absent: a new id.
+   */
+  taskId?: string;
 }
 
 /** Why a submission was refused for capacity: the limit that refused it. */

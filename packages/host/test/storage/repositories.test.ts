@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ErrorOutboxRepository, insertOutbox } from '../../src/agent/error-outbox.repository';
 import { type RunRow, RunRepository } from '../../src/agent/run.repository';
 import { ConversationRepository } from '../../src/chat/conversation.repository';
 import { EventLog } from '../../src/events/event-log';
@@ -199,6 +200,45 @@ describe.each(testDialects())('repositories on %s', (dialect) => {
     expect(await repo.finished('task-1', 'COMPLETED', 'y', 3)).toBe(1);
     const page = await repo.page('h1', 10);
     expect(page.map((d) => [d.id, d.state, typeof d.seq])).toEqual([['d1', 'COMPLETED', 'number']]);
+  });
+
+  it("writes a failed run's error-workflow outbox row with its failure, once, and never for an error workflow's run", async () => {
+    const runs = new RunRepository(opened.db);
+    const log = new EventLog(opened.db, clock);
+    const workflows = new WorkflowRepository(opened.db);
+    const base = { owner: 'alice', description: '', input_schema: '{}', plan: '{}', graph: null, layout: null, content_hash: 'h', published_version: 1, revision: 1, created_at: 'x', updated_at: 'x' };
+    await workflows.insert({ id: 'notify', name: 'Notify', ...base });
+    await workflows.insert({ id: 'job', name: 'Job', ...base, error_workflow_id: 'notify' });
+    const at = '2026-03-01T00:00:01.000Z';
+    const fail = (id: string, origin: string) =>
+      log.commit(id, [{ type: 'error', message: 'm' }], async (trx) => {
+        await runs.insert(runRow(id, { workflow_id: 'job', workflow_version: 1, origin, status: 'failed' }), trx);
+        await insertOutbox(trx, id, { code: 'command_exit_nonzero', message: 'exit 3', stepId: 'boom', at });
+      });
+    await fail('r1', 'workflow-schedule');
+    await fail('r2', 'workflow-error');
+    // a failure whose transaction rolls back leaves no row either
+    await expect(
+      log.commit('r3', [{ type: 'error', message: 'm' }], async (trx) => {
+        await runs.insert(runRow('r3', { workflow_id: 'job', status: 'failed' }), trx);
+        await insertOutbox(trx, 'r3', { code: 'x', message: 'y', at });
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    // the same run failing again (a resume) keeps its first row
+    await log.commit('r1', [{ type: 'error', message: 'again' }], (trx) => insertOutbox(trx, 'r1', { code: 'other', message: 'again', at }));
+    const outbox = new ErrorOutboxRepository(opened.db);
+    const rows = await outbox.pending(10);
+    expect(rows.map((r) => r.failed_run_id)).toEqual(['r1']);
+    expect(rows[0]).toMatchObject({ owner: 'alice', error_workflow_id: 'notify', workflow_name: 'Job', error_code: 'command_exit_nonzero', error_message: 'exit 3', failed_step_id: 'boom', state: 'pending', attempts: 0 });
+    // claimed once; another claimer waits until the claim is stale
+    expect(await outbox.claim('r1', 1000, 0)).toBe(true);
+    expect(await outbox.claim('r1', 2000, 500)).toBe(false);
+    expect(await outbox.claim('r1', 3000, 1500)).toBe(true);
+    await outbox.settle('r1', 'submitted', at);
+    expect(await outbox.pending(10)).toEqual([]);
+    expect(await outbox.claim('r1', 4000, 5000)).toBe(false);
+    expect(await outbox.forRun('r1')).toMatchObject({ state: 'submitted', attempts: 2, claimed_ms: null, settled_at: at });
   });
 
   it('keeps workflows with optimistic revisions and immutable versions', async () => {

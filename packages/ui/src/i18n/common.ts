@@ -37,7 +37,7 @@ export const en = {
   no: 'No',
   /** Who started a run ("Started by"), one vocabulary for every screen (protocol `runStarter`). */
   startedBy: 'Started by',
-  starters: { manual: 'By hand', task: 'Background task', schedule: 'Schedule', webhook: 'Webhook', tool: 'Workflow tool', chat: 'Chat', mcp: 'MCP client', retry: 'Retry', batch: 'Batch', fork: 'Fork', rewind: 'Rewind' },
+  starters: { manual: 'By hand', task: 'Background task', schedule: 'Schedule', webhook: 'Webhook', tool: 'Workflow tool', chat: 'Chat', mcp: 'MCP client', retry: 'Retry', batch: 'Batch', fork: 'Fork', rewind: 'Rewind', failure: 'A failed run' },
 };
 
 export const zhCN: typeof en = {
@@ -77,5 +77,5 @@ export const zhCN: typeof en = {
   yes: '是',
   no: '否',
   startedBy: '启动方式',
-  starters: { manual: '手动', task: '后台任务', schedule: '定时任务', webhook: 'Webhook', tool: '工作流工具', chat: '对话', mcp: 'MCP 客户端', retry: '重试', batch: '批量', fork: '复刻', rewind: '回退' },
+  starters: { manual: '手动', task: '后台任务', schedule: '定时任务', webhook: 'Webhook', tool: '工作流工具', chat: '对话', mcp: 'MCP 客户端', retry: '重试', batch: '批量', fork: '复刻', rewind: '回退', failure: '运行失败' },
 };

@@ -43,7 +43,7 @@ describe('i18n completeness', () => {
 
   it('names every way a run starts in one vocabulary, whatever origin the host recorded', () => {
     // the origins the host writes (agent, workflows, tasks, schedules, webhooks, MCP, tools)
-    const origins = ['api', 'workflow', 'task', 'workflow-schedule', 'workflow-webhook', 'workflow-tool', 'mcp', 'chat', 'retry', 'batch', 'fork', 'rewind', 'something-new', null];
+    const origins = ['api', 'workflow', 'task', 'workflow-schedule', 'workflow-webhook', 'workflow-tool', 'mcp', 'chat', 'retry', 'batch', 'fork', 'rewind', 'workflow-error', 'something-new', null];
     const labels = new Set(RUN_STARTERS.map((s) => en.get(`common.starters.${s}`)));
     expect(labels.size).toBe(RUN_STARTERS.length);
     for (const o of origins) {
@@ -55,6 +55,7 @@ describe('i18n completeness', () => {
     expect(runStarter('workflow')).toBe(runStarter('api'));
     expect(runStarter('workflow-webhook')).toBe('webhook');
     expect(runStarter('task')).toBe('task');
+    expect(runStarter('workflow-error')).toBe('failure');
   });
 });
 

@@ -97,11 +97,21 @@ export interface RunDetail extends RunListItem {
  * `taskId`; `runId` once the task's run started) or `failed` (it could not be started: `error`).
  */
 export interface ErrorWorkflowStart {
+  /** The error workflow the failed run's workflow named when the run failed. */
   workflowId: string;
+  /** `pending`: not submitted yet; `submitted`: its task exists; `failed`: it could not be started. */
   state: 'pending' | 'submitted' | 'failed';
+  /** The error workflow's background task (its id was chosen when the run failed). */
   taskId: string;
+  /** The task's run, once the task started it. */
   runId?: string;
-  error?: { code: string; message: string };
+  /** Why it could not be started (state `failed`). */
+  error?: {
+    /** The stable code (e.g. `workflow_not_found`, `workflow_not_published`, `workflow_inputs_invalid`). */
+    code: string;
+    /** The reason as text. */
+    message: string;
+  };
 }
 
 /** Which plan a retry from the failed step runs: the failed run's own, or its workflow's latest published version. */

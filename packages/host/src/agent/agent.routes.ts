@@ -112,7 +112,7 @@ export function registerAgentRoutes(ctx: HostContext, app: FastifyInstance, repo
     if ((agent.ownerOf(q.runId) ?? (await repo.ownerOf(q.runId))) !== req.owner) throw new FengYuError('run_not_found', { runId: q.runId });
     const header = Number(req.headers['last-event-id']);
     const after = Number.isFinite(header) && header > 0 ? header : (q.lastEventId ?? 0);
-    await streamRun(ctx.events, q.runId, after, req, reply);
+    await streamRun(ctx.events, q.runId, after, req, reply, ctx.config.sseHeartbeatMs);
   });
 
   api.post('/api/agent/:runId/approve', { schema: { summary: 'Release the pending plan or step gate (optional edited AgentPlan body)', tags, params: runIdParams } }, async (req) => {

@@ -104,7 +104,7 @@ export const registerBuilderAssist: DomainRegistrar = (ctx, app: FastifyInstance
       }
       const { saved, autoSaved, problems } = state;
       const abort = new AbortController();
-      const send = openStream(reply, () => abort.abort());
+      const send = openStream(reply, () => abort.abort(), ctx.config.sseHeartbeatMs);
       const catalog = await ctx.workflows.base.snapshot(req.owner);
       const tools = authoringTools(snap, {
         catalog,

@@ -12,7 +12,6 @@ import { typedRoutes } from '../http/route-types';
  * JSON error before the stream starts.
  */
 
-const HEARTBEAT_MS = 15_000;
 const idParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } } as const;
 
 /** The fields of one chat turn, shared by `POST /api/chat` and the builder's AI panel. */
@@ -31,12 +30,12 @@ const chatBody = {
   properties: { ...chatTurnProperties, files: { type: 'array', maxItems: 32, items: { type: 'object' } } },
 } as const;
 
-export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo: ConversationRepository, gates: ChatGates): void {
+export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo: ConversationRepository, gates: ChatGates, heartbeatMs: number): void {
   const api = typedRoutes(app);
   api.post('/api/chat', { schema: { summary: 'Send a chat message; the answer streams as SSE (start, token, tool, approval_requested, done, error)', tags: ['chat'], body: chatBody } }, async (req, reply) => {
     const turn = await chat.prepare(req.owner, req.body);
     const abort = new AbortController();
-    const send = openStream(reply, () => abort.abort());
+    const send = openStream(reply, () => abort.abort(), heartbeatMs);
     await chat.stream(turn, send, abort.signal);
     send.end();
   });
@@ -81,12 +80,12 @@ export function registerChatRoutes(app: FastifyInstance, chat: ChatService, repo
 
 export type Sender = ((frame: ChatFrame, data: Record<string, unknown>) => void) & { end: () => void };
 
-/** Hijacks the reply into an SSE stream; `onGone` fires when the client disconnects early. */
-export function openStream(reply: FastifyReply, onGone: () => void): Sender {
+/** Hijacks the reply into an SSE stream; `onGone` fires when the client disconnects early; a `: keep-alive` comment every `heartbeatMs`. */
+export function openStream(reply: FastifyReply, onGone: () => void, heartbeatMs: number): Sender {
   const res = openSseResponse(reply);
   let seq = 0;
   let ended = false;
-  const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+  const beat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
   const finish = () => {
     if (ended) return;
     ended = true;

@@ -26,7 +26,7 @@ export async function serveCommand(opts: { port?: number; home?: string; open?: 
     process.stderr.write(`fengyu start: code loaded at ${loaded.at.toFixed(0)} ms (cpu ${loaded.cpu.toFixed(0)}), listening at ${performance.now().toFixed(0)} ms (cpu ${cpuMs().toFixed(0)})\n`);
   }
   // An idle host gives back the heap its last burst of work grew (idle-release.ts).
-  const stopIdleRelease = startIdleRelease();
+  const stopIdleRelease = startIdleRelease({ everyMs: host.ctx.config.idleReleaseTickMs });
   // Handlers first: a stop signal that arrives as soon as the address is printed is still a clean stop.
   let stopping = false;
   const stop = async (signal: string) => {

@@ -22,6 +22,10 @@ const EnvSchema = z.object({
     .regex(/^postgres(ql)?:\/\/\S+$/, 'FENGYU_DATABASE_URL must be a postgres:// or postgresql:// URL')
     .optional(),
   FENGYU_DB_SYNC: z.enum(['normal', 'full']).optional(),
+  // How often an open SSE stream (a run's, a chat's) carries a `: keep-alive` comment.
+  FENGYU_SSE_HEARTBEAT_MS: z.coerce.number().int().min(10).max(600_000).optional(),
+  // The served host's idle-release tick (cli/idle-release.ts: its quiet spells are counted in ticks).
+  FENGYU_IDLE_RELEASE_TICK_MS: z.coerce.number().int().min(200).max(60_000).optional(),
   // The secrets vault's key, instead of $FENGYU_HOME/secrets.key (checked where it is parsed).
   FENGYU_SECRETS_KEY: z.string().optional(),
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
@@ -53,6 +57,14 @@ export interface HostConfig {
   callTimeoutSeconds: number;
   /** How long a call of the MCP server waits for its workflow run before answering with the run id. */
   mcpCallPatienceMs: number;
+  /** How often an open SSE stream carries a `: keep-alive` comment (ms; 15 s unless set, so proxies and browsers keep it open). */
+  sseHeartbeatMs: number;
+  /**
+   * The tick of a served host's idle release (ms; 1 s unless set): its quiet spells (2 ticks before
+   * the first collection, 30 before the second) scale with it. At 200 ms, the least, the second
+   * spell is 6 s, still longer than V8's 5 s allocation-rate window it waits out.
+   */
+  idleReleaseTickMs: number;
   otlpMetricsEndpoint?: string;
   /** Crash tests: the labelled point (and pass) at which the host SIGKILLs itself (`FENGYU_CRASH_AT`). */
   crashAt?: CrashAt;
@@ -75,6 +87,8 @@ export interface ConfigOptions {
   uiDir?: string;
   callTimeoutSeconds?: number;
   mcpCallPatienceMs?: number;
+  sseHeartbeatMs?: number;
+  idleReleaseTickMs?: number;
   crashAt?: CrashAt;
   secretsKey?: string;
   env?: Record<string, string | undefined>;
@@ -100,6 +114,8 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     uiDir: options.uiDir ?? join(repoRoot, 'packages/ui/dist'),
     callTimeoutSeconds: options.callTimeoutSeconds ?? 120,
     mcpCallPatienceMs: options.mcpCallPatienceMs ?? 50_000,
+    sseHeartbeatMs: options.sseHeartbeatMs ?? parsed.FENGYU_SSE_HEARTBEAT_MS ?? 15_000,
+    idleReleaseTickMs: options.idleReleaseTickMs ?? parsed.FENGYU_IDLE_RELEASE_TICK_MS ?? 1000,
     otlpMetricsEndpoint: parsed.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
     ...crashAtOf(options.crashAt, parsed.FENGYU_CRASH_AT),
     secretsKey: options.secretsKey ?? parsed.FENGYU_SECRETS_KEY,

@@ -16,8 +16,6 @@ export { frame, storedFrame };
  * 204 tells a reconnecting EventSource to stop instead of holding a connection open.
  */
 
-const HEARTBEAT_MS = 15_000;
-
 const HELLO = ': connected\n\n';
 const HELLO_BYTES = Buffer.from(HELLO, 'latin1');
 
@@ -53,7 +51,8 @@ function endsRun(types: readonly string[]): boolean {
   return false;
 }
 
-export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/** `heartbeatMs`: how often a stream left open carries a `: keep-alive` comment (`HostConfig.sseHeartbeatMs`). */
+export async function streamRun(log: EventLog, runId: string, afterSeq: number, request: FastifyRequest, reply: FastifyReply, heartbeatMs: number): Promise<void> {
   // without a cursor there is always something to send (a run's log starts with run_created)
   const done = afterSeq > 0 ? await log.finished(runId) : undefined;
   if (done && afterSeq >= done.lastSeq) {
@@ -135,7 +134,7 @@ export async function streamRun(log: EventLog, runId: string, afterSeq: number, 
   // the heartbeat starts once the replay leaves the stream open (a replay that ends it makes none)
   let beat: NodeJS.Timeout | undefined;
   const keepAlive = () => {
-    if (!ended) beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    if (!ended) beat = setInterval(() => res.write(': keep-alive\n\n'), heartbeatMs);
   };
   request.raw.on('close', end);
   try {

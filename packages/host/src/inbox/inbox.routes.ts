@@ -7,7 +7,6 @@ import { typedRoutes } from '../http/route-types';
  * stream (`?token=` accepted on this GET route: it is on the front door's exact-path list).
  */
 
-const HEARTBEAT_MS = 15_000;
 const idParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 100 } } } as const;
 const listQuery = { type: 'object', additionalProperties: false, properties: { cursor: { type: 'string', maxLength: 400 } } } as const;
 const streamQuery = { type: 'object', properties: { token: { type: 'string' } } } as const;
@@ -33,7 +32,7 @@ export const registerInbox: DomainRegistrar = (ctx, app) => {
       const [type, data] = change.kind === 'added' ? ['inbox_added', { item: change.item }] : ['inbox_removed', { id: change.id, outcome: change.outcome }];
       res.write(`id: ${seq}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
     }, () => res.end());
-    const beat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+    const beat = setInterval(() => res.write(': keep-alive\n\n'), ctx.config.sseHeartbeatMs);
     res.on('close', () => {
       clearInterval(beat);
       stop();

@@ -4,12 +4,13 @@ import { startTestHost, type TestHost } from '../support/host';
 
 /**
  * A run's stream that stays open (the run waits at its plan review) carries a `: keep-alive`
- * comment every 15 s after its replay; a stream whose replay ends it has ended without one.
+ * comment every `sseHeartbeatMs` (15 s unless set; set short here, so the test waits for one beat
+ * instead of 15 s) after its replay; a stream whose replay ends it has ended without one.
  */
 
 let t: TestHost;
 beforeAll(async () => {
-  t = await startTestHost();
+  t = await startTestHost({ sseHeartbeatMs: 200 });
 });
 afterAll(async () => t?.close());
 

@@ -156,6 +156,9 @@ export interface RunTiming {
   /** client receive time (performance.now) and server ts (epoch ms) of each step_complete */
   stepRecv: number[];
   stepTs: number[];
+  /** client time (performance.now) the POST was sent and the `complete` frame received */
+  sentAt: number;
+  endAt: number;
 }
 
 /** POST /api/agent/run with a supplied workflow (full access, plan approval off unless asked): its run id. */
@@ -184,7 +187,8 @@ export async function runWorkflow(c: Client, workflow: unknown, maxConcurrency =
     });
     es.addEventListener('complete', () => {
       es.close();
-      resolve({ totalMs: performance.now() - t0, stepRecv, stepTs });
+      const endAt = performance.now();
+      resolve({ totalMs: endAt - t0, stepRecv, stepTs, sentAt: t0, endAt });
     });
     es.addEventListener('error', (m: MessageEvent) => {
       if (m.data) {
@@ -226,7 +230,8 @@ export async function runWatched(c: Client, workflow: unknown, maxConcurrency = 
     });
     es.addEventListener('complete', () => {
       es.close();
-      resolve({ totalMs: performance.now() - t0, stepRecv, stepTs, approvedAt });
+      const endAt = performance.now();
+      resolve({ totalMs: endAt - t0, stepRecv, stepTs, approvedAt, sentAt: t0, endAt });
     });
     es.addEventListener('error', (m: MessageEvent) => {
       if (m.data) fail(new Error(String(m.data)));
@@ -260,6 +265,18 @@ export function liveFraction(t: RunTiming): number {
   const client = (t.stepRecv[n - 1] as number) - (t.stepRecv[0] as number);
   if (server <= 0) return Number.NaN;
   return Math.max(0, Math.min(1, client / server));
+}
+
+/**
+ * When the first step's end reached the client, as a share of the run's time at the client: from
+ * `from` (the approval that lets the first step start, or the POST) to the `complete` frame. A
+ * stream that publishes each step's end once committed shows the first of 40 near 1/40; one that
+ * sends the run's frames in one burst at its end, near 1.
+ */
+export function firstFrameShare(t: RunTiming, from: number): number {
+  const first = t.stepRecv[0];
+  if (first === undefined || !(t.endAt > from)) return Number.NaN;
+  return Math.max(0, Math.min(1, (first - from) / (t.endAt - from)));
 }
 
 export const chainOf = (tool: string, n: number) => ({ steps: Array.from({ length: n }, (_, i) => ({ id: `s${i}`, tool, ...(i ? { dependsOn: [`s${i - 1}`] } : {}) })) });

@@ -19,6 +19,7 @@ export class LoopTurn {
   private openedAt = 0;
   private ending: Array<() => void> = [];
   private next?: Promise<void>;
+  private resume?: () => void;
   private ends = 0;
 
   constructor(
@@ -38,7 +39,14 @@ export class LoopTurn {
     this.ends += 1;
     const fns = this.ending;
     this.ending = [];
+    const resume = this.resume;
+    this.resume = undefined;
+    this.next = undefined;
     for (const fn of fns) fn();
+    // The callers that yielded resume after what the turn's end queued in turn (a group commit's
+    // publication): the frames of a slice's steps reach their subscribers before the next slice
+    // runs, not a slice later.
+    if (resume) setImmediate(resume);
   };
 
   /** How many turns have ended: code that sees it change between two points ran in a later turn. */
@@ -53,19 +61,17 @@ export class LoopTurn {
   }
 
   /**
-   * Nothing while the current turn has run less than the slice; after that, a promise settled at
-   * the turn's end, the same one for every caller, so that every caller lets the loop turn
-   * together (a caller that kept going would hold the loop for all the others).
+   * Nothing while the current turn has run less than the slice; after that, a promise settled
+   * after the turn's end (in the loop's next check phase, after the immediates the end's work
+   * queued), the same one for every caller, so that every caller lets the loop turn together (a
+   * caller that kept going would hold the loop for all the others).
    */
   yieldIfLong(): Promise<void> | undefined {
     this.ensureOpen();
     if (this.next) return this.next;
     if (this.now() - this.openedAt < this.sliceMs) return undefined;
     const next = new Promise<void>((resolve) => {
-      this.ending.push(() => {
-        this.next = undefined;
-        resolve();
-      });
+      this.resume = resolve;
     });
     this.next = next;
     return next;

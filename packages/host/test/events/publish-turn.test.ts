@@ -166,3 +166,21 @@ describe('a host running chains side by side', () => {
     }
   }, 60_000);
 });
+
+describe('a runner that yields after a slice', () => {
+  it('resumes only after the group commit queued in its slice is published: a slice\'s frames go out before the next slice runs', async () => {
+    const first = log.commitGrouped('a', [audit(1), audit(2)], undefined);
+    // a turn long enough to yield in (the slice is measured from the turn's first call)
+    const until = performance.now() + 3;
+    while (performance.now() < until) {
+      // busy, as a runner's slice of steps answered from memory
+    }
+    const yielded = log.turn.yieldIfLong();
+    expect(yielded).toBeDefined();
+    await yielded;
+    // resumed: the group was written at the turn's end and published before this continuation
+    expect(stored()).toEqual(['a2', 'a3']);
+    expect(published).toEqual(['a2', 'a3']);
+    await first;
+  });
+});

@@ -27,7 +27,7 @@ export function createInboxDomain(
   core: Pick<CoreServices, 'clock' | 'logger' | 'onClose' | 'settings'>,
   made: { repo: InboxRepository; recorder: InboxRecorder },
   agent: AgentService,
-  callMethod: (pluginId: string, method: string, params: Record<string, unknown>) => Promise<unknown>,
+  callMethod: (owner: string, pluginId: string, method: string, params: Record<string, unknown>) => Promise<unknown>,
 ): InboxService {
   const logger = core.logger.child({ component: 'inbox' });
   core.settings.registerSection('notifications', { schema: NotificationsSchema, defaultValue: {} });

@@ -25,7 +25,7 @@ export type Notifications = z.infer<typeof NotificationsSchema>;
 export interface NotifierDeps {
   /** The owner's settings document (its `notifications` and `locale`). */
   settings: (owner: string) => Promise<Record<string, unknown>>;
-  callMethod: (pluginId: string, method: string, params: Record<string, unknown>) => Promise<unknown>;
+  callMethod: (owner: string, pluginId: string, method: string, params: Record<string, unknown>) => Promise<unknown>;
   /** The UI's address once the host listens (no token in it). */
   uiUrl: () => string | undefined;
   logger: Logger;
@@ -80,7 +80,7 @@ export class InboxNotifier {
       const email = (doc.notifications as Notifications | undefined)?.email;
       if (!email) return false;
       const { subject, body } = notificationMessage(item, String(doc.locale ?? 'en'), this.deps.uiUrl());
-      const r = (await this.deps.callMethod(EMAIL_PLUGIN_ID, 'email_notify', { accountId: email.accountId, to: [email.to], subject, body })) as { success?: boolean; error?: string };
+      const r = (await this.deps.callMethod(owner, EMAIL_PLUGIN_ID, 'email_notify', { accountId: email.accountId, to: [email.to], subject, body })) as { success?: boolean; error?: string };
       if (r?.success !== true) throw new Error(r?.error ?? 'the e-mail plugin reported failure');
       return true;
     } catch (err) {

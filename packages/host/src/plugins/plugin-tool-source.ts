@@ -1,4 +1,5 @@
 import { type AiTool, clampTimeout, FengYuError, type JsonSchema, stableHash } from '@fengyu/protocol';
+import { DEFAULT_OWNER } from '../http/auth';
 import type { SourceStatus, Tool, ToolContext, ToolSource } from '../tools/tool';
 import type { InstalledPlugin } from './plugin.repository';
 import { resolveRefs } from './resolve-refs';
@@ -24,7 +25,10 @@ export interface PluginToolDeps {
    */
   currentNow?: (pluginId: string) => InstalledPlugin | null | undefined;
   workers: WorkerManager;
+  /** A plugin's data directory for the primary owner. */
   dataDirOf: (pluginId: string) => string;
+  /** Another owner's data directory of a plugin, made on first use (each owner's workers keep their own state). */
+  ownerDataDir: (pluginId: string, owner: string) => Promise<string>;
   /** The owner's `backend.callTimeoutSeconds`, for a tool that declares no timeout. */
   defaultTimeoutSeconds: (owner: string) => number | Promise<number>;
 }
@@ -41,6 +45,11 @@ function failedResult(result: unknown): string | undefined {
 /** Where a plugin's worker runs: its installed version, root, data dir and network grant. */
 export function workerTargetOf(p: InstalledPlugin, dataDir: string): WorkerTarget {
   return { pluginId: p.id, version: p.version, root: p.root, dataDir, worker: p.manifest.worker.replace(/^(\.\/)+/, ''), network: p.manifest.sandbox?.network === true };
+}
+
+/** Another owner's worker: its own data directory (and, through the worker's owner, its own vault). */
+async function ownerTarget(primary: WorkerTarget, owner: string, deps: PluginToolDeps): Promise<WorkerTarget> {
+  return { ...primary, owner, dataDir: await deps.ownerDataDir(primary.pluginId, owner) };
 }
 
 export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginToolDeps, available = true): Tool {
@@ -81,7 +90,8 @@ export function pluginTool(plugin: InstalledPlugin, ai: AiTool, deps: PluginTool
       const now = known !== undefined ? (known ?? undefined) : deps.current ? await deps.current(plugin.id) : plugin;
       if (!now) throw new FengYuError('plugin_not_found', { pluginId: plugin.id });
       if (!now.enabled) throw new FengYuError('plugin_disabled', { pluginId: plugin.id });
-      const { declared: stillDeclared, target } = derive(now);
+      const { declared: stillDeclared, target: primary } = derive(now);
+      const target = ctx.owner === DEFAULT_OWNER ? primary : await ownerTarget(primary, ctx.owner, deps);
       if (!stillDeclared) throw new FengYuError('tool_not_found', { name: ai.name });
       const params = resolveRefs(args ?? {}, ctx.grants ?? [], inputSchema);
       const result = await deps.workers.invoke({

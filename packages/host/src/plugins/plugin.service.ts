@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { compareSemver, FengYuError, type PluginManifest, validateManifest } from '@fengyu/protocol';
+import { DEFAULT_OWNER } from '../http/auth';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { DEFAULT_LIMITS, extractPackage, type PackageLimits } from './package-reader';
@@ -42,6 +43,8 @@ export interface HookSource {
 }
 
 export class PluginService {
+  /** Owners' data directories made since start. */
+  private readonly madeDirs = new Set<string>();
   private queue: Promise<unknown> = Promise.resolve();
   private hookSources?: { from: InstalledPlugin[]; value: Promise<HookSource[]>; read?: HookSource[] };
 
@@ -57,8 +60,27 @@ export class PluginService {
     return p;
   }
 
-  dataDirOf(id: string): string {
-    return join(this.deps.home, 'plugin-data', id);
+  /**
+   * A plugin's writable data directory for an owner: the primary owner's under `plugin-data/`,
+   * any other owner's under `owners/o_<owner>/plugin-data/` (the prefix keeps names such as `..`
+   * a plain directory name).
+   */
+  dataDirOf(id: string, owner: string = DEFAULT_OWNER): string {
+    return owner === DEFAULT_OWNER ? join(this.deps.home, 'plugin-data', id) : join(this.ownersDataRoot(), `o_${owner}`, 'plugin-data', id);
+  }
+
+  /** `dataDirOf`, created on first use (an owner's first call of the plugin). */
+  async ownerDataDir(id: string, owner: string): Promise<string> {
+    const dir = this.dataDirOf(id, owner);
+    if (!this.madeDirs.has(dir)) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      this.madeDirs.add(dir);
+    }
+    return dir;
+  }
+
+  private ownersDataRoot(): string {
+    return join(this.deps.home, 'owners');
   }
 
   /** Installs a `.fyp` from disk, or upgrades the installed plugin of the same id (higher version only). */
@@ -152,7 +174,11 @@ export class PluginService {
     await this.deps.workers.stopPlugin(id);
     await this.deps.repo.remove(id);
     await rm(join(this.deps.home, 'plugins', plugin.id), { recursive: true, force: true });
-    if (purgeData) await rm(this.dataDirOf(id), { recursive: true, force: true });
+    if (purgeData) {
+      await rm(this.dataDirOf(id), { recursive: true, force: true });
+      const owners = await readdir(this.ownersDataRoot()).catch(() => [] as string[]);
+      for (const o of owners) await rm(join(this.ownersDataRoot(), o, 'plugin-data', id), { recursive: true, force: true });
+    }
     this.deps.logger.info({ plugin: id, purgeData }, 'plugin uninstalled');
   }
 

@@ -39,9 +39,9 @@ export interface PluginsDomain {
   resolveFiles: FilesResolver;
   /**
    * Calls a method of an installed, enabled plugin on the host's own behalf (no run, no grants):
-   * e.g. the inbox's e-mail notifications. Throws `plugin_not_found` / `plugin_disabled`.
+   * as `owner` (that owner's plugin data and secrets), e.g. the inbox's e-mail notifications. Throws `plugin_not_found` / `plugin_disabled`.
    */
-  callMethod(pluginId: string, method: string, params: Record<string, unknown>, timeoutSeconds?: number): Promise<unknown>;
+  callMethod(owner: string, pluginId: string, method: string, params: Record<string, unknown>, timeoutSeconds?: number): Promise<unknown>;
 }
 
 export const MAX_PACKAGE_BYTES = 256 * 1024 * 1024;
@@ -88,7 +88,7 @@ type PluginsDeps = Pick<CoreServices, 'config' | 'logger' | 'clock' | 'db' | 'ca
 export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDomain> {
   const backend = sandboxFor(core.config);
   const logger = core.logger.child({ component: 'plugins' });
-  const workers = new WorkerManager({ backend, logger, env: core.config.env, onWorkerRequest: pluginSecretsHandler(core.vault, DEFAULT_OWNER), groups: processGroupsFor(core.config, (fn) => core.onClose(fn)), ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}) });
+  const workers = new WorkerManager({ backend, logger, env: core.config.env, onWorkerRequest: pluginSecretsHandler(core.vault), groups: processGroupsFor(core.config, (fn) => core.onClose(fn)), ...(core.crashPoint ? { crashPoint: core.crashPoint } : {}) });
   core.onClose(() => workers.close());
   const repo = new PluginRepository(core.db);
   const service = new PluginService({
@@ -102,7 +102,7 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
     otherToolNames: () => otherToolNames(core.catalog),
   });
   core.catalog.register(
-    new PluginToolSource({ plugins: () => repo.list(), pluginsNow: () => repo.listNow(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), defaultTimeoutSeconds: callTimeoutOf(core.settings, core.config.callTimeoutSeconds) }),
+    new PluginToolSource({ plugins: () => repo.list(), pluginsNow: () => repo.listNow(), current: installedNow(core.db, repo), currentNow: installedKnown(core.db, repo), workers, dataDirOf: (id) => service.dataDirOf(id), ownerDataDir: (id, owner) => service.ownerDataDir(id, owner), defaultTimeoutSeconds: callTimeoutOf(core.settings, core.config.callTimeoutSeconds) }),
   );
   const resolveFiles: FilesResolver = async (owner, runId, entries) => {
     const grants = await resolveRunFiles(core, owner, runId, entries as RunFileEntry[]);
@@ -111,11 +111,12 @@ export async function createPluginsDomain(core: PluginsDeps): Promise<PluginsDom
   for (const dir of ['.staging', '.uploads']) await rm(join(core.config.home, 'plugins', dir), { recursive: true, force: true });
   await installBundledPlugins(service, core.config.bundledPluginDirs, core.config.home, core.logger);
   const current = installedNow(core.db, repo);
-  const callMethod: PluginsDomain['callMethod'] = async (pluginId, method, params, timeoutSeconds = 60) => {
+  const callMethod: PluginsDomain['callMethod'] = async (owner, pluginId, method, params, timeoutSeconds = 60) => {
     const p = await current(pluginId);
     if (!p) throw new FengYuError('plugin_not_found', { pluginId });
     if (!p.enabled) throw new FengYuError('plugin_disabled', { pluginId });
-    return workers.invoke({ target: workerTargetOf(p, service.dataDirOf(p.id)), method, params, toolName: `${pluginId}:${method}`, timeoutSeconds, grants: [] });
+    const target = owner === DEFAULT_OWNER ? workerTargetOf(p, service.dataDirOf(p.id)) : { ...workerTargetOf(p, await service.ownerDataDir(p.id, owner)), owner };
+    return workers.invoke({ target, method, params, toolName: `${pluginId}:${method}`, timeoutSeconds, grants: [] });
   };
   return { service, workers, files: new FileService(core.db, core.config.home, core.clock), posture: backend.posture, hooks: hookProvider(service, logger), resolveFiles, callMethod };
 }

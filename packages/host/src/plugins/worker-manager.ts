@@ -1,4 +1,5 @@
 import { FengYuError } from '@fengyu/protocol';
+import { DEFAULT_OWNER } from '../http/auth';
 import type { Logger } from 'pino';
 import type { CrashPoint } from '../config/crash-points';
 import { allowListedEnv } from '../process/env';
@@ -22,6 +23,12 @@ import './plugin-errors';
 
 export interface WorkerTarget {
   pluginId: string;
+  /**
+   * The owner the worker works for (default: the primary owner). Each owner gets workers of its
+   * own, with its own data directory and its own vault: one owner's plugin state (an e-mail
+   * account, its password) never answers another owner's call.
+   */
+  owner?: string;
   version: string;
   root: string;
   dataDir: string;
@@ -142,13 +149,14 @@ export class WorkerManager {
   private workerFor(req: InvokeRequest): WorkerProcess {
     const { target } = req;
     const prefix = `${target.pluginId}@`;
-    const key = `${prefix}${target.version}${target.network ? '+net' : ''}\n${grantKey(this.options.backend, req.grants)}`;
+    const owner = target.owner ?? DEFAULT_OWNER;
+    const key = `${prefix}${target.version}${target.network ? '+net' : ''}\n${owner}\n${grantKey(this.options.backend, req.grants)}`;
     const existing = this.workers.get(key);
     if (existing?.alive) return existing;
     if (existing) void existing.stop(this.options.killGraceMs);
     this.evictFor(prefix);
     const launch = { nodePath: this.options.nodePath ?? process.execPath, worker: target.worker, root: target.root, dataDir: target.dataDir, grants: req.grants, network: target.network };
-    const logger = this.options.logger.child({ plugin: target.pluginId, version: target.version });
+    const logger = this.options.logger.child({ plugin: target.pluginId, version: target.version, ...(owner === DEFAULT_OWNER ? {} : { owner }) });
     const worker = new WorkerProcess({
       spawn: workerCommand(this.options.backend, launch),
       cwd: target.root,
@@ -159,7 +167,7 @@ export class WorkerManager {
       killGraceMs: this.options.killGraceMs,
       maxLineChars: this.options.maxLineChars,
       ...(this.options.crashPoint ? { onRequestWritten: () => this.options.crashPoint?.('plugin-call') } : {}),
-      ...(this.options.onWorkerRequest ? { onRequest: (method: string, params: unknown) => this.options.onWorkerRequest!(target.pluginId, method, params) } : {}),
+      ...(this.options.onWorkerRequest ? { onRequest: (method: string, params: unknown) => this.options.onWorkerRequest!(target.pluginId, owner, method, params) } : {}),
       onExit: (reason) => {
         if (this.workers.get(key) === worker) this.workers.delete(key);
         logger.info({ reason }, 'plugin worker stopped');

@@ -78,4 +78,27 @@ describe('inbox e-mail', () => {
     expect(raw).not.toContain(t.host.token);
     expect(raw).not.toContain(SECRET);
   });
+
+  it("keeps each owner's e-mail accounts apart: a second owner neither sees, uses nor overwrites the primary owner's", async () => {
+    const bob = (await t.api('POST', '/api/owners', { name: 'bob-mail' })).body.token as string;
+    const as = { 'x-fengyu-token': bob };
+    const run = async (headers: Record<string, string>, step: Record<string, unknown>) => {
+      const res = await t.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 's', ...step }] }, config: { permissionMode: 'full-access', planApproval: false } }, headers);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return until(async () => {
+        const d = (await t.api('GET', `/api/agent/runs/${res.body.runId}`, undefined, headers)).body;
+        return ['completed', 'failed'].includes(d.status) ? (d.executions as Array<{ result?: { accounts?: Array<{ id: string; from: string }> } }>)[0]?.result : undefined;
+      }, 'the run to end');
+    };
+    const list = { tool: 'email_accounts_list', arguments: {} };
+    expect((await run(as, list))?.accounts?.map((a) => a.id)).toEqual(['local-outbox']);
+    await run(as, { tool: 'email_account_save', arguments: { id: 'office', name: 'Bob', from: 'bob@example.com', host: '127.0.0.1', port: smtp.port, tls: 'none', user: 'office', secret: 'bob-guess' } });
+    expect((await run(as, list))?.accounts?.find((a) => a.id === 'office')?.from).toBe('bob@example.com');
+    expect((await run({}, list))?.accounts?.find((a) => a.id === 'office')?.from).toBe('fengyu@example.com');
+    // the primary owner's notification still authenticates with the primary owner's password
+    const before = smtp.messages.length;
+    await waitingItem();
+    await until(() => smtp.messages.length > before, 'the e-mail');
+    expect(smtp.messages.at(-1)?.raw.toString('utf8')).not.toContain('bob@example.com');
+  });
 });

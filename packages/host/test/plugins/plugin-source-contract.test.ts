@@ -24,7 +24,7 @@ toolSourceContract('PluginToolSource (probe plugin, real worker)', {
     const manifest = (await peekManifest(fyp)) as PluginManifest;
     const plugin: InstalledPlugin = { id: manifest.id, name: manifest.name, version: manifest.version, description: '', enabled: true, manifest, root, bundled: false, installedAt: '', updatedAt: '' };
     const workers = new WorkerManager({ backend: detectSandbox('auto', process.env), logger: pino({ level: 'silent' }) });
-    const source = new PluginToolSource({ plugins: async () => [plugin], workers, dataDirOf: () => join(home, 'plugin-data/test.fengyu.probe'), defaultTimeoutSeconds: () => 120 });
+    const source = new PluginToolSource({ plugins: async () => [plugin], workers, dataDirOf: () => join(home, 'plugin-data/test.fengyu.probe'), ownerDataDir: async () => join(home, 'plugin-data/test.fengyu.probe'), defaultTimeoutSeconds: () => 120 });
     return { source, close: () => workers.close() };
   },
   sample: (tool) => (tool.name === 'probe_echo' ? { value: 1 } : tool.name === 'probe_noop' ? {} : undefined),
@@ -41,7 +41,7 @@ describe('plugin tool schema revisions', () => {
       aiTools: [{ name: 'rev_echo', description, method: 'echo', effect: 'read' }],
     } as unknown as PluginManifest;
     const plugin: InstalledPlugin = { id: manifest.id, name: manifest.name, version: manifest.version, description: '', enabled: true, manifest, root: '/nonexistent', bundled: false, installedAt: '', updatedAt: '' };
-    return pluginTool(plugin, manifest.aiTools![0]!, { plugins: async () => [plugin], workers: {} as WorkerManager, dataDirOf: () => '/nonexistent', defaultTimeoutSeconds: () => 120 });
+    return pluginTool(plugin, manifest.aiTools![0]!, { plugins: async () => [plugin], workers: {} as WorkerManager, dataDirOf: () => '/nonexistent', ownerDataDir: async () => '/nonexistent', defaultTimeoutSeconds: () => 120 });
   };
 
   it('keeps the id, and changes schemaRevision exactly when a schema changes', () => {
@@ -68,7 +68,7 @@ describe('plugin tool call timeouts', () => {
     const plugin: InstalledPlugin = { id: manifest.id, name: manifest.name, version: manifest.version, description: '', enabled: true, manifest, root: '/nonexistent', bundled: false, installedAt: '', updatedAt: '' };
     let seen: number | undefined;
     const workers = { invoke: async (req: { timeoutSeconds: number }) => ((seen = req.timeoutSeconds), {}) } as unknown as WorkerManager;
-    const tool = pluginTool(plugin, manifest.aiTools![0]!, { plugins: async () => [plugin], workers, dataDirOf: () => '/nonexistent', defaultTimeoutSeconds: () => fallback });
+    const tool = pluginTool(plugin, manifest.aiTools![0]!, { plugins: async () => [plugin], workers, dataDirOf: () => '/nonexistent', ownerDataDir: async () => '/nonexistent', defaultTimeoutSeconds: () => fallback });
     await tool.invoke({}, { signal: new AbortController().signal, owner: 'o', permissionMode: 'full-access', grants: [] } as never);
     return seen;
   };

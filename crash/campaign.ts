@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { CRASH_POINTS, type CrashPointName } from '../packages/host/src/config/crash-points';
 import { checkDeliveries, checkMarks, markCounts, checkRestart, checkSchedules, resumeInterrupted, survivors } from './checks';
+import { awaitErrorWorkflows, checkErrorWorkflows } from './error-workflows';
 import { checkInputs } from './inputs';
 import { apiOf, prng, ROOT, sleep, snapshotHost, startHost } from './host';
 import { deliverOnce, drive, makeTemplate, MARKS, type Template } from './workload';
@@ -154,7 +155,8 @@ async function trial(o: Options, entry: string, t: Template, template: string, b
     const resumed = await resumeInterrupted(api, b, restart.replays, prng(o.seed * 1000 + index + 500_000));
     violations.push(...resumed.violations);
     phase('resume');
-    let tasks: Array<{ id: string; kind: string; state: string; scheduleId?: string; runId?: string }> = [];
+    await awaitErrorWorkflows(api, d.runs);
+    let tasks: Array<{ id: string; kind: string; state: string; workflowId: string; scheduleId?: string; runId?: string }> = [];
     for (let i = 0; i < 150; i++) {
       tasks = (await api('GET', '/api/agent/tasks?limit=100')).body.items;
       if (!tasks.some((x) => x.state === 'queued' || x.state === 'running')) break;
@@ -168,6 +170,7 @@ async function trial(o: Options, entry: string, t: Template, template: string, b
     violations.push(...checkInputs(markCounts(home), d.runs, resumed.stories, status));
     violations.push(...checkDeliveries(d.deliveries, tasks.filter((x) => x.kind === 'workflow-webhook')));
     violations.push(...checkSchedules(d, tasks));
+    violations.push(...(await checkErrorWorkflows(api, d.runs, tasks, t.errorId)));
   } catch (e) {
     violations.push(`after the restart: ${(e as Error).message}`);
   } finally {
@@ -179,7 +182,8 @@ async function trial(o: Options, entry: string, t: Template, template: string, b
   }
   writeFileSync(join(dir, 'trial.json'), JSON.stringify({ index, seed: o.seed, point, pass, reached, violations, phases, runs: d.runs, tasks: d.tasks, schedules: d.schedules, deliveries: d.deliveries }, null, 1));
   if (violations.length === 0 && !o.keep) rmSync(dir, { recursive: true, force: true });
-  if (process.env.CRASH_DEBUG) process.stdout.write(`    phases ${JSON.stringify(phases)}\n`);
+  // a slow trial says where its time went (the record's outliers), every trial with CRASH_DEBUG
+  if (process.env.CRASH_DEBUG || performance.now() - t0 > 60_000) process.stdout.write(`    phases ${JSON.stringify(phases)}\n`);
   return { index, point, pass, reached, violations, ms: performance.now() - t0, dir };
 }
 

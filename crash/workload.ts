@@ -13,6 +13,10 @@ import { type Api, apiOf, type Frame, type HostProc, prng, recordStream, startHo
 export interface Template {
   chainId: string;
   hookId: string;
+  /** A workflow whose second step fails, naming `errorId` as its error workflow. */
+  failId: string;
+  /** The error workflow (input `failedRun`): started once per failed run of `failId`. */
+  errorId: string;
   triggerId: string;
   secret: string;
   fileId: string;
@@ -48,9 +52,15 @@ export function inputPlan(marks: string, tag: string) {
   return { steps: [ask, after] };
 }
 
-/** The steps the campaign counts marks of: a loop's body step once per item; an input step leaves none. */
+/** The steps the campaign counts marks of: a loop's body step once per item; an input step leaves none; a failing run's failing step is not counted. */
 export function markedSteps(kind: DirectRun['kind'], ids: string[]): string[] {
+  if (kind === 'fail') return ['s1'];
   return kind === 'loop' ? ['m0', 'm1', 'm2', 's1'] : ids.filter((id) => id !== 'ask');
+}
+
+/** A mark, then a step that marks and fails (exit 3): the run fails at `s2` and starts its error workflow. */
+export function failPlan(marks: string, tag: string) {
+  return { steps: [markStep(marks, tag, 's1'), { ...markStep(marks, tag, 's2', ['s1']), arguments: { command: `echo ${tag}-s2 >> ${marks}; exit 3`, timeoutSeconds: 30 } }] };
 }
 
 export function chainPlan(marks: string, tag: string, n: number) {
@@ -86,6 +96,19 @@ export async function makeTemplate(entry: string, home: string, token: string): 
       inputSchema: { ...hookSchema, required: ['text', 'marks'], properties: { ...hookSchema.properties, marks: { type: 'string' } } },
       plan: { steps: [{ id: 'h1', title: 'hook mark', tool: 'execute_command', arguments: { command: 'echo {{inputs.text}} >> {{inputs.marks}}' } }] },
     });
+    const errorId = await publish(api, {
+      name: 'crash on error',
+      description: '',
+      inputSchema: { type: 'object', required: ['failedRun'], properties: { failedRun: { type: 'object' } } },
+      plan: { steps: [{ id: 'e1', title: 'note the failure', tool: 'execute_command', arguments: { command: 'echo failed {{inputs.failedRun.runId}}' } }] },
+    });
+    const failId = await publish(api, {
+      name: 'crash failing',
+      description: '',
+      errorWorkflowId: errorId,
+      inputSchema: { ...chainSchema, required: ['tag', 'marks'], properties: { ...chainSchema.properties, marks: { type: 'string' } } },
+      plan: failPlan('{{inputs.marks}}', '{{inputs.tag}}'),
+    });
     const created = await ok(api('POST', `/api/workflows/${hookId}/webhooks`, { permissionMode: 'full-access', name: 'crash' }), 'trigger');
     const wb = new ExcelJS.Workbook();
     const sheet = wb.addWorksheet('Data');
@@ -99,7 +122,7 @@ export async function makeTemplate(entry: string, home: string, token: string): 
     const up = await fetch(`${h.url}/api/files`, { method: 'POST', headers: { 'x-fengyu-token': token }, body: form });
     if (up.status !== 201) throw new Error(`upload: ${up.status} ${await up.text()}`);
     const fileId = ((await up.json()) as { id: string }).id;
-    return { chainId, hookId, triggerId: created.trigger.id, secret: created.secret, fileId };
+    return { chainId, hookId, failId, errorId, triggerId: created.trigger.id, secret: created.secret, fileId };
   } finally {
     h.proc.kill('SIGTERM');
     await h.exited;
@@ -109,7 +132,7 @@ export async function makeTemplate(entry: string, home: string, token: string): 
 /** A direct run the campaign streamed. */
 export interface DirectRun {
   tag: string;
-  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin' | 'loop' | 'input';
+  kind: 'chain' | 'plan-gate' | 'step-gates' | 'plugin' | 'loop' | 'input' | 'fail';
   steps: string[];
   runId?: string;
   frames: Frame[];
@@ -205,7 +228,7 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
   writeFileSync(marks, '', { flag: 'a' });
   const runs: DirectRun[] = [];
   const work: Promise<unknown>[] = [];
-  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin', 'loop', 'input'];
+  const kinds: DirectRun['kind'][] = ['chain', 'chain', 'plan-gate', 'step-gates', 'plugin', 'loop', 'input', 'fail'];
   kinds.forEach((kind, i) => {
     if (pick() < 0.15) return;
     const tag = `${trial}r${i}`;
@@ -217,15 +240,19 @@ export function drive(h: HostProc, t: Template, home: string, trial: string, pic
           ? loopPlan(marks, tag)
           : kind === 'input'
             ? inputPlan(marks, tag)
-            : chainPlan(marks, tag, n);
+            : kind === 'fail'
+              ? failPlan(marks, tag)
+              : chainPlan(marks, tag, n);
     const run: DirectRun = { tag, kind, steps: markedSteps(kind, plan.steps.map((s) => s.id)), frames: [], answers: [] };
     // the answers' own PRNG, drawn now: the trial's draws stay in the same order whatever the timing
     const answerPick = prng(Math.floor(pick() * 2 ** 32));
     runs.push(run);
     const config = { permissionMode: 'full-access', planApproval: kind === 'plan-gate', stepApproval: kind === 'step-gates' };
     const body = { goal: `crash ${tag}`, workflow: plan, config, ...(kind === 'plugin' ? { files: [{ name: 'workbook', refs: [t.fileId] }] } : {}) };
+    // the failing run is its published workflow's run (an error workflow belongs to a workflow)
+    const start = kind === 'fail' ? api('POST', `/api/workflows/${t.failId}/run`, { inputs: { tag, marks }, config: { permissionMode: 'full-access' } }) : api('POST', '/api/agent/run', body);
     work.push(
-      api('POST', '/api/agent/run', body)
+      start
         .then(async (r) => {
           if (r.status !== 200) throw new Error(`run ${kind}: ${r.status} ${JSON.stringify(r.body)}`);
           run.runId = r.body.runId;

@@ -28,6 +28,10 @@ describe('crash campaign: input-step invariants', () => {
     expect(scenario([answer('v0', undefined), answer('v0', 200, { after: true })], ['k1r6-s1', 'k1r6-n v0'], received)).toEqual([]);
   });
 
+  it('holds for an answer taken by a host that died before replying (its retry is refused 409 settled) and the step after it run with that value', () => {
+    expect(scenario([answer('v0', undefined, { via: 'inbox' }), answer('v0', 409, { via: 'inbox', after: true })], ['k1r6-s1', 'k1r6-n v0'], received)).toEqual([]);
+  });
+
   it('flags a gate that took two answers', () => {
     expect(scenario([answer('v0', 200), answer('v1', 200)], ['k1r6-s1', 'k1r6-n v0'], received).join('\n')).toMatch(/took 2 answers/);
   });
@@ -48,7 +52,7 @@ describe('crash campaign: input-step invariants', () => {
   it('flags the step after the input run twice once reported done, run with a value nobody answered, or not run in a completed run', () => {
     const done = [...received, frame(4, 'step_complete', { stepId: 's1', status: 'done' })];
     expect(scenario([answer('v0', 200)], ['k1r6-n v0', 'k1r6-n v0'], done, 'completed', done).join('\n')).toMatch(/reported done before the crash and ran 2 times/);
-    expect(scenario([answer('v0', 200), answer('v1', 409)], ['k1r6-n v1'], received).join('\n')).toMatch(/no taken answer sent/);
+    expect(scenario([answer('v0', 200), answer('v1', 409)], ['k1r6-n v1'], received).join('\n')).toMatch(/no answer sent that was taken/);
     expect(scenario([answer('v0', 200)], [], received).join('\n')).toMatch(/completed, but the step after the input never ran/);
   });
 });

@@ -65,11 +65,12 @@ export function checkInputs(counts: Map<string, number>, runs: DirectRun[], stor
     // the step after the input ran once, with a value that was answered
     const notes = [...counts].filter(([line]) => line.startsWith(`${run.tag}-n `));
     const ran = notes.reduce((n, [, c]) => n + c, 0);
-    const answered = new Set(run.answers.filter((a) => a.status === 200).map((a) => a.note));
+    // a value taken (200), or sent to a host that died before answering (it may have been taken: its retry then says 409 settled)
+    const answered = new Set(run.answers.filter((a) => a.status === 200 || (a.status === undefined && !a.after)).map((a) => a.note));
     // a step whose end no client saw may run again on resume (SPEC §13); one reported done, never
     const reported = run.frames.some((f) => f.event === 'step_complete' && f.data?.stepId === 's1' && f.data?.status === 'done');
     if (ran > 1 && reported) out.push(`run ${run.runId}: the step after the input was reported done before the crash and ran ${ran} times (${notes.map(([l]) => l).join(', ')})`);
-    for (const [line] of notes) if (!answered.has(line.slice(`${run.tag}-n `.length))) out.push(`run ${run.runId}: the step after the input ran with "${line}", which no taken answer sent`);
+    for (const [line] of notes) if (!answered.has(line.slice(`${run.tag}-n `.length))) out.push(`run ${run.runId}: the step after the input ran with "${line}", which no answer sent that was taken or left unanswered by the crash`);
     if (finalStatus.get(run.runId) === 'completed' && ran < 1) out.push(`run ${run.runId}: completed, but the step after the input never ran`);
   }
   return out;

@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildHost, childApi, killChildHosts, startChildHost } from '../support/child-host';
 import { startTestHost, type TestHost } from '../support/host';
 import { until } from '../tasks/helpers';
 
@@ -46,7 +49,12 @@ beforeAll(async () => {
   t = await startTestHost();
   notify = await publish('notify', echoFailedRun, failedRunInput);
 });
-afterAll(async () => t.close());
+const homes: string[] = [];
+afterAll(async () => {
+  killChildHosts();
+  await t.close();
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+});
 
 describe('a failed run starts its error workflow', () => {
   it('once, as a background task with the failedRun document', async () => {
@@ -153,4 +161,63 @@ describe('what never starts an error workflow', () => {
     // and bob does not see alice's run's error workflow
     expect((await t.api('GET', `/api/agent/runs/${runId}`, undefined, { 'x-fengyu-token': bob })).status).toBe(404);
   });
+});
+
+/** Starts a host that must die by SIGKILL at its crash point (during its start, or later); resolves once it did. */
+async function crashing(home: string, point: string, drive: (h: ChildHost) => Promise<unknown> = async () => undefined): Promise<string | null> {
+  let host: ChildHost;
+  try {
+    host = await startChildHost(home, { FENGYU_CRASH_AT: point });
+  } catch (err) {
+    // it died at the point before it reported where it listens (its start drains the outbox)
+    return /SIGKILL/.test(String(err)) ? 'SIGKILL' : String(err);
+  }
+  const exited = new Promise<string | null>((r) => host.child.once('exit', (_c, signal) => r(signal)));
+  await drive(host).catch(() => undefined);
+  return exited;
+}
+
+describe('exactly once across a crash', () => {
+  it('a crash after the failure and its outbox row, then one after the submission: one error-workflow task', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-errwf-crash-'));
+    homes.push(home);
+    let runId = '';
+    let jobId = '';
+    // dies once the failed run's outbox row is taken, before its task is submitted
+    const first = await crashing(home, 'error-workflow-due', async (h) => {
+      const call = (method: string, path: string, body?: unknown) => childApi(h, method, path, body);
+      const made = async (name: string, plan: unknown, inputSchema: unknown, extra = {}) => {
+        const w = (await call('POST', '/api/workflows', { name, plan, inputSchema, ...extra })).body;
+        expect((await call('POST', `/api/workflows/${w.id}/publish`, { revision: w.revision })).status).toBe(200);
+        return w.id as string;
+      };
+      const notifyId = await made('notify', echoFailedRun, failedRunInput);
+      jobId = await made('job', exit3, { type: 'object', properties: {} }, { errorWorkflowId: notifyId });
+      runId = (await call('POST', `/api/workflows/${jobId}/run`, { version: 'published', config: { permissionMode: 'full-access' } })).body.runId;
+    });
+    expect(first).toBe('SIGKILL');
+    expect(runId).not.toBe('');
+    // the restart submits it, and dies right after the submission, before the row is settled
+    expect(await crashing(home, 'error-workflow-submit')).toBe('SIGKILL');
+    // the next start finds the task under the row's id and submits nothing again
+    const last = await startChildHost(home);
+    const detail = await until(async () => {
+      const d = (await childApi(last, 'GET', `/api/agent/runs/${runId}`)).body;
+      return d.errorWorkflow?.state === 'submitted' ? d : undefined;
+    }, 'the outbox row to be settled after the restart');
+    expect(detail.status).toBe('failed');
+    const tasks = (await childApi(last, 'GET', '/api/agent/tasks?limit=200')).body.items as Array<{ id: string; kind: string; state: string }>;
+    const errorTasks = tasks.filter((x) => x.kind === 'workflow-error');
+    expect(errorTasks.map((x) => x.id)).toEqual([detail.errorWorkflow.taskId]);
+    // the host that submitted it died before its run could end: like any task caught by a crash it
+    // comes back interrupted and is never run again (a second submission under its id would run it)
+    const task = await until(async () => {
+      const s = (await childApi(last, 'GET', `/api/agent/tasks/${detail.errorWorkflow.taskId}`)).body;
+      return ['completed', 'interrupted', 'failed'].includes(s.state) ? s : undefined;
+    }, 'the error task to end');
+    expect(task).toMatchObject({ kind: 'workflow-error', state: 'interrupted' });
+    const runs = (await childApi(last, 'GET', '/api/agent/runs?limit=50')).body.runs as Array<{ id: string; origin: string }>;
+    expect(runs.filter((r) => r.origin === 'workflow-error').map((r) => r.id)).toEqual(task.runId ? [task.runId] : []);
+    last.child.kill('SIGKILL');
+  }, 120_000);
 });

@@ -27,7 +27,7 @@ export function startChildHost(home: string, env: Record<string, string> = {}): 
       const line = buf.split('\n')[0];
       if (buf.includes('\n') && line) resolve({ ...JSON.parse(line), child });
     });
-    child.on('exit', (code) => reject(new Error(`fixture exited ${code}`)));
+    child.on('exit', (code, signal) => reject(new Error(`fixture exited ${code ?? signal}`)));
   });
 }
 

@@ -1,4 +1,4 @@
-import type { CatalogEntry, Locale, ToolSourceKind } from '@fengyu/protocol';
+import { type CatalogEntry, type Locale, MESSAGES, type ToolSourceKind } from '@fengyu/protocol';
 import type { SourceStatus, Tool, ToolSource } from './tool';
 import { toCatalogEntry } from './tool';
 
@@ -42,7 +42,8 @@ export class CatalogSnapshot {
     const all = [...this.byName.values()];
     if (!locale || locale === 'en') return all.map(toCatalogEntry);
     return all.map((t) => {
-      const said = t.descriptions?.[locale];
+      // a plugin's manifest translates its tools; the host's own tools are in the one table
+      const said = t.descriptions?.[locale] ?? (t.source === 'builtin' ? MESSAGES[locale][`tool_desc_${t.name}`] : undefined);
       return said ? { ...toCatalogEntry(t), description: said } : toCatalogEntry(t);
     });
   }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LOCALES, type PluginManifest } from '@fengyu/protocol';
+import { LOCALES, MESSAGES, type PluginManifest } from '@fengyu/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/host';
 
@@ -66,6 +66,14 @@ describe('the host hands the translations to the UI', () => {
     const plugin = zh.filter((e) => e.source === 'plugin');
     expect(plugin.length).toBeGreaterThan(10);
     expect(plugin.filter((e) => !HAN.test(e.description)).map((e) => e.name)).toEqual([]);
+    // the host's own tools too (their texts live in the one table, protocol i18n/tools.ts), and the
+    // table's English is each tool's own description (a changed description needs its translation redone)
+    const own = (e: Entry & { id?: string }) => e.source === 'builtin' && !e.description.startsWith('test tool ');
+    const builtin = zh.filter(own);
+    expect(builtin.length).toBeGreaterThan(20);
+    expect(builtin.filter((e) => !HAN.test(e.description)).map((e) => `${e.name}: ${e.description}`)).toEqual([]);
+    const enOwn = (await t.api('GET', '/api/agent/tools')).body.filter(own) as Entry[];
+    expect(enOwn.filter((e) => MESSAGES.en[`tool_desc_${e.name}`] !== e.description).map((e) => e.name)).toEqual([]);
     const unlabelled = plugin.flatMap((e) => (e.flowNode ? Object.keys(e.inputSchema.properties ?? {}).filter((k) => !HAN.test(e.flowNode?.i18n?.['zh-CN']?.inputs?.[k]?.label ?? '')).map((k) => `${e.name}.${k}`) : []));
     expect(unlabelled).toEqual([]);
     // English callers (and models) keep the declared text

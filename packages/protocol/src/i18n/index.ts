@@ -12,6 +12,7 @@ import * as schedules from './schedules';
 import * as schema from './schema';
 import * as secrets from './secrets';
 import * as tasks from './tasks';
+import * as tools from './tools';
 import * as unattended from './unattended';
 import * as webhooks from './webhooks';
 import * as workflows from './workflows';
@@ -20,7 +21,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox, secrets, schema];
+const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox, secrets, schema, tools];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

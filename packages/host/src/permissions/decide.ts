@@ -1,4 +1,4 @@
-import type { PermissionMode } from '@fengyu/protocol';
+import { localize, type PermissionMode } from '@fengyu/protocol';
 import type { FloorHit } from './floor';
 import { modeDefault } from './mode-default';
 import { type CallFacts, COMMAND_TOOL, commandRuleMatches, type Rule, type RuleSet, ruleMatchesCall, type SegmentWords } from './rules';
@@ -43,10 +43,10 @@ export function decide(input: DecideInput): GuardDecision {
   const shell = isCommand ? input.shell : undefined;
 
   const denied = firstMatch(rules.deny, call, shell);
-  if (denied) return { decision: 'deny', source: 'deny', rule: denied.rule.text, reason: `denied by rule ${denied.rule.text}${denied.where}` };
+  if (denied) return { decision: 'deny', source: 'deny', rule: denied.rule.text, reason: ruleReason('approval_rule_denies', denied) };
   if (hook) return { decision: 'ask', source: 'hook', rule: hook.hook, reason: hook.reason };
   const asked = firstMatch(rules.ask, call, shell);
-  if (asked) return { decision: 'ask', source: 'ask', rule: asked.rule.text, reason: `rule ${asked.rule.text} asks${asked.where}` };
+  if (asked) return { decision: 'ask', source: 'ask', rule: asked.rule.text, reason: ruleReason('approval_rule_asks', asked) };
 
   if (isCommand) {
     const unsafe = unsafeReason(input);
@@ -54,30 +54,35 @@ export function decide(input: DecideInput): GuardDecision {
       return { decision: 'ask', source: 'floor', reason: unsafe };
     }
     const covering = coverAll(rules.allow, call, shell);
-    if (covering) return { decision: 'allow', source: 'allow', rule: covering, reason: `every command is allowed by ${covering}` };
+    if (covering) return { decision: 'allow', source: 'allow', rule: covering, reason: localize('approval_rule_allows_all', { rule: covering }) };
     return modeDefault(input.mode, call.effect);
   }
   const allowed = rules.allow.find((r) => ruleMatchesCall(r, call));
-  if (allowed) return { decision: 'allow', source: 'allow', rule: allowed.text, reason: `allowed by rule ${allowed.text}` };
+  if (allowed) return { decision: 'allow', source: 'allow', rule: allowed.text, reason: localize('approval_rule_allows', { rule: allowed.text }) };
   return modeDefault(input.mode, call.effect);
 }
 
+/** A rule's reason in the tables' English (read back into the UI's language): `…_at` names the matched command. */
+function ruleReason(code: 'approval_rule_denies' | 'approval_rule_asks', hit: { rule: Rule; where?: string }): string {
+  return hit.where ? localize(`${code}_at`, { rule: hit.rule.text, command: hit.where }) : localize(code, { rule: hit.rule.text });
+}
+
 function unsafeReason(input: DecideInput): string | undefined {
-  if (!input.shell) return 'the command could not be analysed';
+  if (!input.shell) return localize('approval_command_unanalysed');
   const opaque = input.shell.opaque[0] ?? input.shell.segments.find((s) => s.opaque)?.opaque;
-  if (opaque) return `the command cannot be fully analysed (${opaque}); it needs approval`;
-  if (input.floor) return `"${input.floor.command}" is on the dangerous-command floor (${input.floor.reason}); it always needs approval`;
+  if (opaque) return localize('approval_command_opaque', { detail: opaque });
+  if (input.floor) return localize('approval_command_floor', { command: input.floor.command, reason: input.floor.reason });
   return undefined;
 }
 
 /** Deny/ask: the first rule matching the call, or any layer of any segment. */
-function firstMatch(list: Rule[], call: CallFacts, shell: ShellAnalysis | undefined): { rule: Rule; where: string } | undefined {
+function firstMatch(list: Rule[], call: CallFacts, shell: ShellAnalysis | undefined): { rule: Rule; where?: string } | undefined {
   for (const rule of list) {
-    if (ruleMatchesCall(rule, call, 'maybe')) return { rule, where: '' };
+    if (ruleMatchesCall(rule, call, 'maybe')) return { rule };
     if (rule.kind !== 'command' || !shell) continue;
     for (const seg of shell.segments) {
       const layer = seg.layers.find((l) => maybeMatches(rule, l));
-      if (layer) return { rule, where: ` (matches "${display(layer)}")` };
+      if (layer) return { rule, where: display(layer) };
     }
   }
   return undefined;

@@ -1,3 +1,4 @@
+import { localize } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import { signalOf } from '../tools/call-scope';
@@ -171,7 +172,7 @@ export function createGuard(deps: GuardDeps): Guard {
       if (outcome.outcome === 'ask' && !verdict) verdict = { decision: 'ask', hook: target.name, reason: outcome.reason ?? 'the hook asks for approval' };
       // an opt-in fail-closed hook that could not answer blocks the call (the default fails open)
       if ((outcome.outcome === 'failed' || outcome.outcome === 'timeout') && target.hook.failClosed) {
-        verdict = { decision: 'deny', hook: target.name, reason: `hook ${target.name} failed closed: ${outcome.reason ?? outcome.outcome}` };
+        verdict = { decision: 'deny', hook: target.name, reason: localize('approval_hook_failed_closed', { name: target.name, reason: outcome.reason ?? outcome.outcome }) };
         break;
       }
     }

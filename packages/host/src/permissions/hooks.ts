@@ -120,7 +120,7 @@ export class HookRunner {
     const code = r.exitCode;
     const json = jsonVerdict(r.stdout);
     if (json && json.outcome !== 'proceed' && json.outcome !== 'failed') return { ...json, exitCode: code };
-    if (code === 2) return { outcome: 'deny', reason: firstLine(r.stderr) ?? `hook ${target.name} denied the call`, exitCode: 2 };
+    if (code === 2) return { outcome: 'deny', reason: firstLine(r.stderr) ?? localize('approval_hook_denied_call', { name: target.name }), exitCode: 2 };
     if (json?.outcome === 'failed') return { ...json, exitCode: code };
     if (code === 0 || json) return { outcome: 'proceed', exitCode: code };
     return { outcome: 'failed', reason: r.signal ? `killed by ${r.signal}` : `exit code ${code}${firstLine(r.stderr) ? `: ${firstLine(r.stderr)}` : ''}`, exitCode: code };
@@ -174,8 +174,8 @@ function jsonVerdict(text: string): { outcome: HookVerdictKind; reason?: string 
   const { decision, reason } = (parsed ?? {}) as { decision?: unknown; reason?: unknown };
   if (decision === undefined) return undefined;
   const why = typeof reason === 'string' && reason !== '' ? reason.slice(0, 2000) : undefined;
-  if (decision === 'deny' || decision === 'block') return { outcome: 'deny', ...(why ? { reason: why } : { reason: 'denied by hook' }) };
-  if (decision === 'ask') return { outcome: 'ask', ...(why ? { reason: why } : { reason: 'the hook asks for approval' }) };
+  if (decision === 'deny' || decision === 'block') return { outcome: 'deny', ...(why ? { reason: why } : { reason: localize('approval_hook_denies') }) };
+  if (decision === 'ask') return { outcome: 'ask', ...(why ? { reason: why } : { reason: localize('approval_hook_asks') }) };
   if (decision === 'allow' || decision === 'approve') return { outcome: 'proceed', ...(why ? { reason: why } : {}) };
   return { outcome: 'failed', reason: `the hook's decision ${JSON.stringify(decision).slice(0, 100)} is not one of deny, block, ask, allow, approve` };
 }

@@ -1,3 +1,4 @@
+import { APPROVAL_TEXT_CODES, FLOOR_REASON_CODES } from './approvals';
 import { type Locale, localize, MESSAGES } from './index';
 
 /**
@@ -30,6 +31,8 @@ export const HOST_TEXT_CODES = [
   'command_killed',
   'foreach_items_not_array',
   'foreach_too_many_items',
+  ...APPROVAL_TEXT_CODES,
+  ...FLOOR_REASON_CODES,
 ];
 
 /** Parameters whose value may itself be a host text (read back in turn). */

@@ -1,3 +1,4 @@
+import * as approvals from './approvals';
 import * as browser from './browser';
 import * as core from './core';
 import * as failure from './failure';
@@ -21,7 +22,7 @@ import * as workflows from './workflows';
 export const LOCALES = ['en', 'zh-CN'] as const;
 export type Locale = (typeof LOCALES)[number];
 
-const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox, secrets, schema, tools];
+const tables = [core, flow, plugins, permissions, workflows, models, mcp, unattended, schedules, tasks, webhooks, browser, portability, failure, inbox, secrets, schema, tools, approvals];
 
 export const MESSAGES: Record<Locale, Record<string, string>> = {
   en: Object.assign({}, ...tables.map((t) => t.en)),

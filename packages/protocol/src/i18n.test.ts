@@ -50,6 +50,21 @@ describe('every message reads in both languages, without raw placeholders', () =
 });
 
 describe('the host’s run texts in zh-CN', () => {
+  it('says any message of the tables the host wrote in English (a tool error inside a step failure) in Chinese', () => {
+    const inner = localize('path_not_granted', { path: '/tmp/x.csv' }, 'en');
+    const written = localize('run_failed_step', { stepId: 's', reason: inner }, 'en');
+    expect(hostText(written, 'zh-CN')).toBe(localize('run_failed_step', { stepId: 's', reason: localize('path_not_granted', { path: '/tmp/x.csv' }, 'zh-CN') }, 'zh-CN'));
+    const english: string[] = [];
+    for (const [code, template] of Object.entries(MESSAGES.en)) {
+      if (template.replace(/\{\w+\}/g, '').length < 8) continue;
+      const params = Object.fromEntries(placeholders(template).map((p) => [p, p === 'count' ? '4' : `v-${p}`]));
+      if (!HAN.test(hostText(localize(code, params, 'en'), 'zh-CN'))) english.push(code);
+    }
+    expect(english).toEqual([]);
+    // words that are no message stay as written
+    expect(hostText('The model says: done.', 'zh-CN')).toBe('The model says: done.');
+  });
+
   it('says every run summary, step failure and approval reason the host writes in Chinese', () => {
     for (const code of HOST_TEXT_CODES) {
       const params = Object.fromEntries(placeholders(MESSAGES.en[code] ?? '').map((p) => [p, p === 'count' ? '4' : `v-${p}`]));

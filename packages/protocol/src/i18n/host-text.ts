@@ -4,8 +4,9 @@ import { type Locale, localize, MESSAGES } from './index';
 /**
  * Texts the host writes into a run's record in English (its summary, a step's error, an
  * approval's reason) are made from the tables' English messages; `hostText` reads such a text
- * back into its message and parameters and says it in another language. A text that matches no
- * known message (a model's summary, a tool's own error) is shown as written.
+ * back into its message and parameters and says it in another language — the run texts first,
+ * then any other message of the tables (a tool's error inside a step failure). A text that
+ * matches no known message (a model's summary, a tool's own words) is shown as written.
  */
 
 /** The messages a run's record may hold, most specific first. */
@@ -65,16 +66,34 @@ function patterns() {
   return compiled;
 }
 
+/**
+ * Every other message of the tables (a tool's error, a plugin's, a refusal), most literal text
+ * first, for a host text that is none of the run texts above: a step failure's reason is often
+ * one. A template that is mostly placeholders (under 8 literal characters) is never read back.
+ */
+let compiledAll: Array<{ code: string; re: RegExp; names: string[] }> | undefined;
+function allPatterns() {
+  const skip = new Set(HOST_TEXT_CODES);
+  compiledAll ??= Object.entries(MESSAGES.en)
+    .map(([code, template]) => ({ code, template, literal: template.replace(/\{\w+\}/g, '').length }))
+    .filter((x) => !skip.has(x.code) && x.literal >= 8)
+    .sort((a, b) => b.literal - a.literal)
+    .map(({ code, template }) => ({ code, ...templatePattern(template) }));
+  return compiledAll;
+}
+
 const paramsOf = (m: RegExpExecArray, names: string[], locale: Locale, depth: number) =>
   Object.fromEntries(names.map((n, i) => [n, NESTED.has(n) ? hostText(m[i + 1] ?? '', locale, depth + 1) : (m[i + 1] ?? '')]));
 
 /** `text` in `locale` when it is one of the host's own English run texts; otherwise `text` as is. */
 export function hostText(text: string, locale: Locale, depth = 0): string {
   if (locale === 'en' || !text || depth > 3) return text;
-  for (const { code, re, names } of patterns()) {
-    const m = re.exec(text);
-    if (!m) continue;
-    return localize(code, paramsOf(m, names, locale, depth), locale);
+  for (const list of [patterns(), allPatterns()]) {
+    for (const { code, re, names } of list) {
+      const m = re.exec(text);
+      if (!m) continue;
+      return localize(code, paramsOf(m, names, locale, depth), locale);
+    }
   }
   return text;
 }

@@ -34,7 +34,8 @@ export function registerRunOutputRoute(ctx: HostContext, app: FastifyInstance, r
       return t?.source === 'plugin' ? t.origin : undefined;
     };
     const plugin = pluginReporting(parsePlan(row), steps, pluginOf, path);
-    return plugin ? resolveInside(ctx.plugins.service.dataDirOf(plugin), path) : undefined;
+    // the data folder of this owner's worker of that plugin (each owner has its own)
+    return plugin ? resolveInside(ctx.plugins.service.dataDirOf(plugin, owner), path) : undefined;
   }
   api.get(
     '/api/agent/runs/:runId/output-file',

@@ -5,6 +5,7 @@ import { packPlugin } from '@fengyu/plugin-sdk/pack';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestHost, type TestHost } from '../support/host';
+import { until } from '../tasks/helpers';
 
 /**
  * The headline template end to end with the official plugins (packed and installed here, real
@@ -75,5 +76,35 @@ describe('template: Excel split → batch email', () => {
     for (const p of parts) expect(p.path).toContain(join('runs', runId, 'shared', 'output'));
     expect(exec('send').result.confirmation.confirmationId).toBe(gate.data.arguments.confirmationId);
     expect(exec('confirm').status).toBe('done');
+  });
+});
+
+describe('template: Notify me when a workflow fails', () => {
+  it('is a valid error workflow; a failing run starts it and it writes the notice to the outbox as .eml', async () => {
+    const gallery = (await t.api('GET', '/api/workflow-templates')).body.templates as Array<Record<string, any>>;
+    expect(gallery.find((x) => x.id === 'notify-on-failure')?.missingTools).toEqual([]);
+    const created = await t.api('POST', '/api/workflows', { templateId: 'notify-on-failure' });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const notify = created.body.id as string;
+    expect((await t.api('POST', `/api/workflows/${notify}/publish`, { revision: created.body.revision })).status).toBe(200);
+    // the setting accepts it: published, with an object input failedRun
+    const job = await t.api('POST', '/api/workflows', { name: 'Nightly import', plan: { steps: [{ id: 'load', tool: 'execute_command', arguments: { command: "echo 'no route to db.internal' >&2; exit 2" } }] }, errorWorkflowId: notify });
+    expect(job.status, JSON.stringify(job.body)).toBe(200);
+    expect((await t.api('POST', `/api/workflows/${job.body.id}/publish`, { revision: job.body.revision })).status).toBe(200);
+    const started = await t.api('POST', `/api/workflows/${job.body.id}/run`, { version: 'published', config: { permissionMode: 'full-access' } });
+    const runId = started.body.runId as string;
+    expect((await t.stream(runId)).at(-1)?.type).toBe('error');
+    const ew = await until(async () => (await t.api('GET', `/api/agent/runs/${runId}`)).body.errorWorkflow?.runId, 'the error workflow to start');
+    expect((await t.stream(ew)).at(-1)?.type).toBe('complete');
+    const run = (await t.api('GET', `/api/agent/runs/${ew}`)).body;
+    const sent = run.executions.find((e: { stepId: string }) => e.stepId === 'send').result;
+    expect(sent).toMatchObject({ success: true, sent: 1, accountId: 'local-outbox' });
+    const eml = readFileSync(sent.messages[0].file.path, 'utf8');
+    expect(eml).toContain('Subject: A workflow run failed: Nightly import');
+    expect(eml).toContain('me@example.com');
+    expect(eml).toMatch(/command_exit_nonzero/);
+    expect(eml).toContain('no route to db.internal');
+    expect(eml).toContain(runId);
+    expect(eml).toContain('failed-run.txt');
   });
 });

@@ -88,7 +88,23 @@ const paramsOf = (m: RegExpExecArray, names: string[], locale: Locale, depth: nu
 /** `text` in `locale` when it is one of the host's own English run texts; otherwise `text` as is. */
 export function hostText(text: string, locale: Locale, depth = 0): string {
   if (locale === 'en' || !text || depth > 3) return text;
-  for (const list of [patterns(), allPatterns()]) {
+  const key = `${locale}\u0000${text}`;
+  const known = said.get(key);
+  if (known !== undefined) return known;
+  const out = readBack(text, locale, depth);
+  if (said.size >= SAID_MAX) said.delete(said.keys().next().value as string);
+  said.set(key, out);
+  return out;
+}
+
+/** Texts already said (a page re-renders the same ones), oldest dropped first. */
+const said = new Map<string, string>();
+const SAID_MAX = 500;
+/** Longer texts are a model's or a tool's words, not one of the tables' messages: never matched against them all. */
+const MESSAGE_MAX = 2000;
+
+function readBack(text: string, locale: Locale, depth: number): string {
+  for (const list of text.length <= MESSAGE_MAX ? [patterns(), allPatterns()] : [patterns()]) {
     for (const { code, re, names } of list) {
       const m = re.exec(text);
       if (!m) continue;

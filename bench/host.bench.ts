@@ -437,6 +437,7 @@ export async function run(opts: { quick?: boolean } = {}): Promise<BenchResult> 
     lines.push(`| \`serve\`, restart on the same home (median of ${starts.length}) | ${fmt(median(starts), 0)} | ${fmt(median(bareStarts), 0)} | ${fmt(median(starts) / median(bareStarts), 1)}× |`);
     lines.push(`| \`npm start\` when nothing changed: its build check (${fmt(buildCheckMs, 0)} ms) + \`serve\` restart | ${fmt(buildCheckMs + median(starts), 0)} | ${fmt(median(bareStarts), 0)} | ${fmt((buildCheckMs + median(starts)) / median(bareStarts), 1)}× |`);
     ratios.serve_start_vs_bare_node = median(starts) / median(bareStarts);
+    ratios.serve_first_start_vs_bare_node = firstStart / median(bareStarts);
 
     const rss: string[] = ['| host memory | host process RSS MB | its heap used / total MB | plugin worker processes | their RSS MB |', '|---|---|---|---|---|', await rssLine('after start, before any run', host, probeFile)];
     const peak = rssPeak(host.pid);

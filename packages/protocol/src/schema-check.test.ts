@@ -19,6 +19,18 @@ describe('isCompilableSchema', () => {
     expect(isCompilableSchema({ $id: 'https://example.com/s', type: 'nope' })).toBe(false);
     expect(isCompilableSchema([])).toBe(false);
   });
+
+  it('keeps nothing of a schema it checked: the next one is judged as a fresh checker would judge it', () => {
+    // a schema that registers a name, then one that refers to it: on its own the reference does not resolve
+    expect(isCompilableSchema({ $id: 'https://example.com/named', type: 'object', definitions: { x: { $id: 'https://example.com/inner', type: 'string' } } })).toBe(true);
+    expect(isCompilableSchema({ type: 'object', properties: { a: { $ref: 'https://example.com/inner' } } })).toBe(false);
+    expect(isCompilableSchema({ type: 'object', properties: { a: { $ref: 'https://example.com/named' } } })).toBe(false);
+    // a failure leaves nothing behind: the same shape, valid, then compiles
+    expect(isCompilableSchema({ type: 'object', properties: { b: { type: 'nope' } } })).toBe(false);
+    expect(isCompilableSchema({ type: 'object', properties: { b: { type: 'string' } } })).toBe(true);
+    // many schemas one after another, each with its local reference, all judged alike
+    for (let i = 0; i < 50; i++) expect(isCompilableSchema({ type: 'object', definitions: { d: { type: 'integer', minimum: i } }, properties: { v: { $ref: '#/definitions/d' } } })).toBe(true);
+  });
 });
 
 describe('schema issues for people', () => {

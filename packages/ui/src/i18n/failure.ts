@@ -40,6 +40,14 @@ export const en = {
     self: 'this workflow',
     loadFailed: 'The workflows could not be listed: {reason}',
   },
+  errorWorkflowStart: {
+    title: 'Error workflow',
+    started: 'This failure started the error workflow {name}.',
+    openRun: 'Open its run',
+    queued: 'This failure submitted the error workflow {name} as background task {taskId}; it has no run yet.',
+    pending: 'The error workflow {name} is about to be started.',
+    failed: 'The error workflow {name} could not be started: {reason}',
+  },
   retry: {
     open: 'Retry from failed step',
     title: 'Retry from the failed step',
@@ -105,6 +113,14 @@ export const zhCN: typeof en = {
     notPublished: '尚未发布',
     self: '即此工作流本身',
     loadFailed: '无法列出工作流：{reason}',
+  },
+  errorWorkflowStart: {
+    title: '错误处理工作流',
+    started: '这次失败启动了错误处理工作流 {name}。',
+    openRun: '打开它的运行',
+    queued: '这次失败已把错误处理工作流 {name} 提交为后台任务 {taskId}；它还没有开始运行。',
+    pending: '即将启动错误处理工作流 {name}。',
+    failed: '无法启动错误处理工作流 {name}：{reason}',
   },
   retry: {
     open: '从失败的步骤重试',

@@ -10,6 +10,9 @@ import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..');
 
+/** How long the campaign waits for an answer from a live host (a stream: twice this) before it counts as hung. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 export interface HostProc {
   url: string;
   token: string;
@@ -90,7 +93,8 @@ export function apiOf(h: { url: string; token: string }): Api {
       method,
       headers: { 'x-fengyu-token': h.token, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: body !== undefined ? JSON.stringify(body) : undefined,
-      signal: AbortSignal.timeout(20_000),
+      // generous: a host starved of CPU (a nice-19 campaign on a busy machine) answers slowly, which breaks no invariant; a hung one still fails the trial
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const text = await res.text();
     let parsed: unknown = text;
@@ -120,7 +124,7 @@ export async function recordStream(h: { url: string; token: string }, runId: str
   if (afterSeq !== undefined) headers['last-event-id'] = String(afterSeq);
   let res: Response;
   try {
-    res = await fetch(`${h.url}/api/agent/stream?runId=${encodeURIComponent(runId)}`, { headers, signal: AbortSignal.timeout(60_000) });
+    res = await fetch(`${h.url}/api/agent/stream?runId=${encodeURIComponent(runId)}`, { headers, signal: AbortSignal.timeout(2 * REQUEST_TIMEOUT_MS) });
   } catch {
     return;
   }

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
-import { type Api, apiOf, type Frame, type HostProc, prng, recordStream, startHost } from './host';
+import { type Api, apiOf, type Frame, type HostProc, prng, REQUEST_TIMEOUT_MS, recordStream, startHost } from './host';
 
 /**
  * The mixed workload of one trial, and the template home it starts from (workflows published, a
@@ -175,7 +175,7 @@ export function deliverOnce(h: { url: string }, t: Template, d: Delivery, marks:
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': t.secret, 'x-fengyu-event-id': d.eventId },
     body: JSON.stringify({ text: d.text, marks }),
-    signal: AbortSignal.timeout(20_000),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   }).then(
     async (res) => {
       const body = (await res.json().catch(() => ({}))) as any;

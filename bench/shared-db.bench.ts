@@ -8,7 +8,8 @@ import { FairQueue } from '../packages/host/src/tasks/fair-queue';
 import { SqliteTaskStore } from '../packages/host/src/tasks/task.store';
 import { SharedTaskRegistry } from '../packages/host/src/tasks/shared-task-registry';
 import { TaskEngine } from '../packages/host/src/tasks/task-engine';
-import { type BodyOutcome, type TaskBody, TaskRegistry } from '../packages/host/src/tasks/task-registry';
+import type { BodyOutcome, TaskBody } from '../packages/host/src/tasks/task-common';
+import { TaskRegistry } from '../packages/host/src/tasks/task-registry';
 import { postgresBin, startPostgres } from '../packages/host/test/support/postgres';
 import { fmt, median } from './stats';
 

@@ -10,7 +10,8 @@ import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
 import { taskFailure } from './task-failure';
 import { newTaskId } from './task-id';
-import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, FinishedTasks, killRunningTask, newTaskRecord, ownedTask, taskCursor, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-registry';
+import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, FinishedTasks, killRunningTask, newTaskRecord, ownedTask, taskCursor, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-common';
+import { sleep, TERMINAL } from './task-common';
 import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
 
 /**
@@ -35,7 +36,6 @@ import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskS
 
 const ADMISSION_LOCK = 7_001_002;
 const DISPATCH_LOCK = 7_001_003;
-const TERMINAL: ReadonlySet<TaskState> = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 const INTERRUPTED = { code: 'task_interrupted', message: 'The host running this task stopped; it is not run again.' };
 
 
@@ -66,10 +66,6 @@ interface LocalTask {
   resolveDone: () => void;
   ended: boolean;
   killing?: Promise<void>;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref?.());
 }
 
 function queueTask(r: LiveRow): QueueTask {

@@ -1,7 +1,7 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { TASK_PRIORITIES, type TaskCapacity } from '@fengyu/protocol';
-import type { TaskMetricsSink } from './task-registry';
+import type { TaskMetricsSink } from './task-common';
 import type { CapacityScope, TaskPriority } from './task-submitter';
 
 /**

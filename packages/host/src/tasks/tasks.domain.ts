@@ -18,7 +18,8 @@ import { taskToolSource } from './task.tools';
 import { OtlpPusher, parseOtlpHeaders, TaskMetrics } from './task-metrics';
 import { TaskEngine } from './task-engine';
 import type { TaskExecutor } from './task-executor';
-import { KILL_GRACES_MS, type ProcessKiller, TaskRegistry } from './task-registry';
+import { KILL_GRACES_MS, type ProcessKiller } from './task-common';
+import { TaskRegistry } from './task-registry';
 import { registerTaskErrors } from './tasks.errors';
 import { WorkflowTaskBody } from './workflow-task-body';
 

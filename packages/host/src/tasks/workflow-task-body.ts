@@ -10,7 +10,7 @@ import { PublishedVersions } from '../workflows/published-versions';
 import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowService } from '../workflows/workflow.service';
 import type { WorkflowRunner } from '../workflows/workflow-run';
-import type { BodyHooks, BodyOutcome, TaskBody } from './task-registry';
+import type { BodyHooks, BodyOutcome, TaskBody } from './task-common';
 import type { TaskFile, TaskRecord } from './task.store';
 import type { SubmitTaskRequest } from './task-submitter';
 

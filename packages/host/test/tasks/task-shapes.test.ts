@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TaskRecord } from '../../src/tasks/task.store';
 import { FengYuError } from '@fengyu/protocol';
 import { taskFailure } from '../../src/tasks/task-failure';
-import { capText, newTaskRecord, taskSnapshot } from '../../src/tasks/task-registry';
+import { capText, newTaskRecord, taskSnapshot } from '../../src/tasks/task-common';
 
 /**
  * The shapes a task is reported in, built without temporary objects: the snapshot's fields and

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/database';
 import { FairQueue } from '../../src/tasks/fair-queue';
 import { type SaveOptions, SqliteTaskStore, type TaskRecord, type TaskStore } from '../../src/tasks/task.store';
-import { type BodyOutcome, TaskRegistry } from '../../src/tasks/task-registry';
+import type { BodyOutcome } from '../../src/tasks/task-common';
+import { TaskRegistry } from '../../src/tasks/task-registry';
 import { until } from './helpers';
 
 /**

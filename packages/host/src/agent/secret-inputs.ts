@@ -10,19 +10,61 @@ import type { RunSecrets } from './run-types';
  * (a restart, an answered gate) reads it from the vault again, and a retry or fork copies it.
  */
 
+/** The vault's side a holder of secret inputs uses. */
+export type InputVault = Pick<RunSecrets, 'getInternal' | 'mergeInternal'> & {
+  /** Replaces the owner's internal values under a prefix (here: removes them all). */
+  replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void>;
+};
+
+/** Removes every secret input value a holder kept (`scope` as in keptInputKey). */
+export async function dropKeptInputs(secrets: InputVault | undefined, owner: string, scope: string): Promise<void> {
+  await secrets?.replaceInternal(owner, keptInputKey(scope, ''), {});
+}
+
 export function secretInputKey(runId: string, name: string): string {
-  return `run:${runId}/input/${name}`;
+  return keptInputKey(`run:${runId}`, name);
+}
+
+/**
+ * The vault name of a secret input kept by its holder: `run:<id>`, and the holders that start runs
+ * later with inputs they keep — `task:<id>` (a queued background task), `schedule:<id>`,
+ * `trigger:<id>` (a webhook trigger's defaults). The holder's row keeps the marker.
+ */
+export function keptInputKey(scope: string, name: string): string {
+  return `${scope}/input/${name}`;
 }
 
 /** Keeps the run's secret input values in the vault and answers the inputs as stored and shown. */
-export async function keepSecretInputs(secrets: RunSecrets | undefined, owner: string, runId: string, inputs: Record<string, unknown>, names: readonly string[]): Promise<Record<string, unknown>> {
+export function keepSecretInputs(secrets: Pick<RunSecrets, 'mergeInternal'> | undefined, owner: string, runId: string, inputs: Record<string, unknown>, names: readonly string[]): Promise<Record<string, unknown>> {
+  return keepInputs(secrets, owner, `run:${runId}`, inputs, names);
+}
+
+/** Keeps a holder's secret input values (a string, not the marker) in the vault under `scope`; answers the inputs as stored and shown. */
+export async function keepInputs(secrets: Pick<RunSecrets, 'mergeInternal'> | undefined, owner: string, scope: string, inputs: Record<string, unknown>, names: readonly string[]): Promise<Record<string, unknown>> {
   const sealed = sealInputs(inputs, names);
   if (sealed === inputs) return inputs;
   const values: Record<string, string> = {};
-  for (const n of names) if (typeof inputs[n] === 'string' && inputs[n] !== REDACTED) values[secretInputKey(runId, n)] = inputs[n] as string;
+  for (const n of names) if (typeof inputs[n] === 'string' && inputs[n] !== REDACTED) values[keptInputKey(scope, n)] = inputs[n] as string;
   // without a vault the value is kept nowhere: the run sees the marker (never a clear copy stored)
   await secrets?.mergeInternal(owner, values);
   return sealed;
+}
+
+/** Inputs whose marker a holder kept a value for (the first of `scopes` that has one), with the value read back from the vault. */
+export function revealKeptInputs(secrets: Pick<RunSecrets, 'getInternal'> | undefined, owner: string, scopes: readonly string[], inputs: Record<string, unknown>): Record<string, unknown> {
+  if (!secrets) return inputs;
+  let out: Record<string, unknown> | undefined;
+  for (const [n, v] of Object.entries(inputs)) {
+    if (v !== REDACTED) continue;
+    for (const scope of scopes) {
+      const value = secrets.getInternal(owner, keptInputKey(scope, n));
+      if (value === undefined) continue;
+      out ??= { ...inputs };
+      out[n] = value;
+      break;
+    }
+  }
+  return out ?? inputs;
 }
 
 /** A stored run's inputs with its secret inputs' values read back from the vault (a retry or fork of it). */

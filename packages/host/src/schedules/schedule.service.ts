@@ -1,5 +1,6 @@
+import { dropKeptInputs, type InputVault, keepInputs } from '../agent/secret-inputs';
 import { randomBytes } from 'node:crypto';
-import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem, type ScheduleFile, type ScheduleView } from '@fengyu/protocol';
+import { checkInputs, FengYuError, inputContract, type Locale, localize, type Problem, type ScheduleFile, type ScheduleView, secretInputNames } from '@fengyu/protocol';
 import type { FileRepository } from '../files/file.repository';
 import { checkKeptFiles } from '../files/kept-files';
 import type { TaskFile } from '../tasks/task.store';
@@ -43,6 +44,8 @@ export interface ScheduleServiceDeps {
   maxLive?: number;
   /** The uploads a schedule keeps (its own copies); without it a schedule takes no files. */
   files?: KeptFileStore;
+  /** Keeps the secret inputs' values (`schedule:<id>/input/<name>`); the row and view keep the marker. */
+  vault?: InputVault;
 }
 
 /** Where a schedule's kept copies of uploads come from and go back to. */
@@ -100,13 +103,22 @@ export class ScheduleService {
     const now = this.deps.clock.now();
     const next = body.runImmediately ? now : nextFire(body.recurrence, now, now);
     const expires = expiryOf(body.recurrence, now);
+    const id = newId();
+    // a secret input's value goes into the vault before the row (which keeps the marker) is written
+    let inputs: Record<string, unknown>;
+    try {
+      inputs = await keepInputs(this.deps.vault, owner, `schedule:${id}`, body.inputs, secretInputNames(content.inputSchema));
+    } catch (e) {
+      await this.release(owner, kept);
+      throw e;
+    }
     const row: ScheduleRow = {
-      id: newId(),
+      id,
       owner,
       workflow_id: workflow.id,
       recurrence: JSON.stringify(body.recurrence),
       permission_mode: body.permissionMode,
-      inputs: JSON.stringify(body.inputs),
+      inputs: JSON.stringify(inputs),
       files: kept.length ? JSON.stringify(kept) : null,
       created_at: iso(now),
       anchor_ms: now,
@@ -124,6 +136,7 @@ export class ScheduleService {
       });
     } catch (e) {
       await this.release(owner, kept);
+      await dropKeptInputs(this.deps.vault, owner, `schedule:${id}`);
       throw e;
     }
     if (body.runImmediately) await this.deps.loop.fire(row);
@@ -157,6 +170,8 @@ export class ScheduleService {
     const row = await this.deps.repo.get(owner, id);
     if (!row || !(await this.deps.repo.delete(owner, id))) throw new FengYuError('schedule_not_found', { id });
     if (row.files) await this.release(owner, JSON.parse(row.files) as ScheduleFile[]);
+    // a fire still queued then runs with the marker
+    await dropKeptInputs(this.deps.vault, owner, `schedule:${id}`);
   }
 
   /** The schedule's own copies of the picked uploads (all or none). */

@@ -1,3 +1,4 @@
+import type { InputVault } from '../agent/secret-inputs';
 import type { Logger } from 'pino';
 import type { CrashPoint } from '../config/crash-points';
 import type { Clock, SandboxPosture } from '../context';
@@ -35,6 +36,8 @@ export interface SchedulesDeps {
   crashPoint?: CrashPoint;
   /** `$FENGYU_HOME`: where a schedule's kept copies of uploads live (without it, no files). */
   home?: string;
+  /** Keeps a schedule's secret input values (docs/secrets.md); without it none is kept (its runs see the marker). */
+  vault?: InputVault;
 }
 
 function keptFileStore(files: FileService): KeptFileStore {
@@ -75,6 +78,7 @@ export function createSchedulesDomain(deps: SchedulesDeps): SchedulesDomain {
     baseCatalog: (owner) => deps.workflows.base.snapshot(owner),
     guard: deps.guard,
     hostZone: hostTimeZone(),
+    ...(deps.vault ? { vault: deps.vault } : {}),
     ...(deps.home ? { files: keptFileStore(new FileService(deps.db, deps.home, deps.clock)) } : {}),
   });
   deps.workflows.service.onDelete(async (trx, owner, workflowId) => {

@@ -34,6 +34,7 @@ export const registerSchedules: DomainRegistrar = async (ctx, app) => {
     catalog: ctx.catalog,
     env: ctx.config.env,
     home: ctx.config.home,
+    vault: ctx.vault,
     workflows: app.workflows,
     // the tasks domain decorates the app with its executor (registered before this one)
     tasks: () => (app as unknown as { tasks?: TaskSubmitter }).tasks ?? (ctx as typeof ctx & { tasks?: TaskSubmitter }).tasks,

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { HostConfig } from '../config/config';
 import type { OpenedDatabase } from '../storage/database';
+import { adoptKeptInputs } from './adopt-kept-inputs';
 import { adoptLegacySecrets } from './adopt-legacy';
 import { registerSecretErrors } from './secrets.errors';
 import { loadKeys } from './secrets-key';
@@ -9,7 +10,8 @@ import { VaultRepository } from './vault.repository';
 
 /**
  * The secrets domain's start: the vault opened with its key (or a clear start-up error), then the
- * clear copies earlier versions left moved into it. Built in the core (`compose.ts`), before any
+ * clear copies earlier versions left moved into it (settings values, and the secret inputs schedules,
+ * webhook triggers and queued tasks kept). Built in the core (`compose.ts`), before any
  * domain that reads a secret.
  */
 export async function openVault(database: OpenedDatabase, config: Pick<HostConfig, 'home' | 'secretsKey'>, clock: Clock): Promise<Vault> {
@@ -18,5 +20,6 @@ export async function openVault(database: OpenedDatabase, config: Pick<HostConfi
   const repo = new VaultRepository(database.db);
   const vault = await Vault.open(repo, keys, config.home, clock, database.dialect);
   await adoptLegacySecrets(repo, vault, config.home);
+  await adoptKeptInputs(database.db, vault, () => repo.compact());
   return vault;
 }

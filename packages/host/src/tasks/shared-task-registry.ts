@@ -162,7 +162,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
     const now = this.now();
-    const id = req.taskId ?? newTaskId(now);
+    // the body chose the task's id when it kept a secret input under it
+    const id = req.taskId ?? prepared.taskId ?? newTaskId(now);
     const record = newTaskRecord(id, req, prepared, 'queued', now, this.deps.defaultPermissionMode);
     const admission = await this.admit(record);
     const refused = admission.kind === 'refuse' ? admission : undefined;

@@ -49,7 +49,7 @@ export interface BodyOutcome {
 /** What a task kind does: checks a submission (before anything is queued) and runs the body. */
 export interface TaskBody {
   /** Throws a FengYuError naming the problem; returns the version that will run and the bound inputs. */
-  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[] }>;
+  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[]; taskId?: string }>;
   run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
   /** Follows the task's run (already started, continued after a host stop) to its end. */
   follow?(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;

@@ -221,7 +221,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     if (this.closing) throw new FengYuError('task_host_stopping');
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
-    return { req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs, ...(prepared.files?.length ? { files: prepared.files } : {}) };
+    // the body chose the task's id when it kept a secret input under it
+    return { req: prepared.taskId && !req.taskId ? { ...req, taskId: prepared.taskId } : req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs, ...(prepared.files?.length ? { files: prepared.files } : {}) };
   }
 
   prepareChecked(req: SubmitTaskRequest, workflowVersion: number): PreparedSubmission {

@@ -1,3 +1,4 @@
+import type { InputVault } from '../agent/secret-inputs';
 import { FileRepository } from '../files/file.repository';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
@@ -39,6 +40,8 @@ export interface TasksDeps {
   catalog: ToolCatalog;
   agent: AgentService;
   workflows: Pick<WorkflowsDomain, 'service' | 'runner' | 'base'>;
+  /** Keeps a task's secret input values (docs/secrets.md); without it a task keeps none (the run sees the marker). */
+  vault?: InputVault;
   onClose(fn: () => Promise<void> | void): void;
   /** Crash tests (docs/reliability.md). */
   crashPoint?: CrashPoint;
@@ -90,6 +93,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     baseCatalog: (o) => workflows.base.snapshot(o),
     db: ctx.db,
     files: new FileRepository(ctx.db),
+    ...(ctx.vault ? { vault: ctx.vault } : {}),
   });
   const killProcesses: ProcessKiller = {
     count: (runId) => runProcesses(runId).length,

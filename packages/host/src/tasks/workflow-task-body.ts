@@ -1,4 +1,5 @@
-import { FengYuError, type InputChecker, type InputContract, inputChecker, inputContract } from '@fengyu/protocol';
+import { FengYuError, type InputChecker, type InputContract, inputChecker, inputContract, secretInputNames } from '@fengyu/protocol';
+import { dropKeptInputs, type InputVault, keepInputs, revealKeptInputs } from '../agent/secret-inputs';
 import { checkKeptFiles } from '../files/kept-files';
 import type { FileRepository } from '../files/file.repository';
 import { errorText } from '../agent/run-text';
@@ -11,6 +12,7 @@ import { contentOf } from '../workflows/workflow.repository';
 import type { WorkflowService } from '../workflows/workflow.service';
 import type { WorkflowRunner } from '../workflows/workflow-run';
 import type { BodyHooks, BodyOutcome, TaskBody } from './task-common';
+import { newTaskId } from './task-id';
 import type { TaskFile, TaskRecord } from './task.store';
 import type { SubmitTaskRequest } from './task-submitter';
 
@@ -34,6 +36,8 @@ export interface WorkflowTaskBodyDeps {
   db?: Db;
   /** The uploads a task's `files` refer to (owner-scoped); without it a task carries no files. */
   files?: Pick<FileRepository, 'get'>;
+  /** Where a task keeps its secret inputs' values until its run starts (absent: the run sees the marker). */
+  vault?: InputVault;
 }
 
 /** The run's summary and final result as text. */
@@ -53,7 +57,7 @@ export class WorkflowTaskBody implements TaskBody {
   }
 
   /** Input checks of published versions (immutable), by owner, workflow and version, with their shared-directory names. */
-  private readonly schemas = new Map<string, { check: InputChecker; sharedDirectories: string[]; contract: InputContract }>();
+  private readonly schemas = new Map<string, { check: InputChecker; sharedDirectories: string[]; contract: InputContract; secret: string[] }>();
 
   /**
    * Before anything is queued: the workflow exists and is published, and the inputs bind to its
@@ -61,7 +65,7 @@ export class WorkflowTaskBody implements TaskBody {
    * catalog when the body starts the run, as every run is: the version was checked when it was
    * published, and a tool gone since fails the task with the reason.
    */
-  async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[] }> {
+  async prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[]; taskId?: string }> {
     const published = this.versions.peek(req.ownerId, req.workflowId) ?? (await this.versions.get(req.ownerId, req.workflowId));
     if (published === null) throw new FengYuError('workflow_not_published', { id: req.workflowId });
     const row = { published_version: published };
@@ -71,7 +75,7 @@ export class WorkflowTaskBody implements TaskBody {
       const v = await this.deps.service.versionRow(req.ownerId, req.workflowId, row.published_version);
       const inputSchema = contentOf(v).inputSchema;
       const contract = inputContract(inputSchema);
-      schema = { check: inputChecker(inputSchema), sharedDirectories: contract.sharedDirectories, contract };
+      schema = { check: inputChecker(inputSchema), sharedDirectories: contract.sharedDirectories, contract, secret: secretInputNames(inputSchema) };
       if (this.schemas.size >= 500) this.schemas.clear();
       this.schemas.set(key, schema);
     }
@@ -82,7 +86,10 @@ export class WorkflowTaskBody implements TaskBody {
       const fields = [...new Set(bound.problems.map((p) => p.field ?? '(root)'))].join(', ');
       throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);
     }
-    return { workflowVersion: row.published_version, inputs: bound.inputs, ...(files.length ? { files } : {}) };
+    // a secret input's value goes into the vault under the task's id (chosen here), the row keeps the marker
+    const taskId = req.taskId ?? newTaskId(Date.now());
+    const inputs = await keepInputs(this.deps.vault, req.ownerId, `task:${taskId}`, bound.inputs, schema.secret);
+    return { workflowVersion: row.published_version, inputs, ...(files.length ? { files } : {}), ...(inputs !== bound.inputs ? { taskId } : {}) };
   }
 
   private checkFiles(req: SubmitTaskRequest, contract: InputContract): Promise<TaskFile[]> {
@@ -93,10 +100,12 @@ export class WorkflowTaskBody implements TaskBody {
   async run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {
     if (hooks.slot.requested) return { state: 'cancelled', text: '' };
     let runId: string;
+    // a secret input's value, kept by the task, or by the schedule or trigger that started it
+    const scopes = [`task:${task.id}`, ...(task.scheduleId ? [`schedule:${task.scheduleId}`] : []), ...(task.triggerId ? [`trigger:${task.triggerId}`] : [])];
     try {
       runId = await this.deps.runner.run(task.ownerId, task.workflowId, {
         version: task.workflowVersion,
-        inputs: task.inputs,
+        inputs: revealKeptInputs(this.deps.vault, task.ownerId, scopes, task.inputs),
         ...(task.files?.length ? { files: task.files } : {}),
         config: { permissionMode: task.permissionMode, planApproval: false },
         origin: task.kind === 'workflow' ? 'task' : task.kind,
@@ -105,6 +114,9 @@ export class WorkflowTaskBody implements TaskBody {
     } catch (err) {
       const e = err as FengYuError;
       return { state: 'failed', text: '', error: { code: e.code ?? 'internal', message: errorText(err) } };
+    } finally {
+      // the run keeps its own copy (`run:<id>/input/…`): the task's is not needed any more
+      await dropKeptInputs(this.deps.vault, task.ownerId, `task:${task.id}`).catch(() => undefined);
     }
     await hooks.onRun(runId);
     return this.follow({ ...task, runId }, hooks);

@@ -1,3 +1,4 @@
+import type { InputVault } from '../agent/secret-inputs';
 import type { JsonSchema, PermissionMode } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { CrashPoint } from '../config/crash-points';
@@ -31,6 +32,8 @@ export interface WebhookServiceDeps {
   posture: () => SandboxPosture;
   logger: Logger;
   unattended?: UnattendedCheck;
+  /** Keeps the secret inputs' defaults (`trigger:<id>/input/<name>`; docs/secrets.md); without it none is kept. */
+  vault?: InputVault;
   /**
    * Crash tests (docs/reliability.md): `webhook-claim` right after a claim is written (on SQLite's group
    * path, once the claim, audit and task rows are written, before they commit; elsewhere once the

@@ -1,4 +1,5 @@
-import { FengYuError, type PermissionMode, type WebhookDeliveryView, type WebhookTriggerView } from '@fengyu/protocol';
+import { FengYuError, type PermissionMode, secretInputNames, type WebhookDeliveryView, type WebhookTriggerView } from '@fengyu/protocol';
+import { dropKeptInputs, keepInputs } from '../agent/secret-inputs';
 import type { DeliveryRow, TriggerRow, WebhookRepository } from './webhook.repository';
 import {
   CLAIM_PRUNE_BATCH,
@@ -84,12 +85,15 @@ export class WebhookService {
     if (problems.length > 0) throw new FengYuError('webhook_defaults_invalid', { fields: fieldsOf(problems) }, problems);
     await this.deps.unattended?.({ owner, workflowId, permissionMode: body.permissionMode });
     const secret = newSecret();
+    const id = newId('wh_');
+    // a secret input's default goes into the vault (`trigger:<id>/input/<name>`); the row keeps the marker
+    const defaults = await keepInputs(this.deps.vault, owner, `trigger:${id}`, (body.defaults ?? {}) as Record<string, unknown>, secretInputNames(active.inputSchema));
     const row: TriggerRow = {
-      id: newId('wh_'),
+      id,
       owner,
       workflow_id: workflowId,
       name: (body.name ?? '').trim() || 'Webhook',
-      defaults: JSON.stringify(body.defaults ?? {}),
+      defaults: JSON.stringify(defaults),
       permission_mode: body.permissionMode,
       secret_sha256: sha256Hex(secret),
       state: 'active',
@@ -97,7 +101,12 @@ export class WebhookService {
       created_at: this.iso(this.deps.clock.now()),
       last_delivery_at: null,
     };
-    await this.deps.repo.insertTrigger(row);
+    try {
+      await this.deps.repo.insertTrigger(row);
+    } catch (e) {
+      await dropKeptInputs(this.deps.vault, owner, `trigger:${id}`);
+      throw e;
+    }
     return { trigger: this.view(row), secret };
   }
 
@@ -128,6 +137,8 @@ export class WebhookService {
     this.forget(id);
     await this.deps.repo.deleteTrigger(id);
     this.forget(id);
+    // a delivery's task still queued then runs with the marker
+    await dropKeptInputs(this.deps.vault, owner, `trigger:${id}`);
   }
 
   /** Runs inside a workflow's delete transaction. */

@@ -105,6 +105,7 @@ export function registerWebhookRoutes(ctx: HostContext, app: FastifyInstance, ta
     posture: () => ctx.posture(),
     logger: ctx.logger.child({ component: 'webhooks' }),
     unattended: unattendedCheck(ctx, domain),
+    vault: ctx.vault,
     // crash tests (docs/reliability.md): `webhook-claim`, `webhook-commit`
     ...(ctx.crashPoint ? { crashPoint: ctx.crashPoint } : {}),
   });

@@ -187,6 +187,57 @@ describe('secret workflow inputs (format: password)', () => {
   });
 });
 
+/** A task, a schedule and a webhook trigger keep a secret input in the vault until the run they start reads it (agent/secret-inputs.ts). */
+const HELD = 'pw-51d0-HELD-secret';
+describe('secret inputs of a task, a schedule and a webhook trigger', () => {
+  it('rows and views hold the marker, each started run gets the value, deleting the holder removes it', async () => {
+    const made = await t.api('POST', '/api/workflows', {
+      name: 'Held sign in',
+      description: 'uses a password input',
+      inputSchema: { type: 'object', properties: { pw: { type: 'string', format: 'password' } } },
+      plan: { steps: [{ id: 'rev', tool: 'execute_command', arguments: { command: 'printf %s {{inputs.pw}} | rev' } }] },
+    });
+    expect((await t.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision })).status).toBe(200);
+    const wf = made.body.id as string;
+    const task = await t.api('POST', '/api/agent/tasks', { workflowId: wf, inputs: { pw: HELD }, permissionMode: 'full-access' });
+    expect(task.status).toBe(202);
+    const schedule = await t.api('POST', '/api/agent/schedules', { workflowId: wf, inputs: { pw: HELD }, permissionMode: 'full-access', runImmediately: true, recurrence: { kind: 'daily', time: '09:00', timeZone: 'UTC' } });
+    expect(schedule.status).toBe(201);
+    expect(schedule.body.inputs).toEqual({ pw: '[redacted]' });
+    const trigger = await t.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'full-access', defaults: { pw: HELD } });
+    expect(trigger.status).toBe(201);
+    expect(trigger.body.trigger.defaults).toEqual({ pw: '[redacted]' });
+    expect((await t.api('GET', `/api/workflows/${wf}/webhooks`)).body.items[0].defaults).toEqual({ pw: '[redacted]' });
+    const hook = await fetch(`${t.host.url}/api/workflow-hooks/${trigger.body.trigger.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': trigger.body.secret }, body: '{}' });
+    expect(hook.status).toBe(202);
+    const taskIds = [task.body.id, schedule.body.lastTaskId, ((await hook.json()) as { taskId: string }).taskId];
+    const vault = t.host.ctx.vault;
+    for (const id of taskIds) {
+      const done = (await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=30000`)).body;
+      expect(done.state, JSON.stringify(done)).toBe('completed');
+      const detail = (await t.api('GET', `/api/agent/runs/${done.runId}`)).body;
+      expect(detail.inputs).toEqual({ pw: '[redacted]' });
+      const rev = (detail.events as Array<{ type: string; stepId?: string; result?: { stdout?: string } }>).find((e) => e.type === 'step_complete' && e.stepId === 'rev');
+      expect(rev?.result?.stdout).toBe([...HELD].reverse().join(''));
+      // the run keeps its own copy; the task's is gone once the run started
+      expect(vault.getInternal('default', `task:${id}/input/pw`)).toBeUndefined();
+    }
+    expect(vault.getInternal('default', `schedule:${schedule.body.id}/input/pw`)).toBe(HELD);
+    expect(vault.getInternal('default', `trigger:${trigger.body.trigger.id}/input/pw`)).toBe(HELD);
+    expect((await t.api('DELETE', `/api/agent/schedules/${schedule.body.id}`)).status).toBeLessThan(300);
+    expect((await t.api('DELETE', `/api/workflows/${wf}/webhooks/${trigger.body.trigger.id}`)).status).toBeLessThan(300);
+    expect(vault.getInternal('default', `schedule:${schedule.body.id}/input/pw`)).toBeUndefined();
+    expect(vault.getInternal('default', `trigger:${trigger.body.trigger.id}/input/pw`)).toBeUndefined();
+    // a task submitted with the marker itself reads no one's value: its run gets the marker
+    const marker = await t.api('POST', '/api/agent/tasks', { workflowId: wf, inputs: { pw: '[redacted]' }, permissionMode: 'full-access' });
+    const plain = (await t.api('GET', `/api/agent/tasks/${marker.body.id}/output?timeoutMs=30000`)).body;
+    const ev = (await t.api('GET', `/api/agent/runs/${plain.runId}`)).body.events as Array<{ type: string; stepId?: string; result?: { stdout?: string } }>;
+    expect(ev.find((e) => e.type === 'step_complete' && e.stepId === 'rev')?.result?.stdout).toBe([...'[redacted]'].reverse().join(''));
+    // the hostile side: no file under the home (database, WAL, logs) holds the value in clear
+    expect(filesHolding(home, HELD)).toEqual([]);
+  });
+});
+
 describe('restart and rotation', () => {
   it('a restart still decrypts; a rotated key keeps everything readable; a wrong key stops the start', async () => {
     await t.host.close();
@@ -213,6 +264,7 @@ describe('restart and rotation', () => {
     await expect(startTestHost({ keepHome: home })).rejects.toMatchObject({ code: 'secrets_key_missing' });
     expect(filesHolding(home, VALUE)).toEqual([]);
     expect(filesHolding(home, PASSWORD)).toEqual([]);
+    expect(filesHolding(home, HELD)).toEqual([]);
     t = { ...t, close: async () => undefined };
   });
 });

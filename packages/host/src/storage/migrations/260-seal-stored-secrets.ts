@@ -36,10 +36,13 @@ async function secretToolSchemas(db: Db): Promise<Map<string, JsonSchema>> {
   return out;
 }
 
-/** Each workflow's input schemas (its draft's and every version's), merged by property. */
-async function workflowInputSchemas(db: Db): Promise<Map<string, JsonSchema>> {
+/** Each workflow's input schemas (its draft's and every version's), merged by property; only the workflows `ids` names when given. */
+export async function workflowInputSchemas(db: Db, ids?: readonly string[]): Promise<Map<string, JsonSchema>> {
   const out = new Map<string, JsonSchema>();
-  const rows = [...((await db.selectFrom('workflows').select(['id as workflow_id', 'input_schema']).execute()) as Row[]), ...((await db.selectFrom('workflow_versions').select(['workflow_id', 'input_schema']).execute()) as Row[])];
+  if (ids?.length === 0) return out;
+  const drafts = db.selectFrom('workflows').select(['id as workflow_id', 'input_schema']);
+  const versions = db.selectFrom('workflow_versions').select(['workflow_id', 'input_schema']);
+  const rows = [...((await (ids ? drafts.where('id', 'in', [...ids]) : drafts).execute()) as Row[]), ...((await (ids ? versions.where('workflow_id', 'in', [...ids]) : versions).execute()) as Row[])];
   for (const r of rows) {
     let schema: JsonSchema;
     try {

@@ -27,7 +27,8 @@ export async function adoptKeptInputs(db: Db, vault: Pick<Vault, 'mergeInternal'
   const found: Array<{ holder: (typeof HOLDERS)[number]; row: Row }> = [];
   for (const holder of HOLDERS) {
     let q = db.selectFrom(holder.table).select(['id', 'owner', 'workflow_id', `${holder.column} as held`]).where(holder.column, '<>', '{}');
-    if (holder.waiting) q = q.where('run_id', 'is', null).where('finished_ms', 'is', null);
+    // a task not yet started is queued (index bg_tasks_state); the others were sealed by migration 270
+    if (holder.waiting) q = q.where('state', '=', 'queued').where('run_id', 'is', null).where('finished_ms', 'is', null);
     for (const row of (await q.execute()) as Row[]) if (row.workflow_id) found.push({ holder, row });
   }
   if (found.length === 0) return 0;

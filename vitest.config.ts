@@ -7,6 +7,10 @@ const optional = ['packages/ui/vitest.config.ts', 'e2e/vitest.config.ts', 'e2e/u
 // the UI package adds its own project (happy-dom) in packages/ui/vitest.config.ts.
 export default defineConfig({
   test: {
+    // Two files at a time, across projects (the browser projects keep their own files one at a
+    // time): most test time is spent waiting on child processes, sockets and the browser, not on
+    // the CPU. Vitest's default on a 2-core machine is one.
+    maxWorkers: 2,
     projects: [
       {
         test: {

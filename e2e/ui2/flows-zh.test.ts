@@ -28,7 +28,7 @@ it('leaves no English on the Flows library and builder once the language is swit
   await page.getByTestId('locale').selectOption('zh-CN');
   await expect.poll(() => page.locator('html').getAttribute('lang')).toBe('zh-CN');
   // user data, tool names (also as the words of a missing template tool) and the test host's tool descriptions; "Schema" is kept as the term of art of "JSON Schema"
-  const allow = ['confirmation', 'confirmationId', 'local-outbox', 'eml', 'browser', 'extract', 'table', 'Chromium', 'Cookie', 'PNG', 'HTML', 'rows', 'zh', 'flow', 'description', 'echo', 'write', 'note', 'greet', 'keep', 'who', 'x', 'inputs', 'workflow', 'test', 'tool', 'excel', 'complex', 'config', 'execute', 'confirm', 'send', 'batch', 'Schema', 'text', 'result', 'Claude', 'Desktop', 'Cursor', 'wf', ...(String(flow.id).match(/[A-Za-z]+/g) ?? [])];
+  const allow = ['confirmation', 'confirmationId', 'local-outbox', 'eml', 'browser', 'extract', 'table', 'Chromium', 'Cookie', 'PNG', 'HTML', 'rows', 'zh', 'flow', 'description', 'echo', 'write', 'note', 'greet', 'keep', 'who', 'x', 'inputs', 'workflow', 'test', 'tool', 'excel', 'complex', 'config', 'execute', 'confirm', 'send', 'batch', 'Schema', 'text', 'result', 'Claude', 'Desktop', 'Cursor', 'wf', 'SMTP', ...(String(flow.id).match(/[A-Za-z]+/g) ?? [])];
   const drop = [
     '.flow-name, .fy-node .fy-label, .fy-node .fy-sub:not(.warn)', // a card's title and tool name: user data and code
     // GAP (reported): vue-flow 1.48 hardcodes its screen-reader descriptions in English

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import type { HostConfig } from '../config/config';
 import type { OpenedDatabase } from '../storage/database';
-import { adoptKeptInputs } from './adopt-kept-inputs';
+import { adoptKeptInputs } from './kept-inputs.repository';
 import { adoptLegacySecrets } from './adopt-legacy';
 import { registerSecretErrors } from './secrets.errors';
 import { loadKeys } from './secrets-key';

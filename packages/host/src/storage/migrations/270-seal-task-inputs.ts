@@ -7,7 +7,7 @@ import { workflowInputSchemas } from './260-seal-stored-secrets';
  * `bg_tasks.inputs`. A task whose run started or ended needs it no more (its run kept its own
  * inputs): the value becomes the marker here. A task not yet started, a schedule and a webhook
  * trigger still need theirs: the host moves those into the vault at start-up
- * (`secrets/adopt-kept-inputs.ts`; a migration does not read the vault's key). On SQLite the file
+ * (`secrets/kept-inputs.repository.ts`; a migration does not read the vault's key). On SQLite the file
  * is then compacted, so no freed page keeps a copy.
  */
 export async function up(db: Db): Promise<{ compact: boolean }> {

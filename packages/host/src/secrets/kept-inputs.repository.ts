@@ -5,7 +5,7 @@ import { workflowInputSchemas } from '../storage/migrations/260-seal-stored-secr
 import type { Vault } from './vault';
 
 /**
- * The move into the vault of the secret input values (docs/secrets.md) that schedules, webhook
+ * The repository of the start-up move into the vault of the secret input values (docs/secrets.md) that schedules, webhook
  * triggers and tasks not yet started kept in clear before they were sealed, run at every start (it
  * finds nothing once done; a migration cannot do it, it does not read the vault's key). Each value
  * is sealed under its holder's name (`schedule:<id>/input/<name>`, `trigger:<id>/…`,

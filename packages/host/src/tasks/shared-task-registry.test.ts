@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, FairQueue } from './fair-queue';
-import { replayQueue } from './shared-task-registry';
+import { replayQueue } from './shared-dispatch';
 import type { TaskPriority } from './task-submitter';
 
 /**

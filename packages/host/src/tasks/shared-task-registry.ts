@@ -1,18 +1,19 @@
 import { FengYuError, type PermissionMode, type TaskCapacity } from '@fengyu/protocol';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
-import { type Db, loadPg } from '../storage/database';
+import type { Db } from '../storage/database';
 import { CancelSlot } from './canceller';
-import { type Admission, FairQueue, type QueueLimits, type QueueTask, resolveLimits } from './fair-queue';
-import { type LiveRow, SharedTaskStore } from './shared-task.store';
+import { type FairQueue, type QueueLimits, resolveLimits } from './fair-queue';
+import { SharedAdmissions } from './shared-admission';
+import { replayQueue, SharedDispatcher } from './shared-dispatch';
+import { SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
 import type { TaskEngine } from './task-engine';
 import { taskFailure } from './task-failure';
 import { newTaskId } from './task-id';
-import { type BodyOutcome, type BodyHooks, capText, checkTaskRequest, FINISHED_KEPT, FinishedTasks, killRunningTask, newTaskRecord, ownedTask, taskCursor, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-common';
+import { type BodyOutcome, type BodyHooks, applyOutcome, checkTaskRequest, doneSignal, FINISHED_KEPT, FinishedTasks, killRunningTask, listTasks, newTaskRecord, ownedTask, KILL_GRACES_MS, type ProcessKiller, type TaskBody, type TaskMetricsSink, taskSnapshot } from './task-common';
 import { sleep, TERMINAL } from './task-common';
-import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
+import type { SubmitResult, SubmitTaskRequest, TaskSnapshot, TaskState, TaskSubmitter } from './task-submitter';
 
 /**
  * The task executor of a shared deployment: several host processes, one PostgreSQL database,
@@ -32,10 +33,9 @@ import type { SubmitResult, SubmitTaskRequest, TaskPriority, TaskSnapshot, TaskS
  * running on itself, runs the body and records the end with completing the job. A task is run
  * at most once: a job is taken once (retries off), and a host that dies leaves its running tasks
  * to the sweep of dead hosts, which records them `interrupted` and fails their jobs.
+ * Parts: shared-admission.ts (admission), shared-dispatch.ts (the dispatcher).
  */
 
-const ADMISSION_LOCK = 7_001_002;
-const DISPATCH_LOCK = 7_001_003;
 const INTERRUPTED = { code: 'task_interrupted', message: 'The host running this task stopped; it is not run again.' };
 
 
@@ -68,21 +68,6 @@ interface LocalTask {
   killing?: Promise<void>;
 }
 
-function queueTask(r: LiveRow): QueueTask {
-  return { id: r.id, owner: r.owner, priority: r.priority as TaskPriority };
-}
-
-const isHeld = (r: LiveRow) => r.state === 'running' || r.released_ms !== null;
-
-/** The policy state the live rows stand for: held tasks run, the others wait in submission order. */
-export function replayQueue(rows: LiveRow[], limits: QueueLimits): FairQueue {
-  // no running slot is ever free in a replay: a submission is queued or refused, never started
-  const q = new FairQueue({ ...limits, maxRunning: 0 });
-  for (const r of rows) if (isHeld(r)) q.adopt(queueTask(r));
-  for (const r of rows) if (!isHeld(r)) q.submit(queueTask(r), r.submitted_ms);
-  return q;
-}
-
 export class SharedTaskRegistry implements TaskSubmitter {
   readonly limits: QueueLimits;
   private readonly store: SharedTaskStore;
@@ -92,16 +77,13 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private readonly submittedHere = new Set<string>();
   private readonly finishedTasks: FinishedTasks;
   private view: FairQueue;
-  private mirror: { queue: FairQueue; known: Map<string, 'queued' | 'running'> } | undefined;
-  private leader = false;
-  private lockClient: pg.Client | undefined;
+  private readonly dispatcher: SharedDispatcher;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private again = false;
   private ticks = 0;
   private closing = false;
-  private admissions: Array<{ record: TaskRecord; resolve: (a: Admission) => void; reject: (err: unknown) => void }> = [];
-  private admitting = false;
+  private readonly admissions: SharedAdmissions;
   private ending: Array<{ entry: LocalTask; resolve: (recorded: boolean) => void }> = [];
   private flushingEnds = false;
 
@@ -111,6 +93,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.reads = new SqliteTaskStore(deps.db);
     this.finishedTasks = new FinishedTasks((keep) => this.reads.prune(keep), deps.logger);
     this.view = replayQueue([], this.limits);
+    this.admissions = new SharedAdmissions(this.store, this.limits);
+    this.dispatcher = new SharedDispatcher({ url: deps.url, hostId: deps.hostId, store: this.store, engine: deps.engine, clock: deps.clock, logger: deps.logger, limits: this.limits });
   }
 
   private get pollMs(): number {
@@ -148,9 +132,13 @@ export class SharedTaskRegistry implements TaskSubmitter {
 
   private async round(): Promise<void> {
     this.ticks += 1;
-    if (!this.leader && this.ticks % 10 === 1) await this.tryLead();
-    if (this.leader) await this.dispatch();
-    else if (this.ticks % 5 === 1) this.view = replayQueue(await this.store.liveRows(), this.limits);
+    const d = this.dispatcher;
+    if (!d.leader && this.ticks % 10 === 1) await d.tryLead();
+    if (d.leader || this.ticks % 5 === 1) {
+      const rows = await this.store.liveRows();
+      this.view = replayQueue(rows, this.limits);
+      if (d.leader) await d.dispatch(rows);
+    }
     await this.work();
     await this.watch();
   }
@@ -165,7 +153,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     // the body chose the task's id when it kept a secret input under it
     const id = req.taskId ?? prepared.taskId ?? newTaskId(now);
     const record = newTaskRecord(id, req, prepared, 'queued', now, this.deps.defaultPermissionMode);
-    const admission = await this.admit(record);
+    const admission = await this.admissions.admit(record);
     const refused = admission.kind === 'refuse' ? admission : undefined;
     if (refused) {
       this.deps.metrics?.rejected(req.priority, refused.capacityScope);
@@ -174,112 +162,6 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.submittedHere.add(id);
     this.kick();
     return { ok: true, task: taskSnapshot(record, now) };
-  }
-
-  /**
-   * Admits submissions in batches: the submissions waiting on this host go through one
-   * transaction under the database-wide lock, one replay of the live rows, and one insert of the
-   * admitted rows (each decided after the ones before it). One connection per host waits for the
-   * lock, so admissions never starve dispatch and work of connections.
-   */
-  private admit(record: TaskRecord): Promise<Admission> {
-    return new Promise((resolve, reject) => {
-      this.admissions.push({ record, resolve, reject });
-      if (!this.admitting) void this.admitBatches();
-    });
-  }
-
-  private async admitBatches(): Promise<void> {
-    this.admitting = true;
-    while (this.admissions.length) {
-      const batch = this.admissions.splice(0);
-      try {
-        const decisions = await this.store.transaction(async (trx) => {
-          await this.store.lockAdmission(trx, ADMISSION_LOCK);
-          const replica = replayQueue(await this.store.liveRows(trx), this.limits);
-          const out = batch.map((b) => replica.submit({ id: b.record.id, owner: b.record.ownerId, priority: b.record.priority }, b.record.submittedMs));
-          await this.store.insert(
-            trx,
-            batch.filter((_, i) => out[i]?.kind !== 'refuse').map((b) => b.record),
-          );
-          return out;
-        });
-        batch.forEach((b, i) => b.resolve(decisions[i] as Admission));
-      } catch (err) {
-        for (const b of batch) b.reject(err);
-      }
-    }
-    this.admitting = false;
-  }
-
-  // ── dispatch (elected host) ──────────────────────────────────────────────────────────────
-
-  private async tryLead(): Promise<void> {
-    try {
-      if (!this.lockClient) {
-        const client = new (loadPg().Client)({ connectionString: this.deps.url, application_name: 'fengyu-dispatcher' });
-        client.on('error', () => this.resign(client));
-        await client.connect();
-        this.lockClient = client;
-      }
-      const r = await this.lockClient.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [DISPATCH_LOCK]);
-      if (r.rows[0]?.ok) {
-        this.leader = true;
-        this.mirror = undefined;
-        this.deps.logger.info({ hostId: this.deps.hostId }, 'this host dispatches the shared task queue');
-      }
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'dispatcher election failed');
-      if (this.lockClient) this.resign(this.lockClient);
-    }
-  }
-
-  /** The lock's connection is gone: so is the lock; another host (or this one, later) takes over. */
-  private resign(client: pg.Client): void {
-    if (this.lockClient === client) this.lockClient = undefined;
-    this.leader = false;
-    this.mirror = undefined;
-    void client.end().catch(() => undefined);
-  }
-
-  /** Mirrors the live rows into the dispatcher's queue and hands the tasks it starts to the engine. */
-  private async dispatch(): Promise<void> {
-    const rows = await this.store.liveRows();
-    this.view = replayQueue(rows, this.limits);
-    // after a take-over the turn order starts afresh from the rows
-    this.mirror ??= {
-      queue: new FairQueue({ maxRunning: this.limits.maxRunning, ownerMaxRunning: this.limits.ownerMaxRunning, maxQueued: Number.POSITIVE_INFINITY, ownerQueueLimit: Number.POSITIVE_INFINITY, batchOwner: Number.POSITIVE_INFINITY, batchGlobal: Number.POSITIVE_INFINITY, nonInteractiveOwner: Number.POSITIVE_INFINITY, nonInteractiveGlobal: Number.POSITIVE_INFINITY }),
-      known: new Map(),
-    };
-    const { queue, known } = this.mirror;
-    const live = new Set(rows.map((r) => r.id));
-    const start: QueueTask[] = [];
-    for (const [id, state] of known) {
-      if (live.has(id)) continue;
-      known.delete(id);
-      if (state === 'running') start.push(...queue.finish(id));
-      else queue.withdraw(id);
-    }
-    for (const r of rows) {
-      if (known.has(r.id)) continue;
-      const task = queueTask(r);
-      if (isHeld(r)) {
-        queue.adopt(task);
-        known.set(r.id, 'running');
-      } else if (queue.submit(task, r.submitted_ms).kind === 'start') start.push(task);
-      else known.set(r.id, 'queued');
-    }
-    for (const t of start) known.set(t.id, 'running');
-    if (start.length) await this.release(start.map((t) => t.id));
-  }
-
-  /** Hands queued tasks to the engine (each once: only a queued, not yet released row is). */
-  private async release(ids: string[]): Promise<void> {
-    const engine = this.deps.engine;
-    await this.store.transaction(async (trx) => {
-      const released = await this.store.markReleased(trx, ids, this.now());
-      await engine.send(trx as unknown as Db, released);
-    });
   }
 
   // ── work (every host) ────────────────────────────────────────────────────────────────────
@@ -310,11 +192,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   }
 
   private launch(record: TaskRecord): void {
-    let resolveDone!: () => void;
-    const done = new Promise<void>((r) => {
-      resolveDone = r;
-    });
-    const entry: LocalTask = { record, slot: new CancelSlot(), done, resolveDone, ended: false };
+    const entry: LocalTask = { record, slot: new CancelSlot(), ...doneSignal(), ended: false };
     this.local.set(record.id, entry);
     this.deps.metrics?.dispatched(record.priority);
     this.deps.metrics?.queueWait(record.priority, 'executed', ((record.startedMs ?? record.submittedMs) - record.submittedMs) / 1000);
@@ -341,12 +219,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (entry.ended) return;
     entry.ended = true;
     const r = entry.record;
-    r.state = entry.slot.requested && outcome.state !== 'completed' ? 'cancelled' : outcome.state;
-    r.finishedMs = this.now();
-    r.output = capText(outcome.text);
-    if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
-    else if (r.state === 'interrupted') r.error = outcome.error ?? INTERRUPTED;
-    else if (outcome.error) r.error = outcome.error;
+    applyOutcome(r, outcome, entry.slot.requested, this.now(), INTERRUPTED);
     const recorded = await this.recordEnd(entry);
     // not recorded: this host was swept as dead meanwhile, and the task already reads interrupted
     if (!recorded && !this.closing) this.deps.logger.warn({ taskId: r.id }, 'a task ended after it was recorded interrupted; its end is dropped');
@@ -438,14 +311,8 @@ export class SharedTaskRegistry implements TaskSubmitter {
     return r ? taskSnapshot(r, this.now()) : undefined;
   }
 
-  async list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
-    const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
-    const before = taskCursor.decode(q.cursor);
-    const rows = await this.reads.list(ownerId, { state: q.state, limit: limit + 1, before });
-    const now = this.now();
-    const page = rows.slice(0, limit).map((r) => taskSnapshot(this.local.get(r.id)?.record ?? r, now));
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return { items: page, ...(last ? { nextCursor: taskCursor.encode(last) } : {}) };
+  list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
+    return listTasks(this.reads, ownerId, q, (r) => this.local.get(r.id)?.record ?? r, this.now());
   }
 
   /** Polls the tasks until any/all ended or the time is up; true when they did. */
@@ -582,7 +449,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     await this.sweepHosts([this.deps.hostId]).catch((err) => this.deps.logger.warn({ err }, 'could not record this host’s tasks interrupted'));
     for (const e of live) e.resolveDone();
     this.local.clear();
-    if (this.lockClient) this.resign(this.lockClient);
+    this.dispatcher.stop();
     await this.deps.engine.stop().catch((err) => this.deps.logger.warn({ err }, 'job engine stop failed'));
   }
 }

@@ -1,7 +1,7 @@
 import { FengYuError, PERMISSION_MODES, type PermissionMode, TASK_KINDS, TASK_PRIORITIES, } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import type { CancelSlot } from './canceller';
-import type { TaskFile, TaskRecord, } from './task.store';
+import type { TaskFile, TaskRecord, TaskStore } from './task.store';
 import type {
   CapacityScope,
   PreparedSubmission,
@@ -245,3 +245,61 @@ export function checkTaskRequest(req: SubmitTaskRequest): void {
   }
 }
 
+
+/** A task's end as a promise, and what settles it (both executors wait on a task through it). */
+export function doneSignal(): { done: Promise<void>; resolveDone: () => void } {
+  let resolveDone!: () => void;
+  const done = new Promise<void>((r) => {
+    resolveDone = r;
+  });
+  return { done, resolveDone };
+}
+
+/**
+ * Writes a body's outcome into the task's record: a killed task that did not complete is
+ * `cancelled`; the end time, the capped output and the error (`interrupted` names the host's stop).
+ */
+export function applyOutcome(r: TaskRecord, outcome: BodyOutcome, killed: boolean, nowMs: number, interrupted = RUNNING_INTERRUPTED): void {
+  r.state = killed && outcome.state !== 'completed' ? 'cancelled' : outcome.state;
+  r.finishedMs = nowMs;
+  r.output = capText(outcome.text);
+  if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
+  else if (r.state === 'interrupted') r.error = outcome.error ?? interrupted;
+  else if (outcome.error) r.error = outcome.error;
+}
+
+/**
+ * One page of the owner's tasks, newest first (limit 1..200, default 50), each as `current`
+ * reports it (a live task's own view); `nextCursor` when more follow.
+ */
+export async function listTasks(
+  store: Pick<TaskStore, 'list'>,
+  ownerId: string,
+  q: { state?: TaskState; limit?: number; cursor?: string },
+  current: (r: TaskRecord) => TaskRecord,
+  nowMs: number,
+): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
+  const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
+  const before = taskCursor.decode(q.cursor);
+  const rows = await store.list(ownerId, { state: q.state, limit: limit + 1, before });
+  const page = rows.slice(0, limit).map((r) => taskSnapshot(current(r), nowMs));
+  const last = rows.length > limit ? rows[limit - 1] : undefined;
+  return { items: page, ...(last ? { nextCursor: taskCursor.encode(last) } : {}) };
+}
+
+/**
+ * Waits up to `timeoutMs` for any or all of the tasks to end; `ends` holds each live task's end
+ * (undefined: already ended, so `any` is settled at once). True when the time ran out first.
+ */
+export async function awaitEnds(ends: Array<Promise<void> | undefined>, mode: 'any' | 'all', timeoutMs: number): Promise<boolean> {
+  const pending = ends.filter((p): p is Promise<void> => p !== undefined);
+  if (pending.length === 0 || (mode === 'any' && pending.length < ends.length)) return false;
+  const settled = mode === 'all' ? Promise.all(pending).then(() => undefined) : Promise.race(pending);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'timeout'>((r) => {
+    timer = setTimeout(() => r('timeout'), timeoutMs);
+  });
+  const timedOut = (await Promise.race([settled, expired])) === 'timeout';
+  clearTimeout(timer);
+  return timedOut;
+}

@@ -7,7 +7,10 @@ import { CancelSlot } from './canceller';
 import type { QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';
 import { taskFailure } from './task-failure';
-import { type BodyHooks, type BodyOutcome, type ProcessKiller, type TaskBody, type TaskMetricsSink, capText, copyRecord, FinishedTasks, ownedTask, killRunningTask, newTaskRecord, checkTaskRequest, taskCursor, taskSnapshot, RUNNING_INTERRUPTED, TERMINAL, sleep, KILL_GRACES_MS, FINISHED_KEPT } from './task-common';
+import { type BodyHooks, type BodyOutcome, type ProcessKiller, type TaskBody, type TaskMetricsSink, applyOutcome, awaitEnds, copyRecord, doneSignal, FinishedTasks, listTasks, ownedTask, killRunningTask, newTaskRecord, checkTaskRequest, taskSnapshot, RUNNING_INTERRUPTED, TERMINAL, sleep, KILL_GRACES_MS } from './task-common';
+import { reenterQueue } from './gate-handoff';
+import { recoverTasks, refusedAfterRestart, sweepWaitingTasks } from './task-recovery';
+import { WithinAdmission, type WithinOutcome } from './within-admission';
 import { newTaskId } from './task-id';
 import type {
   AdmittedWithin,
@@ -63,53 +66,6 @@ interface Live {
   wake?: () => void;
 }
 
-interface WithinOutcome {
-  committed(entry: Live, starts: boolean): void;
-  rolledBack(entry: Live): void;
-}
-
-const ignore = (): void => undefined;
-
-/**
- * A task admitted inside a producer's transaction: settled once, by that transaction's commit (the
- * task is durable and may start) or rollback (undone); its `persisted` promise follows.
- */
-class WithinAdmission implements AdmittedWithin {
-  readonly ok = true as const;
-  readonly task: AdmittedWithin['task'];
-  private settled = false;
-  private resolve!: () => void;
-  private reject!: (err: Error) => void;
-
-  constructor(
-    private readonly entry: Live,
-    private readonly starts: boolean,
-    private readonly outcome: WithinOutcome,
-  ) {
-    const r = entry.record;
-    this.task = { id: r.id, state: r.state, queued: r.state === 'queued' };
-    entry.persisted = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    entry.persisted.catch(ignore);
-  }
-
-  committed(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.resolve();
-    this.outcome.committed(this.entry, this.starts);
-  }
-
-  rolledBack(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.reject(new Error('the transaction that held this task rolled back'));
-    this.outcome.rolledBack(this.entry);
-  }
-}
-
 export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   private readonly live = new Map<string, Live>();
   private readonly finishedTasks: FinishedTasks;
@@ -122,17 +78,11 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   /** Tasks the last stop left queued (their body never started), submitted again by `resumeQueued`. */
   private leftQueued: TaskRecord[] = [];
 
-  /**
-   * At start: tasks that were running when the host stopped become interrupted (never re-run: their
-   * body may have taken effect); those only queued are kept for `resumeQueued`. A store that cannot
-   * list queued tasks interrupts them too.
-   */
+  /** At start: running tasks become interrupted, queued ones are kept for `resumeQueued` (task-recovery.ts). */
   async recover(): Promise<number> {
-    const store = this.deps.store;
-    const interrupted = await store.interruptLive(this.deps.clock.now(), RUNNING_INTERRUPTED, store.queued ? ['running'] : ['queued', 'running']);
-    this.leftQueued = (await store.queued?.()) ?? [];
-    await store.prune(FINISHED_KEPT);
-    return interrupted.length;
+    const { interrupted, leftQueued } = await recoverTasks(this.deps.store, this.now());
+    this.leftQueued = leftQueued;
+    return interrupted;
   }
 
   /**
@@ -149,7 +99,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
       const now = this.now();
       const admission = this.deps.policy.submit({ id: r.id, owner: r.ownerId, priority: r.priority }, now);
       if (admission.kind === 'refuse') {
-        await this.deps.store.save({ ...r, state: 'interrupted', finishedMs: now, error: { code: 'task_interrupted', message: 'The host stopped while this task was queued, and the queue had no room for it after the restart.' } });
+        await this.deps.store.save(refusedAfterRestart(r, now));
         continue;
       }
       const entry = this.liveEntry(r);
@@ -248,7 +198,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   }
 
   /** What a producer's commit or rollback does to a task admitted within it (made once, not per task). */
-  private readonly withinOutcome: WithinOutcome = {
+  private readonly withinOutcome: WithinOutcome<Live> = {
     committed: (entry, starts) => {
       this.deps.crashPoint?.('task-admit');
       if (starts && !this.closing) this.launch(entry, false);
@@ -276,12 +226,8 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
 
   /** A task's live entry, known to the executor from now on. */
   private liveEntry(record: TaskRecord): Live {
-    let resolveDone!: () => void;
-    const done = new Promise<void>((r) => {
-      resolveDone = r;
-    });
     // the view is a copy: the record's later changes (start, end) are reported once committed
-    const entry: Live = { record, view: copyRecord(record), slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
+    const entry: Live = { record, view: copyRecord(record), slot: new CancelSlot(), persisted: Promise.resolve(), ...doneSignal(), ended: false };
     this.live.set(record.id, entry);
     return entry;
   }
@@ -337,12 +283,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     if (entry.ended || this.closing) return;
     entry.ended = true;
     const r = entry.record;
-    const killed = entry.slot.requested;
-    r.state = killed && outcome.state !== 'completed' ? 'cancelled' : outcome.state;
-    r.finishedMs = this.now();
-    r.output = capText(outcome.text);
-    if (r.state === 'cancelled') r.error = { code: 'task_cancelled', message: 'The task was killed.' };
-    else if (outcome.error) r.error = outcome.error;
+    applyOutcome(r, outcome, entry.slot.requested, this.now());
     const saved = this.persist(entry, false);
     // The slot is free now: what starts next shares the end's commit instead of waiting for it.
     // The end is reported (listeners, waiters) only once committed.
@@ -375,36 +316,13 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     this.release(entry.record.id);
   }
 
-  /**
-   * The gate was answered: the task re-enters its queue (or starts at once) and the promise
-   * resolves when it holds a slot. A full queue never drops the re-entry: it is tried again.
-   */
+  /** The gate was answered: the task re-enters its queue; resolves once it holds a slot (gate-handoff.ts). */
   private unpark(entry: Live): Promise<void> {
-    const r = entry.record;
-    if (entry.ended || this.closing || r.state !== 'waiting') return Promise.resolve();
-    const warn = (err: unknown) => this.deps.logger.warn({ err, taskId: r.id }, 'could not record a task re-entering its queue');
-    return new Promise<void>((resolve) => {
-      entry.wake = resolve;
-      const admitted = () => {
-        entry.resume = undefined;
-        entry.wake = undefined;
-        r.state = 'running';
-        this.persist(entry).catch(warn);
-        resolve();
-      };
-      const tryAdmit = () => {
-        if (entry.ended || this.closing) return resolve();
-        const a = this.deps.policy.submit({ id: r.id, owner: r.ownerId, priority: r.priority }, this.now());
-        if (a.kind === 'start') return admitted();
-        if (a.kind === 'queue') {
-          entry.resume = admitted;
-          r.state = 'queued';
-          this.persist(entry).catch(warn);
-          return;
-        }
-        setTimeout(tryAdmit, 1000).unref();
-      };
-      tryAdmit();
+    const warn = (err: unknown) => this.deps.logger.warn({ err, taskId: entry.record.id }, 'could not record a task re-entering its queue');
+    return reenterQueue(entry, {
+      closing: () => this.closing,
+      submit: (r) => this.deps.policy.submit({ id: r.id, owner: r.ownerId, priority: r.priority }, this.now()),
+      persist: () => void this.persist(entry).catch(warn),
     });
   }
 
@@ -436,17 +354,11 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     return ownedTask((o, i) => this.record(o, i), ownerId, id);
   }
 
-  async list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
-    const limit = Math.min(Math.max(q.limit ?? 50, 1), 200);
-    const before = taskCursor.decode(q.cursor);
-    const rows = await this.deps.store.list(ownerId, { state: q.state, limit: limit + 1, before });
-    const now = this.now();
-    const page = rows.slice(0, limit).map((r) => {
+  list(ownerId: string, q: { state?: TaskState; limit?: number; cursor?: string } = {}): Promise<{ items: TaskSnapshot[]; nextCursor?: string }> {
+    return listTasks(this.deps.store, ownerId, q, (r) => {
       const e = this.live.get(r.id);
-      return this.snapshot(e ? this.reported(e) : r, now);
-    });
-    const last = rows.length > limit ? rows[limit - 1] : undefined;
-    return { items: page, ...(last ? { nextCursor: taskCursor.encode(last) } : {}) };
+      return e ? this.reported(e) : r;
+    }, this.now());
   }
 
   /** Blocks up to `timeoutMs` for the task to finish, then returns its snapshot. */
@@ -460,17 +372,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   /** Waits for any or all of 1..20 tasks, up to `timeoutMs`. */
   async wait(ownerId: string, ids: string[], mode: 'any' | 'all', timeoutMs: number): Promise<{ tasks: TaskSnapshot[]; timedOut: boolean }> {
     for (const id of ids) await this.owned(ownerId, id);
-    const pending = ids.map((id) => this.live.get(id)?.done).filter((p): p is Promise<void> => p !== undefined);
-    let timedOut = false;
-    const settled = pending.length === 0 ? Promise.resolve() : mode === 'all' ? Promise.all(pending).then(() => undefined) : Promise.race(pending);
-    if (pending.length > 0 && !(mode === 'any' && pending.length < ids.length)) {
-      let timer: NodeJS.Timeout | undefined;
-      const expired = new Promise<'timeout'>((r) => {
-        timer = setTimeout(() => r('timeout'), timeoutMs);
-      });
-      timedOut = (await Promise.race([settled, expired])) === 'timeout';
-      clearTimeout(timer);
-    }
+    const timedOut = await awaitEnds(ids.map((id) => this.live.get(id)?.done), mode, timeoutMs);
     const now = this.now();
     const tasks = await Promise.all(ids.map(async (id) => this.snapshot(await this.owned(ownerId, id), now)));
     return { tasks, timedOut };
@@ -532,18 +434,9 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     return this.deps.policy.capacity(this.now());
   }
 
-  /**
-   * At start, after the runs were recovered: a task left `waiting` by the stop goes on waiting
-   * when its run is parked at its gate, and is recorded interrupted otherwise.
-   */
-  async sweepWaiting(parked: (runId: string) => Promise<boolean>): Promise<number> {
-    let n = 0;
-    for (const r of (await this.deps.store.waiting?.()) ?? []) {
-      if (r.runId && (await parked(r.runId))) continue;
-      await this.deps.store.save({ ...r, state: 'interrupted', finishedMs: this.now(), error: { code: 'task_interrupted', message: 'The host stopped while this task was waiting; its run could not wait on.' } });
-      n += 1;
-    }
-    return n;
+  /** At start, after the runs were recovered: a waiting task goes on waiting while its run is parked (task-recovery.ts). */
+  sweepWaiting(parked: (runId: string) => Promise<boolean>): Promise<number> {
+    return sweepWaitingTasks(this.deps.store, () => this.now(), parked);
   }
 
   /**
@@ -554,12 +447,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const record = ((await this.deps.store.waiting?.()) ?? []).find((r) => r.runId === runId);
     const follow = this.deps.body.follow?.bind(this.deps.body);
     if (!record || !follow || this.live.has(record.id) || this.closing) return undefined;
-    let resolveDone!: () => void;
-    const done = new Promise<void>((r) => {
-      resolveDone = r;
-    });
-    const entry: Live = { record, view: copyRecord(record), slot: new CancelSlot(), persisted: Promise.resolve(), done, resolveDone, ended: false };
-    this.live.set(record.id, entry);
+    const entry = this.liveEntry(record);
     const hooks: BodyHooks = { slot: entry.slot, onRun: async () => undefined, park: () => this.park(entry), unpark: () => this.unpark(entry) };
     follow(record, hooks).then(
       (outcome) => this.end(entry, outcome),

@@ -1,24 +1,24 @@
 import type { CrashPoint } from '../config/crash-points';
-import { type AgentConfig, AgentConfigSchema, type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RetryPreview, type RunStatus, renderGoal, secretNamesIn, validatePlan } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RetryPreview, type RunStatus, renderGoal, secretNamesIn, validatePlan } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
 import type { EventLog, NewEvent } from '../events/event-log';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
-import type { FileGrant } from '../tools/tool';
 import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
-import { keepSecretInputs, revealSecretInputs } from './secret-inputs';
-import type { GateParking, GateRecorder, OuterApproval } from './gates';
+import { keepSecretInputs } from './secret-inputs';
+import type { GateParking, GateRecorder } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
-import { RETRY_VERSIONS, type RetryVersion, retrySplit } from './retry';
 import { newRunId } from './run-id';
+import { type CurrentPlan, planRetry, type RetryPlan, replayRequest, reusableExecutions, rewindPlan } from './run-replay';
 import type { ResolvedConfig, RunDeps, RunSecrets } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
-import { executionKey, type StepExecution, parsePlan, type RunRepository, type RunRow } from './run.repository';
+import { parsePlan, type RunRepository, type RunRow, type StepExecution } from './run.repository';
+import { type FilesResolver, newRunRow, type PreparedRun, resolveConfig, type StartRequest } from './start-request';
 
 /**
  * The agent's lifecycle API: start, approve, cancel, history, resume, fork, rewind, batch.
@@ -26,38 +26,7 @@ import { executionKey, type StepExecution, parsePlan, type RunRepository, type R
  * together; live runs are driven by `ActiveRun`.
  */
 
-export interface StartRequest {
-  owner: string;
-  goal?: string;
-  workflow?: unknown;
-  config?: unknown;
-  inputs?: Record<string, unknown>;
-  /** Declared inputs (a workflow's schema); default: the keys of `inputs`. */
-  inputNames?: string[];
-  fileInputNames?: string[];
-  /** Inputs declared secret (`format: "password"`): kept in the vault, the marker everywhere else. */
-  secretInputs?: string[];
-  /** Raw `files` array of the request, resolved to grants by the files resolver. */
-  files?: unknown;
-  grants?: FileGrant[];
-  origin?: string;
-  workflowId?: string;
-  workflowVersion?: number;
-  /** Catalog to validate and run against (default: a fresh snapshot for the owner). */
-  catalog?: CatalogSnapshot;
-  /** Extra plan checks (workflows forbid nested workflow tools). */
-  extraStepCheck?: (step: PlanStep) => Problem[];
-  /** Invoked as a tool: never pauses (gates fail their step), no plan gate. */
-  noGates?: boolean;
-  /** With noGates: the outer call was approved, so inner gates pass (deny rules still deny). */
-  preApproved?: boolean;
-  /** A background task's slot, given back while a gate of the run waits in the inbox. */
-  parking?: GateParking;
-  /** With noGates, from a chat: inner gates raise the chat's approval card. */
-  outerApproval?: OuterApproval;
-}
-
-export type FilesResolver = (owner: string, runId: string, files: unknown) => Promise<{ grants: FileGrant[]; names: string[] }>;
+export type { CurrentPlan, FilesResolver, StartRequest };
 
 export interface AgentServiceDeps {
   events: EventLog;
@@ -90,16 +59,8 @@ export interface AgentServiceDeps {
 /** How many runs created here keep their owner in memory (`ownerOf`); the oldest is dropped first. */
 export const KNOWN_OWNERS = 256;
 
-/** The latest published plan of a workflow and its version, when it has one (retry with `current`). */
-export type CurrentPlan = (owner: string, workflowId: string) => Promise<{ plan: AgentPlan; version: number } | undefined>;
-
 /** What a retry would do (`POST …/retry/preview`): the contract's type. */
 export type { RetryPreview };
-
-/** A finished run's settings as a new run's request takes them (fork, rewind, retry). */
-function replayConfig(config: ResolvedConfig): AgentConfig {
-  return { permissionMode: config.permissionMode, stepApproval: config.stepApproval, maxConcurrency: config.maxConcurrency, ...(config.readOnly ? { capabilityMode: 'read-only' } : {}), ...(config.backend ? { backend: config.backend } : {}), ...(config.model ? { model: config.model } : {}) };
-}
 
 /** Runs a background task started (a task, a schedule's fire, a webhook delivery). */
 const TASK_ORIGINS = new Set(['task', 'workflow-schedule', 'workflow-webhook', 'workflow-error']);
@@ -156,32 +117,9 @@ export class AgentService {
     return result.plan;
   }
 
-  private resolveConfig(raw: unknown, req: StartRequest): ResolvedConfig {
-    const parsed = AgentConfigSchema.safeParse(raw ?? {});
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((i) => ({ code: 'plan_schema', field: `config.${i.path.join('.')}`, params: { path: `config.${i.path.join('.')}`, reason: i.message } }));
-      throw new FengYuError('invalid_request', { reason: problems.map((p) => `${p.params.path}: ${p.params.reason}`).join('; ') }, problems);
-    }
-    const c: AgentConfig = parsed.data;
-    return {
-      permissionMode: c.permissionMode ?? 'ask',
-      planApproval: req.noGates ? false : (c.planApproval ?? true),
-      stepApproval: c.stepApproval ?? false,
-      maxConcurrency: c.maxConcurrency ?? this.deps.maxStepConcurrency,
-      readOnly: c.capabilityMode === 'read-only',
-      backend: c.backend,
-      model: c.model,
-      noGates: req.noGates ?? false,
-      preApproved: req.preApproved ?? false,
-      inputNames: req.inputNames ?? Object.keys(req.inputs ?? {}),
-      fileInputNames: req.fileInputNames ?? [],
-      ...(req.secretInputs?.length ? { secretInputs: req.secretInputs } : {}),
-    };
-  }
-
   /** Everything checked before any side effect; returns what `launch` needs. */
-  async prepare(req: StartRequest) {
-    const config = this.resolveConfig(req.config, req);
+  async prepare(req: StartRequest): Promise<PreparedRun> {
+    const config = resolveConfig(req.config, req, this.deps.maxStepConcurrency);
     const catalog = req.catalog ?? (await this.deps.catalog.snapshot(req.owner));
     const runId = newRunId(this.deps.clock.now());
     const hasFiles = Array.isArray(req.files) && req.files.length > 0;
@@ -204,7 +142,7 @@ export class AgentService {
     return this.launch(req, p);
   }
 
-  async launch(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, extra: { parentRunId?: string; reuse?: Map<string, StepExecution>; forceReview?: boolean } = {}): Promise<string> {
+  async launch(req: StartRequest, p: PreparedRun, extra: { parentRunId?: string; reuse?: Map<string, StepExecution>; forceReview?: boolean } = {}): Promise<string> {
     const { runId, config, catalog, plan } = p;
     let grants = req.grants ?? [];
     if (Array.isArray(req.files) && req.files.length > 0 && this.filesResolver) {
@@ -214,7 +152,8 @@ export class AgentService {
     const inputs = await keepSecretInputs(this.deps.secrets, req.owner, runId, req.inputs ?? {}, config.secretInputs ?? []);
     const goal = renderGoal(req.goal ?? plan?.goal, inputs);
     const status: RunStatus = plan ? 'running' : 'planning';
-    const row = this.newRow(req, p, { goal, status, grants, inputs, parentRunId: extra.parentRunId });
+    const now = isoTime(this.deps.clock.now());
+    const row = newRunRow(req, p, { goal, status, grants, inputs, parentRunId: extra.parentRunId, now, sandbox: this.postureJson() });
     const repo = this.deps.repo;
     // A supplied plan is announced in the transaction that creates the run, unless reused steps
     // must be recorded before it without a review (their events come first, then plan_ready).
@@ -259,34 +198,6 @@ export class AgentService {
    */
   ownerOf(runId: string): string | undefined {
     return this.owners.get(runId);
-  }
-
-  /** The row of a new run, as its creating commit inserts it. */
-  private newRow(req: StartRequest, p: Awaited<ReturnType<AgentService['prepare']>>, w: { goal?: string; status: RunStatus; grants: FileGrant[]; inputs: Record<string, unknown>; parentRunId?: string }): RunRow {
-    const now = isoTime(this.deps.clock.now());
-    return {
-      id: p.runId,
-      owner: req.owner,
-      goal: w.goal ?? null,
-      status: w.status,
-      plan: p.plan ? planRowText(p.plan, p.catalog) : null,
-      config: JSON.stringify(p.config),
-      inputs: req.inputs ? JSON.stringify(w.inputs) : '{}',
-      files: w.grants.length ? JSON.stringify(w.grants) : '[]',
-      gate: null,
-      summary: null,
-      error: null,
-      result: null,
-      parent_run_id: w.parentRunId ?? null,
-      origin: req.origin ?? 'api',
-      sandbox: this.postureJson(),
-      workflow_id: req.workflowId ?? null,
-      workflow_version: req.workflowVersion ?? null,
-      last_seq: 0,
-      created_at: now,
-      updated_at: now,
-      finished_at: null,
-    };
   }
 
   /** The posture's JSON text, made again only when `posture()` answers another object (read at each call, as before). */
@@ -406,7 +317,7 @@ export class AgentService {
     const next = await answerParked(this.deps, row, gate, answer.kind === 'approve' && gate.kind === 'plan' ? { ...answer, plan } : answer, (p) => planRowText(p, catalog));
     if (next.kind === 'ended' || !plan) return;
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: false };
-    const reuse = new Map((await this.deps.repo.steps(row.id)).filter((e) => e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)).map((e) => [executionKey(e), e]));
+    const reuse = reusableExecutions(await this.deps.repo.steps(row.id));
     // the task (if any) is adopted once the run is tracked here, so that it follows this run
     let task: GateParking | undefined;
     const parking: GateParking = { parked: () => task?.parked(), resumed: () => task?.resumed() ?? Promise.resolve() };
@@ -475,8 +386,7 @@ export class AgentService {
     if (!plan) throw new FengYuError('run_not_resumable', { runId, status: `${row.status} (it has no plan yet)` });
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: true };
     const executions = await this.deps.repo.steps(runId);
-    // skipped body steps count towards a finished iteration (see FlowEffects); only done steps are reused as such
-    const reuse = new Map(executions.filter((e) => e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)).map((e) => [executionKey(e), e]));
+    const reuse = reusableExecutions(executions);
     const uncertain = executions.filter((e) => e.status === 'uncertain').map((e) => e.stepId);
     const catalog = await this.deps.catalog.snapshot(owner);
     await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.values()].filter((e) => e.status === 'done' && e.iteration === undefined).map((e) => e.stepId) }], (trx) =>
@@ -497,32 +407,10 @@ export class AgentService {
     this.checkPosture(row);
     const plan = parsePlan(row);
     if (!plan) throw new FengYuError('run_not_finished', { runId, status: `${row.status} (it has no plan)` });
-    let steps = plan.steps;
-    let reuse = new Map<string, StepExecution>();
-    if (keep !== undefined) {
-      if (!Number.isInteger(keep) || keep < 1 || keep > plan.steps.length) throw new FengYuError('invalid_keep_steps', { max: plan.steps.length });
-      steps = plan.steps.slice(0, keep);
-      // a kept forEach keeps its finished iterations (body steps are keyed by step and iteration)
-      const kept = new Set(steps.flatMap((s) => [s.id, ...(s.steps ?? []).map((b) => b.id)]));
-      reuse = new Map((await this.deps.repo.steps(runId)).filter((e) => (e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)) && kept.has(e.stepId)).map((e) => [executionKey(e), e]));
-    }
-    const config = JSON.parse(row.config) as ResolvedConfig;
-    const req: StartRequest = {
-      owner,
-      goal: row.goal ?? undefined,
-      workflow: { ...plan, steps },
-      config: replayConfig(config),
-      inputs: revealSecretInputs(this.deps.secrets, owner, runId, JSON.parse(row.inputs), config.secretInputs),
-      inputNames: config.inputNames,
-      fileInputNames: config.fileInputNames,
-      ...(config.secretInputs ? { secretInputs: config.secretInputs } : {}),
-      grants: JSON.parse(row.files ?? '[]'),
-      origin: keep === undefined ? 'fork' : 'rewind',
-      workflowId: row.workflow_id ?? undefined,
-      workflowVersion: row.workflow_version ?? undefined,
-    };
+    const rewound = keep === undefined ? { plan, reuse: new Map<string, StepExecution>() } : rewindPlan(plan, keep, await this.deps.repo.steps(runId));
+    const req = replayRequest(this.deps.secrets, row, { workflow: rewound.plan, origin: keep === undefined ? 'fork' : 'rewind', workflowVersion: row.workflow_version ?? undefined });
     const p = await this.prepare(req);
-    return this.launch(req, p, { parentRunId: runId, reuse, forceReview: true });
+    return this.launch(req, p, { parentRunId: runId, reuse: rewound.reuse, forceReview: true });
   }
 
   /**
@@ -530,44 +418,16 @@ export class AgentService {
    * or its workflow's latest published one, read through `current`), and which completed
    * executions it reuses. Checked before anything is written.
    */
-  async retryPlan(owner: string, runId: string, version: unknown, current?: CurrentPlan): Promise<RetryPreview & { row: RunRow; plan: AgentPlan; reuse: Map<string, StepExecution> }> {
+  async retryPlan(owner: string, runId: string, version: unknown, current?: CurrentPlan): Promise<RetryPlan> {
     const row = await this.owned(owner, runId);
-    const chosen = version ?? 'original';
-    if (!RETRY_VERSIONS.includes(chosen as RetryVersion)) throw new FengYuError('retry_version_invalid', { version: JSON.stringify(version) });
-    if (!['failed', 'interrupted'].includes(row.status) || this.active.has(runId)) throw new FengYuError('run_not_retryable', { runId, status: row.status });
-    const old = parsePlan(row);
-    if (!old) throw new FengYuError('run_not_retryable', { runId, status: `${row.status} (it has no plan)` });
-    let plan = old;
-    let workflowVersion = row.workflow_version ?? undefined;
-    if (chosen === 'current') {
-      const latest = row.workflow_id && current ? await current(owner, row.workflow_id) : undefined;
-      if (!latest) throw new FengYuError('retry_no_current_version', { runId });
-      plan = latest.plan;
-      workflowVersion = latest.version;
-    }
-    const split = retrySplit(old, plan, await this.deps.repo.steps(runId));
-    return { row, plan, reuse: split.reuse, version: chosen as RetryVersion, ...(workflowVersion !== undefined ? { workflowVersion } : {}), reused: split.reused, rerun: split.rerun };
+    return planRetry(row, this.active.has(runId), version, current, () => this.deps.repo.steps(runId));
   }
 
   /** Retry from the failed step: a new run, started at once with the old run's inputs, files and config, reusing unchanged completed steps. */
   async retry(owner: string, runId: string, version: unknown, current?: CurrentPlan): Promise<string> {
     const { row, plan, reuse, workflowVersion } = await this.retryPlan(owner, runId, version, current);
     this.checkPosture(row);
-    const config = JSON.parse(row.config) as ResolvedConfig;
-    const req: StartRequest = {
-      owner,
-      goal: row.goal ?? undefined,
-      workflow: plan,
-      config: { ...replayConfig(config), planApproval: false },
-      inputs: revealSecretInputs(this.deps.secrets, owner, runId, JSON.parse(row.inputs), config.secretInputs),
-      inputNames: config.inputNames,
-      fileInputNames: config.fileInputNames,
-      ...(config.secretInputs ? { secretInputs: config.secretInputs } : {}),
-      grants: JSON.parse(row.files ?? '[]'),
-      origin: 'retry',
-      workflowId: row.workflow_id ?? undefined,
-      workflowVersion,
-    };
+    const req = replayRequest(this.deps.secrets, row, { workflow: plan, planApproval: false, origin: 'retry', workflowVersion });
     const p = await this.prepare(req);
     return this.launch(req, p, { parentRunId: runId, reuse });
   }
@@ -604,7 +464,7 @@ export class AgentService {
     }
     if (problems.length) throw new FengYuError('invalid_plan', { count: problems.length }, problems);
     const ids: string[] = [];
-    for (const [i, req] of reqs.entries()) ids.push(await this.launch(req, prepared[i] as Awaited<ReturnType<AgentService['prepare']>>));
+    for (const [i, req] of reqs.entries()) ids.push(await this.launch(req, prepared[i] as PreparedRun));
     return ids;
   }
 

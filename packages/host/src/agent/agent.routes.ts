@@ -142,10 +142,10 @@ function registerHistoryRoutes(ctx: HostContext, app: FastifyInstance, repo: Run
   const api = typedRoutes(app);
   const tags = ['agent'];
 
-  api.get('/api/agent/runs', { schema: { summary: 'Run history, newest first', tags, querystring: listQuery } }, async (req) => {
+  api.get('/api/agent/runs', { schema: { summary: 'Run history, newest first (optionally one workflow\'s runs)', tags, querystring: listQuery } }, async (req) => {
     const q = req.query;
     const limit = q.limit ?? 50;
-    const rows = await repo.list({ owner: req.owner, q: q.q?.trim() || undefined, status: statusFilter(q.status), limit: limit + 1, cursor: decodeCursor(q.cursor) });
+    const rows = await repo.list({ owner: req.owner, q: q.q?.trim() || undefined, status: statusFilter(q.status), workflowId: q.workflowId, limit: limit + 1, cursor: decodeCursor(q.cursor) });
     const page = rows.slice(0, limit);
     return { runs: page.map(summaryOf), nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1] as RunRow) : null };
   });

@@ -26,6 +26,7 @@ export const listQuery = {
   properties: {
     q: { type: 'string', maxLength: 500 },
     status: { type: 'string', description: 'Comma-separated statuses.' },
+    workflowId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$', description: 'Only the runs of this workflow of yours (an unknown one, or another owner\'s, lists nothing).' },
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     cursor: { type: 'string', maxLength: 500 },
   },

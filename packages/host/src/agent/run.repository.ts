@@ -114,6 +114,8 @@ export interface ListQuery {
   owner: string;
   q?: string;
   status?: RunStatus[];
+  /** Only the runs of this workflow (any of its versions). */
+  workflowId?: string;
   limit: number;
   cursor?: { createdAt: string; id: string };
 }
@@ -185,9 +187,11 @@ export class RunRepository {
     return lists.flat().sort(newestFirst).slice(0, query.limit);
   }
 
-  /** The listing's query without its status filter: owner, text search, cursor, order and limit. */
+  /** The listing's query without its status filter: owner, workflow, text search, cursor, order and limit. */
   private listed(query: ListQuery) {
     let q = this.db.selectFrom('runs').selectAll().where('owner', '=', query.owner);
+    // an equality on workflow_id: the planner may read the partial index runs_owner_workflow (migration 310)
+    if (query.workflowId !== undefined) q = q.where('workflow_id', '=', query.workflowId);
     if (query.q) {
       // Case-insensitive on both engines (SQLite's like folds ASCII case; PostgreSQL's does not).
       const like = `%${query.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

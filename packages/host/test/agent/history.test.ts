@@ -50,6 +50,56 @@ describe('run history', () => {
     expect((await t.api('GET', '/api/agent/runs?status=')).status).toBe(200);
   });
 
+  it("lists one workflow's runs with workflowId, owner-scoped: another owner's runs and workflows list nothing; a malformed id is a localized 400", async () => {
+    const bob = (await t.api('POST', '/api/owners', { name: `bob${Date.now()}` })).body.token as string;
+    const asBob = { 'x-fengyu-token': bob };
+    async function published(name: string, headers?: Record<string, string>): Promise<string> {
+      const created = await t.api('POST', '/api/workflows', { name, inputSchema: { type: 'object', properties: {} }, plan: { steps: [{ id: 'a', tool: 'noop' }] } }, headers);
+      expect(created.status, JSON.stringify(created.body)).toBe(200);
+      const pub = await t.api('POST', `/api/workflows/${created.body.id}/publish`, { revision: created.body.revision }, headers);
+      expect(pub.status, JSON.stringify(pub.body)).toBe(200);
+      return created.body.id as string;
+    }
+    async function ran(id: string, headers?: Record<string, string>): Promise<string> {
+      const run = await t.api('POST', `/api/workflows/${id}/run`, { version: 'published', config: auto }, headers);
+      expect(run.status, JSON.stringify(run.body)).toBe(200);
+      return run.body.runId as string;
+    }
+    const mine = await published(`Listed ${Date.now()}`);
+    const other = await published(`Other ${Date.now()}`);
+    const bobs = await published(`Bob's ${Date.now()}`, asBob);
+    const runs = [await ran(mine), await ran(other), await ran(mine), await ran(mine)];
+    const bobRun = await ran(bobs, asBob);
+    await finished('no workflow', [{ id: 'a', tool: 'noop' }]);
+    const listed = async (query: string, headers?: Record<string, string>) => {
+      const res = await t.api('GET', `/api/agent/runs?${query}`, undefined, headers);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body as { runs: Array<{ id: string; workflowId: string }>; nextCursor: string | null };
+    };
+    const expected = [runs[3], runs[2], runs[0]];
+    expect((await listed(`workflowId=${mine}`)).runs.map((r) => r.id)).toEqual(expected);
+    // pages with a cursor, like the whole history
+    const p1 = await listed(`workflowId=${mine}&limit=2`);
+    const p2 = await listed(`workflowId=${mine}&limit=2&cursor=${p1.nextCursor}`);
+    expect([...p1.runs, ...p2.runs].map((r) => r.id)).toEqual(expected);
+    expect(p2.nextCursor).toBeNull();
+    expect((await listed(`workflowId=${other}&status=completed,failed`)).runs.map((r) => r.id)).toEqual([runs[1]]);
+    // another owner's workflow and an unknown one list nothing, for either owner
+    expect((await listed(`workflowId=${bobs}`)).runs).toEqual([]);
+    expect((await listed(`workflowId=${mine}`, asBob)).runs).toEqual([]);
+    expect((await listed('workflowId=no-such-flow')).runs).toEqual([]);
+    expect((await listed(`workflowId=${bobs}`, asBob)).runs.map((r) => r.id)).toEqual([bobRun]);
+    for (const bad of ['bad%20id', '-dash', 'x'.repeat(65), '']) {
+      const en = await t.api('GET', `/api/agent/runs?workflowId=${bad}`);
+      expect(en.status, bad).toBe(400);
+      expect(en.body.error.message).toContain('workflowId');
+      expect(en.body).not.toHaveProperty('runs');
+    }
+    const zh = await t.api('GET', '/api/agent/runs?workflowId=a/b', undefined, { 'accept-language': 'zh-CN' });
+    expect(zh.status).toBe(400);
+    expect(zh.body.error.message).toMatch(/[\u4e00-\u9fff]/);
+  });
+
   it('returns plan, executions, audit events and posture in run detail', async () => {
     const { runId } = await finished('detail', [{ id: 'a', tool: 'echo', arguments: { value: 7 } }]);
     const d = (await t.api('GET', `/api/agent/runs/${runId}`)).body;

@@ -102,7 +102,7 @@ afterEach(async () => {
 
 describe('migration 130: the indexes of runs that every run writes', () => {
   it('a fresh database has runs_live (live statuses only) and runs_owner_created ascending, not runs_status', () => {
-    expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled']);
+    expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled', 'runs_owner_workflow']);
     const partial = opened.raw.prepare('pragma index_list(runs)').all() as Array<{ name: string; partial: number }>;
     expect(partial.find((i) => i.name === 'runs_live')?.partial).toBe(1);
     // migration 220: a run waiting for input is live too
@@ -118,14 +118,14 @@ describe('migration 130: the indexes of runs that every run writes', () => {
   it('applies once to a database of the previous schema, keeps every row, and the reads answer as before', async () => {
     previousSchema();
     seed();
-    expect(indexes()).toEqual(['runs_owner_created', 'runs_owner_unsettled', 'runs_status']);
+    expect(indexes()).toEqual(['runs_owner_created', 'runs_owner_unsettled', 'runs_owner_workflow', 'runs_status']);
     const before = await answers();
     const rowsBefore = opened.raw.prepare('select * from runs order by id').all();
 
     expect(await pendingMigrations(opened.db)).toEqual([NAME]);
     expect(await migrate(opened.db)).toEqual([NAME]);
     expect(await migrate(opened.db)).toEqual([]);
-    expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled']);
+    expect(indexes()).toEqual(['runs_live', 'runs_owner_created', 'runs_owner_unsettled', 'runs_owner_workflow']);
     expect(opened.raw.prepare('select * from runs order by id').all()).toEqual(rowsBefore);
 
     const after = await answers();
@@ -215,5 +215,49 @@ describe('migration 140: an owner\'s listing filtered by statuses other than com
     }
     await repo.list({ owner: 'default', status: ['completed', 'failed'], limit: 7, cursor });
     expect(lastPlan()).toContain('USING INDEX runs_owner_created');
+  });
+});
+
+describe("migration 310: one workflow's runs of an owner", () => {
+  /** Every fourth run without a workflow, the rest spread over three workflows. */
+  function withWorkflows(): void {
+    seed();
+    opened.raw.exec("update runs set workflow_id = case cast(substr(id, 5) as integer) % 4 when 0 then null when 1 then 'wf_a' when 2 then 'wf_b' else 'wf_c' end");
+  }
+  const computed = (owner: string, workflowId: string) =>
+    (opened.raw.prepare('select id from runs where owner = ? and workflow_id = ? order by created_at desc, id desc').all(owner, workflowId) as Array<{ id: string }>).map((r) => r.id);
+
+  it('a fresh database has runs_owner_workflow, partial: runs without a workflow never enter it', () => {
+    withWorkflows();
+    const partial = opened.raw.prepare('pragma index_list(runs)').all() as Array<{ name: string; partial: number }>;
+    expect(partial.find((i) => i.name === 'runs_owner_workflow')?.partial).toBe(1);
+    const entries = (opened.raw.prepare('select count(*) as n from runs indexed by runs_owner_workflow where workflow_id is not null').get() as { n: number }).n;
+    expect(entries).toBe(96 - 24);
+  });
+
+  it("reads a workflow's listing through runs_owner_workflow without sorting, and answers like the listing computed apart, over every page", async () => {
+    withWorkflows();
+    await repo.list({ owner: 'default', workflowId: 'wf_b', limit: 7, cursor: { createdAt: '2026-03-01T00:00:25.000Z', id: 'run_076' } });
+    expect(lastPlan()).toContain('USING INDEX runs_owner_workflow (owner=? AND workflow_id=?');
+    expect(lastPlan()).not.toContain('TEMP B-TREE');
+    for (const owner of ['default', 'other']) {
+      for (const workflowId of ['wf_a', 'wf_b', 'wf_c', 'wf_none']) {
+        const paged: string[] = [];
+        let cursor: ListQuery['cursor'];
+        for (;;) {
+          const rows = await repo.list({ owner, workflowId, limit: 5, ...(cursor ? { cursor } : {}) });
+          if (rows.length === 0) break;
+          paged.push(...rows.map((r) => r.id));
+          const last = rows[rows.length - 1] as (typeof rows)[number];
+          cursor = { createdAt: last.created_at, id: last.id };
+        }
+        expect(paged, `${owner} ${workflowId}`).toEqual(computed(owner, workflowId));
+      }
+    }
+    expect(computed('default', 'wf_a').length).toBeGreaterThan(5);
+    // with a status filter too, only that workflow's runs in those statuses
+    const failed = await repo.list({ owner: 'default', workflowId: 'wf_a', status: ['failed', 'cancelled'], limit: 50 });
+    expect(failed.length).toBeGreaterThan(0);
+    expect(failed.every((r) => r.workflow_id === 'wf_a' && (r.status === 'failed' || r.status === 'cancelled'))).toBe(true);
   });
 });

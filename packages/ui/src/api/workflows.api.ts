@@ -76,7 +76,8 @@ export function agentApi(api: ApiClient) {
     /** Answers the run's pending input step with `values`. */
     input: (runId: string, values: Record<string, unknown>) => api.post<unknown>(`/api/agent/${enc(runId)}/input`, { values }),
     run: (runId: string) => api.get<Record<string, unknown>>(`/api/agent/runs/${enc(runId)}`),
-    runs: async (query: { q?: string; limit?: number } = {}) => list<RunListItem>(await api.get('/api/agent/runs', { query }), 'runs'),
+    /** The caller's runs, newest first; with `workflowId`, only that workflow's (filtered by the host). */
+    runs: async (query: { q?: string; workflowId?: string; limit?: number } = {}) => list<RunListItem>(await api.get('/api/agent/runs', { query }), 'runs'),
     streamUrl: (runId: string) => api.streamUrl('/api/agent/stream', { runId }),
   };
 }

@@ -1,6 +1,11 @@
 import type { RunListItem, TaskSnapshot } from '@fengyu/protocol';
+import { flushPromises, mount } from '@vue/test-utils';
+import { createPinia } from 'pinia';
 import { describe, expect, it } from 'vitest';
-import { anyGoing, flowTasksKey, recentOf } from './recent-runs';
+import { SERVICES } from '../app/services';
+import { createUiI18n } from '../i18n/index';
+import RecentRuns from './RecentRuns.vue';
+import { anyGoing, flowTasksKey } from './recent-runs';
 
 const run = (id: string, workflowId: string | null, status: RunListItem['status']): RunListItem => ({
   id, goal: null, status, summary: null, error: null, origin: 'workflow', parentRunId: null, workflowId, workflowVersion: 1, stepCount: 1, createdAt: '2026-12-01T00:00:00Z', updatedAt: '2026-12-01T00:00:00Z', finishedAt: null,
@@ -10,12 +15,22 @@ const task = (id: string, workflowId: string, state: TaskSnapshot['state'], runI
 });
 
 describe('recent runs of a flow', () => {
-  it("keeps only the flow's runs, newest first, at most ten", () => {
-    const list = [run('a', 'w', 'running'), run('b', 'x', 'completed'), ...Array.from({ length: 12 }, (_, i) => run(`c${i}`, 'w', 'completed'))];
-    const shown = recentOf(list, 'w');
-    expect(shown).toHaveLength(10);
-    expect(shown[0]?.id).toBe('a');
-    expect(shown.every((r) => r.workflowId === 'w')).toBe(true);
+  it("asks the host for the flow's runs (workflowId, ten), shows what it answers, and asks again for another flow", async () => {
+    const queries: unknown[] = [];
+    const agent = {
+      runs: async (query: { workflowId?: string }) => {
+        queries.push(query);
+        return [run(`${query.workflowId}-2`, query.workflowId ?? null, 'completed'), run(`${query.workflowId}-1`, query.workflowId ?? null, 'failed')];
+      },
+    };
+    const w = mount(RecentRuns, { props: { workflowId: 'w1' }, global: { plugins: [createPinia(), createUiI18n('en')], provide: { [SERVICES as symbol]: { agent, api: {} } } } });
+    await flushPromises();
+    expect(queries).toEqual([{ workflowId: 'w1', limit: 10 }]);
+    expect(w.findAll('[data-testid="recent-run"]').map((b) => b.attributes('data-status'))).toEqual(['completed', 'failed']);
+    await w.setProps({ workflowId: 'w2' });
+    await flushPromises();
+    expect(queries.at(-1)).toEqual({ workflowId: 'w2', limit: 10 });
+    w.unmount();
   });
 
   it('is read again while a run is going, and not once all have ended', () => {

@@ -11,9 +11,9 @@ export const RECENT_SHOWN = 10;
 /** How often the list is read again while one of its runs is going. */
 export const RECENT_REFRESH_MS = 2000;
 
-/** The flow's latest runs, newest first, from the host's run list. */
-export function recentOf(list: RunListItem[], workflowId: string, max = RECENT_SHOWN): RunListItem[] {
-  return list.filter((r) => r.workflowId === workflowId).slice(0, max);
+/** The run-list query of the flow's latest runs: the host filters by workflow (newest first). */
+export function recentQuery(workflowId: string): { workflowId: string; limit: number } {
+  return { workflowId, limit: RECENT_SHOWN };
 }
 
 /** True while a shown run may still change its status. */

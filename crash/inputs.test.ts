@@ -55,4 +55,9 @@ describe('crash campaign: input-step invariants', () => {
     expect(scenario([answer('v0', 200), answer('v1', 409)], ['k1r6-n v1'], received).join('\n')).toMatch(/no answer sent that was taken/);
     expect(scenario([answer('v0', 200)], [], received).join('\n')).toMatch(/completed, but the step after the input never ran/);
   });
+
+  it('flags an input asked again after its answer was received (a resume must take the kept answer)', () => {
+    const reasked = [...received, frame(4, 'interrupted'), frame(5, 'resumed'), frame(6, 'input_requested', { gateId: 'g2' })];
+    expect(scenario([answer('v0', 200)], ['k1r6-s1', 'k1r6-n v0'], reasked).join('\n')).toMatch(/asked again/);
+  });
 });

@@ -7,7 +7,8 @@ import { answerInput, type DirectRun, gateAnswerer, type InputAnswer } from './w
  * answer reported taken is in the replay (`input_received`) once; a run parked at its input stays
  * `awaiting_input` with its inbox item across the restart and goes on when answered; the step
  * after the input runs with a value that was answered, once when its end was reported before the
- * crash (one whose end no client saw may run again on resume, like any step).
+ * crash (one whose end no client saw may run again on resume, like any step); an input whose
+ * answer was received is never asked again (a resume takes the answer the run row kept).
  */
 
 /** The restarted host's answer to each answer the dying host never answered: the same values, sent again (a client's retry). */
@@ -62,6 +63,9 @@ export function checkInputs(counts: Map<string, number>, runs: DirectRun[], stor
       if (n > 1) out.push(`run ${run.runId}: input ${gateId} was received ${n} times in the replay`);
       if (taken.length && n === 0) out.push(`run ${run.runId}: an answer to input ${gateId} was taken (200) but the replay has no input_received for it`);
     }
+    // an answer once received is kept: a resume never asks that input again (a new input_requested)
+    const firstReceived = story.findIndex((f) => f.event === 'input_received');
+    if (firstReceived >= 0 && story.slice(firstReceived).some((f) => f.event === 'input_requested')) out.push(`run ${run.runId}: its input was asked again after an answer to it was received`);
     // the step after the input ran once, with a value that was answered
     const notes = [...counts].filter(([line]) => line.startsWith(`${run.tag}-n `));
     const ran = notes.reduce((n, [, c]) => n + c, 0);

@@ -10,7 +10,7 @@ import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
 import { keepSecretInputs } from './secret-inputs';
-import type { GateParking, GateRecorder } from './gates';
+import { type GateParking, type GateRecorder, inputAnswerOf } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
@@ -392,8 +392,11 @@ export class AgentService {
     await this.deps.events.commit(runId, [{ type: 'resumed', reusedSteps: [...reuse.values()].filter((e) => e.status === 'done' && e.iteration === undefined).map((e) => e.stepId) }], (trx) =>
       this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: isoTime(this.deps.clock.now()) }, trx),
     );
+    // an input answered just before the run stopped (its step not committed) is not asked again
+    const kept = inputAnswerOf(row.input_answer);
+    const answered = kept && !reuse.has(kept.stepId) ? { answered: kept } : {};
     const run = new ActiveRun(
-      { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, uncertain },
+      { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, uncertain, ...answered },
       this.runDeps(),
     );
     this.track(run);

@@ -15,6 +15,26 @@ export type GateOutcome =
   | { kind: 'cancelled' }
   | { kind: 'values'; values: Record<string, unknown>; how: 'answered' | 'defaulted' };
 
+/** An input step's answer as kept on the run row until the step commits (`runs.input_answer`). */
+export type InputAnswer = { stepId: string; outcome: Extract<GateOutcome, { kind: 'values' }> };
+
+/** The run row's text of an input step's answer (its values and how they came). */
+export function inputAnswerText(stepId: string, outcome: Extract<GateOutcome, { kind: 'values' }>): string {
+  return JSON.stringify({ stepId, values: outcome.values, how: outcome.how });
+}
+
+/** The answer a run row keeps for an input step not yet committed; undefined when none (or unreadable). */
+export function inputAnswerOf(text: string | null | undefined): InputAnswer | undefined {
+  if (!text) return undefined;
+  try {
+    const a = JSON.parse(text) as { stepId?: unknown; values?: unknown; how?: unknown };
+    if (typeof a.stepId !== 'string' || !a.values || typeof a.values !== 'object' || Array.isArray(a.values)) return undefined;
+    return { stepId: a.stepId, outcome: { kind: 'values', values: a.values as Record<string, unknown>, how: a.how === 'defaulted' ? 'defaulted' : 'answered' } };
+  } catch {
+    return undefined;
+  }
+}
+
 /** What an input gate asks (kept in the run row's gate, so a parked run still knows it). */
 export interface InputRequest {
   title: string;

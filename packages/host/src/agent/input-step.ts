@@ -102,7 +102,8 @@ export async function runInputStep(host: InputHost, step: PlanStep): Promise<voi
       fingerprint: fingerprint(step),
       reused: 0,
     };
-    await host.commit(events, { status: host.liveStatus() }, row);
+    // an answer kept on the row for a resume (runs.input_answer) is the step's result now
+    await host.commit(events, { status: host.liveStatus(), ...(ok && !step.pinned ? { input_answer: null } : {}) }, row);
     if (host.hasEnded()) return;
     if (ok) host.results.set(step.id, outcome.values);
     else host.recordError(step.id, error as string, 'gate_expired');

@@ -2,7 +2,7 @@ import { planRejectedSummary } from './run-finish';
 import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import { isoTime, type Clock } from '../clock';
 import type { EventLog, NewEvent } from '../events/event-log';
-import type { GateOutcome, GateRecorder, OpenGate } from './gates';
+import { type GateOutcome, type GateRecorder, inputAnswerText, type OpenGate } from './gates';
 import { timeoutOutcome } from './input-step';
 import type { RunRepository, RunRow, StepExecution } from './run.repository';
 
@@ -86,7 +86,9 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
     events = [{ type: 'audit', kind: answer.kind === 'expire' ? 'gate_expired' : 'step_rejected', stepId: gate.stepId, reason }];
   }
   await deps.events.commit(row.id, events, async (trx) => {
-    const patch = { status: 'running' as const, gate: null, updated_at: now, ...(plan ? { plan: planText(plan) } : {}) };
+    // an input's values stay on the row until the step commits: a resume after a crash takes them
+    const kept = step?.outcome.kind === 'values' ? { input_answer: inputAnswerText(step.stepId, step.outcome) } : {};
+    const patch = { status: 'running' as const, gate: null, updated_at: now, ...(plan ? { plan: planText(plan) } : {}), ...kept };
     // the claim: only while the run still waits at this gate (another host's answer may have taken it)
     if (!(await deps.repo.claimParked(row, patch, trx))) throw new FengYuError('no_pending_gate', { runId: row.id });
     await settle(trx);

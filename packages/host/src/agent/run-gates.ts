@@ -3,7 +3,7 @@ import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { isoTime } from '../clock';
-import type { GateOutcome, GateRun, InputRequest, OpenGate } from './gates';
+import { type GateOutcome, type GateRun, type InputRequest, inputAnswerText, type OpenGate } from './gates';
 import { timeoutOutcome } from './input-step';
 import type { GateTicket, RunInput } from './run-reducer';
 import { redactPlan } from './run-text';
@@ -172,7 +172,9 @@ export class RunGates {
         ? { type: 'audit', kind: how === 'expired' ? 'gate_expired' : 'step_rejected', stepId: gate.stepId, reason: outcome.reason }
         : { type: 'step_approved', gateId: gate.id, stepId: gate.stepId as string };
     try {
-      await r.commit([event], { status, gate: null }, this.settleRecord(gate.id, how));
+      // an input's values stay on the row until the step commits: a resume after a crash takes them
+      const kept = outcome.kind === 'values' ? { input_answer: inputAnswerText(gate.stepId as string, outcome) } : {};
+      await r.commit([event], { status, gate: null, ...kept }, this.settleRecord(gate.id, how));
     } catch (err) {
       entry.answered = false;
       throw err;

@@ -32,6 +32,11 @@ export interface RunRow {
   finished_at: string | null;
   /** The host process executing the run while it is live (shared database); null on one host. */
   host_id?: string | null;
+  /**
+   * An input step's answer committed before the step's own commit (`inputAnswerText`): a resume
+   * takes it instead of asking again; the step's commit clears it. Null (or absent): none.
+   */
+  input_answer?: string | null;
 }
 
 const LIVE_STATUSES: RunStatus[] = ['planning', 'awaiting_plan_approval', 'running', 'awaiting_step_approval', 'awaiting_input'];

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type ChildHost, childApi, killChildHosts, startChildHost } from '../support/child-host';
 import { startTestHost, type TestHost } from '../support/host';
 import { until } from '../tasks/helpers';
 
@@ -18,6 +19,7 @@ const clock = { now: () => Date.now() + offset };
 let t: TestHost | undefined;
 
 afterAll(async () => {
+  killChildHosts();
   await t?.close();
   rmSync(home, { recursive: true, force: true });
 });
@@ -107,5 +109,38 @@ describe('a restart while items wait', () => {
     const run2 = (await t.api('GET', `/api/agent/runs/${second.runId}`)).body;
     expect(JSON.stringify(run2.executions)).toContain('gate_expired');
     expect((await t.api('GET', '/api/inbox')).body.items).toEqual([]);
+  });
+
+  it('an input answered just before a crash is not asked again: the resume takes the committed answer', async () => {
+    const crashHome = mkdtempSync(join(tmpdir(), 'fengyu-input-crash-'));
+    try {
+      // the host dies right after the answer's commit (gate-answer), before the step runs
+      const dying = await startChildHost(crashHome, { FENGYU_CRASH_AT: 'gate-answer' });
+      const died = new Promise<string | null>((r) => dying.child.once('exit', (_c, signal) => r(signal)));
+      const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+      const steps = [{ id: 'ask', kind: 'input', form }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }];
+      const runId = (await childApi(dying, 'POST', '/api/agent/run', { workflow: { steps }, config: { planApproval: false } })).body.runId as string;
+      const item = await until(async () => (await childApi(dying, 'GET', '/api/inbox')).body.items[0] as { id: string } | undefined, 'the input item');
+      await fetch(`${dying.url}/api/inbox/${item.id}`, { method: 'POST', headers: { 'x-fengyu-token': dying.token, 'content-type': 'application/json' }, body: JSON.stringify({ values: { n: 41 } }) }).catch(() => undefined);
+      expect(await died).toBe('SIGKILL');
+
+      const h: ChildHost = await startChildHost(crashHome);
+      expect((await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body.status).toBe('interrupted');
+      // hostile: the answer taken before the crash is settled; a retry of it is refused, never taken twice
+      expect((await childApi(h, 'POST', `/api/inbox/${item.id}`, { values: { n: 5 } })).status).toBe(409);
+      expect((await childApi(h, 'POST', `/api/agent/runs/${runId}/resume`, {})).status).toBe(200);
+      await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body.status === 'awaiting_plan_approval', 'the resume’s plan review');
+      expect((await childApi(h, 'POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);
+      await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body.status === 'completed', 'the resumed run to complete');
+      const run = (await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body;
+      expect(run.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 41 });
+      expect(run.executions.find((e: { stepId: string }) => e.stepId === 'ask').result).toEqual({ n: 41 });
+      // asked once: no second input gate, nothing in the inbox
+      expect(run.events.filter((e: { type: string }) => e.type === 'input_requested')).toHaveLength(1);
+      expect((await childApi(h, 'GET', '/api/inbox')).body.items).toEqual([]);
+    } finally {
+      killChildHosts();
+      rmSync(crashHome, { recursive: true, force: true });
+    }
   });
 });

@@ -21,8 +21,8 @@ export async function serveCommand(opts: { port?: number; home?: string; open?: 
     process.exitCode = 1;
     return;
   }
-  // FENGYU_START_TRACE=1: where a start's time went since the process began (wall and CPU ms), on stderr
-  if (process.env.FENGYU_START_TRACE === '1') {
+  // FENGYU_START_TRACE=1 (config.startTrace): where a start's time went since the process began (wall and CPU ms), on stderr
+  if (host.ctx.config.startTrace) {
     process.stderr.write(`fengyu start: code loaded at ${loaded.at.toFixed(0)} ms (cpu ${loaded.cpu.toFixed(0)}), listening at ${performance.now().toFixed(0)} ms (cpu ${cpuMs().toFixed(0)})\n`);
   }
   // An idle host gives back the heap its last burst of work grew (idle-release.ts).
@@ -49,7 +49,7 @@ export async function serveCommand(opts: { port?: number; home?: string; open?: 
       '',
     ].join('\n'),
   );
-  if (opts.open && !(await openInBrowser(`${host.url}/#token=${host.token}`))) {
+  if (opts.open && !(await openInBrowser(`${host.url}/#token=${host.token}`, host.ctx.config.env))) {
     process.stdout.write('Could not open a browser here: open the address above yourself.\n');
   }
 }

@@ -20,3 +20,12 @@ describe('loadConfig: the idle-release tick', () => {
     for (const bad of ['199', 'x', '60001']) expect(() => loadConfig({ env: { FENGYU_IDLE_RELEASE_TICK_MS: bad } }), bad).toThrow(/FENGYU_IDLE_RELEASE_TICK_MS/);
   });
 });
+
+describe('loadConfig: the start trace', () => {
+  it('is on only for FENGYU_START_TRACE=1; the option wins', () => {
+    expect(loadConfig({ env: {} }).startTrace).toBe(false);
+    expect(loadConfig({ env: { FENGYU_START_TRACE: '1' } }).startTrace).toBe(true);
+    for (const off of ['0', 'true', '']) expect(loadConfig({ env: { FENGYU_START_TRACE: off } }).startTrace, off).toBe(false);
+    expect(loadConfig({ env: { FENGYU_START_TRACE: '1' }, startTrace: false }).startTrace).toBe(false);
+  });
+});

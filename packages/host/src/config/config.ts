@@ -31,6 +31,8 @@ const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: z.string().optional(),
   // crash tests (docs/reliability.md): `<point>[:<n>]`, checked by parseCrashAt
   FENGYU_CRASH_AT: z.string().optional(),
+  // `1`: `fengyu serve` prints where its start's time went (docs/benchmarks.md, cold start)
+  FENGYU_START_TRACE: z.string().optional(),
 });
 
 export interface HostConfig {
@@ -70,6 +72,15 @@ export interface HostConfig {
   crashAt?: CrashAt;
   /** The secrets key's text (FENGYU_SECRETS_KEY); otherwise `$home/secrets.key` is used or created. */
   secretsKey?: string;
+  /**
+   * `FENGYU_START_TRACE=1`: `fengyu serve` prints on stderr where its start's time went since the
+   * process began (code loaded, listening; wall and CPU ms). Off unless set to exactly `1`.
+   */
+  startTrace: boolean;
+  /**
+   * The environment the configuration was read from: the one copy other modules get (child
+   * processes' environments are built from it, e.g. `process/env.ts`); nothing else reads `process.env`.
+   */
   env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -91,6 +102,7 @@ export interface ConfigOptions {
   idleReleaseTickMs?: number;
   crashAt?: CrashAt;
   secretsKey?: string;
+  startTrace?: boolean;
   env?: Record<string, string | undefined>;
 }
 
@@ -119,6 +131,7 @@ export function loadConfig(options: ConfigOptions = {}): HostConfig {
     otlpMetricsEndpoint: parsed.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
     ...crashAtOf(options.crashAt, parsed.FENGYU_CRASH_AT),
     secretsKey: options.secretsKey ?? parsed.FENGYU_SECRETS_KEY,
+    startTrace: options.startTrace ?? parsed.FENGYU_START_TRACE === '1',
     env,
   };
 }

@@ -33,11 +33,18 @@ describe('dependency direction', () => {
   });
 
   it('only config/ reads process.env in the host', () => {
+    // Any spelling: `process.env`, `process['env']`, `{ env } = process`. The CLI is no exception
+    // (its settings come from loadConfig too); child processes get environments built from
+    // `HostConfig.env` (process/env.ts), never from process.env. No other file is allowed.
+    const reads = /\bprocess\s*(?:\?\.|\.)\s*env\b|\bprocess\s*\[\s*['"`]env['"`]\s*\]|\{[^}]*\benv\b[^}]*\}\s*=\s*(?:globalThis\.)?process\b/;
     const offenders = files(join(root, 'packages/host/src'), ['.ts'])
-      .filter((f) => !f.endsWith('.test.ts') && !f.includes('/config/') && !f.includes('/cli/'))
-      .filter((f) => /process\.env/.test(readFileSync(f, 'utf8')))
+      .filter((f) => !f.endsWith('.test.ts') && !f.includes('/config/'))
+      .filter((f) => reads.test(readFileSync(f, 'utf8')))
       .map((f) => relative(root, f));
     expect(offenders).toEqual([]);
+    // the pattern catches every spelling (a check that cannot fail is no check)
+    for (const spelling of ['process.env.X', 'process?.env', "process['env']", 'const { env } = process', 'const { env: e } = globalThis.process']) expect(reads.test(spelling), spelling).toBe(true);
+    expect(reads.test('see `process/env.ts`')).toBe(false);
   });
 
   it('only http/ and routes import Fastify at runtime', () => {

@@ -12,11 +12,13 @@ describe('fengyu serve', () => {
   it('starts the host on loopback, prints the UI address with its token, and stops on SIGTERM', async () => {
     const child = spawn(process.execPath, [join(root, 'bin/fengyu.mjs'), 'serve', '--port', '0', '--home', home], {
       cwd: root,
-      env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off' },
+      env: { ...process.env, FENGYU_LOG_LEVEL: 'silent', FENGYU_SANDBOX: 'off', FENGYU_START_TRACE: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
       const ui = await new Promise<RegExpMatchArray>((resolve, reject) => {
@@ -43,6 +45,8 @@ describe('fengyu serve', () => {
     expect(await exited).toBe(0);
     expect(out).toMatch(/SIGTERM: stopping/);
     expect(existsSync(join(home, 'host.json'))).toBe(false);
+    // FENGYU_START_TRACE=1 (read by the config): where the start's time went, on stderr
+    expect(err).toMatch(/fengyu start: code loaded at \d+ ms \(cpu \d+\), listening at \d+ ms \(cpu \d+\)/);
   }, 90_000);
 
   it('removes host.json on SIGINT, but leaves one another host has written since', async () => {

@@ -28,6 +28,21 @@ function call(name: string, args: Record<string, unknown> = {}, effect: Tool['ef
   return { tool: tool(name, effect), arguments: args, owner: 'o1', permissionMode: 'approve-for-me', caller: 'runner', runId: 'r1', stepId: 's1' };
 }
 
+/** True while the process runs (a zombie, dead but not yet reaped, counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 function hook(partial: Partial<HookConfig> & Pick<HookConfig, 'name'>): HookConfig {
   return { event: 'pre_tool_use', matcher: '*', type: 'command', timeoutSeconds: 10, enabled: true, ...partial } as HookConfig;
 }
@@ -139,11 +154,17 @@ describe('command hooks (real processes)', () => {
 
   it('fails open on a timeout and kills the hook', async () => {
     const marker = join(dir, 'timeout-marker');
-    const g = await guardWith([hook({ name: 'slow', timeoutSeconds: 1, command: `sleep 5; touch ${marker}` })]);
+    const pids = join(dir, 'timeout-pids');
+    // the hook's shell and its sleeping child, each with its pid written first
+    const g = await guardWith([hook({ name: 'slow', timeoutSeconds: 1, command: `echo $$ > ${pids}; sleep 30 & echo $! >> ${pids}; wait; touch ${marker}` })]);
     const d = await g.guard.check(call('x'));
     expect(d).toMatchObject({ decision: 'allow', source: 'mode' });
     expect(d.audits?.[0]).toMatchObject({ hook: 'slow', outcome: 'timeout' });
-    await new Promise((r) => setTimeout(r, 4500));
+    // the check answers once the hook's group is gone: the shell and its child are dead now (no waiting)
+    const [shell, child] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    expect(shell && child, 'both pids written').toBeTruthy();
+    expect(alive(shell as number), 'the hook shell').toBe(false);
+    expect(alive(child as number), 'the hook shell\'s child').toBe(false);
     expect(() => readFileSync(marker)).toThrow();
     await g.close();
   });

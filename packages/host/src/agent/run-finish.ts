@@ -14,8 +14,8 @@ import type { FailedSteps } from './failed-steps';
 type FinishingRun = StepHost & { goal?: string; plan?: AgentPlan; cancelSummary?: string; failed: FailedSteps };
 
 /**
- * The summary of a run whose plan was rejected: the reason is kept in the run's history (SPEC
- * §3), where `GET /api/agent/runs?q=` finds it and the run detail shows it (besides the
+ * The summary of a run whose plan was rejected: the reason is kept in the run's history, where
+ * `GET /api/agent/runs?q=` finds it and the run detail shows it (besides the
  * `plan_rejected` audit event that carries it).
  */
 export function planRejectedSummary(reason: string | undefined): string {

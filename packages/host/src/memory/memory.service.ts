@@ -81,7 +81,7 @@ export class MemoryService {
   }
 }
 
-/** A memory as the HTTP API shows it (`text`, `source`), per SPEC. */
+/** A memory as the HTTP API shows it (`text`, `source`: the fields the memory settings name). */
 export interface MemoryEntry {
   id: string;
   text: string;

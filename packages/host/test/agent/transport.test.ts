@@ -114,7 +114,7 @@ describe('auth and transport', () => {
     const config = await createConfig({
       extends: ['recommended'],
       rules: {
-        // the SPEC's routes: Fastify matches a static segment before a parameter (/api/agent/runs/x vs /api/agent/{runId}/approve)
+        // the published routes: Fastify matches a static segment before a parameter (/api/agent/runs/x vs /api/agent/{runId}/approve)
         'no-ambiguous-paths': 'off',
         // the project publishes no licence field
         'info-license': 'off',

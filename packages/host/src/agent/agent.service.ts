@@ -63,7 +63,6 @@ export const KNOWN_OWNERS = 256;
 export type { RetryPreview };
 
 /** Runs a background task started (a task, a schedule's fire, a webhook delivery). */
-const TASK_ORIGINS = new Set(['task', 'workflow-schedule', 'workflow-webhook', 'workflow-error']);
 
 export class AgentService {
   private readonly active = new Map<string, ActiveRun>();
@@ -290,11 +289,11 @@ export class AgentService {
   /**
    * Parked: waiting at its gate, nothing running, and live on no host. On a shared database that is
    * a run its stopping (or dead) host let go of (`host_id` null, see `interruptOrphans`); any host
-   * may then answer it, and the answer's claim makes it that host's. A background task's run is
-   * not parked there: its task is swept with its host (docs/inbox.md).
+   * may then answer it, and the answer's claim makes it that host's. A background task's run too:
+   * the sweep of its host leaves its task waiting, and the answering host takes it (docs/inbox.md).
    */
   private async parked(row: RunRow): Promise<boolean> {
-    if (this.deps.hostId && (row.host_id || TASK_ORIGINS.has(row.origin))) return false;
+    if (this.deps.hostId && row.host_id) return false;
     return !this.active.has(row.id) && isParkable(row, await this.deps.repo.steps(row.id));
   }
 

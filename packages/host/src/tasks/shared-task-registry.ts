@@ -2,6 +2,7 @@ import { FengYuError, type PermissionMode, type TaskCapacity } from '@fengyu/pro
 import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
+import type { GateParking } from '../agent/gates';
 import { CancelSlot } from './canceller';
 import { type FairQueue, type QueueLimits, resolveLimits } from './fair-queue';
 import { SharedAdmissions } from './shared-admission';
@@ -196,16 +197,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.local.set(record.id, entry);
     this.deps.metrics?.dispatched(record.priority);
     this.deps.metrics?.queueWait(record.priority, 'executed', ((record.startedMs ?? record.submittedMs) - record.submittedMs) / 1000);
-    const hooks: BodyHooks = {
-      slot: entry.slot,
-      onRun: async (runId) => {
-        record.runId = runId;
-        await this.store.setRunId(record.id, runId, this.deps.hostId);
-      },
-      // on a shared database a task keeps its job (and slot) while its run waits in the inbox
-      park: () => undefined,
-      unpark: async () => undefined,
-    };
+    const hooks = this.hooksOf(entry);
     Promise.resolve()
       .then(() => this.deps.body.run(record, hooks))
       .then(
@@ -214,11 +206,35 @@ export class SharedTaskRegistry implements TaskSubmitter {
       );
   }
 
+  /**
+   * What a body of this host calls. While its host is up, a task keeps its job (and slot) while its
+   * run waits in the inbox; its host's stop leaves it waiting without one (`sweepHosts`).
+   */
+  private hooksOf(entry: LocalTask): BodyHooks {
+    const record = entry.record;
+    return {
+      slot: entry.slot,
+      onRun: async (runId) => {
+        record.runId = runId;
+        await this.store.setRunId(record.id, runId, this.deps.hostId);
+      },
+      park: () => undefined,
+      unpark: async () => undefined,
+    };
+  }
+
   /** Records a task's end with its job's completion (only while it is still running here). */
   private async end(entry: LocalTask, outcome: BodyOutcome): Promise<void> {
     if (entry.ended) return;
     entry.ended = true;
     const r = entry.record;
+    // A run comes back interrupted only when this host stops: its task is left to the stop's sweep
+    // (`sweepHosts`), which keeps it waiting when its run is parked at a gate, else interrupts it.
+    if (outcome.state === 'interrupted' && (this.closing || !entry.slot.requested)) {
+      this.local.delete(r.id);
+      entry.resolveDone();
+      return;
+    }
     applyOutcome(r, outcome, entry.slot.requested, this.now(), INTERRUPTED);
     const recorded = await this.recordEnd(entry);
     // not recorded: this host was swept as dead meanwhile, and the task already reads interrupted
@@ -420,16 +436,44 @@ export class SharedTaskRegistry implements TaskSubmitter {
     if (hostIds.length === 0 && !unowned) return 0;
     const now = this.now();
     const n = await this.store.transaction(async (trx) => {
+      // a task whose run waits at a gate waits on, holding no slot: its job is done with
+      const parked = await this.store.parkWaiting(trx, hostIds, unowned);
+      await this.deps.engine.complete(
+        trx as unknown as Db,
+        parked.filter((r) => r.released_ms !== null).map((r) => r.id),
+      );
       const rows = await this.store.interruptRunning(trx, hostIds, unowned, now, INTERRUPTED);
       await this.deps.engine.fail(
         trx as unknown as Db,
         rows.filter((r) => r.released_ms !== null).map((r) => r.id),
         'the host running this task stopped',
       );
-      return rows.length;
+      return rows.length + parked.length;
     });
     if (n > 0) this.kick();
     return n;
+  }
+
+  /**
+   * A parked run whose gate this host's answer claimed (its task left waiting by its stopped host):
+   * the task is taken onto this host, running (once: only while it waits), and follows the run to
+   * its end here. Undefined: no waiting task (another host took it, or the run has none).
+   */
+  async adoptParked(runId: string): Promise<GateParking | undefined> {
+    const follow = this.deps.body.follow?.bind(this.deps.body);
+    if (this.closing || !follow) return undefined;
+    const row = await this.store.claimWaiting(runId, this.deps.hostId);
+    if (!row) return undefined;
+    const record = fromRow(row);
+    const entry: LocalTask = { record, slot: new CancelSlot(), ...doneSignal(), ended: false };
+    this.local.set(record.id, entry);
+    this.kick();
+    const hooks = this.hooksOf(entry);
+    follow(record, hooks).then(
+      (outcome) => this.end(entry, outcome),
+      (err) => this.end(entry, { state: 'failed', text: '', error: taskFailure(err) }),
+    );
+    return { parked: hooks.park, resumed: hooks.unpark };
   }
 
   /** At start: nothing of this host can be live yet (dead hosts are swept by the host lease); prunes. */

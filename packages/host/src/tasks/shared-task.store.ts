@@ -105,6 +105,28 @@ export class SharedTaskStore {
     await this.db.updateTable('bg_tasks').set({ kill_requested: 1 }).where('id', '=', id).where('state', '=', 'running').execute();
   }
 
+  /**
+   * The tasks running on `hostIds` (and, when `unowned`, on no host) whose run is parked at a gate
+   * and let go of (a run row naming no host, waiting at its gate: the agent's sweep released it)
+   * go `waiting`, naming no host: they hold no running slot until an answer's host takes them
+   * (`claimWaiting`). Returns them (their jobs are completed by the caller).
+   */
+  parkWaiting(tx: SharedTx, hostIds: string[], unowned: boolean): Promise<Array<{ id: string; released_ms: number | null }>> {
+    return tx
+      .updateTable('bg_tasks')
+      .set({ state: 'waiting', host_id: null })
+      .where('state', '=', 'running')
+      .where((eb) => eb.or([...(hostIds.length ? [eb('host_id', 'in', hostIds)] : []), ...(unowned ? [eb('host_id', 'is', null)] : [])]))
+      .where('run_id', 'in', sql<string>`(select id from runs where host_id is null and gate is not null and status in ('awaiting_step_approval', 'awaiting_plan_approval', 'awaiting_input'))`)
+      .returning(['id', 'released_ms'])
+      .execute();
+  }
+
+  /** Takes the waiting task of run `runId` onto `hostId`, running (once: only while it waits); its row, or undefined. */
+  claimWaiting(runId: string, hostId: string): Promise<SharedRow | undefined> {
+    return this.db.updateTable('bg_tasks').set({ state: 'running', host_id: hostId }).where('run_id', '=', runId).where('state', '=', 'waiting').returningAll().executeTakeFirst();
+  }
+
   /** Marks the tasks running on `hostIds` (and, when `unowned`, on no host) interrupted; returns them. */
   interruptRunning(tx: SharedTx, hostIds: string[], unowned: boolean, nowMs: number, error: { code: string; message: string }): Promise<Array<{ id: string; released_ms: number | null }>> {
     return tx

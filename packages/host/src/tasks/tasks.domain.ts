@@ -54,7 +54,7 @@ export interface TasksDomain {
   sweepHosts?(hostIds: string[], unowned: boolean): Promise<number>;
   /** Single host, at start: waiting tasks whose run is not parked at its gate are interrupted. */
   sweepWaiting?(parked: (runId: string) => Promise<boolean>): Promise<number>;
-  /** Single host: the waiting task of a parked run whose gate was answered, live again. */
+  /** The waiting task of a parked run whose gate was answered (on a shared database, by this host), live again. */
   adoptParked?(runId: string): Promise<GateParking | undefined>;
 }
 
@@ -150,6 +150,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     metrics,
     ...(shared ? { sweepHosts: (ids: string[], unowned: boolean) => (shared as SharedTaskRegistry).sweepHosts(ids, unowned) } : {}),
     ...(single ? { sweepWaiting: (parked: (runId: string) => Promise<boolean>) => single.sweepWaiting(parked), adoptParked: (runId: string) => single.adoptParked(runId) } : {}),
+    ...(shared ? { adoptParked: (runId: string) => (shared as SharedTaskRegistry).adoptParked(runId) } : {}),
   };
 }
 

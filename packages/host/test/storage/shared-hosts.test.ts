@@ -11,6 +11,7 @@ import { HostLease } from '../../src/storage/host-lease';
 import { ToolCatalog } from '../../src/tools/catalog';
 import { startTestHost, type TestHost } from '../support/host';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
+import { until } from '../tasks/helpers';
 
 /**
  * Host identity and leases on a shared database: a host that starts, or stops, interrupts only
@@ -173,6 +174,51 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     const reviewed = await winner.host.ctx.events.read(review);
     expect(reviewed.filter((e) => e.type === 'step_start')).toHaveLength(1);
     expect(reviewed.filter((e) => e.type === 'plan_approved')).toHaveLength(1);
+    expect((await c.api('GET', '/api/inbox')).body.items).toEqual([]);
+  }, 120_000);
+
+  it('a background task whose run waits at an input outlives its host: the answering host takes the task and finishes it, once', async () => {
+    const url = await server.createDatabase();
+    const a = await host(url);
+    const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const made = await a.api('POST', '/api/workflows', {
+      name: 'Ask then echo',
+      inputSchema: { type: 'object', properties: {} },
+      plan: { steps: [{ id: 'ask', kind: 'input', title: 'How many?', form }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] },
+    });
+    expect((await a.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision })).status).toBe(200);
+    const tasks: string[] = [];
+    for (let i = 0; i < 2; i++) tasks.push((await a.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'full-access' })).body.id as string);
+    const items = await until(async () => {
+      const list = (await a.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string }>;
+      return list.length === 2 ? list : undefined;
+    }, 'both tasks’ inputs in the inbox');
+    const b = await host(url);
+    const c = await host(url);
+    // A stops: the tasks wait on (not interrupted), holding no running slot; their items stay
+    await a.close();
+    hosts.splice(hosts.indexOf(a), 1);
+    for (const id of tasks) expect((await b.api('GET', `/api/agent/tasks/${id}`)).body.state).toBe('waiting');
+    await until(async () => (await b.api('GET', '/api/agent/tasks/capacity')).body.running === 0, 'no running slot held by the waiting tasks');
+    const runOf = async (id: string) => (await b.api('GET', `/api/agent/tasks/${id}`)).body.runId as string;
+    const [first, second] = [await runOf(tasks[0] as string), await runOf(tasks[1] as string)];
+    const itemOf = (runId: string) => (items.find((i) => i.runId === runId) as { id: string }).id;
+
+    // B answers the first through the inbox: the run finishes there with the value, the task is done
+    expect((await b.api('POST', `/api/inbox/${itemOf(first)}`, { values: { n: 5 } })).status).toBe(200);
+    const done = (await b.api('GET', `/api/agent/tasks/${tasks[0]}/output?timeoutMs=20000`)).body;
+    expect(done.state, JSON.stringify(done)).toBe('completed');
+    expect((await b.api('GET', `/api/agent/runs/${first}`)).body.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 5 });
+    expect(b.tools.calls.get('echo')).toBe(1);
+
+    // hostile: B and C answer the second at once: one takes it (and its task), the other is a 409; the step after runs once
+    const answers = await Promise.all([b.api('POST', `/api/inbox/${itemOf(second)}`, { values: { n: 7 } }), c.api('POST', `/api/inbox/${itemOf(second)}`, { values: { n: 8 } })]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const ended = (await c.api('GET', `/api/agent/tasks/${tasks[1]}/output?timeoutMs=20000`)).body;
+    expect(ended.state, JSON.stringify(ended)).toBe('completed');
+    const events = await c.host.ctx.events.read(second);
+    expect(events.filter((e) => e.type === 'step_start' && (e as { stepId?: string }).stepId === 'use')).toHaveLength(1);
+    expect((b.tools.calls.get('echo') ?? 0) + (c.tools.calls.get('echo') ?? 0)).toBe(2);
     expect((await c.api('GET', '/api/inbox')).body.items).toEqual([]);
   }, 120_000);
 });

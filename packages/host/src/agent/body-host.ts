@@ -52,6 +52,8 @@ export class BodyHost implements StepHost {
   /** The handled failures of this iteration's body steps, over the run's (`{{node.<id>.error}}`). */
   readonly ownFailures = new Map<string, StepFailure>();
   readonly failures: ReadonlyMap<string, StepFailure>;
+  /** The JSON text of the last body step's result, when it ended done with one (the loop's result array is made of these). */
+  lastJson?: string;
   private readonly ids: readonly string[];
   private readonly at: ReadonlyMap<string, number>;
 
@@ -134,9 +136,12 @@ export class BodyHost implements StepHost {
     return this.run.stepGate(stepId, reason, { ...detail, ...this.frame });
   }
 
-  /** A body step never ends the run by itself: its loop settles first. */
-  endsRun(): boolean {
-    return false;
+  /**
+   * A body step never ends the run by itself (its loop settles first); its end is written by the
+   * loop (`FlowEffects.runBody`), with the iteration's progress when it is the iteration's last.
+   */
+  holdsEnd(): boolean {
+    return true;
   }
 
   rowKey(stepId: string): string {

@@ -8,6 +8,9 @@ import type { DoneStep, RunAction, RunInput, StepNode } from './run-reducer';
 import { errorText, fingerprint } from './run-text';
 import type { StepHost } from './run-types';
 import { iterationKey, type StepExecution, type StepRow } from './run.repository';
+import { stepComplete } from './step-events';
+import type { HeldEnd } from './step-runner';
+import { presetResultJson } from '../tools/result-json';
 
 /**
  * The effects of control flow that the run executor performs for the reducer: run a
@@ -41,18 +44,26 @@ export interface FlowHost extends StepHost {
   /** The failures the run went past (body steps add theirs with their iteration). */
   readonly failed: FailedSteps;
   dispatch(input: RunInput): void;
+  /** The actions `input` would lead to now; dispatching it next reuses that reduction. */
+  preview(input: RunInput): readonly RunAction[];
   failWith(err: unknown): void;
   hasEnded(): boolean;
   /** Where an input step opens its gate. */
   readonly gates: InputHost['gates'];
 }
 
-/** A forEach in flight: its items, the open iterations' hosts, the results per item, the first failure. */
+/**
+ * A forEach in flight: its items, the open iterations' hosts, the results per item (with their JSON
+ * text when a body step made it), the iterations whose progress went with their last body step's
+ * end, the first failure.
+ */
 interface LoopRun {
   step: PlanStep;
   items: unknown[];
   hosts: Map<number, BodyHost>;
   results: unknown[];
+  texts: (string | undefined)[];
+  progressed: Set<number>;
   lastBodyId: string;
   started: number;
   startedAt: string;
@@ -81,7 +92,7 @@ export class FlowEffects {
         for (const id of action.stepIds) void this.runBody(action.loopId, action.iteration, id);
         return true;
       case 'iteration_done':
-        this.iterationDone(action.loopId, action.iteration, action.done, action.total);
+        this.iterationDone(action);
         return true;
       case 'loop_done':
         void this.finishLoop(action.loopId, action.ok, action.cancelled);
@@ -172,7 +183,7 @@ export class FlowEffects {
       const items = got.items;
       this.planned += items.length * (step.steps?.length ?? 0);
       const body = step.steps ?? [];
-      this.loops.set(step.id, { step, items, hosts: new Map(), results: new Array(items.length).fill(null), lastBodyId: (body[body.length - 1] as PlanStep).id, started, startedAt });
+      this.loops.set(step.id, { step, items, hosts: new Map(), results: new Array(items.length).fill(null), texts: new Array(items.length), progressed: new Set(), lastBodyId: (body[body.length - 1] as PlanStep).id, started, startedAt });
       await r.commit([{ type: 'step_start', stepId: step.id, index, title: step.title, attempt: 1, total: items.length }], { status: r.liveStatus() }, this.row(step.id, step, 'running', null, null, startedAt, null));
       if (r.hasEnded()) return;
       r.dispatch({ type: 'loop_started', stepId: step.id, total: items.length });
@@ -196,6 +207,7 @@ export class FlowEffects {
     const step = loop?.step.steps?.find((s) => s.id === stepId);
     if (!loop || !step || r.hasEnded()) return;
     const host = this.host(loop, iteration);
+    let held: HeldEnd | undefined;
     const settled = (ok: boolean, result: unknown, error?: string, port?: string, code?: string) => {
       if (ok) host.own.set(stepId, result);
       else if (handlesFailure(step)) {
@@ -205,7 +217,9 @@ export class FlowEffects {
         host.ownFailures.set(stepId, failure);
         r.failed.add(stepId, failure, iteration);
       } else loop.error ??= `Step "${stepId}" (iteration ${iteration}) failed: ${error}`;
-      r.dispatch({ type: 'body_settled', loopId, iteration, stepId, ok, ...(port ? { port } : {}) });
+      const input: RunInput = { type: 'body_settled', loopId, iteration, stepId, ok, ...(port ? { port } : {}) };
+      if (held) this.writeEnd(loop, held, r.preview(input));
+      r.dispatch(input);
     };
     try {
       const turn = r.deps.events.turn.yieldIfLong();
@@ -226,14 +240,30 @@ export class FlowEffects {
         return;
       }
       const end = await host.runner.run(step);
-      if (r.hasEnded()) return;
+      if (end.kind === 'settled') held = end.end;
+      if (r.hasEnded()) return void held?.write();
       if (end.kind === 'parked') return r.dispatch({ type: 'body_parked', loopId, iteration, stepId });
+      if (end.ok && stepId === loop.lastBodyId) host.lastJson = end.json;
       if (end.ok) settled(true, end.result);
       else settled(false, undefined, end.error, undefined, end.code);
       await Promise.all([end.written, end.end.written]);
     } catch (err) {
+      // a body step's end is written by the loop (`BodyHost.holdsEnd`), whatever happens after it settled
+      if (held && !held.written) void held.write();
       if (!r.hasEnded()) r.failWith(err);
     }
+  }
+
+  /**
+   * Writes a body step's end before its settle is dispatched (what the settle starts commits after
+   * it). When the settle ends its iteration, and skips nothing first, the iteration's
+   * `loop_progress` goes in the same commit, after the end: one commit per finished iteration.
+   */
+  private writeEnd(loop: LoopRun, held: HeldEnd, actions: readonly RunAction[]): void {
+    const first = actions[0];
+    if (first?.type !== 'iteration_done') return void held.write();
+    loop.progressed.add(first.iteration);
+    void held.write([progressEvent(first)]);
   }
 
   /**
@@ -280,14 +310,21 @@ export class FlowEffects {
     }
   }
 
-  /** One iteration ended: keep its last body step's result (null when skipped) and report progress. */
-  private iterationDone(loopId: string, iteration: number, done: number, total: number): void {
+  /**
+   * One iteration ended: keep its last body step's result (null when skipped) and its JSON text, and
+   * report progress (unless it went with the last body step's end: `writeEnd`).
+   */
+  private iterationDone(action: Extract<RunAction, { type: 'iteration_done' }>): void {
+    const { loopId, iteration } = action;
     const loop = this.loops.get(loopId);
     if (!loop) return;
     const host = loop.hosts.get(iteration);
     loop.results[iteration] = host?.own.get(loop.lastBodyId) ?? null;
+    // the text is the result's only when the last body step ended done with it (`runBody`)
+    if (host?.lastJson !== undefined && host.own.has(loop.lastBodyId)) loop.texts[iteration] = host.lastJson;
     loop.hosts.delete(iteration);
-    void this.run.commitQueued([{ type: 'loop_progress', stepId: loopId, done, total, iteration }]).catch(() => undefined);
+    if (loop.progressed.delete(iteration)) return;
+    void this.run.commitQueued([progressEvent(action)]).catch(() => undefined);
   }
 
   /** Every iteration ended (or the loop stopped): the loop step ends with its result array, or fails. */
@@ -300,12 +337,14 @@ export class FlowEffects {
     const index = r.indexOf(step.id);
     const durationMs = r.deps.clock.now() - loop.started;
     const error = ok ? undefined : (loop.error ?? (cancelled ? 'cancelled before the next iteration' : 'the loop stopped'));
-    const json = ok ? JSON.stringify(loop.results) : null;
+    // the array's text is made of each iteration's result text, not serialized again (row, event and run result share it)
+    const json = ok ? `[${loop.results.map((v, i) => loop.texts[i] ?? JSON.stringify(v ?? null)).join(',')}]` : null;
+    if (json !== null) presetResultJson(loop.results, json);
     try {
       await r.commit(
         [
-          ok
-            ? { type: 'step_complete', stepId: step.id, index, status: 'done', result: loop.results, attempts: 1, durationMs }
+          json !== null
+            ? stepComplete(step.id, index, 1, durationMs, { ok: true, result: loop.results, json }, undefined)
             : { type: 'step_complete', stepId: step.id, index, status: 'failed', error, attempts: 1, durationMs },
         ],
         undefined,
@@ -324,4 +363,9 @@ export class FlowEffects {
     const finished = status === 'running' ? null : this.run.now();
     return { run_id: this.run.id, step_id: key, status, attempts: 1, result, error, started_at: startedAt, finished_at: finished, duration_ms: durationMs, fingerprint: step ? fingerprint(step) : null, reused: 0 };
   }
+}
+
+/** The `loop_progress` event of an iteration that ended. */
+function progressEvent(a: Extract<RunAction, { type: 'iteration_done' }>): NewEvent {
+  return { type: 'loop_progress', stepId: a.loopId, done: a.done, total: a.total, iteration: a.iteration };
 }

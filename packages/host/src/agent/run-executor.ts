@@ -11,7 +11,7 @@ import { draftPlan } from './plan-draft';
 import { doneSteps, FlowEffects, type FlowHost, planNodes as nodes } from './flow-effects';
 import { reuseSteps } from './reuse';
 import { RunGates } from './run-gates';
-import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce } from './run-reducer';
+import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, sameSettle } from './run-reducer';
 import { handled, planRowText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepExecution, StepRow } from './run.repository';
@@ -47,6 +47,8 @@ export class ActiveRun implements StepHost, FlowHost {
   /** Failures this run went past (`onError`): `failedSteps`, and what `{{node.<id>.error}}` reads. */
   readonly failed = new FailedSteps();
   readonly failures: ReadonlyMap<string, StepFailure> = this.failed.errors;
+  readonly reuse: ReadonlyMap<string, StepExecution>;
+  readonly fresh: boolean;
   /** The summary a cancelled run ends with (a rejected plan's reason). */
   cancelSummary?: string;
   /** Cancel, shutdown or a failed creation: tells the run's calls; a real signal only when one is read. */
@@ -74,7 +76,7 @@ export class ActiveRun implements StepHost, FlowHost {
   /** The plan's step ids and positions (`lookup`). */
   private planLookup?: PlanLookup;
   /** The last reduction of a step's settle, with the state and settle it was made from (`reduced`). */
-  private lastSettle?: { from: RunState; stepId: string; ok: boolean; next: Reduction };
+  private lastSettle?: { from: RunState; input: RunInput; next: Reduction };
 
   constructor(
     readonly init: RunInit,
@@ -88,6 +90,8 @@ export class ActiveRun implements StepHost, FlowHost {
     this.inputs = init.inputs;
     this.grants = init.grants;
     this.catalog = init.catalog;
+    this.reuse = init.reuse;
+    this.fresh = init.fresh;
     this.state = initialRunState(init.config.maxConcurrency, init.config.planApproval);
     // the row was created with the plan and the status `running` in the commit that announced it
     if (init.announced) this.rowStatus = 'running';
@@ -112,14 +116,6 @@ export class ActiveRun implements StepHost, FlowHost {
 
   get signal(): AbortSignal {
     return this.stop.signal;
-  }
-
-  get reuse(): ReadonlyMap<string, StepExecution> {
-    return this.init.reuse;
-  }
-
-  get fresh(): boolean {
-    return this.init.fresh;
   }
 
   /** A top-level step failed: the run's failure, or one its `onError` goes past (`failed-steps.ts`). */
@@ -239,17 +235,21 @@ export class ActiveRun implements StepHost, FlowHost {
   }
 
   /**
-   * `reduce(this.state, input)`. A step's settle is reduced first to learn whether it ends the run
-   * (`endsRun`), then dispatched: the reducer being pure, the second asks of the same state and
-   * settle get the first reduction back instead of a second one.
+   * `reduce(this.state, input)`. A settle may be reduced ahead (does it end the run, or an
+   * iteration: `holdsEnd`, `preview`), then dispatched: the reducer being pure, the dispatch of the
+   * same state and settle gets the first reduction back instead of a second one.
    */
   private reduced(input: RunInput): Reduction {
     const memo = this.lastSettle;
-    if (input.type !== 'step_settled') return reduce(this.state, input);
-    if (memo && memo.from === this.state && memo.stepId === input.stepId && memo.ok === input.ok) return memo.next;
+    if (input.type !== 'step_settled' && input.type !== 'body_settled') return reduce(this.state, input);
+    if (memo && memo.from === this.state && sameSettle(memo.input, input)) return memo.next;
     const next = reduce(this.state, input);
-    this.lastSettle = { from: this.state, stepId: input.stepId, ok: input.ok, next };
+    this.lastSettle = { from: this.state, input, next };
     return next;
+  }
+
+  preview(input: RunInput): readonly RunAction[] {
+    return this.reduced(input).actions;
   }
 
   private perform(action: RunAction): void {
@@ -360,7 +360,7 @@ export class ActiveRun implements StepHost, FlowHost {
     }
   }
 
-  endsRun(stepId: string, ok: boolean): boolean {
+  holdsEnd(stepId: string, ok: boolean): boolean {
     return this.endingReduction({ type: 'step_settled', stepId, ok }) !== undefined;
   }
 

@@ -8,6 +8,7 @@ import { errorText } from './run-text';
 import type { RunRow } from './run.repository';
 import type { HeldEnd } from './step-runner';
 import type { FailedSteps } from './failed-steps';
+import { resultJsonOf } from '../tools/result-json';
 
 /** The end of a run: its result and summary, the terminal event, and the run-end hooks. */
 
@@ -32,7 +33,8 @@ export async function finishRun(run: FinishingRun, outcome: RunOutcome, held?: H
   if (outcome === 'completed') {
     const plan = run.plan as AgentPlan;
     const result = runResult(plan.steps, run.results);
-    const resultJson = heldResultJson(run, held, result) ?? JSON.stringify(result ?? null);
+    // a result whose text is known (the held end's, a loop's array, a worker's answer) is not serialized again
+    const resultJson = heldResultJson(run, held, result) ?? resultJsonOf(result) ?? JSON.stringify(result ?? null);
     const summary = await summarize(run, plan, held);
     // the result is serialized once: the row's text, and the event's payload made from it
     // the failures the run went past (onError) are listed with its end (docs/workflows.md)

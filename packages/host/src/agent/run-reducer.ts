@@ -113,6 +113,14 @@ export function initialRunState(maxConcurrency: number, review: boolean): RunSta
   return { phase: 'planning', steps: [], ...emptyScope(NO_GRAPH), loops: NO_LOOPS, gates: [], maxConcurrency, review, cancelRequested: false };
 }
 
+/**
+ * Whether two settles reduce alike from one state: the same input, or a top-level step's settle
+ * asked ahead with its step and outcome (its port aside) and the one then dispatched.
+ */
+export function sameSettle(a: RunInput, b: RunInput): boolean {
+  return a === b || (a.type === 'step_settled' && b.type === 'step_settled' && a.stepId === b.stepId && a.ok === b.ok);
+}
+
 /** The state of the top-level step `stepId` (undefined when the plan has no such step). */
 export function statusOf(state: RunState, stepId: string): StepState | undefined {
   const i = state.graph.at.get(stepId);

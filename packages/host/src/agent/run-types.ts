@@ -130,8 +130,12 @@ export interface StepHost {
    */
   commitQueued(events: NewEvent[], patch?: Partial<RunRow>, more?: StepRow, held?: boolean): Promise<unknown>;
   stepGate(stepId: string, reason: string, detail: Record<string, unknown>): Promise<GateOutcome>;
-  /** Whether this step settling so would end the run now (nothing else left to run or wait for). */
-  endsRun(stepId: string, ok: boolean): boolean;
+  /**
+   * Whether the caller of the step runner writes this step's end itself, instead of the runner at
+   * once: a top-level step whose settling so ends the run now (its end goes with the run's end), a
+   * body step (its end goes with its iteration's progress when it ends the iteration).
+   */
+  holdsEnd(stepId: string, ok: boolean): boolean;
   /** Steps skipped so far (their references resolve to null / ""). */
   readonly skipped?: ReadonlySet<string>;
   /** Failures of steps whose `onError` let the run go on: what `{{node.<id>.error}}` reads. */

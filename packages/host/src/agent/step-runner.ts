@@ -415,8 +415,8 @@ export class StepRunner {
       reused: 0,
     };
     const end = new HeldEnd(r, events, row, queue);
-    // an end that cannot end the run is written at once; the run's last end waits for the run's end
-    if (!r.endsRun(step.id, outcome.ok)) void end.write();
+    // an end is written at once unless its caller writes it (with the run's end, or an iteration's progress)
+    if (!r.holdsEnd(step.id, outcome.ok)) void end.write();
     // one shape per kind of outcome (a spread of the outcome would make one per outcome's shape)
     return outcome.ok ? { kind: 'settled', ok: true, result: outcome.result, json: outcome.json, written, end } : { kind: 'settled', ok: false, error: outcome.error, code: outcome.code, written, end };
   }

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewEvent } from '../../src/events/event-log';
 import { auto, startTestHost, type SseEvent, type TestHost } from '../support/host';
 
 /**
@@ -11,9 +12,17 @@ import { auto, startTestHost, type SseEvent, type TestHost } from '../support/ho
 
 let t: TestHost;
 let dir: string;
+/** Each commit item handed to the group commit, by run: its events' types and iterations. */
+const commits: Array<{ runId: string; events: NewEvent[] }> = [];
 beforeAll(async () => {
   t = await startTestHost();
   dir = mkdtempSync(join(tmpdir(), 'fengyu-flow-'));
+  const log = t.host.ctx.events;
+  const grouped = log.commitGrouped.bind(log);
+  log.commitGrouped = ((runId: string, events: NewEvent[], ...rest: unknown[]) => {
+    commits.push({ runId, events });
+    return (grouped as (...a: unknown[]) => ReturnType<typeof grouped>)(runId, events, ...rest);
+  }) as typeof log.commitGrouped;
 });
 afterAll(async () => t.close());
 
@@ -144,6 +153,75 @@ describe('bad control flow is refused before anything runs', () => {
     expect(op).toMatchObject({ stepId: 'check', field: 'cases[0].when.all[0].op' });
     expect(op?.message).toContain('运算符');
     expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('what a forEach writes per iteration', () => {
+  const inIteration = (e: NewEvent, i: number) => (e as { iteration?: number }).iteration === i;
+  const stored = async (runId: string) => (await t.host.ctx.db.selectFrom('run_events').select(['seq', 'type', 'data']).where('run_id', '=', runId).orderBy('seq').execute()).map((r) => ({ seq: r.seq, type: r.type, data: JSON.parse(r.data) }));
+
+  it("writes an iteration's progress in the commit of its last body step's end (one commit item per iteration), in order, and the loop's array once", async () => {
+    const items = ['a', '第"b"', 'c\\n', 'd', 'e', 'f'];
+    const runId = await run({ steps: [{ id: 'each', kind: 'forEach', items, concurrency: 3, steps: [{ id: 'first', tool: 'echo', arguments: { value: '{{item}}' } }, { id: 'last', tool: 'echo', arguments: { value: { i: '{{index}}', v: '{{node.first.result}}' } }, dependsOn: ['first'] }] }] });
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type, JSON.stringify(events.at(-1)?.data)).toBe('complete');
+    const mine = commits.filter((c) => c.runId === runId).map((c) => c.events);
+    const progress = mine.filter((c) => c.some((e) => e.type === 'loop_progress'));
+    // every iteration's progress rides with its last body step's end, right after it, never alone
+    expect(progress).toHaveLength(items.length);
+    for (const c of progress) {
+      const at = c.findIndex((e) => e.type === 'loop_progress');
+      const p = c[at] as NewEvent & { iteration: number };
+      expect(c[at - 1]).toMatchObject({ type: 'step_complete', stepId: 'last', iteration: p.iteration, status: 'done' });
+    }
+    expect(mine.filter((c) => c.every((e) => e.type === 'loop_progress'))).toHaveLength(0);
+    // the log (live, replayed and stored): done counts up, each after every event of its iteration
+    const log = await stored(runId);
+    expect(log.filter((e) => e.type === 'loop_progress').map((e) => e.data.done)).toEqual([1, 2, 3, 4, 5, 6]);
+    for (const p of log.filter((e) => e.type === 'loop_progress')) {
+      const last = Math.max(...log.filter((e) => e.data.iteration === p.data.iteration && e.type !== 'loop_progress').map((e) => e.seq));
+      expect(p.seq).toBeGreaterThan(last);
+    }
+    expect(events.map((e) => e.type)).toEqual(log.map((e) => e.type));
+    const replay = await t.stream(runId);
+    expect(replay.map((e) => [e.type, e.data.iteration])).toEqual(events.map((e) => [e.type, e.data.iteration]));
+    // the loop's array: each iteration's last result in item order, the same in its event, its row and the run's result
+    const loop = completes(events, 'each')[0]?.data;
+    const lasts = items.map((_, i) => completes(events, 'last').find((e) => e.data.iteration === i)?.data.result);
+    expect(loop.result).toEqual(lasts);
+    const detail = (await t.api('GET', `/api/agent/runs/${runId}`)).body;
+    expect(detail.executions.find((e: { stepId: string }) => e.stepId === 'each').result).toEqual(lasts);
+    expect(detail.result).toEqual(lasts);
+    expect(JSON.stringify(lasts)).toContain('第\\"b\\"');
+  });
+
+  it('writes the progress after the steps its last settle skipped, and null for an iteration whose last step was skipped', async () => {
+    const runId = await run({
+      steps: [
+        {
+          id: 'each',
+          kind: 'forEach',
+          items: [1, 2000, 3],
+          steps: [
+            { id: 'check', kind: 'condition', cases: [{ name: 'big', when: { all: [{ left: '{{item}}', op: 'gt', right: 1000 }] } }] },
+            { id: 'work', tool: 'echo', arguments: { value: '{{item}}' }, dependsOn: ['check:else'] },
+          ],
+        },
+      ],
+    });
+    const events = await t.stream(runId);
+    expect(events.at(-1)?.type).toBe('complete');
+    const log = await stored(runId);
+    const at = (type: string, i: number, stepId?: string) => log.findIndex((e) => e.type === type && e.data.iteration === i && (!stepId || e.data.stepId === stepId));
+    for (const i of [0, 1, 2]) expect(at('loop_progress', i)).toBeGreaterThan(at('step_complete', i, 'work'));
+    expect(log[at('step_complete', 1, 'work')]?.data.status).toBe('skipped');
+    const mine = commits.filter((c) => c.runId === runId).map((c) => c.events);
+    // the skipped iteration's progress is its own commit item, after the skip's; the others ride with their end
+    expect(mine.filter((c) => c.some((e) => e.type === 'loop_progress') && c.some((e) => e.type === 'step_complete' && inIteration(e, 0)))).toHaveLength(1);
+    const loop = completes(events, 'each')[0]?.data.result;
+    expect(loop[1]).toBeNull();
+    expect(loop).toHaveLength(3);
+    expect((await t.api('GET', `/api/agent/runs/${runId}`)).body.result).toEqual(loop);
   });
 });
 

@@ -1,4 +1,5 @@
 import { inputNamesIn, type PlanStep, REDACTED, sealInputs } from '@fengyu/protocol';
+import type { KeptSeal } from '../secrets/vault';
 import type { RunSecrets } from './run-types';
 
 /**
@@ -14,6 +15,8 @@ import type { RunSecrets } from './run-types';
 export type InputVault = Pick<RunSecrets, 'getInternal' | 'mergeInternal'> & {
   /** Replaces the owner's internal values under a prefix (here: removes them all). */
   replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void>;
+  /** Seals values for a holder to write with its own row (see `sealKeptInputs`). */
+  sealKept(owner: string, values: Record<string, string>): KeptSeal;
 };
 
 /** Removes every secret input value a holder kept (`scope` as in keptInputKey). */
@@ -43,11 +46,27 @@ export function keepSecretInputs(secrets: Pick<RunSecrets, 'mergeInternal'> | un
 export async function keepInputs(secrets: Pick<RunSecrets, 'mergeInternal'> | undefined, owner: string, scope: string, inputs: Record<string, unknown>, names: readonly string[]): Promise<Record<string, unknown>> {
   const sealed = sealInputs(inputs, names);
   if (sealed === inputs) return inputs;
+  // without a vault the value is kept nowhere: the run sees the marker (never a clear copy stored)
+  await secrets?.mergeInternal(owner, keptValues(scope, inputs, names));
+  return sealed;
+}
+
+/**
+ * The same for a holder that writes the values with its own row, in its own transaction (a task:
+ * its admission, so a refused or rolled-back task leaves nothing in the vault): nothing is written
+ * here; `seal` is absent when no value is kept (none given, or no vault).
+ */
+export function sealKeptInputs(vault: Pick<InputVault, 'sealKept'> | undefined, owner: string, scope: string, inputs: Record<string, unknown>, names: readonly string[]): { inputs: Record<string, unknown>; seal?: KeptSeal } {
+  const sealed = sealInputs(inputs, names);
+  if (sealed === inputs) return { inputs };
+  return { inputs: sealed, ...(vault ? { seal: vault.sealKept(owner, keptValues(scope, inputs, names)) } : {}) };
+}
+
+/** The secret input values given (a string, not the marker), by their vault names under `scope`. */
+function keptValues(scope: string, inputs: Record<string, unknown>, names: readonly string[]): Record<string, string> {
   const values: Record<string, string> = {};
   for (const n of names) if (typeof inputs[n] === 'string' && inputs[n] !== REDACTED) values[keptInputKey(scope, n)] = inputs[n] as string;
-  // without a vault the value is kept nowhere: the run sees the marker (never a clear copy stored)
-  await secrets?.mergeInternal(owner, values);
-  return sealed;
+  return values;
 }
 
 /** Inputs whose marker a holder kept a value for (the first of `scopes` that has one), with the value read back from the vault. */

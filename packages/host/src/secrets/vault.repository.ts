@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { type Db, dialectOf } from '../storage/database';
+import { type Db, dialectOf, rawOf, statement } from '../storage/database';
 
 /** Rows of the vault (`secrets`, migration 190): sealed values only, every query scoped by owner. */
 
@@ -17,11 +17,15 @@ export interface SecretRow {
 
 type Tables = { secrets: SecretRow; settings: { owner: string; doc: string; updated_at: string } };
 
+/** One value inserted or replaced (the creation time of an existing row kept), as `upsert` does. */
+const UPSERT_ONE =
+  'insert into secrets (owner, name, kind, value, key_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?) on conflict (owner, name) do update set value = excluded.value, key_id = excluded.key_id, kind = excluded.kind, updated_at = excluded.updated_at';
+
 export class VaultRepository {
   private readonly db: Kysely<Tables>;
 
-  constructor(db: Db) {
-    this.db = db.withTables<Tables>();
+  constructor(private readonly root: Db) {
+    this.db = root.withTables<Tables>();
   }
 
   /** The key ids sealing the stored values (one, unless a rotation was cut short). */
@@ -53,6 +57,22 @@ export class VaultRepository {
       .values(row)
       .onConflict((oc) => oc.columns(['owner', 'name']).doUpdateSet({ value: row.value, key_id: row.key_id, kind: row.kind, updated_at: row.updated_at }))
       .execute();
+  }
+
+  /** Inserts or replaces values in another domain's transaction (a holder's row and its sealed values commit together). */
+  async upsertIn(trx: Db, rows: readonly SecretRow[]): Promise<void> {
+    for (const row of rows) await this.upsert(row, trx as Transaction<Tables>);
+  }
+
+  /**
+   * SQLite: the same, synchronously, inside the transaction the caller holds open on the host's
+   * connection (a producer's own transaction); throws when none is open, so nothing commits alone.
+   */
+  upsertWithin(rows: readonly SecretRow[]): void {
+    const raw = rawOf(this.root);
+    if (!raw?.inTransaction) throw new Error('upsertWithin needs an open transaction on the SQLite connection');
+    const one = statement(raw, UPSERT_ONE);
+    for (const r of rows) one.run(r.owner, r.name, r.kind, r.value, r.key_id, r.created_at, r.updated_at);
   }
 
   async remove(owner: string, name: string, trx?: Transaction<Tables>): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { FengYuError, MAX_SECRET_VALUE_CHARS, redactionList, SECRET_NAME_RE, type SecretValue, type SecretView } from '@fengyu/protocol';
 import type { Clock } from '../clock';
-import type { DialectName } from '../storage/database';
+import type { Db, DialectName } from '../storage/database';
 import { newKey, open, type SecretsKey, seal } from './cipher';
 import { dropNextKey, keyFile, type LoadedKeys, promoteNextKey, writeKeyFile } from './secrets-key';
 import type { SecretRow, VaultRepository } from './vault.repository';
@@ -20,6 +20,20 @@ export interface SecretsView {
   value(name: string): string | undefined;
   /** Every value to hide in results and errors (named and internal), longest first. */
   readonly redactions: readonly SecretValue[];
+}
+
+/**
+ * Values a holder keeps (a task's secret inputs), sealed but not yet written: the holder writes
+ * them with its own row in its own transaction, so that both commit or neither does (a refused or
+ * rolled-back holder leaves nothing in the vault), then tells the vault they are committed.
+ */
+export interface KeptSeal {
+  /** Writes the sealed values in the holder's Kysely transaction. */
+  writeIn(trx: Db): Promise<void>;
+  /** SQLite: writes them synchronously in the transaction the holder holds open on the host's connection. */
+  writeWithin(): void;
+  /** After the holder's commit: the values are readable (`getInternal`) from now on. */
+  committed(): void;
 }
 
 const EMPTY_VIEW: SecretsView = { names: new Set(), value: () => undefined, redactions: [] };
@@ -158,6 +172,19 @@ export class Vault {
       for (const [name, value] of Object.entries(values)) await this.repo.upsert(this.row(owner, name, 'internal', value), trx);
     });
     for (const [name, value] of Object.entries(values)) current.set(name, value);
+  }
+
+  /** The owner's internal values (full names) sealed for a holder to write with its own row (`KeptSeal`). */
+  sealKept(owner: string, values: Record<string, string>): KeptSeal {
+    const rows = Object.entries(values).map(([name, value]) => this.row(owner, name, 'internal', value));
+    return {
+      writeIn: (trx) => this.repo.upsertIn(trx, rows),
+      writeWithin: () => this.repo.upsertWithin(rows),
+      committed: () => {
+        const current = this.internalOf(owner);
+        for (const [name, value] of Object.entries(values)) current.set(name, value);
+      },
+    };
   }
 
   /** Removes one internal value (full name); false when there was none. */

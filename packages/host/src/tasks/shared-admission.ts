@@ -1,3 +1,5 @@
+import type { KeptSeal } from '../secrets/vault';
+import type { Db } from '../storage/database';
 import type { Admission, QueueLimits } from './fair-queue';
 import { replayQueue } from './shared-dispatch';
 import type { SharedTaskStore } from './shared-task.store';
@@ -7,6 +9,8 @@ const ADMISSION_LOCK = 7_001_002;
 
 interface Pending {
   record: TaskRecord;
+  /** The task's secret input values, written in the transaction that admits it (never for a refused one). */
+  seal: KeptSeal | undefined;
   resolve: (a: Admission) => void;
   reject: (err: unknown) => void;
 }
@@ -26,10 +30,10 @@ export class SharedAdmissions {
     private readonly limits: QueueLimits,
   ) {}
 
-  /** The queue's decision for a new task; the task's row is written when it is not refused. */
-  admit(record: TaskRecord): Promise<Admission> {
+  /** The queue's decision for a new task; the task's row (and its sealed values) are written when it is not refused. */
+  admit(record: TaskRecord, seal?: KeptSeal): Promise<Admission> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ record, resolve, reject });
+      this.waiting.push({ record, seal, resolve, reject });
       if (!this.admitting) void this.batches();
     });
   }
@@ -43,13 +47,18 @@ export class SharedAdmissions {
           await this.store.lockAdmission(trx, ADMISSION_LOCK);
           const replica = replayQueue(await this.store.liveRows(trx), this.limits);
           const out = batch.map((b) => replica.submit({ id: b.record.id, owner: b.record.ownerId, priority: b.record.priority }, b.record.submittedMs));
+          const admitted = batch.filter((_, i) => out[i]?.kind !== 'refuse');
           await this.store.insert(
             trx,
-            batch.filter((_, i) => out[i]?.kind !== 'refuse').map((b) => b.record),
+            admitted.map((b) => b.record),
           );
+          for (const b of admitted) await b.seal?.writeIn(trx as unknown as Db);
           return out;
         });
-        batch.forEach((b, i) => b.resolve(decisions[i] as Admission));
+        batch.forEach((b, i) => {
+          if (decisions[i]?.kind !== 'refuse') b.seal?.committed();
+          b.resolve(decisions[i] as Admission);
+        });
       } catch (err) {
         for (const b of batch) b.reject(err);
       }

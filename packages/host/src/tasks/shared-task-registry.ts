@@ -154,7 +154,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     // the body chose the task's id when it kept a secret input under it
     const id = req.taskId ?? prepared.taskId ?? newTaskId(now);
     const record = newTaskRecord(id, req, prepared, 'queued', now, this.deps.defaultPermissionMode);
-    const admission = await this.admissions.admit(record);
+    const admission = await this.admissions.admit(record, prepared.seal);
     const refused = admission.kind === 'refuse' ? admission : undefined;
     if (refused) {
       this.deps.metrics?.rejected(req.priority, refused.capacityScope);

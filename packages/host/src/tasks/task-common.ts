@@ -1,5 +1,6 @@
 import { FengYuError, PERMISSION_MODES, type PermissionMode, TASK_KINDS, TASK_PRIORITIES, } from '@fengyu/protocol';
 import type { Logger } from 'pino';
+import type { KeptSeal } from '../secrets/vault';
 import type { CancelSlot } from './canceller';
 import type { TaskFile, TaskRecord, TaskStore } from './task.store';
 import type {
@@ -48,8 +49,12 @@ export interface BodyOutcome {
 
 /** What a task kind does: checks a submission (before anything is queued) and runs the body. */
 export interface TaskBody {
-  /** Throws a FengYuError naming the problem; returns the version that will run and the bound inputs. */
-  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[]; taskId?: string }>;
+  /**
+   * Throws a FengYuError naming the problem; returns the version that will run and the bound inputs
+   * (secret ones as the marker), with the secret values to keep under `taskId` (written with the
+   * task's row by the executor, only when the task is admitted).
+   */
+  prepare(req: SubmitTaskRequest): Promise<{ workflowVersion: number; inputs: Record<string, unknown>; files?: TaskFile[]; taskId?: string; seal?: KeptSeal }>;
   run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
   /** Follows the task's run (already started, continued after a host stop) to its end. */
   follow?(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;

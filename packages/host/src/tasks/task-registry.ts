@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { CrashPoint } from '../config/crash-points';
 import type { Clock } from '../clock';
 import type { GateParking } from '../agent/gates';
+import type { KeptSeal } from '../secrets/vault';
 import { CancelSlot } from './canceller';
 import type { QueuePolicy } from './fair-queue';
 import type { TaskRecord, TaskStore } from './task.store';
@@ -127,6 +128,20 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
   }
 
   /**
+   * A task's creation; with the secret input values it keeps, both in one transaction (a store
+   * without `saveWith` keeps no value: the run sees the marker).
+   */
+  private persistCreation(entry: Live, starts: boolean, seal: KeptSeal | undefined): Promise<void> {
+    const store = this.deps.store;
+    if (!seal || !store.saveWith) return this.persist(entry, true, starts);
+    const copy = copyRecord(entry.record);
+    return store.saveWith(entry.record, (trx) => seal.writeIn(trx)).then(() => {
+      seal.committed();
+      entry.view = copy;
+    });
+  }
+
+  /**
    * What a live task reports: its committed record, and the start time as soon as the body has
    * started (a measured time, committed with the next group commit), not a state change.
    */
@@ -146,7 +161,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     if (!admitted.ok) return admitted;
     const { entry, starts } = admitted;
     // its body starts once this commit is done: committed at once, not at the turn's end
-    entry.persisted = this.persist(entry, true, starts);
+    entry.persisted = this.persistCreation(entry, starts, prepared.seal);
     try {
       await entry.persisted;
     } catch (err) {
@@ -172,13 +187,14 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     checkTaskRequest(req);
     const prepared = await this.deps.body.prepare(req);
     // the body chose the task's id when it kept a secret input under it
-    return { req: prepared.taskId && !req.taskId ? { ...req, taskId: prepared.taskId } : req, workflowVersion: prepared.workflowVersion, inputs: prepared.inputs, ...(prepared.files?.length ? { files: prepared.files } : {}) };
+    const { workflowVersion, inputs, files, seal } = prepared;
+    return { req: prepared.taskId && !req.taskId ? { ...req, taskId: prepared.taskId } : req, workflowVersion, inputs, ...(files?.length ? { files } : {}), ...(seal ? { seal } : {}) };
   }
 
-  prepareChecked(req: SubmitTaskRequest, workflowVersion: number): PreparedSubmission {
+  prepareChecked(req: SubmitTaskRequest, workflowVersion: number, seal?: KeptSeal): PreparedSubmission {
     if (this.closing) throw new FengYuError('task_host_stopping');
     checkTaskRequest(req);
-    return { req, workflowVersion, inputs: req.inputs ?? {} };
+    return { req, workflowVersion, inputs: req.inputs ?? {}, ...(seal ? { seal } : {}) };
   }
 
   admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal } {
@@ -187,9 +203,11 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const admitted = this.admit(prepared);
     if (!admitted.ok) return admitted;
     const { entry, starts } = admitted;
-    const admission = new WithinAdmission(entry, starts, this.withinOutcome);
+    const admission = new WithinAdmission(entry, starts, this.withinOutcome, prepared.seal);
     try {
       store.saveWithin(entry.record);
+      // its secret input values: in the same transaction, so a refused or rolled-back task leaves none
+      prepared.seal?.writeWithin();
     } catch (err) {
       this.undo(entry);
       throw err;

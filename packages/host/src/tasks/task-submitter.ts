@@ -1,4 +1,5 @@
 import type { PermissionMode, TaskKind, TaskPriority, TaskSnapshot, TaskState } from '@fengyu/protocol';
+import type { KeptSeal } from '../secrets/vault';
 
 /** One file input's uploads, by FileRef id. */
 export interface TaskFile {
@@ -70,6 +71,8 @@ export interface PreparedSubmission {
   readonly inputs: Record<string, unknown>;
   /** The request's files, checked and normalized (absent: none). */
   readonly files?: TaskFile[];
+  /** The secret input values the task keeps (`task:<id>/input/<name>`, `req.taskId` set): written with the task's row, only when it is admitted. */
+  readonly seal?: KeptSeal;
 }
 
 /** A task admitted inside a producer's transaction: nothing runs until that transaction commits. */
@@ -96,10 +99,10 @@ export interface SubmitWithin {
    * The same for a caller that has already bound and checked `req.inputs` against the workflow's
    * active version `workflowVersion`, as the body's own preparation would (a trust boundary that
    * checks before any side effect): the request's shared fields are still checked, the inputs are
-   * taken as they are.
+   * taken as they are (the caller sealed its secret ones under `req.taskId`: `seal`).
    */
-  prepareChecked?(req: SubmitTaskRequest, workflowVersion: number): PreparedSubmission;
-  /** Synchronous, inside the caller's open transaction: admits (writing the task row in it) or refuses. */
+  prepareChecked?(req: SubmitTaskRequest, workflowVersion: number, seal?: KeptSeal): PreparedSubmission;
+  /** Synchronous, inside the caller's open transaction: admits (writing the task row and its sealed values in it) or refuses (writing nothing). */
   admitWithin(prepared: PreparedSubmission): AdmittedWithin | { ok: false; refusal: CapacityRefusal };
   /**
    * Registers a writer run synchronously inside the commit that records a task's end (its rows

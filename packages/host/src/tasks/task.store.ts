@@ -66,6 +66,12 @@ export interface TaskStore {
    */
   saveWithin?(task: TaskRecord): void;
   /**
+   * Writes the task (its creation) and whatever `also` writes in the same transaction (the secret
+   * input values it keeps, into the vault): both commit or neither does. Resolves once committed.
+   * Absent (a test's store): the task keeps no such value, and its run sees the marker.
+   */
+  saveWith?(task: TaskRecord, also: (trx: Db) => Promise<void>): Promise<void>;
+  /**
    * SQLite only: registers a writer run synchronously inside the commit that records a task's
    * end, once per ending task (its rows commit with the end, or not at all). It must not throw
    * (one that does is skipped, as is every writer when the end is written by another path: the
@@ -267,6 +273,15 @@ export class SqliteTaskStore implements TaskStore {
     return raw !== undefined && !raw.inTransaction;
   }
 
+  async saveWith(t: TaskRecord, also: (trx: Db) => Promise<void>): Promise<void> {
+    const row = this.paramsOf(t);
+    await this.root.transaction().execute(async (trx) => {
+      if (this.postgres) await this.upsertValues([row], trx as unknown as Kysely<Tables>);
+      else await trx.executeQuery(CompiledQuery.raw(UPSERT, [JSON.stringify([row])]));
+      await also(trx);
+    });
+  }
+
   saveWithin(t: TaskRecord): void {
     const raw = rawOf(this.root);
     if (!raw?.inTransaction) throw new Error('saveWithin needs an open transaction on the SQLite connection');
@@ -328,10 +343,10 @@ export class SqliteTaskStore implements TaskStore {
   }
 
   /** The same upsert as a multi-row insert (engines without SQLite's JSON table functions). */
-  private async upsertValues(rows: unknown[][]): Promise<void> {
+  private async upsertValues(rows: unknown[][], db: Kysely<Tables> = this.db): Promise<void> {
     const names = COLUMNS.split(', ') as Array<keyof Row>;
     const values = rows.map((r) => Object.fromEntries(names.map((n, i) => [n, r[i]])) as unknown as Row);
-    await this.db
+    await db
       .insertInto('bg_tasks')
       .values(values)
       .onConflict((oc) =>

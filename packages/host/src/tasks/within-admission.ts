@@ -1,3 +1,4 @@
+import type { KeptSeal } from '../secrets/vault';
 import type { AdmittedWithin } from './task-submitter';
 import type { TaskRecord } from './task.store';
 
@@ -31,6 +32,8 @@ export class WithinAdmission<E extends PendingTask> implements AdmittedWithin {
     private readonly entry: E,
     private readonly starts: boolean,
     private readonly outcome: WithinOutcome<E>,
+    /** The secret input values written in the same transaction: readable once it committed. */
+    private readonly seal?: KeptSeal,
   ) {
     const r = entry.record;
     this.task = { id: r.id, state: r.state, queued: r.state === 'queued' };
@@ -44,6 +47,7 @@ export class WithinAdmission<E extends PendingTask> implements AdmittedWithin {
   committed(): void {
     if (this.settled) return;
     this.settled = true;
+    this.seal?.committed();
     this.resolve();
     this.outcome.committed(this.entry, this.starts);
   }

@@ -1,5 +1,5 @@
 import { FengYuError, type InputChecker, type InputContract, inputChecker, inputContract, secretInputNames } from '@fengyu/protocol';
-import { dropKeptInputs, type InputVault, keepInputs, revealKeptInputs } from '../agent/secret-inputs';
+import { dropKeptInputs, type InputVault, revealKeptInputs, sealKeptInputs } from '../agent/secret-inputs';
 import { checkKeptFiles } from '../files/kept-files';
 import type { FileRepository } from '../files/file.repository';
 import { errorText } from '../agent/run-text';
@@ -86,10 +86,11 @@ export class WorkflowTaskBody implements TaskBody {
       const fields = [...new Set(bound.problems.map((p) => p.field ?? '(root)'))].join(', ');
       throw new FengYuError('workflow_inputs_invalid', { fields }, bound.problems);
     }
-    // a secret input's value goes into the vault under the task's id (chosen here), the row keeps the marker
+    // a secret input's value is sealed under the task's id (chosen here) and written with the task's
+    // row when it is admitted (a refused task leaves nothing); the row keeps the marker
     const taskId = req.taskId ?? newTaskId(Date.now());
-    const inputs = await keepInputs(this.deps.vault, req.ownerId, `task:${taskId}`, bound.inputs, schema.secret);
-    return { workflowVersion: row.published_version, inputs, ...(files.length ? { files } : {}), ...(inputs !== bound.inputs ? { taskId } : {}) };
+    const { inputs, seal } = sealKeptInputs(this.deps.vault, req.ownerId, `task:${taskId}`, bound.inputs, schema.secret);
+    return { workflowVersion: row.published_version, inputs, ...(files.length ? { files } : {}), ...(inputs !== bound.inputs ? { taskId } : {}), ...(seal ? { seal } : {}) };
   }
 
   private checkFiles(req: SubmitTaskRequest, contract: InputContract): Promise<TaskFile[]> {

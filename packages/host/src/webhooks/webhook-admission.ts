@@ -3,6 +3,8 @@ import { type AdmittedWithin, type CapacityRefusal, canSubmitWithin, type Prepar
 import type { TriggerRow, WebhookRepository } from './webhook.repository';
 import type { ActiveWorkflow, DeliveryAnswer, WebhookServiceDeps } from './webhook-types';
 import type { DeliveryAudit } from './webhook-audit';
+import { sealKeptInputs } from '../agent/secret-inputs';
+import { newTaskId } from '../tasks/task-id';
 import { deliveryBinder, deliveryStateOf, effectiveState, newDeliveryId, sha256Hex } from './webhook-rules';
 
 /**
@@ -16,6 +18,8 @@ import { deliveryBinder, deliveryStateOf, effectiveState, newDeliveryId, sha256H
 interface CheckedInputs {
   workflowVersion: number;
   inputs: Record<string, unknown>;
+  /** The version's secret inputs (sealed under the task's id on the group path). */
+  secret: string[];
 }
 const NO_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({});
 const noop = (): void => undefined;
@@ -89,7 +93,7 @@ export class DeliveryAdmission {
     const bound = binder.bind(trigger.defaults === '{}' ? NO_DEFAULTS : JSON.parse(trigger.defaults), body);
     if (!bound.ok) throw new FengYuError('webhook_body_invalid', { fields: fieldsOf(bound.problems) }, bound.problems);
     // the inputs are checked here, at the trust boundary, against this version: the task takes them as they are
-    const checked = { workflowVersion: active.version, inputs: bound.inputs };
+    const checked = { workflowVersion: active.version, inputs: bound.inputs, secret: binder.secret };
     if (eventId === undefined) return this.admit(trigger, checked);
     const digest = sha256Hex(eventId);
     const key = `${trigger.id}\n${digest}`;
@@ -180,7 +184,11 @@ export class DeliveryAdmission {
     let prepared: PreparedSubmission | undefined;
     let failure: unknown;
     try {
-      prepared = tasks.prepareChecked(req, checked.workflowVersion);
+      // a secret input the delivery sends is sealed under the task's id (chosen here) and written
+      // with the task's row in the group's transaction, only if the task is admitted
+      const taskId = checked.secret.length > 0 ? newTaskId(acceptedMs) : undefined;
+      const kept = taskId ? sealKeptInputs(this.deps.vault, trigger.owner, `task:${taskId}`, req.inputs, checked.secret) : undefined;
+      prepared = kept?.seal ? tasks.prepareChecked({ ...req, inputs: kept.inputs, taskId }, checked.workflowVersion, kept.seal) : tasks.prepareChecked(kept ? { ...req, inputs: kept.inputs } : req, checked.workflowVersion);
     } catch (err) {
       failure = err;
     }

@@ -1,5 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { checkInputs, type DeliveryState, inputChecker, inputContract, type JsonSchema, type Problem, type TriggerState } from '@fengyu/protocol';
+import { checkInputs, type DeliveryState, inputChecker, inputContract, type JsonSchema, type Problem, secretInputNames, type TriggerState } from '@fengyu/protocol';
 import type { TaskSnapshot, TaskState } from '../tasks/task-submitter';
 
 /**
@@ -149,6 +149,8 @@ export interface DeliveryBinder {
   readonly unbindable: Problem[];
   /** `bindDelivery` against this schema. */
   bind(defaults: Record<string, unknown>, body: unknown): BoundInputs;
+  /** The secret inputs (`format: "password"`, `writeOnly`): a value a delivery sends is sealed under its task's id. */
+  secret: string[];
 }
 
 /** `unbindableInputs` and `bindDelivery` for one schema, its contract and validator made once. */
@@ -157,6 +159,7 @@ export function deliveryBinder(schema: JsonSchema | undefined): DeliveryBinder {
   const check = inputChecker(schema);
   return {
     unbindable: unbindableInputs(schema),
+    secret: secretInputNames(schema),
     bind(defaults, body) {
       // no body at all binds the defaults alone; a JSON `null` is a body, and not an object
       if (body === undefined) body = {};

@@ -189,6 +189,7 @@ describe('secret workflow inputs (format: password)', () => {
 
 /** A task, a schedule and a webhook trigger keep a secret input in the vault until the run they start reads it (agent/secret-inputs.ts). */
 const HELD = 'pw-51d0-HELD-secret';
+const SENT = 'pw-7e22-SENT-in-a-delivery';
 describe('secret inputs of a task, a schedule and a webhook trigger', () => {
   it('rows and views hold the marker, each started run gets the value, deleting the holder removes it', async () => {
     const made = await t.api('POST', '/api/workflows', {
@@ -208,17 +209,29 @@ describe('secret inputs of a task, a schedule and a webhook trigger', () => {
     expect(trigger.status).toBe(201);
     expect(trigger.body.trigger.defaults).toEqual({ pw: '[redacted]' });
     expect((await t.api('GET', `/api/workflows/${wf}/webhooks`)).body.items[0].defaults).toEqual({ pw: '[redacted]' });
-    const hook = await fetch(`${t.host.url}/api/workflow-hooks/${trigger.body.trigger.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': trigger.body.secret }, body: '{}' });
+    const deliver = (body: unknown) => fetch(`${t.host.url}/api/workflow-hooks/${trigger.body.trigger.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': trigger.body.secret }, body: JSON.stringify(body) });
+    const hook = await deliver({});
     expect(hook.status).toBe(202);
-    const taskIds = [task.body.id, schedule.body.lastTaskId, ((await hook.json()) as { taskId: string }).taskId];
+    // a value the delivery sends itself (not the trigger's default) is sealed in the delivery's own transaction
+    const sent = await deliver({ pw: SENT });
+    expect(sent.status).toBe(202);
+    const sentTask = ((await sent.json()) as { taskId: string }).taskId;
+    const row = await t.host.ctx.db.selectFrom('bg_tasks').select('inputs').where('id', '=', sentTask).executeTakeFirstOrThrow();
+    expect(JSON.parse(row.inputs)).toEqual({ pw: '[redacted]' });
+    const taskIds: Array<[string, string]> = [
+      [task.body.id, HELD],
+      [schedule.body.lastTaskId, HELD],
+      [((await hook.json()) as { taskId: string }).taskId, HELD],
+      [sentTask, SENT],
+    ];
     const vault = t.host.ctx.vault;
-    for (const id of taskIds) {
+    for (const [id, value] of taskIds) {
       const done = (await t.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=30000`)).body;
       expect(done.state, JSON.stringify(done)).toBe('completed');
       const detail = (await t.api('GET', `/api/agent/runs/${done.runId}`)).body;
       expect(detail.inputs).toEqual({ pw: '[redacted]' });
       const rev = (detail.events as Array<{ type: string; stepId?: string; result?: { stdout?: string } }>).find((e) => e.type === 'step_complete' && e.stepId === 'rev');
-      expect(rev?.result?.stdout).toBe([...HELD].reverse().join(''));
+      expect(rev?.result?.stdout).toBe([...value].reverse().join(''));
       // the run keeps its own copy; the task's is gone once the run started
       expect(vault.getInternal('default', `task:${id}/input/pw`)).toBeUndefined();
     }
@@ -233,8 +246,9 @@ describe('secret inputs of a task, a schedule and a webhook trigger', () => {
     const plain = (await t.api('GET', `/api/agent/tasks/${marker.body.id}/output?timeoutMs=30000`)).body;
     const ev = (await t.api('GET', `/api/agent/runs/${plain.runId}`)).body.events as Array<{ type: string; stepId?: string; result?: { stdout?: string } }>;
     expect(ev.find((e) => e.type === 'step_complete' && e.stepId === 'rev')?.result?.stdout).toBe([...'[redacted]'].reverse().join(''));
-    // the hostile side: no file under the home (database, WAL, logs) holds the value in clear
+    // the hostile side: no file under the home (database, WAL, logs) holds either value in clear
     expect(filesHolding(home, HELD)).toEqual([]);
+    expect(filesHolding(home, SENT)).toEqual([]);
   });
 });
 

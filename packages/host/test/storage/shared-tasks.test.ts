@@ -79,6 +79,29 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
       const c = (await a.api('GET', '/api/agent/tasks/capacity')).body;
       return c.running === 16 && c.queued === 1;
     }, 'host A to see the shared queue');
+    // a secret input's value is written with its task's row in the admitting transaction: never for a refused task
+    const secretSleeper = await publishCommand(a, 'sleep 600', { type: 'object', properties: { pw: { type: 'string', format: 'password' } } }, 'secret sleeper');
+    const extra: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await b.api('POST', '/api/agent/tasks', { workflowId: sleeper, permissionMode: 'full-access', priority: 'batch' });
+      if (r.status !== 202) break;
+      extra.push(r.body.id as string);
+    }
+    const refusedSecret = await a.api('POST', '/api/agent/tasks', { workflowId: secretSleeper, permissionMode: 'full-access', priority: 'batch', inputs: { pw: 'pw-shared-refused' } });
+    expect(refusedSecret.status, JSON.stringify(refusedSecret.body)).toBe(429);
+    const accepted = await a.api('POST', '/api/agent/tasks', { workflowId: secretSleeper, permissionMode: 'full-access', priority: 'interactive', inputs: { pw: 'pw-shared-accepted' } });
+    expect(accepted.body.state).toBe('queued');
+    // a webhook delivery that sends the secret input itself: its task's row keeps the marker, the vault the value
+    const hook = (await a.api('POST', `/api/workflows/${secretSleeper}/webhooks`, { permissionMode: 'full-access' })).body as { trigger: { id: string }; secret: string };
+    const sent = await fetch(`${a.host.url}/api/workflow-hooks/${hook.trigger.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-fengyu-webhook-secret': hook.secret }, body: JSON.stringify({ pw: 'pw-shared-delivered' }) });
+    expect(sent.status).toBe(202);
+    const delivered = ((await sent.json()) as { taskId: string }).taskId;
+    const row = await a.host.ctx.db.selectFrom('bg_tasks').select('inputs').where('id', '=', delivered).executeTakeFirstOrThrow();
+    expect(JSON.parse(row.inputs)).toEqual({ pw: '[redacted]' });
+    const kept = await a.host.ctx.db.selectFrom('secrets').select('name').where('name', 'like', 'task:%').orderBy('name').execute();
+    expect(kept.map((r) => r.name)).toEqual([`task:${accepted.body.id}/input/pw`, `task:${delivered}/input/pw`].sort());
+    expect(a.host.ctx.vault.getInternal('default', `task:${accepted.body.id}/input/pw`)).toBe('pw-shared-accepted');
+    for (const id of [...extra, accepted.body.id, delivered]) expect((await a.api('POST', `/api/agent/tasks/${id}/kill`)).body.state).toBe('cancelled');
     // a queued task killed through the other host is withdrawn and never starts
     const withdrawn = (await a.api('POST', `/api/agent/tasks/${queued.id}/kill`)).body as TaskSnapshot;
     expect(withdrawn.state).toBe('cancelled');

@@ -11,6 +11,7 @@ let t: TestHost;
 let scratch: string;
 let quick: string;
 let sleeper: string;
+let secretSleeper: string;
 const started: string[] = [];
 
 beforeAll(async () => {
@@ -19,6 +20,7 @@ beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'fengyu-tasks-'));
   quick = await publishCommand(t, 'echo "hello {{inputs.who}}"', { type: 'object', required: ['who'], properties: { who: { type: 'string', maxLength: 20 } } }, 'quick');
   sleeper = await publishCommand(t, 'sleep 600', { type: 'object', properties: {} }, 'sleeper');
+  secretSleeper = await publishCommand(t, 'sleep 600', { type: 'object', properties: { pw: { type: 'string', format: 'password' } } }, 'secret sleeper');
 });
 
 afterAll(async () => {
@@ -155,9 +157,15 @@ describe('capacity, reservations and kills', () => {
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(refused.body.error).toMatchObject({ code: 'capacity_exhausted', details: { capacityScope: 'owner-priority', capacityPriority: 'batch', retryable: true, retryAfterSeconds: 1 } });
+    // refused with a secret input: the value it would keep under its task's id is never written to the vault
+    expect((await submit({ workflowId: secretSleeper, priority: 'batch', inputs: { pw: 'pw-refused-4b1f' } })).status).toBe(429);
     // interactive room is reserved
-    const inter = await submit({ workflowId: sleeper, priority: 'interactive' });
+    const inter = await submit({ workflowId: secretSleeper, priority: 'interactive', inputs: { pw: 'pw-accepted-0c3d' } });
     expect(inter.body.state).toBe('queued');
+    // the accepted (queued) one keeps its value under its id until its run starts; the refused one left none
+    const kept = await t.host.ctx.db.selectFrom('secrets').select('name').where('name', 'like', 'task:%').execute();
+    expect(kept.map((r) => r.name)).toEqual([`task:${inter.body.id}/input/pw`]);
+    expect(t.host.ctx.vault.getInternal('default', `task:${inter.body.id}/input/pw`)).toBe('pw-accepted-0c3d');
     const cap = (await t.api('GET', '/api/agent/tasks/capacity')).body;
     expect(cap).toMatchObject({
       policy: 'owner-round-robin-weighted-priority',
@@ -193,7 +201,7 @@ describe('capacity, reservations and kills', () => {
     // metrics saw the rejection and the cancelled wait
     const metrics = await fetch(`${t.host.url}/metrics`, { headers: { 'x-fengyu-token': t.host.token } });
     const text = await metrics.text();
-    expect(text).toContain('fengyu_bg_tasks_rejected_total{priority="batch",scope="owner-priority"} 1');
+    expect(text).toContain('fengyu_bg_tasks_rejected_total{priority="batch",scope="owner-priority"} 2');
     expect(text).toMatch(/fengyu_bg_task_queue_wait_seconds_count\{priority="batch",outcome="cancelled"\} 1/);
     expect(text).toContain('fengyu_bg_queue_inqueue{priority="batch"} 16');
 

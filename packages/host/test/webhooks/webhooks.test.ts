@@ -307,20 +307,26 @@ describe('webhook deliveries', () => {
     expect(elsewhere.body.duplicate).toBe(false);
   });
 
-  it('answers 429 with Retry-After when capacity is exhausted and releases the event id', async () => {
-    const wf = await published(schema, slowPlan);
+  it('answers 429 with Retry-After when capacity is exhausted, releases the event id and keeps no secret input of the refused task', async () => {
+    const wf = await published({ ...schema, properties: { ...schema.properties, pw: { type: 'string', format: 'password' } } }, slowPlan);
     const { trigger: tr, secret } = await trigger(wf);
-    // fill the running slots and this owner's queue allowance with deliveries that wait
+    // fill the running slots and this owner's queue allowance with deliveries that wait, each sending a secret input
     let refused: Awaited<ReturnType<typeof deliver>> | undefined;
     let refusedEvent = '';
     for (let i = 0; i < 80 && !refused; i++) {
-      const res = await deliver(tr.id, secret, { text: `fill${i}` }, { 'x-fengyu-event-id': `evt-cap-${i}` });
+      const res = await deliver(tr.id, secret, { text: `fill${i}`, pw: `pw-fill-${i}` }, { 'x-fengyu-event-id': `evt-cap-${i}` });
       if (res.status === 202) slowTasks.push(res.body.taskId);
       else [refused, refusedEvent] = [res, `evt-cap-${i}`];
     }
     expect(refused?.status).toBe(429);
     expect(refused?.headers.get('retry-after')).toBe('1');
     expect(refused?.body.error).toMatchObject({ code: 'capacity_exhausted', details: { retryable: true, retryAfterSeconds: 1 } });
+    // the vault holds the sealed value of each queued task (until its run starts) and of accepted tasks only: none of the refused one
+    const holders = (await t.host.ctx.db.selectFrom('secrets').select('name').where('name', 'like', 'task:%').execute()).map((r) => (r.name as string).slice(5, -'/input/pw'.length));
+    expect(holders.filter((id) => !slowTasks.includes(id))).toEqual([]);
+    const queuedIds = (await tasksOf(tr.id)).filter((x) => x.state === 'queued').map((x) => x.id as string);
+    expect(queuedIds.length).toBeGreaterThan(0);
+    for (const id of queuedIds) expect(holders).toContain(id);
     // the refused event id was released: once a slot is free, its retry runs
     const queued = (await tasksOf(tr.id)).find((x) => x.state === 'queued');
     expect(queued).toBeDefined();

@@ -15,6 +15,8 @@ import type { RunSecrets } from './run-types';
 export type InputVault = Pick<RunSecrets, 'getInternal' | 'mergeInternal'> & {
   /** Replaces the owner's internal values under a prefix (here: removes them all). */
   replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void>;
+  /** Reads the owner's values under these prefixes again where another host may have kept them. */
+  refreshInternal(owner: string, prefixes: readonly string[]): Promise<void>;
   /** Seals values for a holder to write with its own row (see `sealKeptInputs`). */
   sealKept(owner: string, values: Record<string, string>): KeptSeal;
 };

@@ -42,6 +42,18 @@ export class VaultRepository {
     return this.db.selectFrom('secrets').selectAll().where('owner', '=', owner).where('kind', '=', kind).orderBy('name').execute();
   }
 
+  /** The owner's internal values whose names start with one of `prefixes` (one holder's). */
+  async internalUnder(owner: string, prefixes: readonly string[]): Promise<SecretRow[]> {
+    if (prefixes.length === 0) return [];
+    return this.db
+      .selectFrom('secrets')
+      .selectAll()
+      .where('owner', '=', owner)
+      .where('kind', '=', 'internal')
+      .where((eb) => eb.or(prefixes.map((p) => eb('name', 'like', `${p}%`))))
+      .execute();
+  }
+
   async allOfKind(kind: SecretKind): Promise<SecretRow[]> {
     return this.db.selectFrom('secrets').selectAll().where('kind', '=', kind).execute();
   }

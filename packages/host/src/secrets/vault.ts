@@ -133,6 +133,18 @@ export class Vault {
     for (const r of rows) m.set(r.name, this.openRow(r));
   }
 
+  /**
+   * Reads the owner's internal values under `prefixes` again (a shared database: another host may
+   * have kept them, such as the secret inputs of a task it admitted that this host runs).
+   */
+  async refreshInternal(owner: string, prefixes: readonly string[]): Promise<void> {
+    if (this.dialect !== 'postgres') return; // one host per SQLite file: memory is the truth
+    const rows = await this.repo.internalUnder(owner, prefixes);
+    const m = this.internalOf(owner);
+    for (const k of [...m.keys()]) if (prefixes.some((p) => k.startsWith(p))) m.delete(k);
+    for (const r of rows) m.set(r.name, this.openRow(r));
+  }
+
   private row(owner: string, name: string, kind: SecretRow['kind'], value: string): SecretRow {
     const now = iso(this.clock.now());
     return { owner, name, kind, value: seal(this.key, owner, name, value), key_id: this.key.id, created_at: now, updated_at: now };

@@ -1,5 +1,5 @@
-import { FengYuError, type InputChecker, type InputContract, inputChecker, inputContract, secretInputNames } from '@fengyu/protocol';
-import { dropKeptInputs, type InputVault, revealKeptInputs, sealKeptInputs } from '../agent/secret-inputs';
+import { FengYuError, type InputChecker, type InputContract, inputChecker, inputContract, REDACTED, secretInputNames } from '@fengyu/protocol';
+import { dropKeptInputs, type InputVault, keptInputKey, revealKeptInputs, sealKeptInputs } from '../agent/secret-inputs';
 import { checkKeptFiles } from '../files/kept-files';
 import type { FileRepository } from '../files/file.repository';
 import { errorText } from '../agent/run-text';
@@ -104,6 +104,8 @@ export class WorkflowTaskBody implements TaskBody {
     // a secret input's value, kept by the task, or by the schedule or trigger that started it
     const scopes = [`task:${task.id}`, ...(task.scheduleId ? [`schedule:${task.scheduleId}`] : []), ...(task.triggerId ? [`trigger:${task.triggerId}`] : [])];
     try {
+      // on a shared database the host that admitted the task (or made the schedule or trigger) may be another
+      if (Object.values(task.inputs).includes(REDACTED)) await this.deps.vault?.refreshInternal(task.ownerId, scopes.map((s) => keptInputKey(s, '')));
       runId = await this.deps.runner.run(task.ownerId, task.workflowId, {
         version: task.workflowVersion,
         inputs: revealKeptInputs(this.deps.vault, task.ownerId, scopes, task.inputs),

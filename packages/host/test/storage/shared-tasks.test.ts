@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,6 +61,29 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     await until(() => seenA.length + seenB.length === 6, 'every end to be announced', 30_000);
     expect(seenA.sort()).toEqual([ids[0], ids[2], ids[4]].sort());
     expect(seenB.sort()).toEqual([ids[1], ids[3], ids[5]].sort());
+  }, 120_000);
+
+  it('a task’s secret input reaches its run on whichever host runs it (the value is read from the database there)', async () => {
+    // each host holds eight bodies: nine tasks that wait for a file run on both hosts at once
+    const go = join(home, 'secret-go');
+    const wf = await publishCommand(a, `printf %s {{inputs.pw}} | rev; while [ ! -e ${go} ]; do sleep 0.05; done`, { type: 'object', properties: { pw: { type: 'string', format: 'password' } } }, 'secret rev');
+    const ids: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      const r = await a.api('POST', '/api/agent/tasks', { workflowId: wf, permissionMode: 'full-access', inputs: { pw: `pw-host-${i}` } });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      ids.push(r.body.id as string);
+    }
+    await until(async () => (await Promise.all(ids.map((id) => state(a, id)))).every((t) => t.state === 'running'), 'all nine to run', 60_000);
+    writeFileSync(go, '');
+    const done = await a.api('POST', '/api/agent/tasks/wait', { ids, mode: 'all', timeoutMs: 60_000 });
+    expect(done.body.timedOut).toBe(false);
+    const hosts = await a.host.ctx.db.selectFrom('bg_tasks').select(['id', 'host_id']).where('id', 'in', ids).execute();
+    expect(new Set(hosts.map((h) => h.host_id)).size).toBe(2);
+    for (const [i, id] of ids.entries()) {
+      const t = (done.body.tasks as TaskSnapshot[]).find((x) => x.id === id);
+      expect(t?.state).toBe('completed');
+      expect(t?.output.text, `task ${i} on ${hosts.find((h) => h.id === id)?.host_id}`).toContain([...`pw-host-${i}`].reverse().join(''));
+    }
   }, 120_000);
 
   it('counts capacity across hosts and kills queued and running tasks from either host', async () => {

@@ -10,7 +10,11 @@ export default defineConfig({
   base: '/',
   plugins: [vue()],
   resolve: {
-    alias: { '@fengyu/protocol': here('../protocol/src/index.ts') },
+    alias: [
+      { find: '@fengyu/protocol', replacement: here('../protocol/src/index.ts') },
+      // protocol's RE2 engine is loaded on first need, not with the first screen (app/pattern-engine.ts)
+      { find: /^\.\/re2-engine$/, replacement: here('src/app/no-re2-engine.ts') },
+    ],
   },
   define: {
     __VUE_OPTIONS_API__: 'false',

@@ -8,7 +8,11 @@ const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
 export default defineProject({
   plugins: [vue()],
   resolve: {
-    alias: { '@fengyu/protocol': here('../protocol/src/index.ts') },
+    alias: [
+      { find: '@fengyu/protocol', replacement: here('../protocol/src/index.ts') },
+      // protocol's RE2 engine is loaded on first need, not with the first screen (app/pattern-engine.ts)
+      { find: /^\.\/re2-engine$/, replacement: here('src/app/no-re2-engine.ts') },
+    ],
   },
   test: {
     name: 'ui',

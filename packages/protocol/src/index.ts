@@ -21,6 +21,7 @@ export * from './shell-template';
 export * from './secrets';
 // JSON Schema checking of tool arguments and workflow inputs.
 export * from './schema-check';
+export { linearEngineReady, loadLinearEngine } from './safe-regexp';
 export { zodIssueText } from './zod-issue';
 // Full plan validation (every problem at once).
 export * from './validate';

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { type LocalText, localize } from './i18n/index';
-import { linearRegExp } from './safe-regexp';
+import { linearEngineReady, linearRegExp, schemaPatterns } from './safe-regexp';
 
 /**
  * JSON Schema checking for tool arguments and workflow inputs. Tool schemas come from plugins
@@ -31,6 +31,8 @@ const cache = new Map<string, ValidateFunction | null>();
 function compile(schema: Record<string, unknown>): ValidateFunction | null {
   const key = JSON.stringify(schema);
   if (cache.has(key)) return cache.get(key) ?? null;
+  // not checked yet (the web UI before RE2 has loaded): nothing is cached, the next check compiles it
+  if (patternsWaiting(schema)) return null;
   let fn: ValidateFunction | null = null;
   try {
     fn = ajv.compile(schema);
@@ -40,6 +42,11 @@ function compile(schema: Record<string, unknown>): ValidateFunction | null {
   if (cache.size > 2000) cache.clear();
   cache.set(key, fn);
   return fn;
+}
+
+/** True when the schema has a pattern and RE2 is not loaded yet (only ever in the web UI). */
+function patternsWaiting(schema: unknown): boolean {
+  return !linearEngineReady() && schemaPatterns(schema).length > 0;
 }
 
 /** One way a value fails its schema, ready to name the field in a localized problem. */
@@ -178,6 +185,7 @@ export function isCompilableSchema(schema: unknown): boolean {
   const key = JSON.stringify(schema);
   const known = compilable.get(key);
   if (known !== undefined) return known;
+  if (patternsWaiting(schema)) return true; // not known yet: checked again once RE2 is there
   const ok = compiles(schema as Record<string, unknown>, key);
   if (compilable.size > 2000) compilable.clear();
   compilable.set(key, ok);

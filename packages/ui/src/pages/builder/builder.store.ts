@@ -3,6 +3,7 @@ import { defineStore } from 'pinia';
 import { computed, ref, shallowRef } from 'vue';
 import { ApiError } from '../../api/client';
 import type { WorkflowDefinition } from '../../api/workflows.api';
+import { ensurePatternEngine, patternEngineReady } from '../../app/pattern-engine';
 import type { Services } from '../../app/services';
 import { applyPositions, connectionToEdge } from '../../flow/canvas-map';
 import { type CatalogSync, resolveTool, syncWithCatalog } from '../../flow/catalog-nodes';
@@ -67,7 +68,8 @@ export const useBuilder = defineStore('builder', () => {
   const docJson = () => JSON.stringify(doc());
   saved.value = docJson();
   const dirty = computed(() => docJson() !== saved.value);
-  const diagnostics = computed<Diagnostic[]>(() => diagnose(graph.value, catalog.value, goal.value));
+  // checked again once the schema patterns' engine has loaded (asked for in init; app/pattern-engine.ts)
+  const diagnostics = computed<Diagnostic[]>(() => (patternEngineReady.value, diagnose(graph.value, catalog.value, goal.value)));
   const byNode = computed(() => diagnosticsByNode(diagnostics.value));
   const canUndo = computed(() => (historyTick.value, history.canUndo));
   const canRedo = computed(() => (historyTick.value, history.canRedo));
@@ -75,6 +77,7 @@ export const useBuilder = defineStore('builder', () => {
 
   function init(s: Services) {
     services.value = s;
+    void ensurePatternEngine();
   }
   const api = () => {
     if (!services.value) throw new Error('builder not initialised');

@@ -1,12 +1,14 @@
-import { type RunEvent, type RunEventPayloads, type RunEventType, STREAM_END_EVENTS } from '@fengyu/protocol';
+import { type RunEvent, STREAM_END_EVENTS } from '@fengyu/protocol';
 import type Database from 'better-sqlite3';
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { type Clock, isoTime } from '../clock';
 import type { CrashPoint } from '../config/crash-points';
 import { type Db, dialectOf, rawOf, statement } from '../storage/database';
-import { performance } from 'node:perf_hooks';
 import { attached } from './attached';
-import { type StoredEvent, frame, frameSize, payloadJson, runPieceBytes, writeFrame } from './frames';
+import type { Listener, NewEvent, RawWrite, Trx } from './event-types';
+import { type StoredEvent, payloadJson } from './frames';
+import { GATHER_MS, GATHER_TURNS, GroupCommit, HOLD_MS } from './group-commit';
+import { RecentFrames } from './recent-frames';
 import { LoopTurn } from './turn';
 
 export { payloadJson };
@@ -20,33 +22,7 @@ export { payloadJson };
 type EventTables = { run_events: StoredEvent };
 
 export type { StoredEvent };
-
-export type NewEvent = { [T in RunEventType]: { type: T } & RunEventPayloads[T] }[RunEventType];
-
-export type Listener = (event: RunEvent) => void;
-
-// biome-ignore lint/suspicious/noExplicitAny: projections touch tables of several domains
-export type Trx = Transaction<any>;
-
-/**
- * A projection change written through prepared statements. `creates`: it inserts the run's row, so
- * the run has no event before this commit's (a stored event references its run's row, and the
- * insert fails on an existing id). `fold`: this change and a later one of its run, queued in the
- * same group commit, as one change writing each row once with its last values (undefined when
- * the two do not fold). A change with `fold` writes only rows of its own run: the group writes the
- * folded change where the first one was, before the later one's events, and nothing for the later
- * one; a group that fails is written again commit by commit, each change unfolded.
- */
-export type RawWrite = ((db: Database.Database) => void) & { creates?: true; fold?: (later: RawWrite) => RawWrite | undefined };
-
-interface Queued {
-  runId: string;
-  events: NewEvent[];
-  raw?: RawWrite;
-  slow?: (trx: Trx) => Promise<void>;
-  resolve: (written: RunEvent[]) => void;
-  reject: (err: unknown) => void;
-}
+export type { Listener, NewEvent, RawWrite, Trx } from './event-types';
 
 /**
  * The payload's JSON text of a new event, made by its caller from parts it had already serialized
@@ -82,47 +58,7 @@ function envelope(e: NewEvent, runId: string, seq: number, ts: string): RunEvent
   return written as RunEvent;
 }
 
-/**
- * Bounds of the committed events kept in memory for a stream's replay: the runs most recently
- * created here, their payload JSON text counted (in all, and per run).
- */
-const RECENT_RUNS = 16;
-const RECENT_BYTES = 1024 * 1024;
-const RECENT_RUN_BYTES = 256 * 1024;
-/** A run's first buffer of frames (a 1-step run's whole log fits; it doubles as events come). */
-const RECENT_FIRST_BYTES = 4 * 1024;
-
-interface RecentRun {
-  types: string[];
-  /** The offset in `buf` where each event's frame ends. */
-  ends: number[];
-  buf: Buffer;
-  /** Bytes of `buf` in use. */
-  bytes: number;
-  /** The run's piece of its frames (`runPieceBytes`). */
-  run: Buffer;
-}
-
-/**
- * How long a held commit (see `commitGrouped`) may wait for the commits of later turns: a serial
- * chain of worker calls, each answered in a turn of its own, shares one transaction and one
- * burst of stream frames per hold instead of one per step. Half a 60 Hz display frame: a
- * subscriber's view of such a chain moves at most that late, and a commit is shared by ≈ 15–20
- * steps of ≈ 0.45 ms instead of 4–5 (the commit's WAL writes, locks and frame burst per step).
- * Only transitions of retry-safe calls that have left are held; nothing waits on them.
- */
-export const HOLD_MS = 8;
-
-/**
- * How many turns of the event loop, and how long (ms), a group commit that must be written may
- * wait for more commits while runs arrive side by side (the group holds commits of more than one
- * run, one of them creating its run): each further turn's I/O (other clients' requests) adds its
- * new runs' commits to the same transaction, whose WAL pages and lock are paid once per group. It
- * waits only while each turn brings more commits. Steps of runs already going never make it wait
- * (they wait for this very group, so a later turn would bring nothing), nor does a lone run.
- */
-export const GATHER_TURNS = 8;
-export const GATHER_MS = 2;
+export { GATHER_MS, GATHER_TURNS, HOLD_MS } from './group-commit';
 
 /** How often a shared database is read for events other processes appended to watched runs. */
 const REMOTE_POLL_MS = 100;
@@ -153,7 +89,26 @@ export class EventLog {
     if (dialectOf(db) === 'postgres') this.shared = { delivered: new Map(), gaps: new Map(), chains: new Map() };
     this.raw = rawOf(db);
     this.transaction = this.raw?.transaction((work: () => unknown) => work());
+    const raw = this.raw;
+    if (raw) {
+      this.group = new GroupCommit({
+        raw,
+        turn,
+        seqs: this.seqs,
+        atomic: (work) => this.atomic(work),
+        append: (r, runId, events, created) => this.appendRaw(r, runId, events, created),
+        publish: (e) => this.publish(e),
+        publishing: () => this.publishing > 0,
+        commit: (runId, events, slow) => this.commit(runId, events, slow),
+        ...(crash ? { committed: (written: readonly RunEvent[]) => this.committed(written) } : {}),
+      });
+    }
   }
+
+  /** The group commit (SQLite only). */
+  private readonly group?: GroupCommit;
+  /** Listeners being called: a commit they make waits for the turn's end (no nested publish). */
+  private publishing = 0;
 
   /**
    * `work` in one SQLite transaction (a savepoint inside an open one), rolled back when it throws.
@@ -184,126 +139,36 @@ export class EventLog {
   }
 
   /**
-   * Group commit. A `solo` commit (its caller knows no other commit of its run is coming in this
-   * turn of the event loop) is written at once, alone, when no commit is queued and no other run
-   * has committed in this turn: a lone serial run never waits for a turn to end. Any other commit
-   * is queued and written with every commit queued in the same turn (any run) in one SQLite
-   * transaction at the end of that turn. A group's events are published, and its callers' promises
-   * settled, in the next turn (`afterWrite`); a commit written alone is published at once. Commits
-   * keep their queue order (a run's events keep theirs). When
-   * a group fails, each commit is retried alone, so a failing one fails only its own caller and
-   * the commits of its run queued after it (a run's log never skips a transition). `slow` is the same
-   * change through Kysely: used when the database is not SQLite, while a Kysely transaction holds
-   * the connection, for a commit with no `raw` form, and for a run's later commits while one of
-   * its Kysely commits is pending.
-   *
-   * A `held` commit (one nothing waits on before its effect: the transitions of a read-only,
-   * retry-safe call, whose call has already left) may also wait past its turn's end for the
-   * commits of later turns, until `holdMs` after the oldest commit of the queue: the turn's end
-   * writes the queue only when one of its commits is not held, or the oldest has waited that long;
-   * otherwise a timer writes it then. Held or not, a commit is published only once written.
+   * Group commit (`GroupCommit.commit` on SQLite): a commit written with the other commits of its
+   * turn in one transaction, or alone at once when `solo` and nothing else is going on, or (`held`)
+   * possibly with later turns' commits; published only once written. Elsewhere, `commit`.
    */
   commitGrouped(runId: string, events: NewEvent[], raw: RawWrite | undefined, slow?: (trx: Trx) => Promise<void>, solo = false, held = false): Promise<RunEvent[]> {
-    if (!this.raw) return this.commit(runId, events, slow);
-    if (solo && !held && this.queued.length === 0 && this.publishing === 0 && !this.unpublished && (this.turnRun === undefined || this.turnRun === runId) && this.fastFits(runId, raw, slow)) {
-      if (this.turnRun === undefined) {
-        this.turnRun = runId;
-        this.turn.atEnd(this.endTurn);
-      }
-      return this.writeAlone({ runId, events, raw, slow, resolve: () => {}, reject: () => {} });
-    }
-    return new Promise<RunEvent[]>((resolve, reject) => {
-      if (this.queued.length === 0) this.queuedAt = performance.now();
-      else if (!this.mixed && (this.queued[0] as Queued).runId !== runId) this.mixed = true;
-      if (!this.mixed && this.turnRun !== undefined && this.turnRun !== runId) this.mixed = true;
-      if (raw?.creates) this.arriving = true;
-      this.queued.push({ runId, events, raw, slow, resolve, reject });
-      if (!held) this.urgent = true;
-      if (!this.endArmed) {
-        this.endArmed = true;
-        this.turn.atEnd(this.atTurnEnd);
-      }
-    });
+    return this.group ? this.group.commit(runId, events, raw, slow, solo, held) : this.commit(runId, events, slow);
   }
 
-  /** When the oldest commit of the queue was queued (performance.now()). */
-  private queuedAt = 0;
-  /** Whether a queued commit is not held (the queue is written at the end of this turn). */
-  private urgent = false;
-  /** Whether the end of the current turn looks at the queue. */
-  private endArmed = false;
-  /** The first `carried` commits of the queue were queued in earlier turns (held since). */
-  private carried = 0;
-  private holdTimer?: NodeJS.Timeout;
   /** How long held commits may wait (ms): `HOLD_MS`; a test makes it long to see what a group holds. */
-  holdMs = HOLD_MS;
+  get holdMs(): number {
+    return this.group?.holdMs ?? HOLD_MS;
+  }
+  set holdMs(ms: number) {
+    if (this.group) this.group.holdMs = ms;
+  }
 
-  /** Whether commits of more than one run were queued (or one was written alone) since the last group. */
-  private mixed = false;
-  /** Whether a run's creating commit was queued since the last group. */
-  private arriving = false;
-  /** Turn ends the queue has waited for more commits (`gathers`), its length then, since when. */
-  private gathered = 0;
-  private gatheredLength = 0;
-  private gatherStart = 0;
   /** Turn ends a group may wait for more commits: `GATHER_TURNS`; a test makes it 0 to see one turn's group. */
-  gatherTurns = GATHER_TURNS;
+  get gatherTurns(): number {
+    return this.group?.gatherTurns ?? GATHER_TURNS;
+  }
+  set gatherTurns(n: number) {
+    if (this.group) this.group.gatherTurns = n;
+  }
+
   /** How long (ms) a group may wait for more commits: `GATHER_MS`; a test makes it long to count turns. */
-  gatherMs = GATHER_MS;
-
-  /**
-   * Whether a group due now waits for the next turn's end instead: while runs arrive side by side
-   * (`mixed` and `arriving`), for at most `gatherTurns` turn ends and `gatherMs`, and only as long as each
-   * turn brought more commits (a quiet turn writes the group at once).
-   */
-  private gathers(): boolean {
-    const length = this.queued.length;
-    if (!this.mixed || !this.arriving || this.gathered >= this.gatherTurns) return false;
-    if (this.gathered === 0) this.gatherStart = performance.now();
-    else if (length === this.gatheredLength || performance.now() - this.gatherStart >= this.gatherMs) return false;
-    this.gathered += 1;
-    this.gatheredLength = length;
-    this.endArmed = true;
-    this.turn.atEnd(this.atTurnEnd);
-    return true;
+  get gatherMs(): number {
+    return this.group?.gatherMs ?? GATHER_MS;
   }
-
-  private readonly atTurnEnd = (): void => {
-    this.endArmed = false;
-    if (this.queued.length === 0) return;
-    const left = this.holdMs - (performance.now() - this.queuedAt);
-    if (this.urgent || left <= 0) return this.gathers() ? undefined : this.flushQueued();
-    this.carried = this.queued.length;
-    this.holdTimer ??= setTimeout(this.flushQueued, Math.ceil(left));
-  };
-
-  /** The run whose commit was written at once in the current turn (later runs' commits group). */
-  private turnRun?: string;
-  private readonly endTurn = (): void => {
-    this.turnRun = undefined;
-  };
-  /** Listeners being called: a commit they make waits for the turn's end (no nested publish). */
-  private publishing = 0;
-
-  /** Whether a commit can be written now through prepared statements (else it goes through Kysely). */
-  private fastFits(runId: string, raw: unknown, slow: unknown): boolean {
-    return !(this.raw as Database.Database).inTransaction && !this.slowRuns.has(runId) && !(!raw && slow);
-  }
-
-  /** One commit in its own transaction, published after it; the promise says how it went. */
-  private writeAlone(item: Queued): Promise<RunEvent[]> {
-    const raw = this.raw as Database.Database;
-    const seq = this.seqs.get(item.runId);
-    let written: RunEvent[];
-    try {
-      written = this.atomic(() => this.writeRaw(raw, item));
-    } catch (err) {
-      seq === undefined ? this.seqs.delete(item.runId) : this.seqs.set(item.runId, seq);
-      return Promise.reject(err);
-    }
-    if (this.crash) this.committed(written);
-    for (const e of written) this.publish(e);
-    return Promise.resolve(written);
+  set gatherMs(ms: number) {
+    if (this.group) this.group.gatherMs = ms;
   }
 
   /**
@@ -320,158 +185,18 @@ export class EventLog {
    * or written and its caller not yet told (that run takes its next step in the next turn).
    */
   queuedByOthers(runId: string): boolean {
-    if (this.untold.size > (this.untold.has(runId) ? 1 : 0)) return true;
-    for (let i = this.carried; i < this.queued.length; i++) if ((this.queued[i] as Queued).runId !== runId) return true;
-    return false;
+    return this.group?.queuedByOthers(runId) ?? false;
   }
 
   /** Writes the queued group commits now (a shutdown does, before it records its own events). */
   flush(): void {
-    if (this.queued.length) this.flushQueued();
-    if (this.unpublished) this.publishWritten();
+    this.group?.flush();
   }
-
-  private queued: Queued[] = [];
-  /** Runs with a Kysely commit in flight (their later commits follow it through Kysely). */
-  private readonly slowRuns = new Map<string, number>();
-
-  private readonly flushQueued = (): void => {
-    const items = this.queued;
-    this.queued = [];
-    this.urgent = false;
-    this.carried = 0;
-    this.mixed = false;
-    this.arriving = false;
-    this.gathered = 0;
-    if (this.holdTimer) {
-      clearTimeout(this.holdTimer);
-      this.holdTimer = undefined;
-    }
-    const raw = this.raw as Database.Database;
-    const fast: Queued[] = [];
-    for (const item of items) {
-      if (raw.inTransaction || this.slowRuns.has(item.runId) || (!item.raw && item.slow)) this.slowCommit(item);
-      else fast.push(item);
-    }
-    if (fast.length === 0) return;
-    let written: RunEvent[][] | undefined;
-    const seqs = new Map<string, number | undefined>();
-    for (const item of fast) if (!seqs.has(item.runId)) seqs.set(item.runId, this.seqs.get(item.runId));
-    try {
-      written = this.atomic(() => this.writeGroup(raw, fast));
-    } catch {
-      // one of them failed: the whole group rolled back; write each alone so only it fails
-      for (const [runId, seq] of seqs) seq === undefined ? this.seqs.delete(runId) : this.seqs.set(runId, seq);
-    }
-    if (written) {
-      const done = written;
-      if (this.crash) for (const events of done) this.committed(events);
-      for (const item of fast) this.untold.add(item.runId);
-      return this.afterWrite(() => {
-        for (const events of done) for (const e of events) this.publish(e);
-        fast.forEach((item, i) => item.resolve(done[i] as RunEvent[]));
-      });
-    }
-    // A run's later commits of the group follow its failed one: its log never skips a transition.
-    // A failure is told at once (its run stops before its next turn); what was written, as above.
-    const failed = new Map<string, unknown>();
-    const settle: Array<() => void> = [];
-    for (const item of fast) {
-      let one: RunEvent[];
-      try {
-        if (failed.has(item.runId)) throw failed.get(item.runId);
-        one = this.atomic(() => this.writeRaw(raw, item));
-        if (this.crash) this.committed(one);
-      } catch (err) {
-        failed.set(item.runId, err);
-        item.reject(err);
-        continue;
-      }
-      this.untold.add(item.runId);
-      settle.push(() => {
-        for (const e of one) this.publish(e);
-        item.resolve(one);
-      });
-    }
-    if (settle.length) this.afterWrite(() => settle.forEach((fn) => fn()));
-  };
-
-  /**
-   * A group commit's publication and its callers' settling, in commit order: in the next turn of
-   * the event loop, not in the turn of its transaction (I/O waiting meanwhile, a health check or
-   * a new request, is served between the two). While one is pending, every later commit is
-   * published after it (a run's events reach subscribers in order).
-   */
-  private unpublished?: Array<() => void>;
-  /** The runs with a group commit written and its caller not yet told (`queuedByOthers`). */
-  private readonly untold = new Set<string>();
-
-  private afterWrite(fn: () => void): void {
-    if (this.unpublished) return void this.unpublished.push(fn);
-    this.unpublished = [fn];
-    setImmediate(this.publishWritten);
-  }
-
-  private readonly publishWritten = (): void => {
-    const fns = this.unpublished;
-    if (!fns) return;
-    // what a listener publishes meanwhile is appended, and published after what came before it
-    let i = 0;
-    try {
-      for (; i < fns.length; i++) (fns[i] as () => void)();
-    } finally {
-      this.unpublished = undefined;
-      this.untold.clear();
-      // one that threw is not run again; the rest keep their order
-      for (const fn of fns.slice(i + 1)) this.afterWrite(fn);
-    }
-  };
 
   /** Publishes written events now, or after the group commits written before them. */
   private publishInOrder(written: RunEvent[]): void {
-    if (this.unpublished) this.unpublished.push(() => written.forEach((e) => this.publish(e)));
+    if (this.group) this.group.publishInOrder(written);
     else for (const e of written) this.publish(e);
-  }
-
-  private writeRaw(raw: Database.Database, item: Queued): RunEvent[] {
-    item.raw?.(raw);
-    return this.appendRaw(raw, item.runId, item.events, item.raw?.creates);
-  }
-
-  /**
-   * The commits of a group, inside its transaction, in queue order; a run's projection change that
-   * folds into its earlier one of the group (`RawWrite.fold`) is written with it, where it was.
-   */
-  private writeGroup(raw: Database.Database, items: Queued[]): RunEvent[][] {
-    const writes = items.map((item) => item.raw);
-    // the position of each run's last change not folded into an earlier one
-    const open = new Map<string, number>();
-    items.forEach((item, i) => {
-      const w = item.raw;
-      if (!w) return;
-      const at = open.get(item.runId);
-      const folded = at === undefined ? undefined : writes[at]?.fold?.(w);
-      if (folded && at !== undefined) {
-        writes[at] = folded;
-        writes[i] = undefined;
-      } else open.set(item.runId, i);
-    });
-    return items.map((item, i) => {
-      writes[i]?.(raw);
-      return this.appendRaw(raw, item.runId, item.events, item.raw?.creates);
-    });
-  }
-
-  private slowCommit(item: Queued): void {
-    const { runId } = item;
-    this.slowRuns.set(runId, (this.slowRuns.get(runId) ?? 0) + 1);
-    this.commit(runId, item.events, item.slow)
-      .then(item.resolve, item.reject)
-      .finally(() => {
-        const n = (this.slowRuns.get(runId) ?? 1) - 1;
-        if (n > 0) this.slowRuns.set(runId, n);
-        else this.slowRuns.delete(runId);
-      });
   }
 
   /** `created`: the run's row was inserted by this commit (its log is empty: nothing to read). */
@@ -578,58 +303,8 @@ export class EventLog {
     return raw && !raw.inTransaction ? statement(raw, text) : undefined;
   }
 
-  /**
-   * The SSE frames of the committed events of the runs most recently created in this process,
-   * each the run's whole log from seq 1 in order (a stream's replay sends them instead of reading
-   * the database). The frames are kept as UTF-8 bytes in one buffer per run (outside the V8 heap),
-   * with each event's type and the offset where its frame ends: a young-generation collection
-   * copies none of it, and the event objects and frame strings die young. A run leaves it when an
-   * event would break that (a gap) or exceed the bounds; never kept with a shared database (other
-   * processes append to it).
-   */
-  private readonly recent = new Map<string, RecentRun>();
-  private recentBytes = 0;
-
-  private remember(e: RunEvent): void {
-    if (this.shared) return;
-    let entry = this.recent.get(e.runId);
-    if (!entry) {
-      if (e.seq !== 1) return;
-      entry = { types: [], ends: [], buf: Buffer.allocUnsafe(RECENT_FIRST_BYTES), bytes: 0, run: runPieceBytes(e.runId) };
-      this.recent.set(e.runId, entry);
-    } else if (e.seq !== entry.types.length + 1) {
-      this.dropRecent(e.runId, entry);
-      return;
-    }
-    // the frame's bytes are written from its pieces; its text is made only when it has no stored payload text
-    const measured = frameSize(e, entry.run);
-    const text = measured === undefined ? frame(e) : undefined;
-    const size = measured ?? Buffer.byteLength(text as string);
-    if (entry.bytes + size > RECENT_RUN_BYTES) {
-      this.dropRecent(e.runId, entry);
-      return;
-    }
-    if (entry.bytes + size > entry.buf.length) {
-      const grown = Buffer.allocUnsafe(Math.min(RECENT_RUN_BYTES, Math.max(entry.buf.length * 2, entry.bytes + size)));
-      entry.buf.copy(grown, 0, 0, entry.bytes);
-      entry.buf = grown;
-    }
-    if (text === undefined) writeFrame(e, entry.run, entry.buf, entry.bytes);
-    else entry.buf.write(text, entry.bytes, 'utf8');
-    entry.bytes += size;
-    entry.types.push(e.type);
-    entry.ends.push(entry.bytes);
-    this.recentBytes += size;
-    for (const [runId, oldest] of this.recent) {
-      if (this.recent.size <= RECENT_RUNS && this.recentBytes <= RECENT_BYTES) break;
-      this.dropRecent(runId, oldest);
-    }
-  }
-
-  private dropRecent(runId: string, entry: RecentRun): void {
-    this.recent.delete(runId);
-    this.recentBytes -= entry.bytes;
-  }
+  /** The frames of the runs most recently created here, for a stream's replay (none with a shared database). */
+  private readonly recent = new RecentFrames();
 
   /**
    * The frames (UTF-8, one buffer) and types of a run's committed events after `afterSeq` from
@@ -638,22 +313,21 @@ export class EventLog {
    * that later events only append after.
    */
   recentAfter(runId: string, afterSeq: number): { first: number; types: string[]; bytes: Buffer } | undefined {
-    const entry = this.recent.get(runId);
-    if (!entry) return undefined;
+    const count = this.recent.count(runId);
+    if (count === undefined) return undefined;
     // When the last seq this process gave the run (its appends number from it, as the run's one
     // writer) is the last one remembered, every event written is remembered: no read is needed.
     // A commit written and not yet published, or no such seq, asks the database.
-    if (this.seqs.get(runId) !== entry.types.length) {
+    if (this.seqs.get(runId) !== count) {
       const top = this.prepared('select max(seq) as m from run_events where run_id = ?');
       if (!top) return undefined;
-      if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== entry.types.length) return undefined;
+      if (Number((top.get(runId) as { m: number | null }).m ?? 0) !== count) return undefined;
     }
-    const from = Math.max(0, Math.min(afterSeq, entry.types.length));
-    return { first: from + 1, types: entry.types.slice(from), bytes: entry.buf.subarray(from === 0 ? 0 : entry.ends[from - 1], entry.bytes) };
+    return this.recent.after(runId, afterSeq);
   }
 
   publish(event: RunEvent): void {
-    this.remember(event);
+    if (!this.shared) this.recent.remember(event);
     const set = this.listeners.get(event.runId);
     if (!set) return;
     const delivered = this.shared?.delivered;

@@ -188,11 +188,11 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     });
     expect((await a.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision })).status).toBe(200);
     const tasks: string[] = [];
-    for (let i = 0; i < 2; i++) tasks.push((await a.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'full-access' })).body.id as string);
+    for (let i = 0; i < 3; i++) tasks.push((await a.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'full-access' })).body.id as string);
     const items = await until(async () => {
       const list = (await a.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string }>;
-      return list.length === 2 ? list : undefined;
-    }, 'both tasks’ inputs in the inbox');
+      return list.length === 3 ? list : undefined;
+    }, 'the three tasks’ inputs in the inbox');
     const b = await host(url);
     const c = await host(url);
     // A stops: the tasks wait on (not interrupted), holding no running slot; their items stay
@@ -201,7 +201,7 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     for (const id of tasks) expect((await b.api('GET', `/api/agent/tasks/${id}`)).body.state).toBe('waiting');
     await until(async () => (await b.api('GET', '/api/agent/tasks/capacity')).body.running === 0, 'no running slot held by the waiting tasks');
     const runOf = async (id: string) => (await b.api('GET', `/api/agent/tasks/${id}`)).body.runId as string;
-    const [first, second] = [await runOf(tasks[0] as string), await runOf(tasks[1] as string)];
+    const [first, second, third] = [await runOf(tasks[0] as string), await runOf(tasks[1] as string), await runOf(tasks[2] as string)];
     const itemOf = (runId: string) => (items.find((i) => i.runId === runId) as { id: string }).id;
 
     // B answers the first through the inbox: the run finishes there with the value, the task is done
@@ -219,6 +219,12 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     const events = await c.host.ctx.events.read(second);
     expect(events.filter((e) => e.type === 'step_start' && (e as { stepId?: string }).stepId === 'use')).toHaveLength(1);
     expect((b.tools.calls.get('echo') ?? 0) + (c.tools.calls.get('echo') ?? 0)).toBe(2);
+
+    // the third one's expiry still holds: the expiry of the host that runs it (what its timer calls) fails the step, the task ends failed
+    expect(await b.host.ctx.agent.expireGate(third, itemOf(third))).toBe(true);
+    const expired = (await b.api('GET', `/api/agent/tasks/${tasks[2]}/output?timeoutMs=20000`)).body;
+    expect(expired.state, JSON.stringify(expired)).toBe('failed');
+    expect(JSON.stringify((await b.api('GET', `/api/agent/runs/${third}`)).body.executions)).toContain('gate_expired');
     expect((await c.api('GET', '/api/inbox')).body.items).toEqual([]);
   }, 120_000);
 });

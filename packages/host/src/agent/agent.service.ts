@@ -10,11 +10,11 @@ import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
 import { keepSecretInputs } from './secret-inputs';
-import { type GateParking, type GateRecorder, inputAnswerOf } from './gates';
+import type { GateParking, GateRecorder, InputAnswer } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
-import { type CurrentPlan, planRetry, type RetryPlan, replayRequest, reusableExecutions, rewindPlan } from './run-replay';
+import { type CurrentPlan, keptInputAnswer, planRetry, type RetryPlan, replayRequest, reusableExecutions, rewindPlan } from './run-replay';
 import type { ResolvedConfig, RunDeps, RunSecrets } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
 import { parsePlan, type RunRepository, type RunRow, type StepExecution } from './run.repository';
@@ -141,7 +141,7 @@ export class AgentService {
     return this.launch(req, p);
   }
 
-  async launch(req: StartRequest, p: PreparedRun, extra: { parentRunId?: string; reuse?: Map<string, StepExecution>; forceReview?: boolean } = {}): Promise<string> {
+  async launch(req: StartRequest, p: PreparedRun, extra: { parentRunId?: string; reuse?: Map<string, StepExecution>; forceReview?: boolean; answered?: InputAnswer } = {}): Promise<string> {
     const { runId, config, catalog, plan } = p;
     let grants = req.grants ?? [];
     if (Array.isArray(req.files) && req.files.length > 0 && this.filesResolver) {
@@ -153,6 +153,8 @@ export class AgentService {
     const status: RunStatus = plan ? 'running' : 'planning';
     const now = isoTime(this.deps.clock.now());
     const row = newRunRow(req, p, { goal, status, grants, inputs, parentRunId: extra.parentRunId, now, sandbox: this.postureJson() });
+    // a replay takes the parent's kept input answer (its input step ends with it, not asked again)
+    const answered = extra.answered;
     const repo = this.deps.repo;
     // A supplied plan is announced in the transaction that creates the run, unless reused steps
     // must be recorded before it without a review (their events come first, then plan_ready).
@@ -175,7 +177,7 @@ export class AgentService {
     if (!joined) await created;
     if (req.extraStepCheck) this.checks.set(runId, req.extraStepCheck);
     const run = new ActiveRun(
-      { id: runId, owner: req.owner, goal, plan, config, inputs, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}), parking: req.parking, outerApproval: req.outerApproval },
+      { id: runId, owner: req.owner, goal, plan, config, inputs, grants, catalog, reuse, fresh: true, announced, ...(joined ? { created } : {}), parking: req.parking, outerApproval: req.outerApproval, ...(answered ? { answered } : {}) },
       this.runDeps(),
     );
     this.track(run);
@@ -392,8 +394,8 @@ export class AgentService {
       this.deps.repo.update(runId, { status: 'running', error: null, finished_at: null, config: JSON.stringify(config), updated_at: isoTime(this.deps.clock.now()) }, trx),
     );
     // an input answered just before the run stopped (its step not committed) is not asked again
-    const kept = inputAnswerOf(row.input_answer);
-    const answered = kept && !reuse.has(kept.stepId) ? { answered: kept } : {};
+    const kept = keptInputAnswer(row, plan, reuse);
+    const answered = kept ? { answered: kept } : {};
     const run = new ActiveRun(
       { id: runId, owner, goal: row.goal ?? undefined, plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, uncertain, ...answered },
       this.runDeps(),
@@ -412,7 +414,9 @@ export class AgentService {
     const rewound = keep === undefined ? { plan, reuse: new Map<string, StepExecution>() } : rewindPlan(plan, keep, await this.deps.repo.steps(runId));
     const req = replayRequest(this.deps.secrets, row, { workflow: rewound.plan, origin: keep === undefined ? 'fork' : 'rewind', workflowVersion: row.workflow_version ?? undefined });
     const p = await this.prepare(req);
-    return this.launch(req, p, { parentRunId: runId, reuse: rewound.reuse, forceReview: true });
+    // a rewind keeping an input answered just before its run stopped takes that answer
+    const answered = keep === undefined ? undefined : keptInputAnswer(row, rewound.plan, rewound.reuse);
+    return this.launch(req, p, { parentRunId: runId, reuse: rewound.reuse, forceReview: true, ...(answered ? { answered } : {}) });
   }
 
   /**
@@ -431,7 +435,8 @@ export class AgentService {
     this.checkPosture(row);
     const req = replayRequest(this.deps.secrets, row, { workflow: plan, planApproval: false, origin: 'retry', workflowVersion });
     const p = await this.prepare(req);
-    return this.launch(req, p, { parentRunId: runId, reuse });
+    const answered = keptInputAnswer(row, plan, reuse);
+    return this.launch(req, p, { parentRunId: runId, reuse, ...(answered ? { answered } : {}) });
   }
 
   fork(owner: string, runId: string): Promise<string> {

@@ -1,4 +1,5 @@
 import { type AgentPlan, FengYuError, type RetryPreview, type RunStatus } from '@fengyu/protocol';
+import { type InputAnswer, inputAnswerOf } from './gates';
 import { RETRY_VERSIONS, type RetryVersion, retrySplit } from './retry';
 import type { ResolvedConfig, RunSecrets } from './run-types';
 import { executionKey, parsePlan, type RunRow, type StepExecution } from './run.repository';
@@ -21,6 +22,20 @@ export type CurrentPlan = (owner: string, workflowId: string) => Promise<{ plan:
  */
 export function reusableExecutions(executions: readonly StepExecution[], kept?: ReadonlySet<string>): Map<string, StepExecution> {
   return new Map(executions.filter((e) => (e.status === 'done' || (e.status === 'skipped' && e.iteration !== undefined)) && (!kept || kept.has(e.stepId))).map((e) => [executionKey(e), e]));
+}
+
+/**
+ * The input answer `row` kept (committed with its gate's answer while its step was not yet
+ * committed: a crash between the two) that a run continuing with `plan` and `reuse` takes instead
+ * of asking again — only while `plan` still has that input step with the same form, not reused.
+ */
+export function keptInputAnswer(row: RunRow, plan: AgentPlan, reuse: ReadonlyMap<string, StepExecution>): InputAnswer | undefined {
+  const kept = inputAnswerOf(row.input_answer);
+  if (!kept || reuse.has(kept.stepId)) return undefined;
+  const step = plan.steps.find((s) => s.id === kept.stepId);
+  const was = parsePlan(row)?.steps.find((s) => s.id === kept.stepId);
+  if (step?.kind !== 'input' || !was || JSON.stringify(step.form) !== JSON.stringify(was.form)) return undefined;
+  return kept;
 }
 
 /** What differs between the replays' requests: the plan to run, its settings, the origin and the workflow version. */

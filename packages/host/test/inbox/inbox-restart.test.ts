@@ -128,6 +128,14 @@ describe('a restart while items wait', () => {
       expect((await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body.status).toBe('interrupted');
       // hostile: the answer taken before the crash is settled; a retry of it is refused, never taken twice
       expect((await childApi(h, 'POST', `/api/inbox/${item.id}`, { values: { n: 5 } })).status).toBe(409);
+      // a rewind keeping the input step takes the kept answer too (a new run, its plan reviewed)
+      const rewound = (await childApi(h, 'POST', `/api/agent/runs/${runId}/rewind`, { keepSteps: 1 })).body.runId as string;
+      await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${rewound}`)).body.status === 'awaiting_plan_approval', 'the rewind’s plan review');
+      expect((await childApi(h, 'POST', `/api/agent/${rewound}/approve`, {})).status).toBe(200);
+      await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${rewound}`)).body.status === 'completed', 'the rewound run to complete');
+      const again = (await childApi(h, 'GET', `/api/agent/runs/${rewound}`)).body;
+      expect(again.executions.find((e: { stepId: string }) => e.stepId === 'ask').result).toEqual({ n: 41 });
+      expect(again.events.filter((e: { type: string }) => e.type === 'input_requested')).toHaveLength(0);
       expect((await childApi(h, 'POST', `/api/agent/runs/${runId}/resume`, {})).status).toBe(200);
       await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body.status === 'awaiting_plan_approval', 'the resume’s plan review');
       expect((await childApi(h, 'POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);

@@ -136,6 +136,11 @@ describe('a restart while items wait', () => {
       const again = (await childApi(h, 'GET', `/api/agent/runs/${rewound}`)).body;
       expect(again.executions.find((e: { stepId: string }) => e.stepId === 'ask').result).toEqual({ n: 41 });
       expect(again.events.filter((e: { type: string }) => e.type === 'input_requested')).toHaveLength(0);
+      // and a retry (a new run started at once) takes it as well
+      const retried = (await childApi(h, 'POST', `/api/agent/runs/${runId}/retry`, {})).body.runId as string;
+      await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${retried}`)).body.status === 'completed', 'the retried run to complete');
+      const retry = (await childApi(h, 'GET', `/api/agent/runs/${retried}`)).body;
+      expect([retry.executions.find((e: { stepId: string }) => e.stepId === 'use').result?.echoed, retry.events.filter((e: { type: string }) => e.type === 'input_requested').length]).toEqual([41, 0]);
       expect((await childApi(h, 'POST', `/api/agent/runs/${runId}/resume`, {})).status).toBe(200);
       await until(async () => (await childApi(h, 'GET', `/api/agent/runs/${runId}`)).body.status === 'awaiting_plan_approval', 'the resume’s plan review');
       expect((await childApi(h, 'POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);

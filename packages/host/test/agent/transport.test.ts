@@ -79,6 +79,11 @@ describe('auth and transport', () => {
     }
     expect(doc.paths['/api/agent/run'].post.requestBody.content['application/json'].schema.properties.workflow).toBeDefined();
     expect(doc.paths['/api/agent/runs/{runId}'].get.parameters[0]).toMatchObject({ name: 'runId', in: 'path' });
+    // the history's workflow filter: a query parameter with its id pattern, and the 400 it answers
+    const runs = doc.paths['/api/agent/runs'].get;
+    expect(runs.operationId).toBe('getAgentRuns');
+    expect(runs.parameters).toContainEqual(expect.objectContaining({ name: 'workflowId', in: 'query', schema: expect.objectContaining({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' }) }));
+    expect(Object.keys(runs.responses)).toEqual(expect.arrayContaining(['400', '401']));
   });
 
   it('gives every operation a unique stable operationId and its 4xx answers in the error envelope', async () => {

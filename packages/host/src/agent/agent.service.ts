@@ -9,7 +9,7 @@ import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import { answerValues, checkValues } from './input-step';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
-import { keepSecretInputs } from './secret-inputs';
+import { keepSecretInputs, refreshRunInputs } from './secret-inputs';
 import type { GateParking, GateRecorder, InputAnswer } from './gates';
 import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
@@ -317,6 +317,7 @@ export class AgentService {
     const catalog = await this.deps.catalog.snapshot(row.owner);
     const next = await answerParked(this.deps, row, gate, answer.kind === 'approve' && gate.kind === 'plan' ? { ...answer, plan } : answer, (p) => planRowText(p, catalog));
     if (next.kind === 'ended' || !plan) return;
+    await refreshRunInputs(this.deps.secrets, row);
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: false };
     const reuse = reusableExecutions(await this.deps.repo.steps(row.id));
     // the task (if any) is adopted once the run is tracked here, so that it follows this run
@@ -385,6 +386,7 @@ export class AgentService {
     this.checkPosture(row);
     const plan = parsePlan(row);
     if (!plan) throw new FengYuError('run_not_resumable', { runId, status: `${row.status} (it has no plan yet)` });
+    await refreshRunInputs(this.deps.secrets, row);
     const config = { ...(JSON.parse(row.config) as ResolvedConfig), planApproval: true };
     const executions = await this.deps.repo.steps(runId);
     const reuse = reusableExecutions(executions);
@@ -412,6 +414,7 @@ export class AgentService {
     const plan = parsePlan(row);
     if (!plan) throw new FengYuError('run_not_finished', { runId, status: `${row.status} (it has no plan)` });
     const rewound = keep === undefined ? { plan, reuse: new Map<string, StepExecution>() } : rewindPlan(plan, keep, await this.deps.repo.steps(runId));
+    await refreshRunInputs(this.deps.secrets, row);
     const req = replayRequest(this.deps.secrets, row, { workflow: rewound.plan, origin: keep === undefined ? 'fork' : 'rewind', workflowVersion: row.workflow_version ?? undefined });
     const p = await this.prepare(req);
     // a rewind keeping an input answered just before its run stopped takes that answer
@@ -433,6 +436,7 @@ export class AgentService {
   async retry(owner: string, runId: string, version: unknown, current?: CurrentPlan): Promise<string> {
     const { row, plan, reuse, workflowVersion } = await this.retryPlan(owner, runId, version, current);
     this.checkPosture(row);
+    await refreshRunInputs(this.deps.secrets, row);
     const req = replayRequest(this.deps.secrets, row, { workflow: plan, planApproval: false, origin: 'retry', workflowVersion });
     const p = await this.prepare(req);
     const answered = keptInputAnswer(row, plan, reuse);

@@ -61,6 +61,8 @@ export interface RunSecrets {
   getInternal(owner: string, name: string): string | undefined;
   /** Seals some of the owner's internal values into the vault. */
   mergeInternal(owner: string, values: Record<string, string>): Promise<void>;
+  /** Reads the owner's internal values under these prefixes again where another host may have kept them (a shared database). */
+  refreshInternal(owner: string, prefixes: readonly string[]): Promise<void>;
 }
 
 export interface RunInit {

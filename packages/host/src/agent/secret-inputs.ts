@@ -12,11 +12,9 @@ import type { RunSecrets } from './run-types';
  */
 
 /** The vault's side a holder of secret inputs uses. */
-export type InputVault = Pick<RunSecrets, 'getInternal' | 'mergeInternal'> & {
+export type InputVault = Pick<RunSecrets, 'getInternal' | 'mergeInternal' | 'refreshInternal'> & {
   /** Replaces the owner's internal values under a prefix (here: removes them all). */
   replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void>;
-  /** Reads the owner's values under these prefixes again where another host may have kept them. */
-  refreshInternal(owner: string, prefixes: readonly string[]): Promise<void>;
   /** Seals values for a holder to write with its own row (see `sealKeptInputs`). */
   sealKept(owner: string, values: Record<string, string>): KeptSeal;
 };
@@ -86,6 +84,15 @@ export function revealKeptInputs(secrets: Pick<RunSecrets, 'getInternal'> | unde
     }
   }
   return out ?? inputs;
+}
+
+/**
+ * A stored run's secret input values, read again from the database before the run goes on or is
+ * copied (answered, resumed, retried, forked) where another host may have kept them (a shared database).
+ */
+export async function refreshRunInputs(secrets: Pick<RunSecrets, 'refreshInternal'> | undefined, row: { id: string; owner: string; config: string }): Promise<void> {
+  const names = (JSON.parse(row.config) as { secretInputs?: string[] }).secretInputs;
+  if (names?.length) await secrets?.refreshInternal(row.owner, [secretInputKey(row.id, '')]);
 }
 
 /** A stored run's inputs with its secret inputs' values read back from the vault (a retry or fork of it). */

@@ -21,6 +21,7 @@ import { until } from '../tasks/helpers';
  */
 
 const TOKEN = 'shared-hosts-token-0123456789abcdef';
+const SECRETS_KEY = '5f'.repeat(32);
 const logger = pino({ level: 'silent' });
 
 describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', () => {
@@ -40,7 +41,8 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
   async function host(databaseUrl: string): Promise<TestHost> {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-shared-hosts-'));
     homes.push(home);
-    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false });
+    // one vault key for every host of the database (each home would otherwise make its own)
+    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, env: { ...process.env, FENGYU_SECRETS_KEY: SECRETS_KEY } });
     hosts.push(h);
     return h;
   }
@@ -146,18 +148,27 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
     const asking = await a.api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'ask', kind: 'input', title: 'How many?', form }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] }, config: { planApproval: false } });
     const reviewing = await a.api('POST', '/api/agent/run', { goal: 'review me', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { value: 'approved' } }] } });
+    // a workflow's secret input (kept in the vault by A, in A's memory): the host that answers reads it from the database
+    const wf = await a.api('POST', '/api/workflows', {
+      name: 'Secret after a question',
+      inputSchema: { type: 'object', properties: { pw: { type: 'string', format: 'password' } }, required: ['pw'] },
+      plan: { steps: [{ id: 'ask', kind: 'input', title: 'Go on?', form }, { id: 'rev', tool: 'execute_command', arguments: { command: 'printf %s {{inputs.pw}} | rev' }, dependsOn: ['ask'] }] },
+    });
     const [input, review] = [asking.body.runId as string, reviewing.body.runId as string];
     await a.waitFor(input, 'input_requested');
     await a.waitFor(review, 'plan_approval_requested');
     // while A runs them, another host answers neither (it would run them a second time)
     const b = await host(url);
+    // started once B runs: its value is not among those B read at its start
+    const secretRun = (await a.api('POST', `/api/workflows/${wf.body.id}/run`, { inputs: { pw: 'pw-parked-9d2e' }, config: { permissionMode: 'full-access' } })).body.runId as string;
+    await a.waitFor(secretRun, 'input_requested');
     expect((await b.api('POST', `/api/agent/${input}/input`, { values: { n: 5 } })).body.error?.code).toBe('no_pending_input');
     expect((await b.api('POST', `/api/agent/${review}/approve`, {})).status).toBe(409);
     // A stops: both wait on (not interrupted), their items stay in the inbox
     await a.close();
     hosts.splice(hosts.indexOf(a), 1);
     expect([await statusOf(b, input), await statusOf(b, review)]).toEqual(['awaiting_input', 'awaiting_plan_approval']);
-    expect(((await b.api('GET', '/api/inbox')).body.items as Array<{ runId: string }>).map((i) => i.runId).sort()).toEqual([input, review].sort());
+    expect(((await b.api('GET', '/api/inbox')).body.items as Array<{ runId: string }>).map((i) => i.runId).sort()).toEqual([input, review, secretRun].sort());
     // B takes the input's answer (a bad one is refused first) and runs the rest of it
     expect((await b.api('POST', `/api/agent/${input}/input`, { values: { n: 'x' } })).status).toBe(400);
     expect((await b.api('POST', `/api/agent/${input}/input`, { values: { n: 5 } })).status).toBe(200);
@@ -165,6 +176,10 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     const done = (await b.api('GET', `/api/agent/runs/${input}`)).body;
     expect(done.status).toBe('completed');
     expect(done.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 5 });
+    expect((await b.api('POST', `/api/agent/${secretRun}/input`, { values: { n: 1 } })).status).toBe(200);
+    await b.waitFor(secretRun, 'complete');
+    const revved = (await b.api('GET', `/api/agent/runs/${secretRun}`)).body;
+    expect(revved.executions.find((e: { stepId: string }) => e.stepId === 'rev').result).toMatchObject({ stdout: [...'pw-parked-9d2e'].reverse().join('') });
     // a restarted host and B answer the plan review at once: one takes it, the other is told it is gone
     const c = await host(url);
     const answers = await Promise.all([b.api('POST', `/api/agent/${review}/approve`, {}), c.api('POST', `/api/agent/${review}/approve`, {})]);

@@ -135,7 +135,7 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
     const store = this.deps.store;
     if (!seal || !store.saveWith) return this.persist(entry, true, starts);
     const copy = copyRecord(entry.record);
-    return store.saveWith(entry.record, (trx) => seal.writeIn(trx)).then(() => {
+    return store.saveWith(entry.record, seal).then(() => {
       seal.committed();
       entry.view = copy;
     });

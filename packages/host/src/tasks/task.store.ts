@@ -57,6 +57,12 @@ export interface SaveOptions {
 /** The longest a write nobody waits on is held back to share a commit. */
 export const LAZY_COMMIT_MS = 2;
 
+/** Rows another domain writes with a task's creation: in a Kysely transaction, or synchronously in an open SQLite one. */
+export interface CreationRows {
+  writeIn(trx: Db): Promise<void>;
+  writeWithin(): void;
+}
+
 export interface TaskStore {
   /** Persists the task as it is now (created, or a state change: start, run id, end); resolves once committed. */
   save(task: TaskRecord, options?: SaveOptions): Promise<void>;
@@ -66,11 +72,11 @@ export interface TaskStore {
    */
   saveWithin?(task: TaskRecord): void;
   /**
-   * Writes the task (its creation) and whatever `also` writes in the same transaction (the secret
+   * Writes the task (its creation) and the rows `also` writes in the same transaction (the secret
    * input values it keeps, into the vault): both commit or neither does. Resolves once committed.
    * Absent (a test's store): the task keeps no such value, and its run sees the marker.
    */
-  saveWith?(task: TaskRecord, also: (trx: Db) => Promise<void>): Promise<void>;
+  saveWith?(task: TaskRecord, also: CreationRows): Promise<void>;
   /**
    * SQLite only: registers a writer run synchronously inside the commit that records a task's
    * end, once per ending task (its rows commit with the end, or not at all). It must not throw
@@ -273,12 +279,22 @@ export class SqliteTaskStore implements TaskStore {
     return raw !== undefined && !raw.inTransaction;
   }
 
-  async saveWith(t: TaskRecord, also: (trx: Db) => Promise<void>): Promise<void> {
+  async saveWith(t: TaskRecord, also: CreationRows): Promise<void> {
     const row = this.paramsOf(t);
+    const raw = this.postgres ? undefined : rawOf(this.root);
+    if (raw && !raw.inTransaction) {
+      // synchronous on SQLite: no other write (a start of this task) can come between the row and its values
+      raw.transaction(() => {
+        statement(raw, UPSERT_ONE).run(row);
+        also.writeWithin();
+      })();
+      return;
+    }
+    // a Kysely transaction holds the connection: this one queues behind it, as every later write does
     await this.root.transaction().execute(async (trx) => {
       if (this.postgres) await this.upsertValues([row], trx as unknown as Kysely<Tables>);
       else await trx.executeQuery(CompiledQuery.raw(UPSERT, [JSON.stringify([row])]));
-      await also(trx);
+      await also.writeIn(trx);
     });
   }
 

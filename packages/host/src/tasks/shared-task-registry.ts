@@ -6,6 +6,7 @@ import type { GateParking } from '../agent/gates';
 import { CancelSlot } from './canceller';
 import { type FairQueue, type QueueLimits, resolveLimits } from './fair-queue';
 import { SharedAdmissions } from './shared-admission';
+import { SharedEnds } from './shared-ends';
 import { replayQueue, SharedDispatcher } from './shared-dispatch';
 import { SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
@@ -34,7 +35,7 @@ import type { SubmitResult, SubmitTaskRequest, TaskSnapshot, TaskState, TaskSubm
  * running on itself, runs the body and records the end with completing the job. A task is run
  * at most once: a job is taken once (retries off), and a host that dies leaves its running tasks
  * to the sweep of dead hosts, which records them `interrupted` and fails their jobs.
- * Parts: shared-admission.ts (admission), shared-dispatch.ts (the dispatcher).
+ * Parts: shared-admission.ts (admission), shared-dispatch.ts (the dispatcher), shared-ends.ts (ends).
  */
 
 const INTERRUPTED = { code: 'task_interrupted', message: 'The host running this task stopped; it is not run again.' };
@@ -85,8 +86,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
   private ticks = 0;
   private closing = false;
   private readonly admissions: SharedAdmissions;
-  private ending: Array<{ entry: LocalTask; resolve: (recorded: boolean) => void }> = [];
-  private flushingEnds = false;
+  private readonly ends: SharedEnds;
 
   constructor(private readonly deps: SharedTaskDeps) {
     this.limits = resolveLimits(deps.limits);
@@ -95,6 +95,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     this.finishedTasks = new FinishedTasks((keep) => this.reads.prune(keep), deps.logger);
     this.view = replayQueue([], this.limits);
     this.admissions = new SharedAdmissions(this.store, this.limits);
+    this.ends = new SharedEnds(this.store, deps.engine, deps.hostId, deps.logger);
     this.dispatcher = new SharedDispatcher({ url: deps.url, hostId: deps.hostId, store: this.store, engine: deps.engine, clock: deps.clock, logger: deps.logger, limits: this.limits });
   }
 
@@ -236,47 +237,13 @@ export class SharedTaskRegistry implements TaskSubmitter {
       return;
     }
     applyOutcome(r, outcome, entry.slot.requested, this.now(), INTERRUPTED);
-    const recorded = await this.recordEnd(entry);
+    const recorded = await this.ends.record(r);
     // not recorded: this host was swept as dead meanwhile, and the task already reads interrupted
     if (!recorded && !this.closing) this.deps.logger.warn({ taskId: r.id }, 'a task ended after it was recorded interrupted; its end is dropped');
     this.local.delete(r.id);
     entry.resolveDone();
     if (recorded) await this.announce(taskSnapshot(r, this.now()));
     this.kick();
-  }
-
-  /**
-   * Group commit of ends: the ends recorded while a commit is in flight go together in the next
-   * one (each row only while still running here, and their jobs completed, in one transaction).
-   * Resolves true when this task's end was recorded.
-   */
-  private recordEnd(entry: LocalTask): Promise<boolean> {
-    return new Promise((resolve) => {
-      this.ending.push({ entry, resolve });
-      if (!this.flushingEnds) void this.flushEnds();
-    });
-  }
-
-  private async flushEnds(): Promise<void> {
-    this.flushingEnds = true;
-    while (this.ending.length) {
-      const batch = this.ending.splice(0);
-      let recorded = new Set<string>();
-      try {
-        recorded = await this.store.transaction(async (trx) => {
-          const ok = new Set<string>();
-          for (const { entry } of batch) {
-            if (await this.store.recordEnd(trx, entry.record, this.deps.hostId)) ok.add(entry.record.id);
-          }
-          await this.deps.engine.complete(trx as unknown as Db, [...ok]);
-          return ok;
-        });
-      } catch (err) {
-        this.deps.logger.error({ err, tasks: batch.map((b) => b.entry.record.id) }, 'could not record the end of tasks');
-      }
-      for (const b of batch) b.resolve(recorded.has(b.entry.record.id));
-    }
-    this.flushingEnds = false;
   }
 
   /** Tells this host's listeners that a task submitted here ended (once per task). */

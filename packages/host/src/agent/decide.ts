@@ -1,4 +1,4 @@
-import { dependencyStep, type PlanStep } from '@fengyu/protocol';
+import { dependencyStep, localize, type PlanStep } from '@fengyu/protocol';
 
 /**
  * The runner's pure decision: given the state of a run's steps, which steps to launch now and
@@ -66,10 +66,13 @@ export function decide(input: DecisionInput): Decision {
   return { kind: 'wait' };
 }
 
-/** Whether a step must pause at a gate before it runs (beyond the guard's own `ask`). */
+/**
+ * Whether a step must pause at a gate before it runs (beyond the guard's own `ask`), and why: the
+ * tables' English (approval_step_*), which the UI reads back into its language.
+ */
 export function needsStepGate(step: PlanStep, cfg: { stepApproval: boolean; permissionMode: string }): string | undefined {
-  if (cfg.stepApproval) return 'per-step approval is on';
-  if (step.requiresApproval && cfg.permissionMode !== 'full-access') return 'the step is marked requiresApproval';
+  if (cfg.stepApproval) return localize('approval_step_every');
+  if (step.requiresApproval && cfg.permissionMode !== 'full-access') return localize('approval_step_marked');
   return undefined;
 }
 

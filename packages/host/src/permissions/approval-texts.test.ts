@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostText, MESSAGES } from '@fengyu/protocol';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { needsStepGate } from '../agent/decide';
 import { evaluateCall } from './evaluate';
 import { parseRuleLines } from './rules';
 import { type BashParser, loadBashParser } from './shell-parser';
@@ -55,5 +56,19 @@ describe('approval reasons in both languages', () => {
       // what is left in Latin letters is the rule or the command itself
       expect(zh.replace(/Bash\([^)]*\)|Tool\([^)]*\)|"[^"]*"|“[^”]*”|rm|git|push|ls|send_message/g, ''), d.reason).not.toMatch(/[A-Za-z]{3,}/);
     }
+  });
+
+  it("says why a step gate waits (every step approved, or a step set to need approval) in Chinese, with no field names", () => {
+    const step = { id: 's', tool: 'confirm_send', requiresApproval: true };
+    const reasons = [needsStepGate(step, { stepApproval: true, permissionMode: 'ask' }), needsStepGate(step, { stepApproval: false, permissionMode: 'approve-for-me' })];
+    expect(needsStepGate(step, { stepApproval: false, permissionMode: 'full-access' })).toBeUndefined();
+    for (const reason of reasons) {
+      expect(reason).toBeDefined();
+      expect(reason, 'a sentence for people, not a field name').not.toMatch(/requiresApproval|stepApproval/);
+      const zh = hostText(reason as string, 'zh-CN');
+      expect(HAN.test(zh), reason).toBe(true);
+      expect(zh, reason).not.toMatch(/[A-Za-z]{3,}/);
+    }
+    expect(new Set(reasons).size).toBe(2);
   });
 });

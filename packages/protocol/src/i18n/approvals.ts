@@ -19,6 +19,8 @@ export const en: Record<string, string> = {
   approval_hook_denied_call: "hook {name} denied the call",
   approval_hook_denies: "denied by hook",
   approval_hook_asks: "the hook asks for approval",
+  approval_step_every: "approval of every step is on for this run",
+  approval_step_marked: "this step is set to need approval before it runs",
   floor_reason_an_argument_known_only_at_run_time_can_be_an_option_that_run: "an argument known only at run time can be an option that runs a command",
   floor_reason_arguments_appended_at_run_time_can_be_options_that_run_a_com: "arguments appended at run time can be options that run a command",
   floor_reason_awk_program_runs_commands: "awk program runs commands",
@@ -105,6 +107,8 @@ export const zhCN: Record<string, string> = {
   approval_hook_denied_call: "钩子 {name} 拒绝了此次调用",
   approval_hook_denies: "被钩子拒绝",
   approval_hook_asks: "钩子要求审批",
+  approval_step_every: "此运行开启了逐步审批",
+  approval_step_marked: "此步骤设置为运行前需要审批",
   floor_reason_an_argument_known_only_at_run_time_can_be_an_option_that_run: "运行时才确定的参数可能是会执行命令的选项",
   floor_reason_arguments_appended_at_run_time_can_be_options_that_run_a_com: "运行时追加的参数可能是会执行命令的选项",
   floor_reason_awk_program_runs_commands: "awk 程序会执行命令",
@@ -177,7 +181,7 @@ export const zhCN: Record<string, string> = {
 };
 
 /** The approval reasons a run's record may hold, most specific first (read back by `hostText`). */
-export const APPROVAL_TEXT_CODES: readonly string[] = ['approval_rule_denies_at', 'approval_rule_denies', 'approval_rule_asks_at', 'approval_rule_asks', 'approval_rule_allows_all', 'approval_rule_allows', 'approval_command_unanalysed', 'approval_command_opaque', 'approval_command_floor', 'approval_hook_failed_closed', 'approval_hook_denied_call', 'approval_hook_denies', 'approval_hook_asks'];
+export const APPROVAL_TEXT_CODES: readonly string[] = ['approval_rule_denies_at', 'approval_rule_denies', 'approval_rule_asks_at', 'approval_rule_asks', 'approval_rule_allows_all', 'approval_rule_allows', 'approval_command_unanalysed', 'approval_command_opaque', 'approval_command_floor', 'approval_hook_failed_closed', 'approval_hook_denied_call', 'approval_hook_denies', 'approval_hook_asks', 'approval_step_every', 'approval_step_marked'];
 
 /** The floor's reasons (parameterless; each read back only as a whole text). */
 export const FLOOR_REASON_CODES: readonly string[] = Object.keys(en).filter((k) => k.startsWith('floor_reason_'));

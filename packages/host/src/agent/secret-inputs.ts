@@ -13,15 +13,15 @@ import type { RunSecrets } from './run-types';
 
 /** The vault's side a holder of secret inputs uses. */
 export type InputVault = Pick<RunSecrets, 'getInternal' | 'mergeInternal' | 'refreshInternal'> & {
-  /** Replaces the owner's internal values under a prefix (here: removes them all). */
-  replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void>;
+  /** Removes the owner's internal values under a prefix (from the database, whatever this host holds in memory). */
+  dropInternal(owner: string, prefix: string): Promise<void>;
   /** Seals values for a holder to write with its own row (see `sealKeptInputs`). */
   sealKept(owner: string, values: Record<string, string>): KeptSeal;
 };
 
 /** Removes every secret input value a holder kept (`scope` as in keptInputKey). */
 export async function dropKeptInputs(secrets: InputVault | undefined, owner: string, scope: string): Promise<void> {
-  await secrets?.replaceInternal(owner, keptInputKey(scope, ''), {});
+  await secrets?.dropInternal(owner, keptInputKey(scope, ''));
 }
 
 export function secretInputKey(runId: string, name: string): string {

@@ -206,6 +206,16 @@ export class Vault {
     return removed;
   }
 
+  /**
+   * Removes every internal value of the owner under `prefix` (one holder's), from the database
+   * whatever this host's memory holds (on a shared database another host may have kept them).
+   */
+  async dropInternal(owner: string, prefix: string): Promise<void> {
+    await this.repo.removePrefix(owner, prefix);
+    const current = this.internalOf(owner);
+    for (const k of [...current.keys()]) if (k.startsWith(prefix)) current.delete(k);
+  }
+
   /** Replaces the owner's internal values under `prefix` with exactly `values` (names without the prefix), in one transaction. */
   async replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void> {
     const current = this.internalOf(owner);

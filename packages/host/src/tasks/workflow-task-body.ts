@@ -103,9 +103,10 @@ export class WorkflowTaskBody implements TaskBody {
     let runId: string;
     // a secret input's value, kept by the task, or by the schedule or trigger that started it
     const scopes = [`task:${task.id}`, ...(task.scheduleId ? [`schedule:${task.scheduleId}`] : []), ...(task.triggerId ? [`trigger:${task.triggerId}`] : [])];
+    const kept = Object.values(task.inputs).includes(REDACTED);
     try {
       // on a shared database the host that admitted the task (or made the schedule or trigger) may be another
-      if (Object.values(task.inputs).includes(REDACTED)) await this.deps.vault?.refreshInternal(task.ownerId, scopes.map((s) => keptInputKey(s, '')));
+      if (kept) await this.deps.vault?.refreshInternal(task.ownerId, scopes.map((s) => keptInputKey(s, '')));
       runId = await this.deps.runner.run(task.ownerId, task.workflowId, {
         version: task.workflowVersion,
         inputs: revealKeptInputs(this.deps.vault, task.ownerId, scopes, task.inputs),
@@ -119,7 +120,7 @@ export class WorkflowTaskBody implements TaskBody {
       return { state: 'failed', text: '', error: { code: e.code ?? 'internal', message: errorText(err) } };
     } finally {
       // the run keeps its own copy (`run:<id>/input/…`): the task's is not needed any more
-      await dropKeptInputs(this.deps.vault, task.ownerId, `task:${task.id}`).catch(() => undefined);
+      if (kept) await dropKeptInputs(this.deps.vault, task.ownerId, `task:${task.id}`).catch(() => undefined);
     }
     await hooks.onRun(runId);
     return this.follow({ ...task, runId }, hooks);

@@ -86,6 +86,15 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     }
   }, 120_000);
 
+  it('a trigger’s secret default kept by one host is removed from the database when another host deletes the trigger', async () => {
+    const wf = await publishCommand(a, 'true', { type: 'object', properties: { pw: { type: 'string', format: 'password' } } }, 'secret default');
+    const made = (await a.api('POST', `/api/workflows/${wf}/webhooks`, { permissionMode: 'full-access', defaults: { pw: 'pw-default-on-a' } })).body as { trigger: { id: string } };
+    const kept = () => a.host.ctx.db.selectFrom('secrets').select('name').where('name', 'like', `trigger:${made.trigger.id}/%`).execute();
+    expect(await kept()).toHaveLength(1);
+    expect((await b.api('DELETE', `/api/workflows/${wf}/webhooks/${made.trigger.id}`)).status).toBeLessThan(300);
+    expect(await kept()).toEqual([]);
+  });
+
   it('counts capacity across hosts and kills queued and running tasks from either host', async () => {
     const sleeper = await publishCommand(a, 'sleep 600', { type: 'object', properties: {} }, 'sleeper');
     const running: string[] = [];

@@ -120,7 +120,7 @@ export class AgentService {
   async prepare(req: StartRequest): Promise<PreparedRun> {
     const config = resolveConfig(req.config, req, this.deps.maxStepConcurrency);
     const catalog = req.catalog ?? (await this.deps.catalog.snapshot(req.owner));
-    const runId = newRunId(this.deps.clock.now());
+    const runId = req.runId ?? newRunId(this.deps.clock.now());
     const hasFiles = Array.isArray(req.files) && req.files.length > 0;
     if (hasFiles && !this.filesResolver) throw new FengYuError('invalid_request', { reason: 'file grants are not available on this host' });
     const fileNames = hasFiles ? ((req.files as Array<{ name?: unknown }>).map((f) => f?.name).filter((n) => typeof n === 'string') as string[]) : [];

@@ -38,6 +38,11 @@ export interface StartRequest {
   preApproved?: boolean;
   /** A background task's slot, given back while a gate of the run waits in the inbox. */
   parking?: GateParking;
+  /**
+   * The run's id when chosen beforehand: a background task's run takes its task's id, so a
+   * restart can tell a task whose run was never written (queued again) from one that began.
+   */
+  runId?: string;
   /** With noGates, from a chat: inner gates raise the chat's approval card. */
   outerApproval?: OuterApproval;
 }

@@ -8,10 +8,12 @@ import { FINISHED_KEPT, RUNNING_INTERRUPTED } from './task-common';
 
 /**
  * At start: tasks that were running when the host stopped become interrupted (never re-run: their
- * body may have taken effect); those only queued are returned, to be submitted again. A store
+ * body may have taken effect), except those whose run was never written — their body had not
+ * begun, so they count as queued; those only queued are returned, to be submitted again. A store
  * that cannot list queued tasks interrupts them too.
  */
 export async function recoverTasks(store: TaskStore, nowMs: number): Promise<{ interrupted: number; leftQueued: TaskRecord[] }> {
+  if (store.queued) await store.requeueUnbegun?.();
   const interrupted = await store.interruptLive(nowMs, RUNNING_INTERRUPTED, store.queued ? ['running'] : ['queued', 'running']);
   const leftQueued = (await store.queued?.()) ?? [];
   await store.prune(FINISHED_KEPT);

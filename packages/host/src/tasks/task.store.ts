@@ -96,6 +96,11 @@ export interface TaskStore {
   interruptLive(nowMs: number, error: { code: string; message: string }, states?: ReadonlyArray<'queued' | 'running'>): Promise<TaskRecord[]>;
   /** The tasks stored `queued` (their body never started), oldest submission first. */
   queued?(): Promise<TaskRecord[]>;
+  /**
+   * Tasks stored `running` whose run was never written (a task's run takes the task's id) go back
+   * to `queued`: their body had not begun a run, so nothing of it can have taken effect. Returns them.
+   */
+  requeueUnbegun?(): Promise<number>;
   /** Deletes finished tasks beyond the newest `keep`. */
   prune(keep: number): Promise<void>;
 }
@@ -123,7 +128,7 @@ export interface Row {
   files: string | null;
 }
 
-type Tables = { bg_tasks: Row };
+type Tables = { bg_tasks: Row; runs: { id: string } };
 
 export function fromRow(r: Row): TaskRecord {
   return {
@@ -417,6 +422,18 @@ export class SqliteTaskStore implements TaskStore {
   async waiting(): Promise<TaskRecord[]> {
     if (this.pending.size > 0) await this.flush();
     return (await this.db.selectFrom('bg_tasks').selectAll().where('state', '=', 'waiting').execute()).map(fromRow);
+  }
+
+  async requeueUnbegun(): Promise<number> {
+    if (this.pending.size > 0) await this.flush();
+    const r = await this.db
+      .updateTable('bg_tasks')
+      .set({ state: 'queued', started_ms: null })
+      .where('state', '=', 'running')
+      .where('run_id', 'is', null)
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('runs').select('runs.id').whereRef('runs.id', '=', 'bg_tasks.id'))))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   async queued(): Promise<TaskRecord[]> {

@@ -113,6 +113,8 @@ export class WorkflowTaskBody implements TaskBody {
         ...(task.files?.length ? { files: task.files } : {}),
         config: { permissionMode: task.permissionMode, planApproval: false },
         origin: task.kind === 'workflow' ? 'task' : task.kind,
+        // the run takes the task's id: a restart finds no run under it when the body never began one
+        runId: task.id,
         parking: { parked: () => hooks.park(), resumed: () => hooks.unpark() },
       });
     } catch (err) {

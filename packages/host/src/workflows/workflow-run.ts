@@ -38,6 +38,8 @@ export interface WorkflowRunRequest {
   /** From a chat: inner gates raise the chat's approval card. */
   outerApproval?: OuterApproval;
   origin: string;
+  /** The run's id chosen beforehand (a background task's run takes its task's id). */
+  runId?: string;
 }
 
 function fileEntries(files: unknown): Array<Record<string, unknown>> {
@@ -93,6 +95,7 @@ export async function prepareWorkflowRun(deps: WorkflowRunDeps, req: WorkflowRun
     noGates: req.noGates ?? false,
     preApproved: req.preApproved ?? false,
     ...(req.parking ? { parking: req.parking } : {}),
+    ...(req.runId ? { runId: req.runId } : {}),
     ...(req.outerApproval ? { outerApproval: req.outerApproval } : {}),
   };
 }
@@ -118,6 +121,8 @@ export interface RunSelection {
   origin?: string;
   noGates?: boolean;
   parking?: GateParking;
+  /** The run's id chosen beforehand (a background task's run takes its task's id). */
+  runId?: string;
 }
 
 /**
@@ -138,6 +143,6 @@ export class WorkflowRunner {
       version = v.version;
       content = contentOf(v);
     }
-    return startWorkflowRun(this.deps, { owner, workflowId: id, version, content, inputs: sel.inputs, files: sel.files, config: sel.config, origin: sel.origin ?? 'workflow', noGates: sel.noGates, ...(sel.parking ? { parking: sel.parking } : {}) });
+    return startWorkflowRun(this.deps, { owner, workflowId: id, version, content, inputs: sel.inputs, files: sel.files, config: sel.config, origin: sel.origin ?? 'workflow', noGates: sel.noGates, ...(sel.parking ? { parking: sel.parking } : {}), ...(sel.runId ? { runId: sel.runId } : {}) });
   }
 }

@@ -7,6 +7,7 @@ import { migrate, type OpenedSqlite, openDatabase } from '../../src/storage/data
 import { FairQueue } from '../../src/tasks/fair-queue';
 import { type SaveOptions, SqliteTaskStore, type TaskRecord, type TaskStore } from '../../src/tasks/task.store';
 import type { BodyOutcome } from '../../src/tasks/task-common';
+import { recoverTasks } from '../../src/tasks/task-recovery';
 import { TaskRegistry } from '../../src/tasks/task-registry';
 import { until } from './helpers';
 
@@ -396,5 +397,40 @@ describe('end writers (SQLite)', () => {
     await until(() => seenAtStart.length === 2, 'the bodies');
     expect(seenAtStart).toEqual([false, false]);
     await registry.close();
+  });
+});
+
+describe('restart recovery of running tasks', () => {
+  it('a running task whose run was never written goes back to the queue; one whose run began is interrupted', async () => {
+    const db = await database();
+    const store = new SqliteTaskStore(db.db);
+    const task = (id: string, runId?: string): TaskRecord => ({
+      id,
+      ownerId: 'o',
+      kind: 'workflow',
+      priority: 'normal',
+      state: 'running',
+      workflowId: 'w',
+      workflowVersion: 1,
+      inputs: {},
+      permissionMode: 'ask',
+      submittedMs: 1000,
+      output: { text: '', truncated: false },
+      ...(runId ? { runId } : {}),
+    });
+    // a: its body never wrote a run; b: its run (under its id) was written, the task not told yet;
+    // c: its run was recorded on the task
+    for (const t of [task('a'), task('b'), task('c', 'run-c')]) await store.save(t);
+    const now = new Date().toISOString();
+    db.raw.prepare("insert into runs (id, owner, status, config, inputs, origin, sandbox, created_at, updated_at) values ('b', 'o', 'running', '{}', '{}', 'task', 'none', ?, ?)").run(now, now);
+    const { interrupted, leftQueued } = await recoverTasks(store, 2000);
+    expect(leftQueued.map((t) => [t.id, t.state])).toEqual([['a', 'queued']]);
+    expect(interrupted).toBe(2);
+    const states = db.raw.prepare('select id, state from bg_tasks order by id').all();
+    expect(states).toEqual([
+      { id: 'a', state: 'queued' },
+      { id: 'b', state: 'interrupted' },
+      { id: 'c', state: 'interrupted' },
+    ]);
   });
 });

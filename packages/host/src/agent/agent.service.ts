@@ -11,7 +11,7 @@ import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
 import { keepSecretInputs, refreshRunInputs } from './secret-inputs';
 import type { GateParking, GateRecorder, InputAnswer } from './gates';
-import { answerParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
+import { answerParked, cancelParked, gateOf, isParkable, type ParkedAnswer, parkedAnswerOf } from './parked';
 import { ActiveRun } from './run-executor';
 import { newRunId } from './run-id';
 import { type CurrentPlan, keptInputAnswer, planRetry, type RetryPlan, replayRequest, reusableExecutions, rewindPlan } from './run-replay';
@@ -335,9 +335,17 @@ export class AgentService {
   async cancel(owner: string, runId: string): Promise<{ status: RunStatus }> {
     const row = await this.owned(owner, runId);
     const run = this.active.get(runId);
-    if (!run) return { status: row.status };
-    await run.cancel();
-    return { status: 'cancelled' };
+    if (run) {
+      await run.cancel();
+      return { status: 'cancelled' };
+    }
+    // parked at its gate by a host stop: it ends here, and its waiting task follows it to that end
+    const gate = gateOf(row);
+    if (gate && (await this.parked(row)) && (await cancelParked(this.deps, row, gate))) {
+      await this.parkedTask?.(row.id);
+      return { status: 'cancelled' };
+    }
+    return { status: (await this.deps.repo.get(runId))?.status ?? row.status };
   }
 
   /** Resolves when the run reaches a terminal status (immediately if it already has). */

@@ -96,3 +96,23 @@ export async function answerParked(deps: ParkedDeps, row: RunRow, gate: OpenGate
   deps.gates?.told({ removed: gate.id, outcome: how });
   return { kind: 'continue', ...(step ? { step } : {}), ...(plan ? { plan } : {}) };
 }
+
+/**
+ * Cancels a parked run: its gate is settled `cancelled` (its inbox item goes) and the run ends
+ * `cancelled`, in one commit that claims it only while it still waits at that gate. False when
+ * another host's answer or cancel took it first.
+ */
+export async function cancelParked(deps: ParkedDeps, row: RunRow, gate: OpenGate): Promise<boolean> {
+  const now = isoTime(deps.clock.now());
+  let claimed = false;
+  await deps.events.commit(row.id, [{ type: 'cancel_requested' }, { type: 'cancelled' }], async (trx) => {
+    claimed = await deps.repo.claimParked(row, { status: 'cancelled', gate: null, finished_at: now, updated_at: now }, trx);
+    if (!claimed) throw new FengYuError('no_pending_gate', { runId: row.id });
+    if (deps.gates) await deps.gates.settled(gate.id, 'cancelled', trx);
+  }).catch((err) => {
+    if (!claimed && (err as FengYuError).code === 'no_pending_gate') return;
+    throw err;
+  });
+  if (claimed) deps.gates?.told({ removed: gate.id, outcome: 'cancelled' });
+  return claimed;
+}

@@ -58,6 +58,8 @@ export interface TaskBody {
   run(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
   /** Follows the task's run (already started, continued after a host stop) to its end. */
   follow?(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome>;
+  /** Cancels the task's run where it stands (a run parked at its gate ends cancelled). */
+  cancel?(task: TaskRecord): Promise<void>;
 }
 
 /** The counters and histogram the executor feeds (gauges read `capacity()`). */

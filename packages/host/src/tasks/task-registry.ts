@@ -403,6 +403,13 @@ export class TaskRegistry implements TaskSubmitter, SubmitWithin {
    */
   async kill(ownerId: string, id: string): Promise<TaskSnapshot> {
     const seen = await this.owned(ownerId, id);
+    // waiting after a restart (its run parked): the run is cancelled; the task, following it again, ends with it
+    if (!this.live.has(id) && seen.state === 'waiting' && seen.runId && this.deps.body.cancel) {
+      await this.deps.body.cancel(seen);
+      const adopted = this.live.get(id);
+      if (adopted) await adopted.done;
+      return this.snapshot(await this.owned(ownerId, id));
+    }
     const entry = this.live.get(id);
     if (!entry || TERMINAL.has(seen.state)) return this.snapshot(seen);
     if (entry.ended) {

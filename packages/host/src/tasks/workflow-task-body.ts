@@ -128,6 +128,10 @@ export class WorkflowTaskBody implements TaskBody {
     return this.follow({ ...task, runId }, hooks);
   }
 
+  async cancel(task: TaskRecord): Promise<void> {
+    if (task.runId) await this.deps.agent.cancel(task.ownerId, task.runId);
+  }
+
   /** Waits for the task's run to end (a kill cancels it) and reports the task's outcome. */
   async follow(task: TaskRecord, hooks: BodyHooks): Promise<BodyOutcome> {
     const runId = task.runId as string;

@@ -41,7 +41,7 @@ describe('a restart while items wait', () => {
     });
     await t.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision });
     const ids: string[] = [];
-    for (let i = 0; i < 2; i++) ids.push((await t.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'ask' })).body.id);
+    for (let i = 0; i < 4; i++) ids.push((await t.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'ask' })).body.id);
     const before = await Promise.all(ids.map(waiting));
     // and a run started by hand, waiting at its plan review
     const manual = (await t.api('POST', '/api/agent/run', { goal: 'by hand', workflow: { steps: [{ id: 'only', tool: 'echo', arguments: { text: 'm' } }] } })).body.runId as string;
@@ -53,7 +53,8 @@ describe('a restart while items wait', () => {
       (await (t as TestHost).api('POST', '/api/agent/run', { workflow: { steps: [{ id: 'ask', kind: 'input', form, ...extra }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }] }, config: { planApproval: false } })).body.runId as string;
     const answeredLater = await asking({});
     const defaultedLater = await asking({ timeoutMs: 3_600_000, onTimeout: 'default', defaults: { n: 7 } });
-    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 6, 'six items');
+    const cancelledLater = await asking({});
+    await until(async () => (await t?.api('GET', '/api/inbox'))?.body.items.length === 9, 'nine items');
     const items = (await t.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string; expiresAt: string }>;
     await t.close();
 
@@ -62,7 +63,21 @@ describe('a restart while items wait', () => {
     expect(after).toEqual(items);
     for (const b of before) expect((await t.api('GET', `/api/agent/tasks/${b.id}`)).body.state).toBe('waiting');
     const runs = await Promise.all(before.map(async (b) => (await t?.api('GET', `/api/agent/runs/${b.runId}`))?.body));
-    expect(runs.map((r) => r.status)).toEqual(['awaiting_step_approval', 'awaiting_step_approval']);
+    expect(runs.map((r) => r.status)).toEqual(['awaiting_step_approval', 'awaiting_step_approval', 'awaiting_step_approval', 'awaiting_step_approval']);
+
+    // cancelled after the restart, by the run page and by killing the task: each run ends
+    // cancelled, its item goes, and the task ends cancelled (none of their steps runs)
+    const [, , third, fourth] = before as Array<{ id: string; runId: string }>;
+    expect((await t.api('POST', `/api/agent/${cancelledLater}/cancel`)).body.status).toBe('cancelled');
+    expect((await t.api('POST', `/api/agent/${third?.runId}/cancel`)).body.status).toBe('cancelled');
+    expect((await t.api('POST', `/api/agent/tasks/${fourth?.id}/kill`)).body.state).toBe('cancelled');
+    for (const id of [cancelledLater, third?.runId, fourth?.runId]) expect((await t.api('GET', `/api/agent/runs/${id}`)).body.status).toBe('cancelled');
+    const thirdTask = (await t.api('GET', `/api/agent/tasks/${third?.id}/output?timeoutMs=20000`)).body;
+    expect(thirdTask.state).toBe('cancelled');
+    const left = (await t.api('GET', '/api/inbox')).body.items as typeof items;
+    expect(left.map((i) => i.runId).sort()).toEqual(after.map((i) => i.runId).filter((r) => ![cancelledLater, third?.runId, fourth?.runId].includes(r)).sort());
+    // a second cancel changes nothing
+    expect((await t.api('POST', `/api/agent/${third?.runId}/cancel`)).body.status).toBe('cancelled');
 
     // the input runs wait on after the restart; bad values are refused as before, good ones go on
     expect((await t.api('GET', `/api/agent/runs/${answeredLater}`)).body.status).toBe('awaiting_input');
@@ -76,7 +91,7 @@ describe('a restart while items wait', () => {
     expect((await t.api('POST', `/api/agent/${answeredLater}/input`, { values: { n: 3 } })).body.error.code).toBe('no_pending_input');
 
     // answered after the restart: the run goes on in place (its first step reused), the task completes
-    const [first, second] = before as [{ id: string; runId: string }, { id: string; runId: string }];
+    const [first, second] = before as Array<{ id: string; runId: string }> as [{ id: string; runId: string }, { id: string; runId: string }];
     const item1 = after.find((i) => i.runId === first.runId) as (typeof items)[0];
     expect((await t.api('POST', `/api/inbox/${item1.id}`, {})).status).toBe(200);
     const done = (await t.api('GET', `/api/agent/tasks/${first.id}/output?timeoutMs=20000`)).body;

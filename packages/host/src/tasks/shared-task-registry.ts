@@ -353,7 +353,11 @@ export class SharedTaskRegistry implements TaskSubmitter {
     }
     const entry = this.local.get(id);
     if (entry) await this.killLocal(entry);
-    else {
+    else if (r.state === 'waiting' && r.runId && this.deps.body.cancel) {
+      // its run parked by its host's stop: the run is cancelled here, and the task, taken by this host to follow it, ends with it
+      await this.deps.body.cancel(r);
+      await this.local.get(id)?.done;
+    } else {
       await this.store.requestKill(id);
       const g = this.deps.graces ?? KILL_GRACES_MS;
       await this.settle([id], 'all', g.cooperative + g.term + g.kill + 4 * this.pollMs);

@@ -203,11 +203,11 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     });
     expect((await a.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision })).status).toBe(200);
     const tasks: string[] = [];
-    for (let i = 0; i < 3; i++) tasks.push((await a.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'full-access' })).body.id as string);
+    for (let i = 0; i < 4; i++) tasks.push((await a.api('POST', '/api/agent/tasks', { workflowId: made.body.id, permissionMode: 'full-access' })).body.id as string);
     const items = await until(async () => {
       const list = (await a.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string }>;
-      return list.length === 3 ? list : undefined;
-    }, 'the three tasks’ inputs in the inbox');
+      return list.length === 4 ? list : undefined;
+    }, 'the four tasks’ inputs in the inbox');
     const b = await host(url);
     const c = await host(url);
     // A stops: the tasks wait on (not interrupted), holding no running slot; their items stay
@@ -218,6 +218,12 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     const runOf = async (id: string) => (await b.api('GET', `/api/agent/tasks/${id}`)).body.runId as string;
     const [first, second, third] = [await runOf(tasks[0] as string), await runOf(tasks[1] as string), await runOf(tasks[2] as string)];
     const itemOf = (runId: string) => (items.find((i) => i.runId === runId) as { id: string }).id;
+
+    // the fourth is killed on C: its parked run ends cancelled, its item goes, the task ends cancelled
+    const fourth = await runOf(tasks[3] as string);
+    expect((await c.api('POST', `/api/agent/tasks/${tasks[3]}/kill`)).body.state).toBe('cancelled');
+    expect((await b.api('GET', `/api/agent/runs/${fourth}`)).body.status).toBe('cancelled');
+    expect(((await b.api('GET', '/api/inbox')).body.items as Array<{ runId: string }>).map((i) => i.runId)).not.toContain(fourth);
 
     // B answers the first through the inbox: the run finishes there with the value, the task is done
     expect((await b.api('POST', `/api/inbox/${itemOf(first)}`, { values: { n: 5 } })).status).toBe(200);

@@ -91,9 +91,13 @@ export class EventLog {
     this.transaction = this.raw?.transaction((work: () => unknown) => work());
     const raw = this.raw;
     if (raw) {
+      const log = this;
       this.group = new GroupCommit({
         raw,
-        turn,
+        // read at each use: the log's turns are the group's (a test host replaces them before its domains start)
+        get turn() {
+          return log.turn;
+        },
         seqs: this.seqs,
         atomic: (work) => this.atomic(work),
         append: (r, runId, events, created) => this.appendRaw(r, runId, events, created),

@@ -136,7 +136,8 @@ describe('schedules across real crashes (kill -9)', () => {
     // the tasks belong to distinct occurrences: each was submitted in a different hour of host time
     const hoursOf = tasks.map((t) => Math.floor((Date.parse(t.submittedAt) - b.readyAt) / HOUR));
     expect(new Set(hoursOf).size).toBe(tasks.length);
-    for (const t of tasks.filter((x) => x.id !== s.lastTaskId)) expect(['interrupted', 'completed']).toContain(t.state);
+    // a task whose run was never written when its host died is queued again by the next start, so it may still be live
+    for (const t of tasks.filter((x) => x.id !== s.lastTaskId)) expect(['interrupted', 'completed', 'queued', 'running']).toContain(t.state);
     await stop(b);
   }, 900_000);
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
 import type { EventLog, NewEvent } from '../events/event-log';
+import { type ReleaseCommit, RunReleases } from './let-go';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import { answerValues, checkValues } from './input-step';
@@ -18,7 +19,7 @@ import { type CurrentPlan, keptInputAnswer, planRetry, type RetryPlan, replayReq
 import type { ResolvedConfig, RunDeps, RunSecrets } from './run-types';
 import type { ModelStepRunner, Planner } from './contracts';
 import { parsePlan, type RunRepository, type RunRow, type StepExecution } from './run.repository';
-import { type FilesResolver, newRunRow, type PreparedRun, resolveConfig, type StartRequest } from './start-request';
+import { batchRequests, prepareAll, type FilesResolver, newRunRow, type PreparedRun, resolveConfig, type StartRequest } from './start-request';
 
 /**
  * The agent's lifecycle API: start, approve, cancel, history, resume, fork, rewind, batch.
@@ -79,11 +80,13 @@ export class AgentService {
   private parkedTask?: (runId: string) => Promise<GateParking | undefined>;
   /** Told of each run that ended `failed` here, once its failure is committed (the error-workflow dispatcher). */
   private failedListener?: (runId: string) => void;
+  private readonly releases: RunReleases;
 
   constructor(private readonly deps: AgentServiceDeps) {
     this.planner = deps.planner;
     this.modelSteps = deps.modelSteps;
     this.filesResolver = deps.filesResolver;
+    this.releases = new RunReleases(deps);
   }
 
   private runDeps(): RunDeps {
@@ -211,6 +214,7 @@ export class AgentService {
   private track(run: ActiveRun): void {
     this.active.set(run.id, run);
     void run.ended.then((status) => {
+      if (this.releases.has(run)) return;
       this.active.delete(run.id);
       if (status === 'failed') this.failedListener?.(run.id);
       if (!this.stopping) this.deps.gates?.runEnded(run.id);
@@ -220,6 +224,7 @@ export class AgentService {
   }
 
   private async owned(owner: string, runId: string): Promise<RunRow> {
+    await this.releases.settled(runId);
     const row = await this.deps.repo.get(runId);
     if (!row || row.owner !== owner) throw new FengYuError('run_not_found', { runId });
     return row;
@@ -256,6 +261,7 @@ export class AgentService {
 
   /** The run's open gate, unless answered: live here, or parked by a host stop (the inbox checks an item against it). */
   async pendingGateId(runId: string): Promise<string | undefined> {
+    await this.releases.settled(runId);
     const run = this.active.get(runId);
     if (run) return run.openGateId();
     const row = await this.deps.repo.get(runId);
@@ -264,6 +270,7 @@ export class AgentService {
 
   /** Expires the run's open gate `gateId` (the inbox's timer); false when it is not open. */
   async expireGate(runId: string, gateId: string): Promise<boolean> {
+    await this.releases.settled(runId);
     const run = this.active.get(runId);
     if (run) return run.expire(gateId);
     const row = await this.deps.repo.get(runId);
@@ -276,6 +283,12 @@ export class AgentService {
   async isParked(runId: string): Promise<boolean> {
     const row = await this.deps.repo.get(runId);
     return row !== undefined && (await this.parked(row));
+  }
+
+  /** Shared database: lets go of a live run that only waits at its gate, its task giving its slot back (`let-go.ts`). */
+  letGo(runId: string, commit: ReleaseCommit): Promise<boolean> {
+    const run = this.active.get(runId);
+    return run && !this.stopping ? this.releases.letGo(run, this.active, commit) : Promise.resolve(false);
   }
 
   /** The tasks domain tells how a parked run's task gets its slot back. */
@@ -322,7 +335,7 @@ export class AgentService {
     const reuse = reusableExecutions(await this.deps.repo.steps(row.id));
     // the task (if any) is adopted once the run is tracked here, so that it follows this run
     let task: GateParking | undefined;
-    const parking: GateParking = { parked: () => task?.parked(), resumed: () => task?.resumed() ?? Promise.resolve() };
+    const parking: GateParking = { parked: (id) => task?.parked(id), resumed: () => task?.resumed() ?? Promise.resolve() };
     const run = new ActiveRun(
       { id: row.id, owner: row.owner, goal: row.goal ?? undefined, plan: next.plan ?? plan, config, inputs: JSON.parse(row.inputs), grants: JSON.parse(row.files ?? '[]'), catalog, reuse, fresh: false, ...(next.step ? { answered: next.step } : {}), parking },
       this.runDeps(),
@@ -461,27 +474,8 @@ export class AgentService {
 
   /** Starts 1..8 isolated runs; every one is validated before any starts. */
   async batch(owner: string, runs: unknown, capabilityMode?: unknown): Promise<string[]> {
-    if (!Array.isArray(runs) || runs.length < 1 || runs.length > 8) throw new FengYuError('batch_size', { count: Array.isArray(runs) ? runs.length : 0 });
-    if (capabilityMode !== undefined && capabilityMode !== 'read-only') throw new FengYuError('invalid_request', { reason: 'capabilityMode must be "read-only"' });
-    const reqs: StartRequest[] = runs.map((r: Record<string, unknown>) => ({
-      owner,
-      goal: r?.goal as string | undefined,
-      workflow: r?.workflow,
-      config: { ...((r?.config as object) ?? {}), ...(capabilityMode ? { capabilityMode } : {}) },
-      inputs: r?.inputs as Record<string, unknown> | undefined,
-      files: r?.files,
-      origin: 'batch',
-    }));
-    const prepared = [];
-    const problems: unknown[] = [];
-    for (const [i, req] of reqs.entries()) {
-      try {
-        prepared.push(await this.prepare(req));
-      } catch (err) {
-        problems.push({ index: i, code: (err as FengYuError).code, details: (err as FengYuError).details });
-      }
-    }
-    if (problems.length) throw new FengYuError('invalid_plan', { count: problems.length }, problems);
+    const reqs = batchRequests(owner, runs, capabilityMode);
+    const prepared = await prepareAll(reqs, (req) => this.prepare(req));
     const ids: string[] = [];
     for (const [i, req] of reqs.entries()) ids.push(await this.launch(req, prepared[i] as PreparedRun));
     return ids;
@@ -490,6 +484,7 @@ export class AgentService {
   /** Graceful stop: live runs stop writing and are recorded as interrupted (resumable). */
   async close(): Promise<void> {
     this.stopping = true;
+    await this.releases.all();
     const live = [...this.active.values()];
     for (const run of live) run.shutdown();
     this.active.clear();

@@ -81,10 +81,11 @@ export interface GateRecorder {
 
 /**
  * A run that holds a scheduler slot (a background task): while a gate waits it gives the slot
- * back (`parked`), and after the answer it continues only once it holds one again (`resumed`).
+ * back (`parked`, told the run's id once the gate's commit is written), and after the answer it
+ * continues only once it holds one again (`resumed`).
  */
 export interface GateParking {
-  parked(): void;
+  parked(runId: string): void;
   resumed(): Promise<void>;
 }
 

@@ -11,7 +11,7 @@ import { draftPlan } from './plan-draft';
 import { doneSteps, FlowEffects, type FlowHost, planNodes as nodes } from './flow-effects';
 import { reuseSteps } from './reuse';
 import { RunGates } from './run-gates';
-import { initialRunState, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, sameSettle } from './run-reducer';
+import { initialRunState, onlyGated, type GateTicket, type Reduction, type RunAction, type RunInput, type RunOutcome, type RunState, reduce, sameSettle } from './run-reducer';
 import { handled, planRowText, redactPlan, restoreSecrets } from './run-text';
 import type { ResolvedConfig, RunDeps, RunInit, StepHost } from './run-types';
 import type { RunRow, StepExecution, StepRow } from './run.repository';
@@ -105,12 +105,7 @@ export class ActiveRun implements StepHost, FlowHost {
       this.joining = true;
       // registered before any commit of the run: a failed creation stops the run before any of
       // its later commits (which fail with it) is seen to fail
-      init.created.then(
-        () => {
-          this.joining = false;
-        },
-        () => this.abandon(),
-      );
+      init.created.then(() => void (this.joining = false), () => this.abandon());
     }
   }
 
@@ -389,6 +384,11 @@ export class ActiveRun implements StepHost, FlowHost {
 
   queuedGates(): readonly GateTicket[] {
     return this.state.gates;
+  }
+
+  /** Nothing of the run moves until its open gate is answered (`onlyGated`): its host may let go of it. */
+  waitsOnlyAtGate(): boolean {
+    return !this.closed && !this.heldEnd && !this.writeFailed && onlyGated(this.state) && this.gates.openGateId() !== undefined;
   }
 
   setStatus(status: RunStatus): void {

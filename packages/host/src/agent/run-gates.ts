@@ -80,7 +80,7 @@ export class RunGates {
       return;
     }
     recorder?.told({ added: gate.id });
-    r.init.parking?.parked();
+    r.init.parking?.parked(r.id);
   }
 
   settle(key: string, outcome: GateOutcome): void {

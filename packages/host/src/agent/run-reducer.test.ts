@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type GateTicket, initialRunState, type Reduction, type RunAction, type RunInput, type RunState, reduce, type StepNode, statusOf } from './run-reducer';
+import { type GateTicket, initialRunState, onlyGated, type Reduction, type RunAction, type RunInput, type RunState, reduce, type StepNode, statusOf } from './run-reducer';
 
 /** A random DAG: step i depends on some of the steps before it. */
 const dag = fc.integer({ min: 1, max: 9 }).chain((n) =>
@@ -113,6 +113,25 @@ describe('run reducer (properties)', () => {
               expect(starts(withGate.actions)).toEqual(starts(without.actions));
             }
           }
+        }
+      }),
+    );
+  });
+
+  it('a run that only waits at its gates (its host may let go of it) has nothing active, and goes on only by a gate’s answer or a cancel', () => {
+    fc.assert(
+      fc.property(scenario, ({ steps, max, review, script }) => {
+        for (const t of walk(steps, max, review, script).trace) {
+          const s = t.after.state;
+          if (onlyGated(s)) {
+            expect(s.gates.length).toBeGreaterThan(0);
+            expect([...s.status]).not.toContain('active');
+            expect(s.phase === 'ended' || s.cancelRequested).toBe(false);
+          }
+          // the last active step asking for its gate leaves the run only waiting
+          if (t.input.type === 'gate_requested' && !t.before.cancelRequested && ![...s.status].includes('active')) expect(onlyGated(s)).toBe(true);
+          // nothing starts from such a state but by a gate's answer (a step's, or the plan review's)
+          if (onlyGated(t.before) && starts(t.after.actions).length) expect(['gate_resolved', 'plan_approved']).toContain(t.input.type);
         }
       }),
     );

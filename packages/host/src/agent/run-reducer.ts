@@ -121,6 +121,11 @@ export function sameSettle(a: RunInput, b: RunInput): boolean {
   return a === b || (a.type === 'step_settled' && b.type === 'step_settled' && a.stepId === b.stepId && a.ok === b.ok);
 }
 
+/** The run only waits at a gate: executing (or reviewing), a gate queued, no step active, no forEach running, no cancel. */
+export function onlyGated(state: RunState): boolean {
+  return state.phase !== 'ended' && state.phase !== 'planning' && !state.cancelRequested && state.gates.length > 0 && state.loops.size === 0 && !state.status.includes('active');
+}
+
 /** The state of the top-level step `stepId` (undefined when the plan has no such step). */
 export function statusOf(state: RunState, stepId: string): StepState | undefined {
   const i = state.graph.at.get(stepId);

@@ -170,6 +170,23 @@ export class RunRepository {
     await this.db.updateTable('runs').set({ host_id: null }).where('id', '=', id).where('host_id', '=', hostId).where('status', 'in', ['awaiting_step_approval', 'awaiting_plan_approval', 'awaiting_input']).execute();
   }
 
+  /**
+   * Lets go of a live run of `hostId` that waits at its gate with no step running (its background
+   * task gives its slot back, docs/inbox.md), in the caller's transaction; true when it did.
+   */
+  async releaseWaiting(id: string, hostId: string, trx: Trx): Promise<boolean> {
+    const r = await this.t(trx)
+      .updateTable('runs')
+      .set({ host_id: null })
+      .where('id', '=', id)
+      .where('host_id', '=', hostId)
+      .where('gate', 'is not', null)
+      .where('status', 'in', ['awaiting_step_approval', 'awaiting_plan_approval', 'awaiting_input'])
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('step_executions').select('step_id').where('run_id', '=', id).where('status', '=', 'running'))))
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async get(id: string): Promise<RunRow | undefined> {
     return this.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirst();
   }

@@ -125,3 +125,33 @@ export function newRunRow(req: StartRequest, p: PreparedRun, w: NewRunFields): R
     finished_at: null,
   };
 }
+
+/** The requests of a batch (`POST /api/agent/batch`): 1..8 isolated runs, each read-only when asked. */
+export function batchRequests(owner: string, runs: unknown, capabilityMode?: unknown): StartRequest[] {
+  if (!Array.isArray(runs) || runs.length < 1 || runs.length > 8) throw new FengYuError('batch_size', { count: Array.isArray(runs) ? runs.length : 0 });
+  if (capabilityMode !== undefined && capabilityMode !== 'read-only') throw new FengYuError('invalid_request', { reason: 'capabilityMode must be "read-only"' });
+  return runs.map((r: Record<string, unknown>) => ({
+    owner,
+    goal: r?.goal as string | undefined,
+    workflow: r?.workflow,
+    config: { ...((r?.config as object) ?? {}), ...(capabilityMode ? { capabilityMode } : {}) },
+    inputs: r?.inputs as Record<string, unknown> | undefined,
+    files: r?.files,
+    origin: 'batch',
+  }));
+}
+
+/** Prepares every request of a batch before any starts: one `invalid_plan` listing each refused one by index. */
+export async function prepareAll(reqs: StartRequest[], prepare: (req: StartRequest) => Promise<PreparedRun>): Promise<PreparedRun[]> {
+  const prepared: PreparedRun[] = [];
+  const problems: unknown[] = [];
+  for (const [i, req] of reqs.entries()) {
+    try {
+      prepared.push(await prepare(req));
+    } catch (err) {
+      problems.push({ index: i, code: (err as FengYuError).code, details: (err as FengYuError).details });
+    }
+  }
+  if (problems.length) throw new FengYuError('invalid_plan', { count: problems.length }, problems);
+  return prepared;
+}

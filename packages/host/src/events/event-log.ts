@@ -464,6 +464,11 @@ export class EventLog {
     }
   }
 
+  /** The run was let go of (another host may append to it next): its counter is read again at its next append here. */
+  release(runId: string): void {
+    this.seqs.delete(runId);
+  }
+
   /** Forgets the cached sequence counter of a run no longer active (memory hygiene). */
   forget(runId: string): void {
     if (!this.listeners.has(runId)) this.seqs.delete(runId);

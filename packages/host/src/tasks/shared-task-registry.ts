@@ -3,9 +3,11 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock';
 import type { Db } from '../storage/database';
 import type { GateParking } from '../agent/gates';
+import type { ReleaseCommit } from '../agent/let-go';
 import { CancelSlot } from './canceller';
 import { type FairQueue, type QueueLimits, resolveLimits } from './fair-queue';
 import { SharedAdmissions } from './shared-admission';
+import { parkTask } from './shared-park';
 import { SharedEnds } from './shared-ends';
 import { replayQueue, SharedDispatcher } from './shared-dispatch';
 import { SharedTaskStore } from './shared-task.store';
@@ -59,6 +61,8 @@ export interface SharedTaskDeps {
   pollMs?: number;
   /** How many task bodies this host runs at once (default: the global `maxRunning`). */
   workerSlots?: number;
+  /** Lets go of a live run that only waits at its gate, with the task's change in one transaction (`AgentService.letGo`). */
+  letGo?: (runId: string, commit: ReleaseCommit) => Promise<boolean>;
 }
 
 interface LocalTask {
@@ -208,8 +212,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
   }
 
   /**
-   * What a body of this host calls. While its host is up, a task keeps its job (and slot) while its
-   * run waits in the inbox; its host's stop leaves it waiting without one (`sweepHosts`).
+   * What a body of this host calls. A run that reaches a gate with nothing else to do is let go of
+   * and its task gives its job and slot back (`park`). The answer's host takes the task again with
+   * the run (`adoptParked`), running at once, so `unpark` has nothing left to do; a run that was
+   * not let go of (a step still running) keeps its task's slot until it goes on.
    */
   private hooksOf(entry: LocalTask): BodyHooks {
     const record = entry.record;
@@ -219,9 +225,23 @@ export class SharedTaskRegistry implements TaskSubmitter {
         record.runId = runId;
         await this.store.setRunId(record.id, runId, this.deps.hostId);
       },
-      park: () => undefined,
+      park: (runId) => void this.park(entry, runId).catch((err) => this.deps.logger.warn({ err, taskId: record.id }, 'could not record a waiting task')),
       unpark: async () => undefined,
     };
+  }
+
+  /** The run waits at its gate (`parkTask`): once that commits, the task leaves this host (its slot free) and reads `waiting`. */
+  private async park(entry: LocalTask, runId: string): Promise<void> {
+    const letGo = this.deps.letGo;
+    if (!letGo || this.closing || entry.ended || entry.slot.requested) return;
+    const id = entry.record.id;
+    if (!(await parkTask({ store: this.store, engine: this.deps.engine, hostId: this.deps.hostId, letGo }, id, runId))) return;
+    // its body here ends with its run let go of, recording nothing
+    entry.ended = true;
+    Object.assign(entry.record, { state: 'waiting', runId });
+    if (this.local.get(id) === entry) this.local.delete(id);
+    entry.resolveDone();
+    this.kick();
   }
 
   /** Records a task's end with its job's completion (only while it is still running here). */
@@ -232,7 +252,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     // A run comes back interrupted only when this host stops: its task is left to the stop's sweep
     // (`sweepHosts`), which keeps it waiting when its run is parked at a gate, else interrupts it.
     if (outcome.state === 'interrupted' && (this.closing || !entry.slot.requested)) {
-      this.local.delete(r.id);
+      if (this.local.get(r.id) === entry) this.local.delete(r.id);
       entry.resolveDone();
       return;
     }
@@ -240,7 +260,7 @@ export class SharedTaskRegistry implements TaskSubmitter {
     const recorded = await this.ends.record(r);
     // not recorded: this host was swept as dead meanwhile, and the task already reads interrupted
     if (!recorded && !this.closing) this.deps.logger.warn({ taskId: r.id }, 'a task ended after it was recorded interrupted; its end is dropped');
-    this.local.delete(r.id);
+    if (this.local.get(r.id) === entry) this.local.delete(r.id);
     entry.resolveDone();
     if (recorded) await this.announce(taskSnapshot(r, this.now()));
     this.kick();
@@ -413,13 +433,15 @@ export class SharedTaskRegistry implements TaskSubmitter {
         trx as unknown as Db,
         parked.filter((r) => r.released_ms !== null).map((r) => r.id),
       );
+      // its run claimed by an answer on a dead host before that host took the task: it ends with the run
+      const orphaned = await this.store.interruptOrphanedWaiting(trx, hostIds, now, INTERRUPTED);
       const rows = await this.store.interruptRunning(trx, hostIds, unowned, now, INTERRUPTED);
       await this.deps.engine.fail(
         trx as unknown as Db,
         rows.filter((r) => r.released_ms !== null).map((r) => r.id),
         'the host running this task stopped',
       );
-      return rows.length + parked.length;
+      return rows.length + parked.length + orphaned.length;
     });
     if (n > 0) this.kick();
     return n;

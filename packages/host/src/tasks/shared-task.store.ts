@@ -122,6 +122,31 @@ export class SharedTaskStore {
       .execute();
   }
 
+  /**
+   * The task running on `hostId` gives its slot back while its run (`runId`, let go of in the same
+   * transaction) waits at its gate: it goes `waiting`, naming no host, as after its host's stop;
+   * not while another host asked to kill it (its kill then follows the running task). Its row's
+   * `released_ms` (its job is completed by the caller), or undefined when it was not running here.
+   */
+  parkOne(tx: SharedTx, id: string, runId: string, hostId: string): Promise<{ released_ms: number | null } | undefined> {
+    return tx.updateTable('bg_tasks').set({ state: 'waiting', host_id: null, run_id: runId }).where('id', '=', id).where('state', '=', 'running').where('host_id', '=', hostId).where('kill_requested', '=', 0).returning(['released_ms']).executeTakeFirst();
+  }
+
+  /**
+   * Waiting tasks whose run a host of `hostIds` took (its answer claimed it) and was then
+   * interrupted when that host died before taking the task too: they end interrupted.
+   */
+  interruptOrphanedWaiting(tx: SharedTx, hostIds: string[], nowMs: number, error: { code: string; message: string }): Promise<Array<{ id: string }>> {
+    if (hostIds.length === 0) return Promise.resolve([]);
+    return tx
+      .updateTable('bg_tasks')
+      .set({ state: 'interrupted', finished_ms: nowMs, error_code: error.code, error_message: error.message })
+      .where('state', '=', 'waiting')
+      .where('run_id', 'in', sql<string>`(select id from runs where status = 'interrupted' and host_id in (${sql.join(hostIds)}))`)
+      .returning(['id'])
+      .execute();
+  }
+
   /** Takes the waiting task of run `runId` onto `hostId`, running (once: only while it waits); its row, or undefined. */
   claimWaiting(runId: string, hostId: string): Promise<SharedRow | undefined> {
     return this.db.updateTable('bg_tasks').set({ state: 'running', host_id: hostId }).where('run_id', '=', runId).where('state', '=', 'waiting').returningAll().executeTakeFirst();

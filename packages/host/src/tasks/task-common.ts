@@ -35,8 +35,8 @@ export interface BodyHooks {
   slot: CancelSlot;
   /** Records the run the body started (persisted before it resolves). */
   onRun(runId: string): Promise<void>;
-  /** The run waits at a gate: the task goes `waiting` and its slot is given back. */
-  park(): void;
+  /** The run `runId` waits at a gate: the task goes `waiting` and its slot is given back. */
+  park(runId: string): void;
   /** The gate was answered: resolves once the task holds a running slot again (it re-enters its queue). */
   unpark(): Promise<void>;
 }

@@ -115,7 +115,7 @@ export async function createTasksDomain(ctx: TasksDeps): Promise<TasksDomain> {
     const engine = await TaskEngine.start(ctx.config.databaseUrl, logger);
     const slots = Number(ctx.config.env.FENGYU_TASK_WORKER_SLOTS);
     const workerSlots = Number.isInteger(slots) && slots >= 1 ? slots : undefined;
-    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses, limits, ...(workerSlots ? { workerSlots } : {}) });
+    shared = new SharedTaskRegistry({ db: ctx.db, url: ctx.config.databaseUrl, hostId: ctx.hostId, engine, clock: ctx.clock, logger, body, metrics, killProcesses, limits, letGo: (runId, commit) => ctx.agent.letGo(runId, commit), ...(workerSlots ? { workerSlots } : {}) });
     registry = shared;
   } else {
     const policy = new FairQueue(limits);

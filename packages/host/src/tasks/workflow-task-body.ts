@@ -115,7 +115,7 @@ export class WorkflowTaskBody implements TaskBody {
         origin: task.kind === 'workflow' ? 'task' : task.kind,
         // the run takes the task's id: a restart finds no run under it when the body never began one
         runId: task.id,
-        parking: { parked: () => hooks.park(), resumed: () => hooks.unpark() },
+        parking: { parked: (id) => hooks.park(id), resumed: () => hooks.unpark() },
       });
     } catch (err) {
       const e = err as FengYuError;

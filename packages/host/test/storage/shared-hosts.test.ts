@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { interruptOrphan } from '../../src/agent/orphans';
@@ -8,6 +9,7 @@ import { RunRepository, type RunRow } from '../../src/agent/run.repository';
 import { EventLog } from '../../src/events/event-log';
 import { migrate, openPostgres } from '../../src/storage/database';
 import { HostLease } from '../../src/storage/host-lease';
+import { SharedTaskStore } from '../../src/tasks/shared-task.store';
 import { ToolCatalog } from '../../src/tools/catalog';
 import { startTestHost, type TestHost } from '../support/host';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
@@ -38,11 +40,11 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     for (const h of homes) rmSync(h, { recursive: true, force: true });
   });
 
-  async function host(databaseUrl: string): Promise<TestHost> {
+  async function host(databaseUrl: string, env: Record<string, string> = {}): Promise<TestHost> {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-shared-hosts-'));
     homes.push(home);
     // one vault key for every host of the database (each home would otherwise make its own)
-    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, env: { ...process.env, FENGYU_SECRETS_KEY: SECRETS_KEY } });
+    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, env: { ...process.env, FENGYU_SECRETS_KEY: SECRETS_KEY, ...env } });
     hosts.push(h);
     return h;
   }
@@ -137,6 +139,20 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     // the dead host is recorded swept, so later sweeps leave it alone; a swept host learns it lost its lease
     expect(await sweepers[0]?.expired()).toEqual([]);
     expect(await dead.renew()).toBe(false);
+    // a task left waiting behind a run its host's answer claimed, when that host then died (its sweep
+    // interrupted the run): the sweep of that host ends the task too; a task still parked, or one
+    // behind a live host's run, is left alone
+    const tasks = new SharedTaskStore(d0);
+    const task = (id: string, runId: string) => ({ id, owner: 'local', kind: 'workflow', priority: 'normal', state: 'waiting', workflow_id: 'wf', workflow_version: 1, run_id: runId, schedule_id: null, trigger_id: null, inputs: '{}', permission_mode: 'full-access', submitted_ms: now, started_ms: now, finished_ms: null, output_text: '', output_truncated: 0, error_code: null, error_message: null, files: null, host_id: null, released_ms: now, kill_requested: 0 });
+    await runs.insert({ ...row('parked-0', dead.id), status: 'awaiting_input', gate: '{"id":"g","kind":"input"}', host_id: null });
+    await d0.withTables<{ bg_tasks: ReturnType<typeof task> }>().insertInto('bg_tasks').values([task('t-dead', 'dead-0'), task('t-live', 'live-0'), task('t-parked', 'parked-0')]).execute();
+    const ended = await tasks.transaction((trx) => tasks.interruptOrphanedWaiting(trx, [dead.id], now, { code: 'task_interrupted', message: 'gone' }));
+    expect(ended.map((t) => t.id)).toEqual(['t-dead']);
+    expect((await tasks.states(['t-dead', 't-live', 't-parked'])).sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+      { id: 't-dead', state: 'interrupted' },
+      { id: 't-live', state: 'waiting' },
+      { id: 't-parked', state: 'waiting' },
+    ]);
     for (const s of sweepers) await s.stop();
     await live.stop();
     for (const o of opened) await o.close();
@@ -247,5 +263,88 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     expect(expired.state, JSON.stringify(expired)).toBe('failed');
     expect(JSON.stringify((await b.api('GET', `/api/agent/runs/${third}`)).body.executions)).toContain('gate_expired');
     expect((await c.api('GET', '/api/inbox')).body.items).toEqual([]);
+  }, 120_000);
+
+  it('a background task waiting at a gate gives its slot back while its host is up; the answer on either host takes it back, once', async () => {
+    const url = await server.createDatabase();
+    // one running slot for the owner across the database, one task body per host
+    const one = { FENGYU_TASK_WORKER_SLOTS: '1', FENGYU_TASK_OWNER_MAX_RUNNING: '1' };
+    const a = await host(url, one);
+    const b = await host(url, one);
+    const form = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const publish = async (name: string, steps: unknown[]) => {
+      const made = await a.api('POST', '/api/workflows', { name, inputSchema: { type: 'object', properties: {} }, plan: { steps } });
+      expect((await a.api('POST', `/api/workflows/${made.body.id}/publish`, { revision: made.body.revision })).status).toBe(200);
+      return made.body.id as string;
+    };
+    const asking = await publish('Ask then echo', [{ id: 'ask', kind: 'input', title: 'How many?', form }, { id: 'use', tool: 'echo', arguments: { value: '{{node.ask.result.n}}' }, dependsOn: ['ask'] }]);
+    const quick = await publish('Echo at once', [{ id: 'say', tool: 'echo', arguments: { value: 'quick' } }]);
+    const submit = async (h: TestHost, workflowId: string) => {
+      const r = await h.api('POST', '/api/agent/tasks', { workflowId, permissionMode: 'full-access' });
+      expect(r.status, JSON.stringify(r.body)).toBe(202);
+      return r.body.id as string;
+    };
+    const row = (id: string) => a.host.ctx.db.selectFrom('bg_tasks').select(['state', 'host_id']).where('id', '=', id).executeTakeFirst();
+    const job = async (id: string) => {
+      const r = await sql`select state from pgboss.job where id = ${id}::uuid`.execute(a.host.ctx.db);
+      return (r.rows[0] as { state?: string } | undefined)?.state;
+    };
+    const capacity = async () => (await a.api('GET', '/api/agent/tasks/capacity')).body as { running: number; ownedRunning: number; queued: number };
+    const itemOf = (runId: string) => until(async () => ((await a.api('GET', '/api/inbox')).body.items as Array<{ id: string; runId: string }>).find((i) => i.runId === runId)?.id, 'the task’s input in the inbox');
+    const output = async (h: TestHost, id: string) => (await h.api('GET', `/api/agent/tasks/${id}/output?timeoutMs=20000`)).body as { state: string; runId: string };
+    const useStarts = async (runId: string) => (await a.host.ctx.events.read(runId)).filter((e) => e.type === 'step_start' && (e as { stepId?: string }).stepId === 'use').length;
+    const echoes = () => (a.tools.calls.get('echo') ?? 0) + (b.tools.calls.get('echo') ?? 0);
+
+    // A waits at its input: recorded waiting (naming no host), its job completed, its slot free
+    const first = await submit(a, asking);
+    const firstItem = await itemOf(first);
+    await until(async () => (await row(first))?.state === 'waiting', 'the first task recorded waiting');
+    expect(await row(first)).toEqual({ state: 'waiting', host_id: null });
+    expect(await job(first)).toBe('completed');
+    expect((await a.api('GET', `/api/agent/tasks/${first}`)).body.state).toBe('waiting');
+    // the next task starts and ends while A still waits
+    const next = await submit(a, quick);
+    expect((await output(a, next)).state).toBe('completed');
+    expect((await row(first))?.state).toBe('waiting');
+    await until(async () => (await capacity()).running === 0, 'no slot held while the first task waits');
+
+    // answered through the inbox on its own host: it takes the task back and finishes with the value, once
+    expect((await a.api('POST', `/api/inbox/${firstItem}`, { values: { n: 5 } })).status).toBe(200);
+    expect((await output(a, first)).state).toBe('completed');
+    expect((await a.api('GET', `/api/agent/runs/${first}`)).body.executions.find((e: { stepId: string }) => e.stepId === 'use').result).toMatchObject({ echoed: 5 });
+    expect(await useStarts(first)).toBe(1);
+    expect(echoes()).toBe(2);
+
+    // answered on the other host while the first is up: that host takes it and finishes it, once
+    const second = await submit(a, asking);
+    const secondItem = await itemOf(second);
+    await until(async () => (await row(second))?.state === 'waiting', 'the second task recorded waiting');
+    expect((await b.api('POST', `/api/inbox/${secondItem}`, { values: { n: 6 } })).status).toBe(200);
+    expect((await output(a, second)).state).toBe('completed');
+    expect(await useStarts(second)).toBe(1);
+    expect(echoes()).toBe(3);
+
+    // hostile: both hosts answer at once: one 200, one 409; the step after the gate runs once
+    const third = await submit(b, asking);
+    const thirdItem = await itemOf(third);
+    await until(async () => (await row(third))?.state === 'waiting', 'the third task recorded waiting');
+    const answers = await Promise.all([a.api('POST', `/api/inbox/${thirdItem}`, { values: { n: 7 } }), b.api('POST', `/api/inbox/${thirdItem}`, { values: { n: 8 } })]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    expect((await output(b, third)).state).toBe('completed');
+    expect(await useStarts(third)).toBe(1);
+    expect(echoes()).toBe(4);
+
+    // hostile: a kill of a waiting task on its own host ends it cancelled, its run cancelled, its item gone
+    const fourth = await submit(a, asking);
+    await itemOf(fourth);
+    await until(async () => (await row(fourth))?.state === 'waiting', 'the fourth task recorded waiting');
+    expect((await a.api('POST', `/api/agent/tasks/${fourth}/kill`)).body.state).toBe('cancelled');
+    expect((await a.api('GET', `/api/agent/runs/${fourth}`)).body.status).toBe('cancelled');
+    expect((await a.api('GET', '/api/inbox')).body.items).toEqual([]);
+    // the slots are all given back (never below none), and the queue still runs a task
+    await until(async () => (await capacity()).running === 0, 'every slot given back');
+    expect(await capacity()).toMatchObject({ running: 0, ownedRunning: 0, queued: 0 });
+    expect((await output(b, await submit(b, quick))).state).toBe('completed');
+    expect(echoes()).toBe(5);
   }, 120_000);
 });

@@ -275,8 +275,11 @@ export class AgentService {
     if (run) return run.expire(gateId);
     const row = await this.deps.repo.get(runId);
     if (!row || !(await this.parked(row)) || gateOf(row)?.id !== gateId) return false;
-    await this.continueParked(row, { kind: 'expire' });
-    return true;
+    // another host's expiry timer (or an answer) may claim it first: then it is not open here
+    return this.continueParked(row, { kind: 'expire' }).then(
+      () => true,
+      (err) => ((err as FengYuError).code === 'no_pending_gate' ? false : Promise.reject(err)),
+    );
   }
 
   /** Whether the run waits at a gate after a host stop (parked: not live here, nothing running). */

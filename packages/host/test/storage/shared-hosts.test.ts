@@ -334,6 +334,16 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     expect(await useStarts(third)).toBe(1);
     expect(echoes()).toBe(4);
 
+    // hostile: both hosts' expiry timers at once: one expires the gate, the other finds it gone; the task ends failed
+    const fifth = await submit(a, asking);
+    const fifthItem = await itemOf(fifth);
+    await until(async () => (await row(fifth))?.state === 'waiting', 'the fifth task recorded waiting');
+    const expiries = await Promise.all([a.host.ctx.agent.expireGate(fifth, fifthItem), b.host.ctx.agent.expireGate(fifth, fifthItem)]);
+    expect(expiries.sort()).toEqual([false, true]);
+    expect((await output(a, fifth)).state).toBe('failed');
+    expect(JSON.stringify((await a.api('GET', `/api/agent/runs/${fifth}`)).body.executions)).toContain('gate_expired');
+    expect(await useStarts(fifth)).toBe(0);
+
     // hostile: a kill of a waiting task on its own host ends it cancelled, its run cancelled, its item gone
     const fourth = await submit(a, asking);
     await itemOf(fourth);

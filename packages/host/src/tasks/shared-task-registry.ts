@@ -372,8 +372,12 @@ export class SharedTaskRegistry implements TaskSubmitter {
       }
     }
     const entry = this.local.get(id);
-    if (entry) await this.killLocal(entry);
-    else if (r.state === 'waiting' && r.runId && this.deps.body.cancel) {
+    if (entry) {
+      await this.killLocal(entry);
+      // its run let go of at its gate meanwhile and taken back here (the kill's cancel, or an answer): that task is killed too
+      const again = this.local.get(id);
+      if (again && again !== entry) await this.killLocal(again);
+    } else if (r.state === 'waiting' && r.runId && this.deps.body.cancel) {
       // its run parked by its host's stop: the run is cancelled here, and the task, taken by this host to follow it, ends with it
       await this.deps.body.cancel(r);
       await this.local.get(id)?.done;

@@ -272,7 +272,7 @@ export class AgentService {
   async expireGate(runId: string, gateId: string): Promise<boolean> {
     await this.releases.settled(runId);
     const run = this.active.get(runId);
-    if (run) return run.expire(gateId);
+    if (run) return run.gates.expire(gateId);
     const row = await this.deps.repo.get(runId);
     if (!row || !(await this.parked(row)) || gateOf(row)?.id !== gateId) return false;
     // another host's expiry timer (or an answer) may claim it first: then it is not open here

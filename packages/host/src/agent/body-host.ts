@@ -54,6 +54,8 @@ export class BodyHost implements StepHost {
   readonly failures: ReadonlyMap<string, StepFailure>;
   /** The JSON text of the last body step's result, when it ended done with one (the loop's result array is made of these). */
   lastJson?: string;
+  /** A body step's end may be held like any after a run's first (the loop's progress shows the run moving). */
+  readonly settledSteps = 1;
   private readonly ids: readonly string[];
   private readonly at: ReadonlyMap<string, number>;
 

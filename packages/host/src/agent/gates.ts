@@ -1,4 +1,5 @@
 import type { AgentPlan } from '@fengyu/protocol';
+import type Database from 'better-sqlite3';
 import type { Trx } from '../events/event-log';
 
 /**
@@ -58,6 +59,9 @@ export interface OpenGate {
   input?: InputRequest;
 }
 
+/** A write of another table in a run's commit: through Kysely, and (`raw`) as prepared statements when it has that form. */
+export type AlsoWrite = ((trx: Trx) => Promise<void>) & { raw?: (raw: Database.Database) => void };
+
 /** The run a gate belongs to, as the inbox records it. */
 export interface GateRun {
   readonly id: string;
@@ -74,6 +78,8 @@ export interface GateRun {
 export interface GateRecorder {
   opened(run: GateRun, gate: OpenGate, trx: Trx): Promise<void>;
   settled(gateId: string, outcome: 'answered' | 'expired' | 'cancelled', trx: Trx): Promise<void>;
+  /** The same as statements of a synchronous SQLite transaction (a commit written without Kysely). */
+  settledRaw?(gateId: string, outcome: 'answered' | 'expired' | 'cancelled'): (raw: Database.Database) => void;
   told(change: { added: string } | { removed: string; outcome: 'answered' | 'expired' | 'cancelled' }): void;
   /** The run ended (or its host stops): its items still pending are cancelled. */
   runEnded(runId: string): void;

@@ -6,7 +6,7 @@ import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { Stop } from '../tools/call-scope';
 import type { FileGrant } from '../tools/tool';
-import type { GateOutcome, OpenGate } from './gates';
+import type { AlsoWrite, GateOutcome, OpenGate } from './gates';
 import { draftPlan } from './plan-draft';
 import { doneSteps, FlowEffects, type FlowHost, planNodes as nodes } from './flow-effects';
 import { reuseSteps } from './reuse';
@@ -61,8 +61,9 @@ export class ActiveRun implements StepHost, FlowHost {
   private closed = false;
   /** The status this run's row was last given by a commit of this executor (undefined: not yet). */
   private rowStatus?: RunStatus;
-  /** Steps of this run started and not yet settled or parked. */
+  /** Steps of this run started and not yet settled or parked; steps settled by this executor. */
   private inFlight = 0;
+  settledSteps = 0;
   private failure?: unknown;
   /** The first commit of this run that failed: the run fails, and nothing after it is written. */
   private writeFailed?: { err: unknown };
@@ -159,7 +160,7 @@ export class ActiveRun implements StepHost, FlowHost {
    * Once a commit of this run has failed, no later transition is written (the log never skips
    * one): every later commit is refused, except the record of the run's failure (`last`).
    */
-  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, last = false, queue?: 'turn' | 'held'): Promise<unknown> {
+  commit(events: NewEvent[], patch?: Partial<RunRow>, more?: AlsoWrite | StepRow, last = false, queue?: 'turn' | 'held'): Promise<unknown> {
     if (this.closed) return Promise.resolve();
     if (this.writeFailed && !last) return handled(Promise.reject(this.writeFailed.err));
     const written = this.write(events, patch, more, queue);
@@ -179,7 +180,7 @@ export class ActiveRun implements StepHost, FlowHost {
     if (!this.hasEnded()) this.failWith(err);
   }
 
-  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: ((trx: Trx) => Promise<void>) | StepRow, queue?: 'turn' | 'held'): Promise<unknown> {
+  private write(events: NewEvent[], patch?: Partial<RunRow>, more?: AlsoWrite | StepRow, queue?: 'turn' | 'held'): Promise<unknown> {
     // A patch of the status alone that the row already holds is not written (a step start's):
     // rewriting the row (its plan included) would change nothing but updated_at.
     if (patch?.status !== undefined && patch.status === this.rowStatus && Object.keys(patch).length === 1) patch = undefined;
@@ -194,8 +195,10 @@ export class ActiveRun implements StepHost, FlowHost {
       if (failure) await insertOutbox(trx, this.id, failure);
     };
     const solo = !queue && this.inFlight <= 1;
-    if (typeof more === 'function') return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
-    const raw = row || more ? repo.rawWrite({ runId: this.id, patch: row, steps: more ? [more] : undefined, ...(failure ? { failure } : {}) }) : undefined;
+    // another table's write goes through Kysely unless it has a prepared form (`AlsoWrite.raw`)
+    const also = typeof more === 'function' ? more.raw : undefined;
+    if (typeof more === 'function' && !also) return this.deps.events.commitGrouped(this.id, events, undefined, slow, solo);
+    const raw = row || more ? repo.rawWrite({ runId: this.id, patch: row, steps: more && typeof more !== 'function' ? [more] : undefined, failure, also }) : undefined;
     return this.deps.events.commitGrouped(this.id, events, raw, raw ? slow : undefined, solo, queue === 'held');
   }
 
@@ -293,8 +296,9 @@ export class ActiveRun implements StepHost, FlowHost {
     // Steps whose tools answer from memory and whose commits are written at once would run a
     // whole plan in one turn of the event loop: every run lets the loop turn after a slice of work.
     // The steps a run begins with in the turn of its creating commit start without waiting (they
-    // join that commit; at most maxConcurrency of them); every later step keeps to the slices.
-    const turn = this.beginning && this.joining ? undefined : this.deps.events.turn.yieldIfLong();
+    // join that commit; at most maxConcurrency of them); every later step keeps to the slices, but
+    // after the run's first step end the loop turns at once, so a watcher sees the run move early.
+    const turn = this.beginning && this.joining ? undefined : this.deps.events.turn.yieldIfLong(this.settledSteps === 1);
     if (turn) {
       await turn;
       // the run may have ended (cancel, failure, shutdown) while the loop turned
@@ -320,6 +324,7 @@ export class ActiveRun implements StepHost, FlowHost {
   /** Records a step's end: with the run's end when it ends the run, else before its dependents start. */
   private async settle(stepId: string, end: Extract<StepEnd, { kind: 'settled' }>): Promise<void> {
     const settled: RunInput = { type: 'step_settled', stepId, ok: end.ok };
+    this.settledSteps += 1;
     const record = () => (end.ok ? this.results.set(stepId, end.result) : this.recordError(stepId, end.error, end.code));
     // When this end ends the run, the step's end and the run's end are one commit (a host that
     // dies leaves neither or both); the run's end is decided before the step's end is written.
@@ -417,14 +422,6 @@ export class ActiveRun implements StepHost, FlowHost {
     if (reject) outcome = { kind: 'rejected', reason: String((body as { reason?: unknown }).reason ?? 'rejected by the user') };
     await this.gates.answerStep(key, entry, outcome, 'answered');
     return gate;
-  }
-
-  /**
-   * Fails the open step gate `gateId` because nobody answered it in time (the inbox's expiry).
-   * False when that gate is no longer the open one.
-   */
-  async expire(gateId: string): Promise<boolean> {
-    return this.gates.expire(gateId);
   }
 
   private async approvePlan(key: string, gate: OpenGate, candidate: unknown, edited: boolean): Promise<void> {

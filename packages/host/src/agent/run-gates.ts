@@ -3,7 +3,7 @@ import { type AgentPlan, FengYuError, type RunStatus } from '@fengyu/protocol';
 import type { NewEvent, Trx } from '../events/event-log';
 import type { CatalogSnapshot } from '../tools/catalog';
 import { isoTime } from '../clock';
-import { type GateOutcome, type GateRun, type InputRequest, inputAnswerText, type OpenGate } from './gates';
+import { type AlsoWrite, type GateOutcome, type GateRun, type InputRequest, inputAnswerText, type OpenGate } from './gates';
 import { timeoutOutcome } from './input-step';
 import type { GateTicket, RunInput } from './run-reducer';
 import { redactPlan } from './run-text';
@@ -152,10 +152,10 @@ export class RunGates {
     return entry && !entry.answered ? entry.gate.id : undefined;
   }
 
-  /** Records the gate's end in the inbox, in the transaction of the answer. */
-  settleRecord(gateId: string, outcome: 'answered' | 'expired'): ((trx: Trx) => Promise<void>) | undefined {
+  /** Records the gate's end in the inbox, in the transaction of the answer (`raw`: the same as prepared statements). */
+  settleRecord(gateId: string, outcome: 'answered' | 'expired'): AlsoWrite | undefined {
     const recorder = this.run.deps.gates;
-    return recorder ? (trx) => recorder.settled(gateId, outcome, trx) : undefined;
+    return recorder ? Object.assign((trx: Trx) => recorder.settled(gateId, outcome, trx), { raw: recorder.settledRaw?.(gateId, outcome) }) : undefined;
   }
 
   /** A step or input gate's answer (or expiry): committed with its inbox record; the run goes on once it holds a slot again. */

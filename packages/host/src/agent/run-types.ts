@@ -113,6 +113,8 @@ export interface StepHost {
   readonly stop: Stop;
   readonly signal: AbortSignal;
   readonly results: ReadonlyMap<string, unknown>;
+  /** Steps this executor has settled: until the first, a step's end is never held (a watcher sees the run move at once). */
+  readonly settledSteps: number;
   stepIds(): readonly string[];
   indexOf(stepId: string): number;
   cancelRequested(): boolean;

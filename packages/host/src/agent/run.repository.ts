@@ -110,6 +110,8 @@ export interface RowChange {
   steps?: StepRow[];
   /** The run fails in this change: its error-workflow outbox row is written with it (when its workflow names one). */
   failure?: RunFailure;
+  /** Another table's rows written with the change (a gate's inbox item settled by its answer). */
+  also?: (raw: Database.Database) => void;
 }
 
 /** The change a raw write made by `rawWrite` writes. */
@@ -256,7 +258,8 @@ export class RunRepository {
     if (change.insert) write.creates = true;
     write.fold = (later) => {
       const next = changeOf.get(later);
-      if (!next || next.insert || next.runId !== change.runId) return undefined;
+      // a change that writes another table is written where it stands (nothing folds into or with it)
+      if (!next || next.insert || next.runId !== change.runId || next.also || change.also) return undefined;
       return this.rawWrite(folded(change, next.patch && this.owned(next.patch), next.steps, next.failure));
     };
     changeOf.set(write, change);
@@ -268,6 +271,7 @@ export class RunRepository {
     else if (c.patch) this.updateRaw(raw, c.runId, c.patch);
     if (c.steps) for (const step of c.steps) this.upsertStepRaw(raw, step);
     if (c.failure) insertOutboxRaw(raw, c.runId, c.failure);
+    c.also?.(raw);
   }
 
   /** The patch with this host's id when it makes the run live (a resume: this host executes it). */

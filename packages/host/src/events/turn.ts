@@ -64,12 +64,12 @@ export class LoopTurn {
    * Nothing while the current turn has run less than the slice; after that, a promise settled
    * after the turn's end (in the loop's next check phase, after the immediates the end's work
    * queued), the same one for every caller, so that every caller lets the loop turn together (a
-   * caller that kept going would hold the loop for all the others).
+   * caller that kept going would hold the loop for all the others). `now`: whatever the slice.
    */
-  yieldIfLong(): Promise<void> | undefined {
+  yieldIfLong(now = false): Promise<void> | undefined {
     this.ensureOpen();
     if (this.next) return this.next;
-    if (this.now() - this.openedAt < this.sliceMs) return undefined;
+    if (!now && this.now() - this.openedAt < this.sliceMs) return undefined;
     const next = new Promise<void>((resolve) => {
       this.resume = resolve;
     });

@@ -1,4 +1,5 @@
 import { APPROVAL_GATE_TTL_MS, type InboxItem, type InboxOutcome, inboxTrigger, isUnattended } from '@fengyu/protocol';
+import type Database from 'better-sqlite3';
 import type { Logger } from 'pino';
 import { isoTime, type Clock } from '../clock';
 import type { GateRecorder, GateRun, OpenGate } from '../agent/gates';
@@ -83,6 +84,10 @@ export class InboxRecorder implements GateRecorder {
 
   async settled(gateId: string, outcome: InboxOutcome, trx: Trx): Promise<void> {
     await this.repo.settle(gateId, outcome, isoTime(this.clock.now()), trx);
+  }
+
+  settledRaw(gateId: string, outcome: InboxOutcome): (raw: Database.Database) => void {
+    return (raw) => this.repo.settleRaw(raw, gateId, outcome, isoTime(this.clock.now()));
   }
 
   told(change: { added: string } | { removed: string; outcome: InboxOutcome }): void {

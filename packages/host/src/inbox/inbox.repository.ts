@@ -1,6 +1,7 @@
 import type { InboxItem, InboxItemKind, InboxOutcome, InboxTrigger } from '@fengyu/protocol';
+import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import type { Db } from '../storage/database';
+import { type Db, statement } from '../storage/database';
 
 /** Rows of `inbox_items` (migration 180): one per gate a run opened, pending until settled. */
 
@@ -103,6 +104,11 @@ export class InboxRepository {
   }
 
   /** Settles a pending item; false when it was not pending (already settled, or unknown). */
+  /** `settle` inside a synchronous SQLite transaction (a run's commit written through prepared statements). */
+  settleRaw(raw: Database.Database, id: string, outcome: InboxOutcome, at: string): void {
+    statement(raw, "update inbox_items set state = ?, settled_at = ? where id = ? and state = 'pending'").run(outcome, at, id);
+  }
+
   async settle(id: string, outcome: InboxOutcome, at: string, trx?: Db): Promise<boolean> {
     const r = await this.on(trx).updateTable('inbox_items').set({ state: outcome, settled_at: at }).where('id', '=', id).where('state', '=', 'pending').executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;

@@ -188,6 +188,11 @@ describe('gates of runs started by hand', () => {
     expect((await t.api('POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);
     await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === item.id && f.data.outcome === 'answered'), 'removed');
     expect((await t.api('POST', `/api/inbox/${item.id}`, {})).status).toBe(409);
+    // the item was settled in the approval's own commit (its row says so after the run ended)
+    await until(async () => (await t.api('GET', `/api/agent/runs/${runId}`)).body.status === 'completed', 'completed run');
+    const row = await t.host.ctx.db.selectFrom('inbox_items' as never).selectAll().where('id' as never, '=', item.id as never).executeTakeFirst();
+    expect(row).toMatchObject({ state: 'answered' });
+    expect((row as { settled_at: string | null }).settled_at).toBeTruthy();
   });
 
   it('a plan rejected in the inbox cancels the run; a cancelled run takes its item away', async () => {

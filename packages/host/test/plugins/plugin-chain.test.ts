@@ -85,8 +85,10 @@ let liveRun = '';
 
 describe('a chain of plugin steps', () => {
   it('writes a step end and the next start in one commit, sends a retry-safe call before it, and a write call only after its start', async () => {
+    // e0: a run's first step end is written in its own turn and published before the next step starts
     const steps = [
-      { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' } },
+      { id: 'e0', tool: 'probe_echo', arguments: { value: 'e0' } },
+      { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' }, dependsOn: ['e0'] },
       { id: 'e2', tool: 'probe_echo', arguments: { value: 'e2' }, dependsOn: ['e1'] },
       { id: 'w', tool: 'probe_touch', arguments: {}, dependsOn: ['e2'] },
       { id: 'e3', tool: 'probe_echo', arguments: { value: 'e3' }, dependsOn: ['w'] },
@@ -112,11 +114,15 @@ describe('a chain of plugin steps', () => {
     const burstOf = (type: string, stepId: string) => bursts.findIndex((b) => b.some((e) => e.runId === runId && e.type === type && (e as { stepId?: string }).stepId === stepId));
     expect(burstOf('step_complete', 'e1')).toBeGreaterThanOrEqual(0);
     expect(burstOf('step_start', 'e2')).toBe(burstOf('step_complete', 'e1'));
+    // the run's first end is not grouped with what follows it: published first, and e1's call left only after it
+    expect(burstOf('step_complete', 'e0')).toBeGreaterThanOrEqual(0);
+    expect(burstOf('step_start', 'e1')).toBeGreaterThan(burstOf('step_complete', 'e0'));
+    expect(atCall.get('e1')).toContain('step_complete:e0');
     expect(burstOf('step_start', 'e4')).toBe(burstOf('step_complete', 'e3'));
 
     // e2's call left before e1's end was written (its own start is written after the call, with that end)
     expect(atCall.get('e2')).toBeDefined();
-    expect(atCall.get('e2')).toContain('step_start:e1');
+    expect(atCall.get('e2')).toContain('step_complete:e0');
     expect(atCall.get('e2')).not.toContain('step_complete:e1');
     expect(atCall.get('e2')).not.toContain('step_start:e2');
   });
@@ -166,8 +172,10 @@ describe('a chain of plugin steps whose transitions are held across turns', () =
     // nothing is written by the hold's timer here: what a group holds is decided by what is not held
     log.holdMs = 60_000;
     try {
+      // e0: the run's first end is never held (see the first test); the holds begin after it
       const steps = [
-        { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' } },
+        { id: 'e0', tool: 'probe_echo', arguments: { value: 'e0' } },
+        { id: 'e1', tool: 'probe_echo', arguments: { value: 'e1' }, dependsOn: ['e0'] },
         { id: 'e2', tool: 'probe_echo', arguments: { value: 'e2' }, dependsOn: ['e1'] },
         { id: 'e3', tool: 'probe_echo', arguments: { value: 'e3' }, dependsOn: ['e2'] },
         { id: 'w', tool: 'probe_touch', arguments: {}, dependsOn: ['e3'] },
@@ -188,19 +196,21 @@ describe('a chain of plugin steps whose transitions are held across turns', () =
       const order = named(events).filter((x) => /^step_(start|complete):/.test(x));
       expect(order).toEqual(steps.flatMap((s) => [`step_start:${s.id}`, `step_complete:${s.id}`]));
 
-      // e1's end, e2's and e3's starts and ends, and w's start (not held: its call may take effect) in one commit
+      // e2's end, e3's start and end, and w's start (not held: its call may take effect) in one commit.
+      // (e1 starts after e0's end is published, in the loop's check phase: its answer may arrive before
+      // that turn ends, and its end is then written at the turn's end instead of held.)
       const burstOf = (type: string, stepId: string) => bursts.findIndex((b) => b.some((e) => e.runId === held && e.type === type && (e as { stepId?: string }).stepId === stepId));
-      const first = burstOf('step_complete', 'e1');
+      const first = burstOf('step_complete', 'e2');
       expect(first).toBeGreaterThanOrEqual(0);
-      for (const [type, id] of [['step_start', 'e2'], ['step_complete', 'e2'], ['step_complete', 'e3'], ['step_start', 'w']]) expect(burstOf(type as string, id as string), `${type}:${id}`).toBe(first);
+      for (const [type, id] of [['step_start', 'e3'], ['step_complete', 'e3'], ['step_start', 'w']]) expect(burstOf(type as string, id as string), `${type}:${id}`).toBe(first);
       // e4's end to e6's end with the run's end (the last step's end is written with it)
       const end = bursts.findIndex((b) => b.some((e) => e.runId === held && e.type === 'complete'));
       for (const [type, id] of [['step_complete', 'e4'], ['step_start', 'e5'], ['step_complete', 'e6']]) expect(burstOf(type as string, id as string), `${type}:${id}`).toBe(end);
 
-      // e3's call left while e1's end and e2's start were still held (two turns after e1's answer)
-      expect(atCall.get('e3')).toContain('step_start:e1');
-      expect(atCall.get('e3')).not.toContain('step_complete:e1');
-      expect(atCall.get('e3')).not.toContain('step_start:e2');
+      // e3's call left while e2's end was still held
+      expect(atCall.get('e3')).toContain('step_complete:e0');
+      expect(atCall.get('e3')).not.toContain('step_complete:e2');
+      expect(atCall.get('e3')).not.toContain('step_start:e3');
       // the write call left only once its start, and every held transition before it, was written
       const atWrite = atCall.get('?');
       for (const x of ['step_complete:e1', 'step_complete:e2', 'step_complete:e3', 'step_start:w']) expect(atWrite).toContain(x);
@@ -246,24 +256,28 @@ describe('a chain of plugin steps whose transitions are held across turns', () =
     log.holdMs = 60_000;
     const workers = t.host.ctx.plugins.workers;
     const invoke = workers.invoke;
-    // e1's answer is handled in a turn in which another run (the first test's) queues a commit
+    // p2's answer is handled in a turn in which another run (the first test's) queues a commit
     workers.invoke = (req: InvokeRequest) =>
       invoke(req).then((answer) => {
-        if ((req.params as { value?: string }).value === 'p1') void log.commitGrouped(runId, [{ type: 'audit', kind: 'test' } as never], undefined, undefined, false, true);
+        if ((req.params as { value?: string }).value === 'p2') void log.commitGrouped(runId, [{ type: 'audit', kind: 'test' } as never], undefined, undefined, false, true);
         return answer;
       });
     try {
+      // p0: the run's first end is never held; p1 starts after its publication (in the loop's
+      // check phase, so its answer may come before that turn ends and its end is then not held)
       const steps = [
-        { id: 'p1', tool: 'probe_echo', arguments: { value: 'p1' } },
+        { id: 'p0', tool: 'probe_echo', arguments: { value: 'p0' } },
+        { id: 'p1', tool: 'probe_echo', arguments: { value: 'p1' }, dependsOn: ['p0'] },
         { id: 'p2', tool: 'probe_echo', arguments: { value: 'p2' }, dependsOn: ['p1'] },
+        { id: 'p3', tool: 'probe_echo', arguments: { value: 'p3' }, dependsOn: ['p2'] },
       ];
       const res = await t.api('POST', '/api/agent/run', { config: auto, workflow: { steps } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       const events = await t.stream(res.body.runId);
       expect(events.at(-1)?.type).toBe('complete');
-      // p2's call left while p1's end was held (a run waiting for it would wait for the hold)
-      expect(atCall.get('p2')).toContain('step_start:p1');
-      expect(atCall.get('p2')).not.toContain('step_complete:p1');
+      // p3's call left while p2's end was held (a run waiting for it would wait for the hold)
+      expect(atCall.get('p3')).toContain('step_complete:p0');
+      expect(atCall.get('p3')).not.toContain('step_complete:p2');
     } finally {
       workers.invoke = invoke;
       log.holdMs = HOLD_MS;

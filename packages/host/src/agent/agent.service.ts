@@ -1,5 +1,5 @@
 import type { CrashPoint } from '../config/crash-points';
-import { type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RetryPreview, type RunStatus, renderGoal, secretNamesIn, validatePlan } from '@fengyu/protocol';
+import { type AgentPlan, FengYuError, isTerminal, type PlanStep, type Problem, type RetryPreview, type RunStatus, renderGoal, secretNamesIn } from '@fengyu/protocol';
 import type { Logger } from 'pino';
 import { type Clock, isoTime } from '../clock';
 import type { SandboxPosture } from '../plugins/posture';
@@ -8,6 +8,7 @@ import { type ReleaseCommit, RunReleases } from './let-go';
 import type { PermissionGuard } from '../permissions/types';
 import type { CatalogSnapshot, ToolCatalog } from '../tools/catalog';
 import { answerValues, checkValues } from './input-step';
+import { PlanChecker, type PlanCheckConfig } from './plan-check';
 import { interruptOrphan } from './orphans';
 import { planReadyEvent, planRowText } from './run-text';
 import { keepSecretInputs, refreshRunInputs } from './secret-inputs';
@@ -73,6 +74,7 @@ export class AgentService {
   private readonly modelSteps?: ModelStepRunner;
   private readonly filesResolver?: FilesResolver;
   private readonly checks = new Map<string, (step: PlanStep) => Problem[]>();
+  private readonly planChecker: PlanChecker;
   private posture?: { of: SandboxPosture; text: string };
   /** Set by `close`: runs parked at a gate keep their inbox items across the stop. */
   private stopping = false;
@@ -87,6 +89,7 @@ export class AgentService {
     this.modelSteps = deps.modelSteps;
     this.filesResolver = deps.filesResolver;
     this.releases = new RunReleases(deps);
+    this.planChecker = new PlanChecker(deps.secrets);
   }
 
   private runDeps(): RunDeps {
@@ -106,17 +109,8 @@ export class AgentService {
     };
   }
 
-  validate(plan: unknown, catalog: CatalogSnapshot, cfg: Pick<ResolvedConfig, 'inputNames' | 'fileInputNames' | 'readOnly'>, extra: ((step: PlanStep) => Problem[]) | undefined, owner: string): AgentPlan {
-    const result = validatePlan(plan, {
-      tool: (name) => catalog.get(name),
-      secretNames: this.deps.secrets?.view(owner).names ?? new Set(),
-      inputNames: new Set(cfg.inputNames),
-      fileInputNames: new Set([...cfg.fileInputNames, ...cfg.inputNames]),
-      readOnly: cfg.readOnly,
-      extraStepCheck: extra ? (s) => extra(s) : undefined,
-    });
-    if (!result.ok) throw new FengYuError('invalid_plan', { count: result.problems.length }, result.problems);
-    return result.plan;
+  validate(plan: unknown, catalog: CatalogSnapshot, cfg: PlanCheckConfig, extra: ((step: PlanStep) => Problem[]) | undefined, owner: string): AgentPlan {
+    return this.planChecker.check(plan, catalog, cfg, extra, owner);
   }
 
   /** Everything checked before any side effect; returns what `launch` needs. */

@@ -270,7 +270,6 @@ export interface RunEventPayloads {
     [k: string]: unknown;
   };
   /** Someone asked to cancel the run; `cancelled` follows once running steps stop. */
-  // biome-ignore lint/complexity/noBannedTypes: an event without payload
   cancel_requested: {};
   /**
    * A failed, cancelled or interrupted run was resumed: it pauses for plan review again.
@@ -299,7 +298,6 @@ export interface RunEventPayloads {
     details?: unknown;
   };
   /** The run was cancelled. Ends the stream. */
-  // biome-ignore lint/complexity/noBannedTypes: an event without payload
   cancelled: {};
   /** The host stopped while the run was live; `reason` says why. Ends the stream. */
   interrupted: {

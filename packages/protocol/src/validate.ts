@@ -377,7 +377,7 @@ function stepProblems(step: PlanStep, loop: PlanStep | undefined, index: PlanInd
   if (kind !== 'input' && step.timeoutMs !== undefined && (step.timeoutMs < STEP_TIMEOUT_MS.min || step.timeoutMs > STEP_TIMEOUT_MS.max)) p('step_timeout_range', { timeoutMs: step.timeoutMs, ...STEP_TIMEOUT_MS }, 'timeoutMs');
   // structured conditions, loops and inputs have no effect of their own; a model condition is a model call
   const effectFree = kind === 'forEach' || kind === 'input' || (kind === 'condition' && !step.instruction?.trim());
-  if (ctx.readOnly && !effectFree && (!tool || tool.effect !== 'read')) p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
+  if (ctx.readOnly && !effectFree && tool?.effect !== 'read') p('read_only_step', { tool: step.tool ?? '(model step)', effect: tool?.effect ?? 'model' }, 'tool');
   // output folders first, in plain words; the generic schema issue of the same argument is then left out
   const folders = tool && !step.pinned ? folderProblems(step, tool.inputSchema, ctx.uploadInputNames) : [];
   problems.push(...folders);

@@ -8,7 +8,6 @@ export type NewEvent = { [T in RunEventType]: { type: T } & RunEventPayloads[T] 
 
 export type Listener = (event: RunEvent) => void;
 
-// biome-ignore lint/suspicious/noExplicitAny: projections touch tables of several domains
 export type Trx = Transaction<any>;
 
 /**

@@ -50,7 +50,6 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 export class SettingsStore {
   private readonly db: Kysely<Tables>;
-  // biome-ignore lint/suspicious/noExplicitAny: heterogeneous section specs
   private readonly sections = new Map<string, SectionSpec<any>>();
   private readonly listeners: ChangeListener[] = [];
   private readonly cache = new Map<string, SettingsDoc>();

@@ -13,7 +13,6 @@ import { PostgresDdlPlugin } from './postgres-ddl';
  * pool) behind Kysely for a shared deployment; one set of numbered migrations for both.
  */
 
-// biome-ignore lint/suspicious/noExplicitAny: repositories narrow with withTables<>()
 export type Db = Kysely<any>;
 
 export type DialectName = 'sqlite' | 'postgres';

@@ -102,6 +102,9 @@ export class McpConnection {
   private pending?: Promise<void>;
   private failedAt = 0;
   private generation = 0;
+  /** Calls begun and not yet answered: a retired connection closes when the last one ends. */
+  private inFlight = 0;
+  private retiring = false;
   private readonly stderrTail: string[] = [];
   private readonly log: Logger;
 
@@ -259,6 +262,15 @@ export class McpConnection {
 
   /** Calls a tool; maps the result to JSON. Rejects with tool_failed / tool_timeout / tool_cancelled. */
   async call(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal, progress?: ProgressFn): Promise<unknown> {
+    this.inFlight++;
+    try {
+      return await this.callOnce(tool, qualified, args, signal, progress);
+    } finally {
+      if (--this.inFlight === 0 && this.retiring) void this.close();
+    }
+  }
+
+  private async callOnce(tool: string, qualified: string, args: Record<string, unknown>, signal: AbortSignal, progress?: ProgressFn): Promise<unknown> {
     if (signal.aborted) throw new FengYuError('tool_cancelled', { name: qualified });
     await this.ensure();
     const client = this.client;
@@ -278,6 +290,16 @@ export class McpConnection {
       throw new FengYuError('tool_failed', { name: qualified, reason: this.describe(e) }, undefined, { cause: e });
     }
     return mapCallResult(qualified, result);
+  }
+
+  /**
+   * Closes once the calls in flight have their answers (a changed or removed server: the calls
+   * already sent finish on the configuration they started with; new calls go to its replacement).
+   */
+  retire(): Promise<void> {
+    if (this.inFlight === 0) return this.close();
+    this.retiring = true;
+    return Promise.resolve();
   }
 
   async close(): Promise<void> {

@@ -97,6 +97,10 @@ export function mcpServersSection(secrets: SecretStore, isolation?: OwnerIsolati
       ...followProblems(servers, ctx.prev.mcpServers as McpServersSettings | undefined),
       ...(await isolationProblems(isolation, ctx.owner, servers, ctx.prev.mcpServers as McpServersSettings | undefined)),
     ],
-    prepare: (next, prev, owner) => sealServers(secrets, owner, restoreRedacted(next, revealServers(secrets, owner, prev ?? {}))),
+    // a marker keeps the value the database holds now (another host may have changed it), not an older copy
+    prepare: async (next, prev, owner) => {
+      await secrets.fresh(owner);
+      return sealServers(secrets, owner, restoreRedacted(next, revealServers(secrets, owner, prev ?? {})));
+    },
   };
 }

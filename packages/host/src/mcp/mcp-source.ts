@@ -19,6 +19,11 @@ export interface McpSourceDeps extends Omit<ConnectionDeps, 'logger' | 'launchSt
   servers: (owner: string) => Promise<McpServersSettings>;
   /** Whether the owner's `mcpServers` section names any server, when the settings are already read; else undefined. */
   hasServersNow?: (owner: string) => boolean | undefined;
+  /**
+   * Reads the owner's header and env values again when another host of a shared database changed
+   * them; answers a stamp that moves whenever they were read again (`servers` then reveals the new ones).
+   */
+  fresh?: (owner: string) => Promise<number>;
 }
 
 interface Entry {
@@ -30,6 +35,8 @@ interface Entry {
 export class McpToolSource implements ToolSource {
   readonly kind = 'mcp' as const;
   private readonly entries = new Map<string, Entry>();
+  /** owner → the `fresh` stamp its connections were last matched against. */
+  private readonly synced = new Map<string, number>();
 
   constructor(private readonly deps: McpSourceDeps) {}
 
@@ -38,8 +45,9 @@ export class McpToolSource implements ToolSource {
   }
 
   /**
-   * Makes the connections match `servers` for `owner`: removed or changed servers are closed;
-   * new ones are created idle (they connect on first use). Returns the changed-and-was-used ones.
+   * Makes the connections match `servers` for `owner`: removed or changed servers are retired
+   * (closed once their calls in flight end); new ones are created idle (they connect on first
+   * use). Returns the changed-and-was-used ones.
    */
   sync(owner: string, servers: McpServersSettings): McpConnection[] {
     const reopened: McpConnection[] = [];
@@ -49,7 +57,7 @@ export class McpToolSource implements ToolSource {
       if (next && fingerprint(next) === fingerprint(e.conn.config)) continue;
       this.entries.delete(k);
       const wasUsed = e.conn.state !== 'idle';
-      void e.conn.close();
+      void e.conn.retire();
       if (next && wasUsed) reopened.push(this.add(owner, e.conn.server, servers));
     }
     for (const name of Object.keys(servers)) if (!this.entries.has(this.key(owner, name))) this.add(owner, name, servers);
@@ -70,8 +78,18 @@ export class McpToolSource implements ToolSource {
     for (const conn of this.sync(owner, servers)) conn.ensure().catch(() => {});
   }
 
-  private async connections(owner: string): Promise<McpConnection[]> {
+  /** Matches the owner's connections to the values another host changed, when they changed since the last match. */
+  private async follow(owner: string): Promise<void> {
+    const stamp = await this.deps.fresh?.(owner);
+    if (stamp === undefined || this.synced.get(owner) === stamp) return;
     this.sync(owner, await this.deps.servers(owner));
+    this.synced.set(owner, stamp);
+  }
+
+  private async connections(owner: string): Promise<McpConnection[]> {
+    const stamp = await this.deps.fresh?.(owner);
+    this.sync(owner, await this.deps.servers(owner));
+    if (stamp !== undefined) this.synced.set(owner, stamp);
     return [...this.entries.values()].filter((e) => e.owner === owner).map((e) => e.conn);
   }
 
@@ -126,7 +144,9 @@ export class McpToolSource implements ToolSource {
       origin: server,
       timeoutSeconds: conn.timeoutSeconds,
       // Looks the connection up at call time: a settings change may have replaced it since the snapshot.
+      // A value another host changed replaces the connection first (its calls in flight finish on the old one).
       invoke: async (args: Record<string, unknown>, ctx: ToolContext) => {
+        await this.follow(owner);
         const current = this.entries.get(this.key(owner, server))?.conn;
         if (!current) throw new FengYuError('mcp_server_not_found', { server });
         return current.call(mcpName, facts.name, args, ctx.signal, ctx.progress);

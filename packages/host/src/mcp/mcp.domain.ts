@@ -29,6 +29,7 @@ export function createMcpSource(core: Pick<CoreServices, 'logger' | 'clock' | 's
     logger: core.logger,
     now: () => core.clock.now(),
     servers: async (owner) => revealServers(secrets, owner, await core.settings.section<McpServersSettings>(owner, 'mcpServers')),
+    fresh: (owner) => secrets.fresh(owner),
     hasServersNow: (owner) => {
       const servers = core.settings.sectionNow<McpServersSettings>(owner, 'mcpServers');
       return servers === undefined ? undefined : Object.keys(servers).length > 0;

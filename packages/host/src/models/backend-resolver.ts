@@ -76,6 +76,8 @@ export class BackendResolver {
 
   /** The provider packages are loaded with the first model built from them. */
   private async build(owner: string, config: BackendConfig, modelId: string): Promise<LanguageModel> {
+    // a stored key another host of a shared database rotated or removed is read again before its use
+    if (config.apiKey !== undefined && !config.apiKeyEnv) await this.secrets.fresh(owner);
     const apiKey = this.apiKey(owner, config);
     if (config.provider === 'openai-compatible') {
       const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');

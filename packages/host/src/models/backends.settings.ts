@@ -96,7 +96,8 @@ export function keyFollowProblems(list: BackendConfig[], prev: BackendConfig[] |
 
 /** Moves new keys into the vault; returns the list as stored (keys replaced by the marker). */
 export async function prepareBackends(secrets: SecretStore, owner: string, next: BackendConfig[]): Promise<BackendConfig[]> {
-
+  // a marker keeps the key the database holds now (another host may have rotated it), not an older copy
+  await secrets.fresh(owner);
   const keys: Record<string, string> = {};
   const stored = next.map((b) => {
     if (b.apiKey === undefined) return b;

@@ -15,7 +15,11 @@ export interface SecretRow {
   updated_at: string;
 }
 
-type Tables = { secrets: SecretRow; settings: { owner: string; doc: string; updated_at: string } };
+type Tables = {
+  secrets: SecretRow;
+  settings: { owner: string; doc: string; updated_at: string };
+  secret_versions: { owner: string; scope: string; version: number };
+};
 
 /** One value inserted or replaced (the creation time of an existing row kept), as `upsert` does. */
 const UPSERT_ONE =
@@ -95,6 +99,23 @@ export class VaultRepository {
   /** Removes an owner's internal values whose names start with `prefix` (one domain's). */
   async removePrefix(owner: string, prefix: string, trx?: Transaction<Tables>): Promise<void> {
     await (trx ?? this.db).deleteFrom('secrets').where('owner', '=', owner).where('kind', '=', 'internal').where('name', 'like', `${prefix}%`).execute();
+  }
+
+  /** The counters of the owner's scopes (`secret_versions`, migration 340); a scope never written is absent. */
+  async versions(owner: string): Promise<Map<string, number>> {
+    const rows = await this.db.selectFrom('secret_versions').select(['scope', 'version']).where('owner', '=', owner).execute();
+    return new Map(rows.map((r) => [r.scope, Number(r.version)]));
+  }
+
+  /** Moves the counters of the owner's scopes on, in the transaction that writes their values. */
+  async bump(owner: string, scopes: readonly string[], trx: Transaction<Tables>): Promise<void> {
+    for (const scope of scopes) {
+      await trx
+        .insertInto('secret_versions')
+        .values({ owner, scope, version: 1 })
+        .onConflict((oc) => oc.columns(['owner', 'scope']).doUpdateSet({ version: sql`secret_versions.version + 1` }))
+        .execute();
+    }
   }
 
   async reseal(owner: string, name: string, value: string, keyId: string, trx: Transaction<Tables>): Promise<void> {

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { filesHolding } from '../../test/support/home-bytes';
 import { systemClock } from '../clock';
@@ -73,5 +74,21 @@ describe('the vault at start', () => {
     for (const v of ['sk-legacy-file-key', 'sk-legacy-row-key', 'mcp-legacy-file', 'mcp-legacy-row']) expect(filesHolding(home, v), v).toEqual([]);
     // a second start finds nothing left to move and keeps every value
     expect((await openVault(db, { home }, systemClock)).getInternal('default', 'backend:old')).toBe('sk-legacy-row-key');
+  });
+});
+
+describe('following another host on SQLite', () => {
+  it('keeps no counter and reads nothing before a use: one host per file, memory is the truth', async () => {
+    const { home, db } = await fresh();
+    const vault = await openVault(db, { home }, systemClock);
+    // without the counters' table at all, every write and check works: SQLite never touches it
+    await sql`drop table secret_versions`.execute(db.db);
+    await vault.replaceInternal('alice', 'backend:', { local: 'sk-sqlite-1' });
+    await vault.mergeInternal('alice', { 'mcp:gh/env/TOKEN': 'mcp-sqlite-1' });
+    await vault.removeInternal('alice', 'mcp:gh/env/TOKEN');
+    expect(await vault.follow('alice')).toBe(false);
+    expect(vault.stamp('alice', 'backend:')).toBe(0);
+    expect(vault.getInternal('alice', 'backend:local')).toBe('sk-sqlite-1');
+    expect(vault.getInternal('alice', 'mcp:gh/env/TOKEN')).toBeUndefined();
   });
 });

@@ -11,8 +11,17 @@ import type { SecretRow, VaultRepository } from './vault.repository';
  * the repository and opened only for dispatch, for a backend or MCP connection, and to redact.
  * Every value is held opened in memory, so dispatch and redaction read it synchronously; on a
  * shared PostgreSQL database an owner's named secrets are read again when a run of the owner
- * is prepared (`refresh`), so a value another host changed is seen by the next run.
+ * is prepared (`refresh`), so a value another host changed is seen by the next run, and the
+ * followed internal values (backend keys, MCP values) are read again before their use when their
+ * scope's counter moved (`follow`).
  */
+
+/** Internal values every host uses directly (a model call, an MCP connection): their writes move a counter other hosts check. */
+export const FOLLOWED_PREFIXES = ['backend:', 'mcp:'] as const;
+export type FollowedPrefix = (typeof FOLLOWED_PREFIXES)[number];
+
+/** The counter's scope of a followed prefix (`backend`, `mcp`). */
+const scopeOf = (prefix: FollowedPrefix) => prefix.slice(0, -1);
 
 /** What a run reads of its owner's secrets: names to validate, values to substitute and to redact. */
 export interface SecretsView {
@@ -47,6 +56,10 @@ export class Vault {
   private readonly named = new Map<string, Map<string, string>>();
   /** The view of each owner, made on first use after a change. */
   private readonly views = new Map<string, SecretsView>();
+  /** owner + followed prefix → the counter its values in `internal` were read at (PostgreSQL). */
+  private readonly seen = new Map<string, number>();
+  /** owner + followed prefix → how many times `follow` read its values again here (`stamp`). */
+  private readonly stamps = new Map<string, number>();
 
   private constructor(
     private readonly repo: VaultRepository,
@@ -124,13 +137,61 @@ export class Vault {
     return view;
   }
 
-  /** Reads the owner's named secrets again (a shared database: another host may have changed them). */
+  /**
+   * Reads the owner's named secrets again, and the followed values that moved (a shared database:
+   * another host may have changed them), so a run's substitution and redaction see the current ones.
+   */
   async refresh(owner: string): Promise<void> {
     if (this.dialect !== 'postgres') return; // one host per SQLite file: memory is the truth
     const rows = await this.repo.ofOwner(owner, 'user');
     const m = this.mapOf('user', owner);
     m.clear();
     for (const r of rows) m.set(r.name, this.openRow(r));
+    await this.follow(owner);
+  }
+
+  /**
+   * On a shared database, reads the owner's values under the followed `prefixes` again when another
+   * host wrote them since this host read them: one read of the owner's counters (primary key) when
+   * nothing moved, then the rows of the scopes that did. True when some were read again. SQLite
+   * (one host per file) reads nothing: memory is the truth.
+   */
+  async follow(owner: string, prefixes: readonly FollowedPrefix[] = FOLLOWED_PREFIXES): Promise<boolean> {
+    if (this.dialect !== 'postgres') return false;
+    // the counters first, then the rows: a write committed in between moves the counter again,
+    // so it is read on the next check rather than missed
+    const versions = await this.repo.versions(owner);
+    const moved = prefixes.filter((p) => this.seen.get(`${owner}\u0000${p}`) !== (versions.get(scopeOf(p)) ?? 0));
+    if (moved.length === 0) return false;
+    const rows = await this.repo.internalUnder(owner, moved);
+    const m = this.internalOf(owner);
+    for (const k of [...m.keys()]) if (moved.some((p) => k.startsWith(p))) m.delete(k);
+    for (const r of rows) m.set(r.name, this.openRow(r));
+    for (const p of moved) {
+      this.seen.set(`${owner}\u0000${p}`, versions.get(scopeOf(p)) ?? 0);
+      this.stamps.set(`${owner}\u0000${p}`, this.stamp(owner, p) + 1);
+    }
+    return true;
+  }
+
+  /**
+   * How many times this host read the owner's values under `prefix` again from the database: a user
+   * that holds something built from them (an MCP connection) rebuilds it when the stamp moved,
+   * whichever caller's `follow` read them. Always 0 on SQLite.
+   */
+  stamp(owner: string, prefix: FollowedPrefix): number {
+    return this.stamps.get(`${owner}\u0000${prefix}`) ?? 0;
+  }
+
+  /** The followed scopes a write of these names touches (PostgreSQL only: SQLite keeps no counter). */
+  private followedIn(names: readonly string[]): FollowedPrefix[] {
+    if (this.dialect !== 'postgres') return [];
+    return FOLLOWED_PREFIXES.filter((p) => names.some((n) => n.startsWith(p)));
+  }
+
+  /** After this host's own write: its next `follow` reads the scope again (other hosts may have written too). */
+  private forget(owner: string, prefixes: readonly FollowedPrefix[]): void {
+    for (const p of prefixes) this.seen.delete(`${owner}\u0000${p}`);
   }
 
   /**
@@ -180,10 +241,13 @@ export class Vault {
   /** Adds or replaces some of the owner's internal values (full names), keeping the others. */
   async mergeInternal(owner: string, values: Record<string, string>): Promise<void> {
     const current = this.internalOf(owner);
+    const followed = this.followedIn(Object.keys(values));
     await this.repo.transaction(async (trx) => {
       for (const [name, value] of Object.entries(values)) await this.repo.upsert(this.row(owner, name, 'internal', value), trx);
+      await this.repo.bump(owner, followed.map(scopeOf), trx);
     });
     for (const [name, value] of Object.entries(values)) current.set(name, value);
+    this.forget(owner, followed);
   }
 
   /** The owner's internal values (full names) sealed for a holder to write with its own row (`KeptSeal`). */
@@ -201,8 +265,16 @@ export class Vault {
 
   /** Removes one internal value (full name); false when there was none. */
   async removeInternal(owner: string, name: string): Promise<boolean> {
-    const removed = await this.repo.remove(owner, name);
+    const followed = this.followedIn([name]);
+    const removed = followed.length
+      ? await this.repo.transaction(async (trx) => {
+          const gone = await this.repo.remove(owner, name, trx);
+          await this.repo.bump(owner, followed.map(scopeOf), trx);
+          return gone;
+        })
+      : await this.repo.remove(owner, name);
     this.internalOf(owner).delete(name);
+    this.forget(owner, followed);
     return removed;
   }
 
@@ -218,6 +290,9 @@ export class Vault {
 
   /** Replaces the owner's internal values under `prefix` with exactly `values` (names without the prefix), in one transaction. */
   async replaceInternal(owner: string, prefix: string, values: Record<string, string>): Promise<void> {
+    const followed = this.followedIn([prefix]);
+    // compared with what the database holds now, not with what another host's write left behind here
+    if (followed.length) await this.follow(owner, followed);
     const current = this.internalOf(owner);
     const wanted = Object.entries(values).map(([k, v]) => [`${prefix}${k}`, v] as const);
     const same = wanted.length === [...current.keys()].filter((k) => k.startsWith(prefix)).length && wanted.every(([k, v]) => current.get(k) === v);
@@ -225,8 +300,10 @@ export class Vault {
     await this.repo.transaction(async (trx) => {
       await this.repo.removePrefix(owner, prefix, trx);
       for (const [name, value] of wanted) await this.repo.upsert(this.row(owner, name, 'internal', value), trx);
+      await this.repo.bump(owner, followed.map(scopeOf), trx);
     });
     for (const k of [...current.keys()]) if (k.startsWith(prefix)) current.delete(k);
     for (const [name, value] of wanted) current.set(name, value);
+    this.forget(owner, followed);
   }
 }

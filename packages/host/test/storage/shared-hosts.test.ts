@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -13,6 +13,7 @@ import { SharedTaskStore } from '../../src/tasks/shared-task.store';
 import { ToolCatalog } from '../../src/tools/catalog';
 import { startTestHost, type TestHost } from '../support/host';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
+import { startScriptedOpenAI } from '../support/scripted-openai';
 import { until } from '../tasks/helpers';
 
 /**
@@ -40,11 +41,11 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     for (const h of homes) rmSync(h, { recursive: true, force: true });
   });
 
-  async function host(databaseUrl: string, env: Record<string, string> = {}): Promise<TestHost> {
+  async function host(databaseUrl: string, env: Record<string, string> = {}, log?: pino.Logger): Promise<TestHost> {
     const home = mkdtempSync(join(tmpdir(), 'fengyu-shared-hosts-'));
     homes.push(home);
     // one vault key for every host of the database (each home would otherwise make its own)
-    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, env: { ...process.env, FENGYU_SECRETS_KEY: SECRETS_KEY, ...env } });
+    const h = await startTestHost({ keepHome: home, databaseUrl, token: TOKEN, writeHostFile: false, env: { ...process.env, FENGYU_SECRETS_KEY: SECRETS_KEY, ...env }, ...(log ? { logger: log } : {}) });
     hosts.push(h);
     return h;
   }
@@ -156,6 +157,69 @@ describe.skipIf(!postgresAvailable())('hosts sharing one PostgreSQL database', (
     for (const s of sweepers) await s.stop();
     await live.stop();
     for (const o of opened) await o.close();
+  }, 120_000);
+
+  it("a backend key and an MCP server's env value changed on one host are used by the other's next call, without a restart", async () => {
+    const url = await server.createDatabase();
+    const llm = await startScriptedOpenAI();
+    const fixture = join(import.meta.dirname, '../mcp/fixtures/dynamic-server.mjs');
+    const home = mkdtempSync(join(tmpdir(), 'fengyu-shared-vault-'));
+    homes.push(home);
+    const fixtureLog = join(home, 'fixture.log');
+    const keys = ['sk-first-7c1d', 'sk-rotated-8e2f', 'sk-again-9a3b'];
+    const values = ['mcp-first-41ab', 'mcp-changed-52cd'];
+    const backend = (apiKey?: string) => ({ id: 'local', provider: 'openai-compatible', baseURL: llm.url, model: 'scripted', ...(apiKey ? { apiKey } : {}) });
+    const fx = (value: string) => ({ command: process.execPath, args: [fixture], env: { FIXTURE_VALUE: value, FIXTURE_LOG: '[redacted]' } });
+    const a = await host(url);
+    const first = await a.api('PATCH', '/api/settings', { backends: [backend(keys[0])], defaultBackend: 'local', mcpServers: { fx: { ...fx(values[0] as string), env: { FIXTURE_VALUE: values[0], FIXTURE_LOG: fixtureLog } } } });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const lines: string[] = [];
+    const b = await host(url, {}, pino({ level: 'trace' }, { write: (line: string) => void lines.push(line) }));
+    const seen: unknown[] = [];
+    const chat = async () => {
+      llm.push({ text: 'hello' });
+      const res = await fetch(`${b.host.url}/api/chat`, { method: 'POST', headers: { 'x-fengyu-token': TOKEN, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'hi' }) });
+      seen.push(await res.text());
+      return llm.headers.at(-1)?.authorization;
+    };
+    const run = async (steps: unknown[]) => {
+      const started = await b.api('POST', '/api/agent/run', { workflow: { steps }, config: { planApproval: false, permissionMode: 'full-access' } });
+      expect(started.status, JSON.stringify(started.body)).toBe(200);
+      return started.body.runId as string;
+    };
+    const detail = async (runId: string) => {
+      await b.waitFor(runId, 'complete');
+      const body = (await b.api('GET', `/api/agent/runs/${runId}`)).body;
+      seen.push(body);
+      return body.executions as Array<{ stepId: string; result: unknown }>;
+    };
+    const envNotes = () => readFileSync(fixtureLog, 'utf8').split('\n').filter((l) => l.startsWith('env '));
+    expect(await chat()).toBe(`Bearer ${keys[0]}`);
+    expect((await detail(await run([{ id: 'env', tool: 'fx__env', arguments: {} }])))[0]?.result).toBe('[redacted:mcp:fx/env/FIXTURE_VALUE]');
+    // A rotates the key (the settings document keeps its marker): B's next call sends the new one, and again
+    expect((await a.api('PATCH', '/api/settings', { backends: [backend(keys[1])] })).status).toBe(200);
+    expect(await chat()).toBe(`Bearer ${keys[1]}`);
+    expect((await a.api('PATCH', '/api/settings', { backends: [backend(keys[2])] })).status).toBe(200);
+    // B saving another section keeps the key A set (not the copy B held before)
+    expect((await b.api('PATCH', '/api/settings', { memory: { enabled: false } })).status).toBe(200);
+    expect(await chat()).toBe(`Bearer ${keys[2]}`);
+    // A changes the server's env value while B has a call in flight on it: that call finishes on
+    // the old connection, B's next call connects with the new value
+    const slow = await run([{ id: 'slow', tool: 'fx__slow', arguments: { ms: 3000 } }]);
+    await until(() => readFileSync(fixtureLog, 'utf8').includes('slow start'), 'the slow call on B');
+    expect((await a.api('PATCH', '/api/settings', { mcpServers: { fx: fx(values[1] as string) } })).status).toBe(200);
+    expect((await detail(await run([{ id: 'env', tool: 'fx__env', arguments: {} }])))[0]?.result).toBe('[redacted:mcp:fx/env/FIXTURE_VALUE]');
+    expect(envNotes()).toEqual([`env ${values[0]}`, `env ${values[1]}`]);
+    expect((await detail(slow))[0]?.result).toBe('slept 3000');
+    // A removes the key: B sends none, not the old one
+    expect((await a.api('PATCH', '/api/settings', { backends: [backend()] })).status).toBe(200);
+    expect(await chat()).toBeUndefined();
+    // B never shows or logs a value: its settings, responses, run details and log hold markers only
+    seen.push((await b.api('GET', '/api/settings')).body);
+    const shown = JSON.stringify(seen) + lines.join('');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const v of [...keys, ...values]) expect(shown).not.toContain(v);
+    await llm.close();
   }, 120_000);
 
   it('a run parked at a gate outlives its host: another host takes the answer (one of two racing answers) and runs it to its end', async () => {

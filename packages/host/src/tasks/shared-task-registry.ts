@@ -9,6 +9,7 @@ import { type FairQueue, type QueueLimits, resolveLimits } from './fair-queue';
 import { SharedAdmissions } from './shared-admission';
 import { parkTask } from './shared-park';
 import { SharedEnds } from './shared-ends';
+import { INTERRUPTED, sweepTasks } from './shared-sweep';
 import { replayQueue, SharedDispatcher } from './shared-dispatch';
 import { SharedTaskStore } from './shared-task.store';
 import { fromRow, SqliteTaskStore, type TaskRecord } from './task.store';
@@ -36,11 +37,12 @@ import type { SubmitResult, SubmitTaskRequest, TaskSnapshot, TaskState, TaskSubm
  * Every host is a worker: it takes handed-off jobs, in one transaction with marking the task
  * running on itself, runs the body and records the end with completing the job. A task is run
  * at most once: a job is taken once (retries off), and a host that dies leaves its running tasks
- * to the sweep of dead hosts, which records them `interrupted` and fails their jobs.
- * Parts: shared-admission.ts (admission), shared-dispatch.ts (the dispatcher), shared-ends.ts (ends).
+ * to the sweep of dead hosts, which records them `interrupted` and fails their jobs — except a
+ * task whose run was never written (its body had not begun): it is put back, its job sent again.
+ * Parts: shared-admission.ts (admission), shared-dispatch.ts (the dispatcher), shared-ends.ts
+ * (ends), shared-sweep.ts (the sweep).
  */
 
-const INTERRUPTED = { code: 'task_interrupted', message: 'The host running this task stopped; it is not run again.' };
 
 
 export interface SharedTaskDeps {
@@ -251,7 +253,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
     const r = entry.record;
     // A run comes back interrupted only when this host stops: its task is left to the stop's sweep
     // (`sweepHosts`), which keeps it waiting when its run is parked at a gate, else interrupts it.
-    if (outcome.state === 'interrupted' && (this.closing || !entry.slot.requested)) {
+    // So is a body that ends with no run recorded while this host stops, not killed by its owner
+    // (the stop came before it wrote its run): the sweep puts it back when no run was written.
+    const leftToSweep = outcome.state === 'interrupted' ? this.closing || !entry.slot.requested : this.closing && !entry.killing && !r.runId;
+    if (leftToSweep) {
       if (this.local.get(r.id) === entry) this.local.delete(r.id);
       entry.resolveDone();
       return;
@@ -422,31 +427,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
     return this.finishedTasks.on(listener);
   }
 
-  /**
-   * Interrupts the tasks the named hosts were running (their lease ran out, or this host stops),
-   * each once, and fails their jobs so the engine never hands them out again. `unowned`: also
-   * running tasks that name no host. Queued tasks stay in the shared queue. Returns how many.
-   */
-  async sweepHosts(hostIds: string[], unowned = false): Promise<number> {
+  /** Sweeps the named hosts' tasks (`sweepTasks`: interrupted, kept waiting, or put back when their body had not begun); `except`: never put back. */
+  async sweepHosts(hostIds: string[], unowned = false, except: string[] = []): Promise<number> {
     if (hostIds.length === 0 && !unowned) return 0;
-    const now = this.now();
-    const n = await this.store.transaction(async (trx) => {
-      // a task whose run waits at a gate waits on, holding no slot: its job is done with
-      const parked = await this.store.parkWaiting(trx, hostIds, unowned);
-      await this.deps.engine.complete(
-        trx as unknown as Db,
-        parked.filter((r) => r.released_ms !== null).map((r) => r.id),
-      );
-      // its run claimed by an answer on a dead host before that host took the task: it ends with the run
-      const orphaned = await this.store.interruptOrphanedWaiting(trx, hostIds, now, INTERRUPTED);
-      const rows = await this.store.interruptRunning(trx, hostIds, unowned, now, INTERRUPTED);
-      await this.deps.engine.fail(
-        trx as unknown as Db,
-        rows.filter((r) => r.released_ms !== null).map((r) => r.id),
-        'the host running this task stopped',
-      );
-      return rows.length + parked.length + orphaned.length;
-    });
+    const n = await sweepTasks(this.store, this.deps.engine, this.now(), hostIds, unowned, except);
     if (n > 0) this.kick();
     return n;
   }
@@ -479,7 +463,12 @@ export class SharedTaskRegistry implements TaskSubmitter {
     return 0;
   }
 
-  /** Host stop: nothing more is taken; this host's running tasks are recorded interrupted (never re-run). */
+  /**
+   * Host stop: nothing more is taken; this host's running tasks are recorded interrupted (never
+   * re-run), except those whose body had not written its run: they go back to the shared queue.
+   * A body still without a run may be writing it: the stop waits for it a bounded time (the kill's
+   * cooperative grace), and one that has not ended by then is interrupted, never put back.
+   */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
@@ -487,7 +476,10 @@ export class SharedTaskRegistry implements TaskSubmitter {
     await this.ticking;
     const live = [...this.local.values()];
     for (const e of live) e.slot.kill();
-    await this.sweepHosts([this.deps.hostId]).catch((err) => this.deps.logger.warn({ err }, 'could not record this host’s tasks interrupted'));
+    const unbegun = live.filter((e) => !e.ended && !e.record.runId);
+    if (unbegun.length) await Promise.race([Promise.all(unbegun.map((e) => e.done)), sleep((this.deps.graces ?? KILL_GRACES_MS).cooperative)]);
+    const writing = unbegun.filter((e) => !e.ended).map((e) => e.record.id);
+    await this.sweepHosts([this.deps.hostId], false, writing).catch((err) => this.deps.logger.warn({ err }, 'could not record this host’s tasks interrupted'));
     for (const e of live) e.resolveDone();
     this.local.clear();
     this.dispatcher.stop();

@@ -152,6 +152,30 @@ export class SharedTaskStore {
     return this.db.updateTable('bg_tasks').set({ state: 'running', host_id: hostId }).where('run_id', '=', runId).where('state', '=', 'waiting').returningAll().executeTakeFirst();
   }
 
+  /**
+   * The tasks running on `hostIds` (and, when `unowned`, on no host) whose body had not begun go
+   * back to `queued`, naming no host, still released (their job is handed out again by the caller,
+   * so each keeps the running slot it held): no run under the task's id (a task's run takes its id,
+   * and a step takes effect only after its run's row commits), none recorded, no kill asked for, and
+   * not among `except` (bodies of this host that may still be writing their run). Conditional on
+   * `running` on those hosts, so of two sweeps at once only one puts a task back. Returns their ids.
+   */
+  async requeueUnbegun(tx: SharedTx, hostIds: string[], unowned: boolean, except: string[] = []): Promise<string[]> {
+    if (hostIds.length === 0 && !unowned) return [];
+    let q = tx
+      .updateTable('bg_tasks')
+      .set({ state: 'queued', host_id: null, started_ms: null })
+      .where('state', '=', 'running')
+      .where((eb) => eb.or([...(hostIds.length ? [eb('host_id', 'in', hostIds)] : []), ...(unowned ? [eb('host_id', 'is', null)] : [])]))
+      .where('run_id', 'is', null)
+      .where('kill_requested', '=', 0)
+      .where('released_ms', 'is not', null)
+      .where(sql<boolean>`not exists (select 1 from runs where runs.id = bg_tasks.id)`);
+    if (except.length) q = q.where('id', 'not in', except);
+    const rows = await q.returning('id').execute();
+    return rows.map((r) => r.id);
+  }
+
   /** Marks the tasks running on `hostIds` (and, when `unowned`, on no host) interrupted; returns them. */
   interruptRunning(tx: SharedTx, hostIds: string[], unowned: boolean, nowMs: number, error: { code: string; message: string }): Promise<Array<{ id: string; released_ms: number | null }>> {
     return tx

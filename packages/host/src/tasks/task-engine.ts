@@ -8,7 +8,8 @@ import type { Db } from '../storage/database';
  * active) in the same transaction that marks the task running on its host, and completes it in
  * the transaction that records the task's end. Retries are off (retry limit 0): a job whose
  * worker died is failed — by the sweep of the dead host, or by pg-boss's own expiry as a
- * backstop — and its task is recorded `interrupted`, never run again. Loaded only on PostgreSQL.
+ * backstop — and its task is recorded `interrupted`, never run again; one whose body had not begun
+ * (no run written) is put back instead, its job sent again (`resend`). Loaded only on PostgreSQL.
  */
 
 export const TASK_QUEUE = 'fengyu-tasks';
@@ -46,6 +47,7 @@ interface Boss {
   complete(name: string, id: string | string[], data?: object, options?: Record<string, unknown>): Promise<unknown>;
   fail(name: string, id: string | string[], data?: object, options?: Record<string, unknown>): Promise<unknown>;
   cancel(name: string, id: string | string[], options?: Record<string, unknown>): Promise<unknown>;
+  deleteJob(name: string, id: string | string[], options?: Record<string, unknown>): Promise<unknown>;
 }
 
 export class TaskEngine {
@@ -95,6 +97,17 @@ export class TaskEngine {
   /** Cancels jobs not yet taken (a queued task killed after its release). */
   async cancel(trx: Db, jobIds: string[]): Promise<void> {
     if (jobIds.length) await this.boss.cancel(TASK_QUEUE, jobIds, { db: executor(trx) });
+  }
+
+  /**
+   * Hands the jobs of tasks put back into the queue out again (a dead host's task whose body had
+   * not begun): each job, whatever state its dead worker left it in, is replaced by a new one under
+   * the same id, in the caller's transaction, so exactly one worker takes it next.
+   */
+  async resend(trx: Db, taskIds: string[]): Promise<void> {
+    if (taskIds.length === 0) return;
+    await this.boss.deleteJob(TASK_QUEUE, taskIds, { db: executor(trx) });
+    await this.send(trx, taskIds);
   }
 
   async stop(): Promise<void> {

@@ -1,7 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunRepository } from '../../src/agent/run.repository';
+import { type SharedRow, SharedTaskStore } from '../../src/tasks/shared-task.store';
+import { newTaskId } from '../../src/tasks/task-id';
 import type { TaskSnapshot } from '../../src/tasks/task-submitter';
 import { startTestHost, type TestHost } from '../support/host';
 import { postgresAvailable, startPostgres, type TestPostgres } from '../support/postgres';
@@ -39,6 +43,30 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
   });
 
   const state = async (h: TestHost, id: string): Promise<TaskSnapshot> => (await h.api('GET', `/api/agent/tasks/${id}`)).body as TaskSnapshot;
+
+  /**
+   * Writes what a host's death leaves of tasks it was running (its lease ran out, or it stops):
+   * each row `running` on `hostId`, released, its pg-boss job active; `withRun`: a run row under the
+   * task's id, interrupted (as the agent's sweep leaves it), named by the task row when `named`.
+   */
+  async function strand(hostId: string, workflowId: string, tasks: Array<{ id: string; withRun?: boolean; named?: boolean }>): Promise<void> {
+    const db = a.host.ctx.db;
+    const version = (await db.selectFrom('workflows').select('published_version').where('id', '=', workflowId).executeTakeFirstOrThrow()).published_version as number;
+    const now = Date.now();
+    const at = new Date(now).toISOString();
+    const runs = new RunRepository(db);
+    for (const t of tasks.filter((x) => x.withRun)) {
+      await runs.insert({ id: t.id, owner: 'default', goal: null, status: 'interrupted', plan: null, config: '{}', inputs: '{}', files: null, gate: null, summary: null, error: 'gone', result: null, parent_run_id: null, origin: 'task', sandbox: '{"mode":"off"}', workflow_id: workflowId, workflow_version: version, last_seq: 0, created_at: at, updated_at: at, finished_at: at, host_id: hostId });
+    }
+    const row = (t: { id: string; named?: boolean }): SharedRow => ({ id: t.id, owner: 'default', kind: 'workflow', priority: 'normal', state: 'running', workflow_id: workflowId, workflow_version: version, run_id: t.named ? t.id : null, schedule_id: null, trigger_id: null, inputs: '{}', permission_mode: 'full-access', submitted_ms: now, started_ms: now, finished_ms: null, output_text: '', output_truncated: 0, error_code: null, error_message: null, files: null, host_id: hostId, released_ms: now, kill_requested: 0 });
+    const store = new SharedTaskStore(db);
+    await store.transaction(async (trx) => {
+      await trx.insertInto('bg_tasks').values(tasks.map(row)).execute();
+      for (const t of tasks) await sql`insert into pgboss.job (id, name, data, state, started_on, retry_limit) values (${t.id}::uuid, 'fengyu-tasks', ${JSON.stringify({ taskId: t.id })}::jsonb, 'active', now(), 0)`.execute(trx);
+    });
+  }
+
+  const jobState = async (id: string): Promise<string | undefined> => ((await sql<{ state: string }>`select state from pgboss.job where id = ${id}::uuid`.execute(a.host.ctx.db)).rows[0] as { state: string } | undefined)?.state;
 
   it('announces a task’s end once, on the host that accepted it, wherever it ran', async () => {
     const quick = await publishCommand(a, 'echo shared-hello', { type: 'object', properties: {} }, 'quick');
@@ -161,6 +189,48 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     expect((await state(b, queued.id)).startedAt).toBeUndefined();
   }, 240_000);
 
+  it('a dead host’s running task whose run was never written runs again once on a live host, even when two hosts sweep at once; one with a run is interrupted', async () => {
+    const marks = join(home, 'requeue-marks');
+    const wf = await publishCommand(a, `echo $$ >> ${marks}; echo requeued-ran`, { type: 'object', properties: {} }, 'requeued');
+    const dead = 'dead-host-requeue';
+    const t0 = Date.now();
+    // unbegun: no run anywhere; begun: a run under its id the task row does not name (a crash right
+    // after the run's commit); named: a run the task row records
+    const [unbegun, begun, named] = [newTaskId(t0), newTaskId(t0 + 1), newTaskId(t0 + 2)] as [string, string, string];
+    await strand(dead, wf, [{ id: unbegun }, { id: begun, withRun: true }, { id: named, withRun: true, named: true }]);
+    const sweep = (h: TestHost) => h.host.ctx.tasksDomain?.sweepHosts?.([dead], false) ?? Promise.resolve(-1);
+    // both hosts sweep the dead host at once: each task changes once
+    const counts = await Promise.all([sweep(a), sweep(b)]);
+    expect(counts[0] + counts[1]).toBe(3);
+    const done = await b.api('POST', '/api/agent/tasks/wait', { ids: [unbegun], mode: 'all', timeoutMs: 60_000 });
+    const end = done.body.tasks[0] as TaskSnapshot;
+    expect(end.state, JSON.stringify(end)).toBe('completed');
+    expect(end.runId).toBe(unbegun);
+    expect(end.output.text).toContain('requeued-ran');
+    expect(pidsIn(marks)).toHaveLength(1);
+    for (const id of [begun, named]) {
+      const t = await state(a, id);
+      expect(t.state).toBe('interrupted');
+      expect(t.error?.code).toBe('task_interrupted');
+      expect(await jobState(id)).toBe('failed');
+    }
+    expect(await jobState(unbegun)).toBe('completed');
+    // a later sweep of the same host finds nothing to do
+    expect(await sweep(a)).toBe(0);
+    expect(await sweep(b)).toBe(0);
+    expect((await state(a, unbegun)).state).toBe('completed');
+    expect(pidsIn(marks)).toHaveLength(1);
+    // no slot leaked: the queue drains and a new task still runs
+    await until(async () => {
+      const c = (await a.api('GET', '/api/agent/tasks/capacity')).body;
+      return c.running === 0 && c.queued === 0;
+    }, 'the shared queue to drain');
+    const next = (await b.api('POST', '/api/agent/tasks', { workflowId: wf, permissionMode: 'full-access' })).body as TaskSnapshot;
+    const after = await a.api('POST', '/api/agent/tasks/wait', { ids: [next.id], mode: 'all', timeoutMs: 60_000 });
+    expect((after.body.tasks[0] as TaskSnapshot).state).toBe('completed');
+    expect(pidsIn(marks)).toHaveLength(2);
+  }, 120_000);
+
   it('a host that stops leaves its running tasks interrupted, never run again, and the queued one in the shared queue, run once', async () => {
     const marks = join(home, 'shared-marks');
     const sleeper = await publishCommand(a, `echo $$ >> ${marks}; sleep 600`, { type: 'object', properties: {} }, 'sleeper2');
@@ -173,6 +243,11 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     await until(async () => pidsIn(marks).length === 16, 'all 16 sleepers to mark', 60_000);
     const queued = (await b.api('POST', '/api/agent/tasks', { workflowId: later, permissionMode: 'full-access', priority: 'batch' })).body as TaskSnapshot;
     expect(queued.state).toBe('queued');
+    // a task B holds running whose run was never written (as a crash before its body began leaves it)
+    const strandedMarks = join(home, 'shared-stranded');
+    const strandedWf = await publishCommand(a, `echo $$ >> ${strandedMarks}`, { type: 'object', properties: {} }, 'stranded');
+    const stranded = newTaskId(Date.now());
+    await strand((b.host.ctx.tasks as unknown as { deps: { hostId: string } }).deps.hostId, strandedWf, [{ id: stranded }]);
     await b.close();
     // B's eight are interrupted, never run again
     const states = await Promise.all(running.map((id) => state(a, id)));
@@ -192,5 +267,10 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     // nothing that had started ran again: sixteen sleepers started, once each
     expect(pidsIn(marks)).toHaveLength(16);
     await Promise.all(running.map((id) => a.api('POST', `/api/agent/tasks/${id}/kill`)));
+    // B's stop put the stranded task back into the shared queue: it runs once on A, under its own id
+    const back = (await a.api('POST', '/api/agent/tasks/wait', { ids: [stranded], mode: 'all', timeoutMs: 60_000 })).body.tasks[0] as TaskSnapshot;
+    expect(back.state, JSON.stringify(back)).toBe('completed');
+    expect(back.runId).toBe(stranded);
+    expect(pidsIn(strandedMarks)).toHaveLength(1);
   }, 300_000);
 });

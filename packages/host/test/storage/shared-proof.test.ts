@@ -11,7 +11,8 @@ import { postgresAvailable, startPostgres, type TestPostgres } from '../support/
  * database URL, two homes and ports). 200 background tasks are submitted across both, one host is
  * SIGKILLed mid-way, and then: every task ended `completed` or `interrupted`, exactly once (a task
  * once ended never changes; no body ran twice — each appends its number to a file), the tasks of
- * the killed host that were running come back `interrupted`, the queued ones run on the survivor,
+ * the killed host that were running come back `interrupted` (those whose run was never written run
+ * once on the survivor instead), the queued ones run on the survivor,
  * the survivor's own live work was never touched, no schedule fire was duplicated, and an SSE
  * subscriber of the survivor received every event of the runs executing on it, in order, once.
  */
@@ -210,10 +211,11 @@ describe.skipIf(!postgresAvailable())('a shared deployment survives the loss of 
       }
     };
     await Promise.all([producer(a, 100), producer(b, 100), producer(a, 100), producer(b, 100)]);
-    await until(async () => Number((await db.query('select count(*) as n from bg_tasks where host_id = $1 and state = $2', [hostA, 'running'])).rows[0].n) > 0, 'host A to run tasks');
+    await until(async () => Number((await db.query('select count(*) as n from bg_tasks t where host_id = $1 and state = $2 and exists (select 1 from runs r where r.id = t.id)', [hostA, 'running'])).rows[0].n) > 0, 'host A to run tasks');
     a.child.kill('SIGKILL');
     await a.exited;
-    const runningOnA = (await db.query<{ id: string }>('select id from bg_tasks where host_id = $1 and state = $2', [hostA, 'running'])).rows.map((r) => r.id);
+    // what A's death left: its running tasks, and those of them whose run was written (a task's run takes its id)
+    const runningOnA = (await db.query<{ id: string; begun: boolean }>('select id, (run_id is not null or exists (select 1 from runs r where r.id = t.id)) as begun from bg_tasks t where host_id = $1 and state = $2', [hostA, 'running'])).rows;
 
     // The rest through the survivor.
     await Promise.all([producer(b, TASKS), producer(b, TASKS)]);
@@ -224,11 +226,14 @@ describe.skipIf(!postgresAvailable())('a shared deployment survives the loss of 
     expect(violations).toEqual([]);
     const states = ids.map((id) => first.get(id)?.state);
     expect(states.filter((s) => s !== 'completed' && s !== 'interrupted')).toEqual([]);
-    // only tasks A was running when it died were interrupted, and each of them is
+    // only tasks A was running with their run written when it died were interrupted, and each of
+    // them is; those whose run was never written were put back and ran once on the survivor
     const interrupted = ids.filter((id) => first.get(id)?.state === 'interrupted');
     expect(interrupted.every((id) => first.get(id)?.host === hostA)).toBe(true);
-    expect(new Set(interrupted)).toEqual(new Set(runningOnA.filter((id) => ids.includes(id))));
+    const ours = runningOnA.filter((r) => ids.includes(r.id));
+    expect(new Set(interrupted)).toEqual(new Set(ours.filter((r) => r.begun).map((r) => r.id)));
     expect(interrupted.length).toBeGreaterThan(0);
+    for (const r of ours.filter((x) => !x.begun)) expect(first.get(r.id), r.id).toEqual({ state: 'completed', host: hostB });
     // a task submitted on one host may run on the other
     expect(ids.some((id, n) => via.get(n) === a && first.get(id)?.host === hostB)).toBe(true);
     expect(ids.some((id, n) => via.get(n) === b && first.get(id)?.host === hostA)).toBe(true);

@@ -105,6 +105,7 @@ export class McpConnection {
   /** Calls begun and not yet answered: a retired connection closes when the last one ends. */
   private inFlight = 0;
   private retiring = false;
+  private retired?: () => void;
   private readonly stderrTail: string[] = [];
   private readonly log: Logger;
 
@@ -266,7 +267,7 @@ export class McpConnection {
     try {
       return await this.callOnce(tool, qualified, args, signal, progress);
     } finally {
-      if (--this.inFlight === 0 && this.retiring) void this.close();
+      if (--this.inFlight === 0 && this.retiring) void this.close().finally(() => this.retired?.());
     }
   }
 
@@ -295,11 +296,14 @@ export class McpConnection {
   /**
    * Closes once the calls in flight have their answers (a changed or removed server: the calls
    * already sent finish on the configuration they started with; new calls go to its replacement).
+   * Resolves when closed.
    */
   retire(): Promise<void> {
     if (this.inFlight === 0) return this.close();
     this.retiring = true;
-    return Promise.resolve();
+    return new Promise((resolve) => {
+      this.retired = resolve;
+    });
   }
 
   async close(): Promise<void> {

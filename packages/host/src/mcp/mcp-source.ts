@@ -35,6 +35,8 @@ interface Entry {
 export class McpToolSource implements ToolSource {
   readonly kind = 'mcp' as const;
   private readonly entries = new Map<string, Entry>();
+  /** Replaced connections still finishing their calls in flight (closed with the source). */
+  private readonly retiring = new Set<McpConnection>();
   /** owner → the `fresh` stamp its connections were last matched against. */
   private readonly synced = new Map<string, number>();
 
@@ -57,7 +59,8 @@ export class McpToolSource implements ToolSource {
       if (next && fingerprint(next) === fingerprint(e.conn.config)) continue;
       this.entries.delete(k);
       const wasUsed = e.conn.state !== 'idle';
-      void e.conn.retire();
+      this.retiring.add(e.conn);
+      void e.conn.retire().finally(() => this.retiring.delete(e.conn));
       if (next && wasUsed) reopened.push(this.add(owner, e.conn.server, servers));
     }
     for (const name of Object.keys(servers)) if (!this.entries.has(this.key(owner, name))) this.add(owner, name, servers);
@@ -155,8 +158,9 @@ export class McpToolSource implements ToolSource {
   }
 
   async close(): Promise<void> {
-    const all = [...this.entries.values()];
+    const all = [...this.entries.values()].map((e) => e.conn).concat([...this.retiring]);
     this.entries.clear();
-    await Promise.all(all.map((e) => e.conn.close()));
+    this.retiring.clear();
+    await Promise.all(all.map((conn) => conn.close()));
   }
 }

@@ -177,6 +177,30 @@ describe('McpToolSource', () => {
     expect(await (await find('fx__env')).invoke({}, ctx())).toBe('one');
   });
 
+  it('lets a call in flight finish on a replaced connection, and closes that connection with the source', async () => {
+    let mine: McpServersSettings = { fx: { command: node, args: [fixture], env: { FIXTURE_LOG: logFile, FIXTURE_VALUE: 'old' }, timeoutSeconds: 10 } };
+    const own = new McpToolSource({ logger: pino({ level: 'silent' }), now: () => Date.now(), servers: async () => mine, connectTimeoutMs: 20_000 });
+    const tool = async (name: string) => (await own.list('o')).find((t) => t.name === name) as Tool;
+    const change = (value: string) => {
+      mine = { fx: { ...mine.fx, env: { FIXTURE_LOG: logFile, FIXTURE_VALUE: value } } as McpServersSettings[string] };
+      own.applySettings('o', mine);
+    };
+    const starts = () => readFileSync(logFile, 'utf8').split('slow start').length;
+    const slow = await tool('fx__slow');
+    let before = starts();
+    const finishing = slow.invoke({ ms: 300 }, ctx());
+    await waitUntil(() => starts() > before);
+    change('new');
+    expect(await finishing).toBe('slept 300');
+    expect(await (await tool('fx__env')).invoke({}, ctx())).toBe('new');
+    before = starts();
+    const cut = slow.invoke({ ms: 8000 }, ctx());
+    await waitUntil(() => starts() > before);
+    change('newer');
+    await own.close();
+    expect((await codeOf(cut)).code).toBe('tool_failed');
+  });
+
   it('reconnects a server whose settings changed and drops removed servers', async () => {
     const before = await find('fx__env');
     servers = { ...servers, fx: { ...servers.fx, env: { FIXTURE_LOG: logFile, FIXTURE_VALUE: 'two' } } as McpServersSettings[string] };

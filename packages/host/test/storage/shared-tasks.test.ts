@@ -49,7 +49,7 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
    * each row `running` on `hostId`, released, its pg-boss job active; `withRun`: a run row under the
    * task's id, interrupted (as the agent's sweep leaves it), named by the task row when `named`.
    */
-  async function strand(hostId: string, workflowId: string, tasks: Array<{ id: string; withRun?: boolean; named?: boolean }>): Promise<void> {
+  async function strand(hostId: string, workflowId: string, tasks: Array<{ id: string; withRun?: boolean; named?: boolean; killAsked?: boolean }>): Promise<void> {
     const db = a.host.ctx.db;
     const version = (await db.selectFrom('workflows').select('published_version').where('id', '=', workflowId).executeTakeFirstOrThrow()).published_version as number;
     const now = Date.now();
@@ -58,7 +58,7 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     for (const t of tasks.filter((x) => x.withRun)) {
       await runs.insert({ id: t.id, owner: 'default', goal: null, status: 'interrupted', plan: null, config: '{}', inputs: '{}', files: null, gate: null, summary: null, error: 'gone', result: null, parent_run_id: null, origin: 'task', sandbox: '{"mode":"off"}', workflow_id: workflowId, workflow_version: version, last_seq: 0, created_at: at, updated_at: at, finished_at: at, host_id: hostId });
     }
-    const row = (t: { id: string; named?: boolean }): SharedRow => ({ id: t.id, owner: 'default', kind: 'workflow', priority: 'normal', state: 'running', workflow_id: workflowId, workflow_version: version, run_id: t.named ? t.id : null, schedule_id: null, trigger_id: null, inputs: '{}', permission_mode: 'full-access', submitted_ms: now, started_ms: now, finished_ms: null, output_text: '', output_truncated: 0, error_code: null, error_message: null, files: null, host_id: hostId, released_ms: now, kill_requested: 0 });
+    const row = (t: { id: string; named?: boolean; killAsked?: boolean }): SharedRow => ({ id: t.id, owner: 'default', kind: 'workflow', priority: 'normal', state: 'running', workflow_id: workflowId, workflow_version: version, run_id: t.named ? t.id : null, schedule_id: null, trigger_id: null, inputs: '{}', permission_mode: 'full-access', submitted_ms: now, started_ms: now, finished_ms: null, output_text: '', output_truncated: 0, error_code: null, error_message: null, files: null, host_id: hostId, released_ms: now, kill_requested: t.killAsked ? 1 : 0 });
     const store = new SharedTaskStore(db);
     await store.transaction(async (trx) => {
       await trx.insertInto('bg_tasks').values(tasks.map(row)).execute();
@@ -195,20 +195,21 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     const dead = 'dead-host-requeue';
     const t0 = Date.now();
     // unbegun: no run anywhere; begun: a run under its id the task row does not name (a crash right
-    // after the run's commit); named: a run the task row records
-    const [unbegun, begun, named] = [newTaskId(t0), newTaskId(t0 + 1), newTaskId(t0 + 2)] as [string, string, string];
-    await strand(dead, wf, [{ id: unbegun }, { id: begun, withRun: true }, { id: named, withRun: true, named: true }]);
+    // after the run's commit); named: a run the task row records; killed: no run, but another host
+    // asked for it to be killed (its killer waits for it to end, not to run)
+    const [unbegun, begun, named, killed] = [newTaskId(t0), newTaskId(t0 + 1), newTaskId(t0 + 2), newTaskId(t0 + 3)] as [string, string, string, string];
+    await strand(dead, wf, [{ id: unbegun }, { id: begun, withRun: true }, { id: named, withRun: true, named: true }, { id: killed, killAsked: true }]);
     const sweep = (h: TestHost) => h.host.ctx.tasksDomain?.sweepHosts?.([dead], false) ?? Promise.resolve(-1);
     // both hosts sweep the dead host at once: each task changes once
     const counts = await Promise.all([sweep(a), sweep(b)]);
-    expect(counts[0] + counts[1]).toBe(3);
+    expect(counts[0] + counts[1]).toBe(4);
     const done = await b.api('POST', '/api/agent/tasks/wait', { ids: [unbegun], mode: 'all', timeoutMs: 60_000 });
     const end = done.body.tasks[0] as TaskSnapshot;
     expect(end.state, JSON.stringify(end)).toBe('completed');
     expect(end.runId).toBe(unbegun);
     expect(end.output.text).toContain('requeued-ran');
     expect(pidsIn(marks)).toHaveLength(1);
-    for (const id of [begun, named]) {
+    for (const id of [begun, named, killed]) {
       const t = await state(a, id);
       expect(t.state).toBe('interrupted');
       expect(t.error?.code).toBe('task_interrupted');

@@ -2,9 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunRepository } from '../../src/agent/run.repository';
+import { systemClock } from '../../src/clock';
+import { openPostgres } from '../../src/storage/database';
+import { SharedTaskRegistry } from '../../src/tasks/shared-task-registry';
 import { type SharedRow, SharedTaskStore } from '../../src/tasks/shared-task.store';
+import { fromRow, type TaskRecord } from '../../src/tasks/task.store';
+import type { BodyOutcome } from '../../src/tasks/task-common';
+import { TaskEngine } from '../../src/tasks/task-engine';
 import { newTaskId } from '../../src/tasks/task-id';
 import type { TaskSnapshot } from '../../src/tasks/task-submitter';
 import { startTestHost, type TestHost } from '../support/host';
@@ -24,10 +31,11 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
   let a: TestHost;
   let b: TestHost;
   let home: string;
+  let databaseUrl: string;
 
   beforeAll(async () => {
     server = await startPostgres();
-    const databaseUrl = await server.createDatabase();
+    databaseUrl = await server.createDatabase();
     home = mkdtempSync(join(tmpdir(), 'fengyu-shared-tasks-'));
     // eight task bodies per host: the sixteen global running slots are spread over both
     // (one owner fills all sixteen here; the per-owner cap on this path: shared-owner-cap.test.ts)
@@ -230,6 +238,49 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     const after = await a.api('POST', '/api/agent/tasks/wait', { ids: [next.id], mode: 'all', timeoutMs: 60_000 });
     expect((after.body.tasks[0] as TaskSnapshot).state).toBe('completed');
     expect(pidsIn(marks)).toHaveLength(2);
+  }, 120_000);
+
+  it('a stopping host puts back a task whose body ended without writing its run, and interrupts one whose body outlasts the stop’s wait', async () => {
+    // host C: the shared registry on its own connections and job engine, with bodies the test drives
+    const opened = openPostgres(databaseUrl, 4);
+    const logger = pino({ level: 'silent' });
+    const engine = await TaskEngine.start(databaseUrl, logger);
+    let release: (o: BodyOutcome) => void = () => undefined;
+    const held = new Promise<BodyOutcome>((r) => {
+      release = r;
+    });
+    const started: string[] = [];
+    const body = {
+      prepare: async () => ({ workflowVersion: 1, inputs: {} }),
+      // `quiet` ends (cancelled) when the stop kills its slot, before any run; `stuck` ignores the kill
+      run: (task: TaskRecord, hooks: { slot: { attach(fn: () => void): () => void } }) => {
+        started.push(task.id);
+        if (task.id === stuck) return held;
+        return new Promise<BodyOutcome>((res) => hooks.slot.attach(() => res({ state: 'cancelled', text: '' })));
+      },
+    };
+    const hostC = 'host-c-stopping';
+    const c = new SharedTaskRegistry({ db: opened.db, url: databaseUrl, hostId: hostC, engine, clock: systemClock, logger, body, graces: { cooperative: 300, term: 100, kill: 100 } });
+    const marks = join(home, 'stop-marks');
+    const wf = await publishCommand(a, `echo $$ >> ${marks}`, { type: 'object', properties: {} }, 'stop-requeue');
+    const t0 = Date.now();
+    const [quiet, stuck] = [newTaskId(t0), newTaskId(t0 + 1)] as [string, string];
+    // C took both (its claim committed): their bodies start here, as C's work() would start them
+    await strand(hostC, wf, [{ id: quiet }, { id: stuck }]);
+    const rows = await opened.db.selectFrom('bg_tasks').selectAll().where('id', 'in', [quiet, stuck]).execute();
+    for (const r of rows) (c as unknown as { launch(t: TaskRecord): void }).launch(fromRow(r));
+    await until(() => started.length === 2, 'both bodies to start');
+    await c.close();
+    // the body that ended without a run is put back and runs once on A or B, under its own id
+    const back = (await a.api('POST', '/api/agent/tasks/wait', { ids: [quiet], mode: 'all', timeoutMs: 60_000 })).body.tasks[0] as TaskSnapshot;
+    expect(back.state, JSON.stringify(back)).toBe('completed');
+    expect(back.runId).toBe(quiet);
+    expect(pidsIn(marks)).toHaveLength(1);
+    // the one still going when the stop's wait ran out might have been writing its run: interrupted, never run
+    expect((await state(a, stuck)).state).toBe('interrupted');
+    expect(await jobState(stuck)).toBe('failed');
+    release({ state: 'failed', text: '', error: { code: 'x', message: 'late' } });
+    await opened.close();
   }, 120_000);
 
   it('a host that stops leaves its running tasks interrupted, never run again, and the queued one in the shared queue, run once', async () => {

@@ -267,8 +267,8 @@ describe.skipIf(!postgresAvailable())('background tasks shared by two hosts', ()
     const [quiet, stuck] = [newTaskId(t0), newTaskId(t0 + 1)] as [string, string];
     // C took both (its claim committed): their bodies start here, as C's work() would start them
     await strand(hostC, wf, [{ id: quiet }, { id: stuck }]);
-    const rows = await opened.db.selectFrom('bg_tasks').selectAll().where('id', 'in', [quiet, stuck]).execute();
-    for (const r of rows) (c as unknown as { launch(t: TaskRecord): void }).launch(fromRow(r));
+    const rows = await opened.db.withTables<{ bg_tasks: SharedRow }>().selectFrom('bg_tasks').selectAll().where('id', 'in', [quiet, stuck]).execute();
+    for (const r of rows) (c as unknown as { launch(t: TaskRecord): void }).launch(fromRow(r as SharedRow));
     await until(() => started.length === 2, 'both bodies to start');
     await c.close();
     // the body that ended without a run is put back and runs once on A or B, under its own id

@@ -225,9 +225,14 @@ export class AgentService {
   }
 
   async approve(owner: string, runId: string, body: unknown): Promise<{ gateId: string; kind: string }> {
-    const row = await this.owned(owner, runId);
-    const run = this.active.get(runId);
-    if (!run) return this.approveParked(row, body);
+    await this.releases.settled(runId);
+    // a run live here is answered from memory (its owner is known); any other is read first
+    let run = this.active.get(runId);
+    if (run?.owner !== owner) {
+      const row = await this.owned(owner, runId);
+      run = this.active.get(runId);
+      if (!run) return this.approveParked(row, body);
+    }
     const gate = await run.approve(body);
     return { gateId: gate.id, kind: gate.kind };
   }

@@ -280,9 +280,10 @@ export class StepRunner {
     // chain's steps of one slice share one transaction), and the next step's call (when
     // retry-safe) leaves before that commit is written. The end of a retry-safe call answered in
     // a later turn is held: the next answers, each in its own turn, join it for up to a slice. The
-    // run's first end is not held, and the run's next step starts only after it is published.
-    const holds = overlap && turn.ended !== calledIn && r.settledSteps > 0;
-    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, holds ? 'held' : 'turn', startWritten);
+    // run's first end is neither held nor queued (written at once when nothing else waits), and the
+    // run's next step starts only after it is published.
+    const firstEnd = r.settledSteps === 0;
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, firstEnd ? undefined : overlap && turn.ended !== calledIn ? 'held' : 'turn', startWritten);
     if (tool) await this.observe(step, tool, args, outcome, end.end);
     return end;
   }

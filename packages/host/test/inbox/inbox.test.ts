@@ -185,6 +185,11 @@ describe('gates of runs started by hand', () => {
     const item = await until(() => itemOfRun(runId), 'the plan item');
     expect(item).toMatchObject({ kind: 'plan_approval', trigger: 'manual', title: 'echo once', plan: { steps: [{ id: 'a' }] } });
     expect(item.expiresAt).toBeUndefined();
+    // another owner cannot approve a run live on this host (answered from memory): 404, the gate stays
+    const foreign = await t.api('POST', `/api/agent/${runId}/approve`, {}, { 'x-fengyu-token': bob });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('run_not_found');
+    expect((await t.api('GET', `/api/agent/runs/${runId}`)).body.status).toBe('awaiting_plan_approval');
     expect((await t.api('POST', `/api/agent/${runId}/approve`, {})).status).toBe(200);
     await until(() => frames.some((f) => f.type === 'inbox_removed' && f.data.id === item.id && f.data.outcome === 'answered'), 'removed');
     expect((await t.api('POST', `/api/inbox/${item.id}`, {})).status).toBe(409);

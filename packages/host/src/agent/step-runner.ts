@@ -279,11 +279,10 @@ export class StepRunner {
     // worker's): the next step's start joins it in one group commit at the end of this turn (a
     // chain's steps of one slice share one transaction), and the next step's call (when
     // retry-safe) leaves before that commit is written. The end of a retry-safe call answered in
-    // a later turn is held: the next answers, each in its own turn, join it for up to a slice. The
-    // run's first end is neither held nor queued (written at once when nothing else waits), and the
-    // run's next step starts only after it is published.
-    const firstEnd = r.settledSteps === 0;
-    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, firstEnd ? undefined : overlap && turn.ended !== calledIn ? 'held' : 'turn', startWritten);
+    // a later turn is held: the next answers, each in its own turn, join it for up to a slice. A
+    // run's first end is neither held nor left for its turn's end; its next step starts once it is out.
+    const queue = r.settledSteps === 0 ? undefined : overlap && turn.ended !== calledIn ? 'held' : 'turn';
+    const end = this.settle(step, outcome, Math.min(attempt, maxAttempts), started, startedAt, tail, queue, startWritten);
     if (tool) await this.observe(step, tool, args, outcome, end.end);
     return end;
   }
